@@ -1,0 +1,52 @@
+// swift-tools-version:6.1
+import CompilerPluginSupport
+import PackageDescription
+
+let package = Package(
+    name: "swift-coredata",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    products: [
+        .library(name: "CoreData", targets: ["CoreData"]),
+        .executable(name: "coredata", targets: ["CoreDataCLI"]),
+    ],
+    dependencies: [
+        // The `@Managed` accessor macro (docs/DEPENDENCIES.md).
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.0"),
+        // The `coredata` command line (docs/DEPENDENCIES.md).
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Only the benchmark compares against GRDB; the library itself talks to SQLite's C API.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
+        ),
+        .macro(
+            name: "CoreDataMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        .target(
+            name: "CoreData",
+            dependencies: ["CSQLite", "CoreDataMacros"]
+        ),
+        .executableTarget(
+            name: "CoreDataCLI",
+            dependencies: [
+                "CoreData", "CSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            resources: [.copy("Resources/Car.xcdatamodeld")]
+        ),
+        .testTarget(
+            name: "CoreDataTests",
+            dependencies: ["CoreData", "CSQLite"],
+            resources: [.copy("Fixtures")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

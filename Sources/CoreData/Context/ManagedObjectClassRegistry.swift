@@ -1,0 +1,49 @@
+import Foundation
+
+/// Maps `managedObjectClassName`s to Swift classes.
+///
+/// Linux has no Objective-C runtime to look classes up by their bare name, so a name resolves if
+/// it is module-qualified (`MyApp.Car`), or if the class has been seen by a typed API
+/// (`Car(context:)`, `NSFetchRequest<Car>`, `Car.entity()`, `Car.fetchRequest()`), or through
+/// ``NSManagedObjectModel``... in a module that a seen class lives in. Otherwise it falls back to
+/// `NSManagedObject`, as Apple's framework does for a name with no class behind it.
+internal enum ManagedObjectClassRegistry {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var byName: [String: NSManagedObject.Type] = [:]
+    nonisolated(unsafe) private static var modules: Set<String> = []
+
+    /// Records a class so that models naming it, qualified or not, resolve to it.
+    static func register(_ cls: NSManagedObject.Type) {
+        guard cls != NSManagedObject.self else { return }
+        let qualified = String(reflecting: cls)
+        lock.lock(); defer { lock.unlock() }
+        if byName[qualified] != nil { return }
+        byName[qualified] = cls
+        if let dot = qualified.firstIndex(of: ".") {
+            let bare = String(qualified[qualified.index(after: dot)...])
+            if byName[bare] == nil { byName[bare] = cls }
+            modules.insert(String(qualified[..<dot]))
+        }
+    }
+
+    /// The class for a name, or `NSManagedObject`.
+    static func resolve(_ name: String?) -> NSManagedObject.Type {
+        guard let name, !name.isEmpty, name != "NSManagedObject" else { return NSManagedObject.self }
+        lock.lock()
+        let known = byName[name]
+        let candidates = modules
+        lock.unlock()
+        if let known { return known }
+        if let cls = NSClassFromString(name) as? NSManagedObject.Type {
+            register(cls)
+            return cls
+        }
+        for module in candidates {
+            if let cls = NSClassFromString(module + "." + name) as? NSManagedObject.Type {
+                register(cls)
+                return cls
+            }
+        }
+        return NSManagedObject.self
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+
+// Relationship values and the inverse maintenance that keeps both sides in step as soon as one
+// side is set. Objects of other contexts are never touched: the relationship keeps the foreign
+// object and the next save throws an error naming the relationship.
+
+extension NSManagedObject {
+    /// Whether `other` can take part in inverse maintenance with this object.
+    @inline(__always)
+    internal func sharesContext(with other: NSManagedObject) -> Bool {
+        other._context === _context
+    }
+
+    internal func toOneObject(at index: Int) -> NSManagedObject? {
+        fireFaultIfNeeded()
+        if case .toOne(let object)? = _relations[index] { return object }
+        guard case .objectID(let id) = _values[index] else { return nil }
+        let object = _context?.object(with: id)
+        _relations[index] = .toOne(object)
+        return object
+    }
+
+    internal func toManyList(at index: Int) -> ObjectList {
+        fireFaultIfNeeded()
+        if case .toMany(let list)? = _relations[index] { return list }
+        var list = ObjectList()
+        if !_isInserted, !objectID.isTemporaryID, let context = _context {
+            let ids = context.relatedObjectIDs(of: self, index: index)
+            list = ObjectList(ids.map { context.object(with: $0) }, original: ids)
+        }
+        _relations[index] = .toMany(list)
+        return list
+    }
+
+    private func modifyList(at index: Int, _ body: (inout ObjectList) -> Void) {
+        var list = toManyList(at: index)
+        _relations[index] = nil // keep the list uniquely referenced while it changes
+        body(&list)
+        _relations[index] = .toMany(list)
+        markChanged(index)
+    }
+
+    // MARK: Raw changes: one side only
+
+    internal func rawSetToOne(_ object: NSManagedObject?, at index: Int) {
+        fireFaultIfNeeded()
+        _relations[index] = .toOne(object)
+        markChanged(index)
+    }
+
+    internal func rawAdd(_ object: NSManagedObject, toManyAt index: Int) {
+        modifyList(at: index) { $0.append(object) }
+    }
+
+    internal func rawRemove(_ object: NSManagedObject, fromManyAt index: Int) {
+        modifyList(at: index) { $0.remove(object) }
+    }
+
+    // MARK: Changes with inverse maintenance
+
+    internal func setToOne(_ newValue: NSManagedObject?, at index: Int) {
+        let relationship = layout.properties[index] as! NSRelationshipDescription
+        let old = toOneObject(at: index)
+        if old === newValue { return }
+        rawSetToOne(newValue, at: index)
+        guard let inverse = relationship.inverseRelationship else { return }
+        if let old, sharesContext(with: old) {
+            if inverse.isToMany { old.rawRemove(self, fromManyAt: inverse.index) }
+            else if old.toOneObject(at: inverse.index) === self { old.rawSetToOne(nil, at: inverse.index) }
+        }
+        if let newValue, sharesContext(with: newValue) {
+            if inverse.isToMany {
+                newValue.rawAdd(self, toManyAt: inverse.index)
+            } else {
+                if let previous = newValue.toOneObject(at: inverse.index), previous !== self, sharesContext(with: previous) {
+                    previous.rawSetToOne(nil, at: index)
+                }
+                newValue.rawSetToOne(self, at: inverse.index)
+            }
+        }
+    }
+
+    internal func addToMany(_ object: NSManagedObject, at index: Int, position: Int? = nil) {
+        let relationship = layout.properties[index] as! NSRelationshipDescription
+        if toManyList(at: index).contains(object) { return }
+        modifyList(at: index) { list in
+            if let position { list.insert(object, at: position) } else { list.append(object) }
+        }
+        guard let inverse = relationship.inverseRelationship, sharesContext(with: object) else { return }
+        if inverse.isToMany {
+            object.rawAdd(self, toManyAt: inverse.index)
+        } else {
+            if let previous = object.toOneObject(at: inverse.index), previous !== self, sharesContext(with: previous) {
+                previous.rawRemove(object, fromManyAt: index)
+            }
+            object.rawSetToOne(self, at: inverse.index)
+        }
+    }
+
+    internal func removeFromMany(_ object: NSManagedObject, at index: Int) {
+        let relationship = layout.properties[index] as! NSRelationshipDescription
+        guard toManyList(at: index).contains(object) else { return }
+        rawRemove(object, fromManyAt: index)
+        guard let inverse = relationship.inverseRelationship, sharesContext(with: object) else { return }
+        if inverse.isToMany {
+            object.rawRemove(self, fromManyAt: inverse.index)
+        } else if object.toOneObject(at: inverse.index) === self {
+            object.rawSetToOne(nil, at: inverse.index)
+        }
+    }
+
+    /// Replaces a to-many relationship's objects with those of a `Set`, `NSSet`, `NSOrderedSet` or array.
+    internal func setToMany(objectsFrom value: Any?, at index: Int) {
+        let newObjects = Self.objects(from: value)
+        let current = toManyList(at: index).objects
+        let incoming = Set(newObjects.map(ObjectIdentifier.init))
+        for object in current where !incoming.contains(ObjectIdentifier(object)) {
+            removeFromMany(object, at: index)
+        }
+        for object in newObjects { addToMany(object, at: index) }
+        let relationship = layout.properties[index] as! NSRelationshipDescription
+        if relationship.isOrdered {
+            modifyList(at: index) { list in list = ObjectList(newObjects, original: list.original) }
+        }
+    }
+
+    internal static func objects(from value: Any?) -> [NSManagedObject] {
+        switch value {
+        case nil, is NSNull: return []
+        case let set as Set<NSManagedObject>: return Array(set)
+        case let array as [NSManagedObject]: return array
+        case let ordered as NSOrderedSet: return ordered.array.compactMap { $0 as? NSManagedObject }
+        case let set as NSSet: return set.allObjects.compactMap { $0 as? NSManagedObject }
+        case let array as NSArray: return array.compactMap { $0 as? NSManagedObject }
+        case let sequence as any Sequence:
+            var result: [NSManagedObject] = []
+            for element in sequence { if let object = element as? NSManagedObject { result.append(object) } }
+            return result
+        default: return []
+        }
+    }
+}
+
+/// The live set behind ``NSManagedObject/mutableSetValue(forKey:)``.
+internal final class ManagedMutableSet: NSMutableSet {
+    private let object: NSManagedObject
+    private let index: Int
+
+    init(object: NSManagedObject, index: Int) {
+        self.object = object
+        self.index = index
+        super.init(capacity: 0)
+    }
+
+    required init(capacity numItems: Int) { preconditionFailure("ManagedMutableSet is created by mutableSetValue(forKey:) only") }
+    required init?(coder: NSCoder) { preconditionFailure("ManagedMutableSet can't be decoded") }
+
+
+    private var objects: [NSManagedObject] { object.toManyList(at: index).objects }
+    override var count: Int { object.toManyList(at: index).count }
+    override func member(_ candidate: Any) -> Any? {
+        guard let candidate = candidate as? NSManagedObject else { return nil }
+        return object.toManyList(at: index).contains(candidate) ? candidate : nil
+    }
+    override func objectEnumerator() -> NSEnumerator { NSArray(array: objects).objectEnumerator() }
+    override var allObjects: [Any] { objects }
+    override func add(_ element: Any) {
+        guard let element = element as? NSManagedObject else { return }
+        object.addToMany(element, at: index)
+    }
+    override func remove(_ element: Any) {
+        guard let element = element as? NSManagedObject else { return }
+        object.removeFromMany(element, at: index)
+    }
+    override func removeAllObjects() { for element in objects { remove(element) } }
+    override func copy(with zone: NSZone? = nil) -> Any { NSSet(array: objects) }
+}
+
+/// The live ordered set behind ``NSManagedObject/mutableOrderedSetValue(forKey:)``.
+internal final class ManagedMutableOrderedSet: NSMutableOrderedSet {
+    private let object: NSManagedObject
+    private let index: Int
+
+    init(object: NSManagedObject, index: Int) {
+        self.object = object
+        self.index = index
+        super.init(capacity: 0)
+    }
+
+    required init(arrayLiteral elements: Any...) { preconditionFailure("ManagedMutableOrderedSet is created by mutableOrderedSetValue(forKey:) only") }
+    required init?(coder: NSCoder) { preconditionFailure("ManagedMutableOrderedSet can't be decoded") }
+
+
+    private var objects: [NSManagedObject] { object.toManyList(at: index).objects }
+    override var count: Int { object.toManyList(at: index).count }
+    override func object(at idx: Int) -> Any { objects[idx] }
+    override func index(of candidate: Any) -> Int {
+        guard let candidate = candidate as? NSManagedObject else { return NSNotFound }
+        return objects.firstIndex { $0 === candidate } ?? NSNotFound
+    }
+    override func insert(_ element: Any, at idx: Int) {
+        guard let element = element as? NSManagedObject else { return }
+        object.addToMany(element, at: index, position: idx)
+    }
+    override func removeObject(at idx: Int) { object.removeFromMany(objects[idx], at: index) }
+    override func replaceObject(at idx: Int, with element: Any) {
+        removeObject(at: idx)
+        insert(element, at: idx)
+    }
+    override func add(_ element: Any?) {
+        guard let element else { return }
+        insert(element, at: count)
+    }
+    override func remove(_ element: Any) {
+        guard let element = element as? NSManagedObject else { return }
+        object.removeFromMany(element, at: index)
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+// Moving an object between states: fault, loaded, reverted, merged, saved.
+extension NSManagedObject {
+    /// Makes a freshly created object a registered fault of `context` for `id`, with the row's
+    /// values cached (`snapshot`) or to be loaded when it fires.
+    internal func becomeFault(_ id: NSManagedObjectID, snapshot: RowSnapshot?, in context: NSManagedObjectContext) {
+        _objectID = id
+        _context = context
+        _isFault = true
+        if let snapshot {
+            _values = snapshot.values
+            _snapshot = snapshot
+            _hasData = true
+        } else {
+            _values = []
+            _hasData = false
+        }
+        context.register(self)
+    }
+
+    /// Gives a data-less fault its row.
+    internal func adopt(_ snapshot: RowSnapshot) {
+        _values = snapshot.values
+        _snapshot = snapshot
+        _hasData = true
+    }
+
+    /// The values as a save would write them: to-one relationships as object IDs, transformable
+    /// values still in memory form.
+    internal func persistentValues() -> ContiguousArray<StoreValue> {
+        fireFaultIfNeeded()
+        var values = _values
+        for (index, relation) in _relations {
+            if case .toOne(let object) = relation {
+                values[index] = object.map { .objectID($0.objectID) } ?? .null
+            }
+        }
+        return values
+    }
+
+    /// Discards unsaved changes, going back to the last saved values.
+    internal func revertToSnapshot() {
+        _relations.removeAll()
+        _changed.removeAll()
+        _isUpdated = false
+        if let snapshot = _snapshot {
+            _values = snapshot.values
+        } else if !_hasData {
+            _values = []
+        }
+    }
+
+    /// Takes the store's new values for the properties this object has not changed, and the
+    /// store's version, keeping unsaved changes on top.
+    internal func merge(_ fresh: RowSnapshot?) {
+        guard let fresh else { return }
+        fireFaultIfNeeded()
+        for index in layout.rowIndexes where !_changed.contains(index) {
+            _values[index] = fresh.values[index]
+            _relations[index] = nil
+        }
+        for index in layout.relationshipIndexes where !_changed.contains(index) {
+            _relations[index] = nil
+        }
+        _snapshot = fresh
+    }
+
+    /// After a successful save: the saved values become the snapshot.
+    internal func didCommit(values: ContiguousArray<StoreValue>, version: Int64) {
+        _snapshot = RowSnapshot(entity: entity, values: values, version: version)
+        _changed.removeAll()
+        _isInserted = false
+        _isUpdated = false
+        for (index, relation) in _relations {
+            if case .toMany(var list) = relation {
+                list.original = list.objects.map(\.objectID)
+                _relations[index] = .toMany(list)
+            }
+        }
+    }
+}

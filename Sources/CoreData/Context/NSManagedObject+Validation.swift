@@ -1,0 +1,174 @@
+import Foundation
+
+// Validation with Core Data's error codes: each error carries the object
+// (`NSValidationObjectErrorKey`), the key (`NSValidationKeyErrorKey`) and the value
+// (`NSValidationValueErrorKey`); several errors come together as 1560 with `NSDetailedErrorsKey`.
+extension NSManagedObject {
+    internal func validateValueAgainstModel(_ value: Any?, forKey key: String) throws {
+        guard let index = layout.indexByName[key] else { return }
+        if let error = validationError(for: value, at: index) { throw error }
+    }
+
+    internal func validateDeleteRules() throws {
+        var errors: [NSError] = []
+        for index in layout.relationshipIndexes {
+            let relationship = layout.properties[index] as! NSRelationshipDescription
+            guard relationship.deleteRule == .denyDeleteRule else { continue }
+            let count: Int
+            if relationship.isToMany {
+                count = toManyList(at: index).objects.filter { !$0._isDeleted }.count
+            } else {
+                count = toOneObject(at: index).map { $0._isDeleted ? 0 : 1 } ?? 0
+            }
+            if count > 0 {
+                errors.append(validationError(.relationshipDeniedDelete, index: index, value: nil,
+                    "\(entity.name ?? "") can't be deleted while its relationship '\(relationship.name)' (delete rule Deny) still holds \(count) object(s)"))
+            }
+        }
+        try throwCollected(errors)
+    }
+
+    internal func validateAllProperties() throws {
+        var errors: [NSError] = []
+        for index in layout.properties.indices {
+            let value = layout.properties[index] is NSRelationshipDescription ? nil : primitiveValue(at: index)
+            if let error = validationError(for: value, at: index, checkRelationship: true) { errors.append(error) }
+        }
+        try throwCollected(errors)
+    }
+
+    private func throwCollected(_ errors: [NSError]) throws {
+        if errors.count == 1 { throw errors[0] }
+        if errors.count > 1 {
+            throw CoreDataError.make(.multipleValidation,
+                "Multiple validation errors occurred: " + errors.map(\.localizedDescription).joined(separator: "; "),
+                extra: [NSDetailedErrorsKey: errors])
+        }
+    }
+
+    internal func validationError(_ code: CoreDataError.Code, index: Int, value: Any?, _ message: String) -> NSError {
+        var info: [String: Any] = [NSValidationObjectErrorKey: self, NSValidationKeyErrorKey: layout.properties[index].name]
+        if let value { info[NSValidationValueErrorKey] = value }
+        return CoreDataError.make(code, message, extra: info)
+    }
+
+    /// The first rule `value` breaks for the property at `index`, or `nil`.
+    private func validationError(for value: Any?, at index: Int, checkRelationship: Bool = false) -> NSError? {
+        let property = layout.properties[index]
+        let entityName = entity.name ?? ""
+        if let relationship = property as? NSRelationshipDescription {
+            guard checkRelationship else { return nil }
+            if relationship.isToMany {
+                let count = toManyList(at: index).objects.filter { !$0._isDeleted }.count
+                if count == 0 && !relationship.isOptional {
+                    return validationError(.missingMandatoryProperty, index: index, value: nil,
+                        "\(entityName).\(relationship.name) is a required value (a non-optional to-many relationship with no objects)")
+                }
+                if relationship.minCount > 0 && count < relationship.minCount && !(relationship.isOptional && count == 0) {
+                    return validationError(.relationshipLacksMinimumCount, index: index, value: nil,
+                        "\(entityName).\(relationship.name) holds \(count) object(s), fewer than its minimum of \(relationship.minCount)")
+                }
+                if relationship.maxCount > 0 && count > relationship.maxCount {
+                    return validationError(.relationshipExceedsMaximumCount, index: index, value: nil,
+                        "\(entityName).\(relationship.name) holds \(count) object(s), more than its maximum of \(relationship.maxCount)")
+                }
+            } else if !relationship.isOptional {
+                let target = toOneObject(at: index)
+                if target == nil || target!._isDeleted {
+                    return validationError(.missingMandatoryProperty, index: index, value: nil, "\(entityName).\(relationship.name) is a required value")
+                }
+            }
+            return nil
+        }
+        guard let attribute = property as? NSAttributeDescription else { return nil }
+        let key = "\(entityName).\(attribute.name)"
+        guard let value, !(value is NSNull) else {
+            if !attribute.isOptional && !attribute.isTransient {
+                return validationError(.missingMandatoryProperty, index: index, value: nil, "\(key) is a required value")
+            }
+            return nil
+        }
+        let stored: StoreValue
+        if let converted = StoreValue.convert(value, to: attribute.attributeType) {
+            stored = converted
+        } else if [.transformableAttributeType, .undefinedAttributeType, .compositeAttributeType].contains(attribute.attributeType) {
+            stored = .object(ObjectBox(value))
+        } else {
+            return validationError(.managedObjectValidation, index: index, value: value,
+                "\(key) got a value of the wrong type: \(type(of: value)) where the model says \(attribute.attributeValueClassName ?? "\(attribute.attributeType)")")
+        }
+        switch stored {
+        case .int(let v): if let error = bounds(Double(v), attribute, index, value, key) { return error }
+        case .double(let v): if let error = bounds(v, attribute, index, value, key) { return error }
+        case .decimal(let v): if let error = bounds(NSDecimalNumber(decimal: v).doubleValue, attribute, index, value, key) { return error }
+        case .date(let date):
+            let t = date.timeIntervalSinceReferenceDate
+            if let min = attribute.minimum, t < min {
+                return validationError(.dateTooSoon, index: index, value: value, "\(key) (\(date)) is earlier than the earliest allowed date")
+            }
+            if let max = attribute.maximum, t > max {
+                return validationError(.dateTooLate, index: index, value: value, "\(key) (\(date)) is later than the latest allowed date")
+            }
+        case .string(let s):
+            let length = s.utf16.count
+            if let min = attribute.minimum, Double(length) < min {
+                return validationError(.stringTooShort, index: index, value: value, "\(key) is too short (\(length) characters; the minimum is \(Int(min)))")
+            }
+            if let max = attribute.maximum, Double(length) > max {
+                return validationError(.stringTooLong, index: index, value: value, "\(key) is too long (\(length) characters; the maximum is \(Int(max)))")
+            }
+            if let pattern = attribute.regularExpression, !pattern.isEmpty {
+                let matches = (try? NSRegularExpression(pattern: "^(?:" + pattern + ")$")).map {
+                    $0.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) != nil
+                } ?? false
+                if !matches {
+                    return validationError(.stringPatternMatching, index: index, value: value, "\(key) (\"\(s)\") does not match the pattern \(pattern)")
+                }
+            }
+        case .data(let d):
+            if let min = attribute.minimum, Double(d.count) < min {
+                return validationError(.managedObjectValidation, index: index, value: value, "\(key) is shorter than \(Int(min)) bytes")
+            }
+            if let max = attribute.maximum, Double(d.count) > max {
+                return validationError(.managedObjectValidation, index: index, value: value, "\(key) is longer than \(Int(max)) bytes")
+            }
+        default: break
+        }
+        for (offset, predicate) in attribute.validationPredicates.enumerated() where !predicate.evaluate(with: value) {
+            let warning = offset < attribute.validationWarnings.count ? "\(attribute.validationWarnings[offset])" : "\(key) does not satisfy its validation predicate"
+            var error = validationError(.managedObjectValidation, index: index, value: value, warning)
+            var info = error.userInfo
+            info[NSValidationPredicateErrorKey] = predicate
+            error = NSError(domain: error.domain, code: error.code, userInfo: info)
+            return error
+        }
+        return nil
+    }
+
+    private func bounds(_ number: Double, _ attribute: NSAttributeDescription, _ index: Int, _ value: Any, _ key: String) -> NSError? {
+        if let min = attribute.minimum, number < min {
+            return validationError(.numberTooSmall, index: index, value: value, "\(key) (\(value)) is smaller than the minimum \(min)")
+        }
+        if let max = attribute.maximum, number > max {
+            return validationError(.numberTooLarge, index: index, value: value, "\(key) (\(value)) is larger than the maximum \(max)")
+        }
+        return nil
+    }
+
+    /// Relationships must not point at objects of another context (seed 004's mistake). The
+    /// error names the relationship; nothing is written and the context stays usable.
+    internal func validateRelationshipContexts() throws {
+        for (index, relation) in _relations {
+            let targets: [NSManagedObject]
+            switch relation {
+            case .toOne(let object): targets = object.map { [$0] } ?? []
+            case .toMany(let list): targets = list.objects
+            }
+            if let foreign = targets.first(where: { $0._context !== _context }) {
+                let name = layout.properties[index].name
+                throw validationError(.externalRelationship, index: index, value: foreign,
+                    "Illegal attempt to establish a relationship '\(name)' between objects in different contexts: \(entity.name ?? "") belongs to one context, the \(foreign.entity.name ?? "") object to \(foreign._context == nil ? "no context" : "another context"). Fetch it in this context with object(with: objectID) instead.")
+            }
+        }
+    }
+}

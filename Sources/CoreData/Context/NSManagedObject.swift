@@ -1,0 +1,418 @@
+import Foundation
+
+/// An object of an entity, living in a managed object context.
+///
+/// Read and write its properties with key-value coding, or declare a typed subclass whose
+/// properties are marked ``Managed()`` (Linux's spelling of `@NSManaged`):
+///
+/// ```swift
+/// final class Car: NSManagedObject {
+///     @Managed var name: String?
+/// }
+/// let car = Car(context: context)
+/// car.name = "Model T"
+/// car.setValue("Model A", forKey: "name")
+/// try context.save()
+/// ```
+///
+/// Objects are not `Sendable`: use them on their context's queue only, and pass
+/// ``objectID`` between queues.
+///
+/// Subclasses that override ``init(entity:insertInto:)`` must mark it `required` (Linux
+/// difference: the framework instantiates classes through that initializer, which needs
+/// `required` without the Objective-C runtime).
+open class NSManagedObject: NSObject, NSFetchRequestResult {
+    /// The entity the object belongs to.
+    public let entity: NSEntityDescription
+    internal let layout: EntityLayout
+    /// The object's ID: temporary until the object is saved, then permanent.
+    open internal(set) var objectID: NSManagedObjectID {
+        get {
+            if let id = _objectID { return id }
+            let id = NSManagedObjectID(temporaryFor: entity)
+            _objectID = id
+            return id
+        }
+        set { _objectID = newValue }
+    }
+    internal var _objectID: NSManagedObjectID?
+    internal unowned(unsafe) var _context: NSManagedObjectContext?
+
+    /// Attribute values (and unresolved to-one IDs) by property index.
+    internal var _values: ContiguousArray<StoreValue>
+    /// Relationships that have been materialized, by property index.
+    internal var _relations: [Int: RelationshipValue] = [:]
+    /// The values as last fetched or saved (`nil` for a new object).
+    internal var _snapshot: RowSnapshot?
+    /// Indexes of properties changed since the last save.
+    internal var _changed: Set<Int> = []
+    internal var _isFault = false
+    internal var _hasData = true
+    internal var _isInserted = false
+    internal var _isDeleted = false
+    internal var _isUpdated = false
+
+    /// Creates an object of `entity` and inserts it into `context` (if any).
+    public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        self.entity = entity
+        self.layout = entity.layout
+        self._values = layout.defaultValues
+        super.init()
+        if type(of: self) != layout.objectClass { ManagedObjectClassRegistry.register(type(of: self)) }
+        if let context { context.insert(self) }
+    }
+
+    /// Creates an object of the entity whose class is this class and inserts it into `context`.
+    ///
+    /// The context's model must have exactly one entity whose `managedObjectClassName` names this
+    /// class; otherwise this is a programmer error and stops the process, as on Apple platforms.
+    public convenience init(context: NSManagedObjectContext) {
+        ManagedObjectClassRegistry.register(Self.self)
+        guard let entity = context.model.flatMap({ Self.entity(in: $0) }) else {
+            preconditionFailure("No entity in the context's model has the class '\(String(reflecting: Self.self))'")
+        }
+        self.init(entity: entity, insertInto: context)
+    }
+
+    deinit {
+        if let id = _objectID { _context?.unregisterOnDeinit(id.key) }
+    }
+
+    /// The entity described by this class in the models in use, found by `managedObjectClassName`.
+    ///
+    /// Asking a class that no loaded model maps to an entity is a programmer error and stops the process.
+    open class func entity() -> NSEntityDescription {
+        ManagedObjectClassRegistry.register(self)
+        for model in LoadedModels.all {
+            if let entity = entity(in: model) { return entity }
+        }
+        preconditionFailure("No entity in a loaded model has the class '\(String(reflecting: self))'")
+    }
+
+    /// A fetch request for this class's entity.
+    open class func fetchRequest() -> NSFetchRequest<any NSFetchRequestResult> {
+        NSFetchRequest<any NSFetchRequestResult>(entityName: entity().name ?? "")
+    }
+
+    internal class func entity(in model: NSManagedObjectModel) -> NSEntityDescription? {
+        let qualified = String(reflecting: self)
+        let bare = String(qualified.split(separator: ".").last ?? "")
+        let matches = model.entities.filter { entity in
+            guard let name = entity.managedObjectClassName else { return false }
+            return name == qualified || name == bare
+        }
+        return matches.count == 1 ? matches[0] : matches.first { $0.managedObjectClassName == qualified }
+    }
+
+    // MARK: State
+
+    /// The context the object lives in; `nil` once it is deleted and saved, or never inserted.
+    open var managedObjectContext: NSManagedObjectContext? { _context }
+    /// Whether the object has been inserted and not yet saved.
+    open var isInserted: Bool { _isInserted }
+    /// Whether the object has unsaved changes.
+    open var isUpdated: Bool { _isUpdated }
+    /// Whether the object will be deleted at the next save.
+    open var isDeleted: Bool { _isDeleted }
+    /// Whether the object's values have not been loaded yet.
+    open var isFault: Bool { _isFault }
+    /// Whether the object has been inserted, updated or deleted.
+    open var hasChanges: Bool { _isInserted || _isUpdated || _isDeleted }
+    /// Whether any persistent (non-transient) value differs from its saved value.
+    open var hasPersistentChangedValues: Bool {
+        _changed.contains { !layout.properties[$0].isTransient }
+    }
+    /// The fault state Core Data would report (0: not a fault).
+    open var faultingState: Int { _isFault ? 1 : 0 }
+
+    // MARK: Life-cycle hooks (override in subclasses)
+
+    /// Called once, when the object is first inserted into a context.
+    open func awakeFromInsert() {}
+    /// Called when a fault is fired and the object's values arrive from the store.
+    open func awakeFromFetch() {}
+    /// Called before the object is saved.
+    open func willSave() {}
+    /// Called after the object has been saved.
+    open func didSave() {}
+    /// Called when the object is about to be deleted (before delete rules are applied).
+    open func prepareForDeletion() {}
+    /// Called before the object is turned into a fault.
+    open func willTurnIntoFault() {}
+    /// Called after the object was turned into a fault.
+    open func didTurnIntoFault() {}
+    /// Called before a value is read; fires the fault.
+    open func willAccessValue(forKey key: String?) { fireFaultIfNeeded() }
+    /// Called after a value is read.
+    open func didAccessValue(forKey key: String?) {}
+    /// Called before a value changes.
+    open func willChangeValue(forKey key: String) {}
+    /// Called after a value changed.
+    open func didChangeValue(forKey key: String) {}
+
+    // MARK: Validation (override in subclasses; call super)
+
+    /// Checks a value for a property against the model's rules (optionality, type, bounds,
+    /// lengths, pattern, counts, validation predicates). Override to add rules; call `super`.
+    ///
+    /// Linux difference: the value is an `inout Any?` (Apple's takes an
+    /// `AutoreleasingUnsafeMutablePointer`, which does not exist without Objective-C).
+    open func validateValue(_ value: inout Any?, forKey key: String) throws {
+        try validateValueAgainstModel(value, forKey: key)
+    }
+    /// Validates the object before it is inserted; override to add rules and call `super`.
+    open func validateForInsert() throws { try validateAllProperties() }
+    /// Validates the object before its changes are saved; override to add rules and call `super`.
+    open func validateForUpdate() throws { try validateAllProperties() }
+    /// Validates the object before it is deleted: a `deny` relationship that still holds objects
+    /// gives `NSValidationRelationshipDeniedDeleteError` (1600).
+    open func validateForDelete() throws { try validateDeleteRules() }
+
+    // MARK: Faulting
+
+    @inline(__always)
+    internal func fireFaultIfNeeded() {
+        if _isFault { fireFault() }
+    }
+
+    internal func fireFault() {
+        guard _isFault else { return }
+        if !_hasData {
+            if let snapshot = _context?.snapshotForFault(objectID) {
+                _values = snapshot.values
+                _snapshot = snapshot
+                _hasData = true
+            } else {
+                // The row is gone: with `shouldDeleteInaccessibleFaults` (the default) the object
+                // reads as deleted with empty values instead of stopping the process.
+                guard _context?.shouldDeleteInaccessibleFaults ?? true else {
+                    preconditionFailure("CoreData could not fulfill a fault for '\(objectID)'")
+                }
+                _values = ContiguousArray(repeating: .null, count: layout.properties.count)
+                _hasData = true
+                _isFault = false
+                _isDeleted = true
+                return
+            }
+        }
+        _isFault = false
+        awakeFromFetch()
+    }
+
+    /// Turns the object back into a fault, discarding its values (and unsaved changes, if any).
+    internal func turnIntoFault(keepingSnapshot snapshot: RowSnapshot?) {
+        willTurnIntoFault()
+        _relations.removeAll()
+        _changed.removeAll()
+        _isUpdated = false
+        if let snapshot {
+            _values = snapshot.values
+            _snapshot = snapshot
+            _hasData = true
+        } else {
+            _values = []
+            _snapshot = nil
+            _hasData = false
+        }
+        _isFault = true
+        didTurnIntoFault()
+    }
+
+    // MARK: Key-value coding
+
+    internal func propertyIndex(forKey key: String) -> Int {
+        guard let index = layout.indexByName[key] else {
+            preconditionFailure("[<\(type(of: self)) \(entity.name ?? "")> valueForUndefinedKey:]: the entity \(entity.name ?? "") is not key value coding-compliant for the key \"\(key)\".")
+        }
+        return index
+    }
+
+    /// The value of a property: `NSNumber` for numbers and Booleans, `String`, `Date`, `Data`,
+    /// `UUID`, `URL`, `NSDecimalNumber`, a managed object for a to-one relationship,
+    /// `Set<NSManagedObject>` for a to-many one and `NSOrderedSet` for an ordered one.
+    ///
+    /// A key that is not a property of the entity is a programmer error and stops the process
+    /// (Apple raises `NSUnknownKeyException`).
+    open func value(forKey key: String) -> Any? {
+        willAccessValue(forKey: key)
+        return primitiveValue(at: propertyIndex(forKey: key))
+    }
+
+    /// The value at the end of a dotted key path through to-one relationships (`owner.name`).
+    open func value(forKeyPath keyPath: String) -> Any? {
+        guard let dot = keyPath.firstIndex(of: ".") else { return value(forKey: keyPath) }
+        let head = String(keyPath[..<dot])
+        let rest = String(keyPath[keyPath.index(after: dot)...])
+        switch value(forKey: head) {
+        case let object as NSManagedObject: return object.value(forKeyPath: rest)
+        case let set as Set<NSManagedObject>: return Set(set.compactMap { $0.value(forKeyPath: rest) as? AnyHashable })
+        case let ordered as NSOrderedSet: return ordered.array.compactMap { ($0 as? NSManagedObject)?.value(forKeyPath: rest) }
+        default: return nil
+        }
+    }
+
+    /// Sets a property's value, keeping the inverse relationship in step.
+    ///
+    /// A value of the wrong type is kept, and ``NSManagedObjectContext/save()`` throws a
+    /// validation error naming the key (Apple raises an exception at once); nothing is written.
+    open func setValue(_ value: Any?, forKey key: String) {
+        let index = propertyIndex(forKey: key)
+        willChangeValue(forKey: key)
+        setValue(value, at: index)
+        didChangeValue(forKey: key)
+    }
+
+    /// The value without firing change tracking hooks (faults still fire).
+    open func primitiveValue(forKey key: String) -> Any? {
+        fireFaultIfNeeded()
+        return primitiveValue(at: propertyIndex(forKey: key))
+    }
+
+    /// Sets a value as ``setValue(_:forKey:)`` does, for use inside custom accessors.
+    open func setPrimitiveValue(_ value: Any?, forKey key: String) {
+        setValue(value, at: propertyIndex(forKey: key))
+    }
+
+    /// A mutable set proxy for a to-many relationship; changes go through inverse maintenance.
+    open func mutableSetValue(forKey key: String) -> NSMutableSet {
+        ManagedMutableSet(object: self, index: propertyIndex(forKey: key))
+    }
+
+    /// A mutable ordered set proxy for an ordered to-many relationship.
+    open func mutableOrderedSetValue(forKey key: String) -> NSMutableOrderedSet {
+        ManagedMutableOrderedSet(object: self, index: propertyIndex(forKey: key))
+    }
+
+    /// Several values at once.
+    open func dictionaryWithValues(forKeys keys: [String]) -> [String: Any] {
+        var result: [String: Any] = [:]
+        for key in keys { result[key] = value(forKey: key) ?? NSNull() }
+        return result
+    }
+
+    internal func primitiveValue(at index: Int) -> Any? {
+        fireFaultIfNeeded()
+        let property = layout.properties[index]
+        if let relationship = property as? NSRelationshipDescription {
+            if relationship.isToMany {
+                let list = toManyList(at: index)
+                if relationship.isOrdered { return NSOrderedSet(array: list.objects) }
+                return Set(list.objects)
+            }
+            return toOneObject(at: index)
+        }
+        if case .data(let data) = _values[index], let attribute = property as? NSAttributeDescription,
+           attribute.attributeType == .transformableAttributeType {
+            // Decoded once, on first access; the stored form stays in the snapshot.
+            let decoded = TransformableCoding.decode(data, for: attribute)
+            _values[index] = decoded.map { .object(ObjectBox($0)) } ?? .null
+            return decoded
+        }
+        return _values[index].objectValue
+    }
+
+    internal func setValue(_ value: Any?, at index: Int) {
+        fireFaultIfNeeded()
+        let property = layout.properties[index]
+        if let relationship = property as? NSRelationshipDescription {
+            if relationship.isToMany {
+                setToMany(objectsFrom: value, at: index)
+            } else {
+                setToOne(value as? NSManagedObject, at: index)
+            }
+            return
+        }
+        let attribute = property as! NSAttributeDescription
+        let stored: StoreValue
+        do {
+            stored = try StoreValue(converting: value, for: attribute)
+        } catch {
+            stored = .object(ObjectBox(value as Any))
+        }
+        setStoreValue(stored, at: index)
+    }
+
+    /// The fast path for typed accessors: sets an attribute's storage value and records the change.
+    internal func setStoreValue(_ value: StoreValue, at index: Int) {
+        fireFaultIfNeeded()
+        _values[index] = value
+        markChanged(index)
+    }
+
+    internal func markChanged(_ index: Int) {
+        _changed.insert(index)
+        _context?.objectDidChange(self)
+    }
+
+    // MARK: Changes
+
+    /// The persistent properties changed since the last save, with their new values.
+    open func changedValues() -> [String: Any] {
+        var result: [String: Any] = [:]
+        for index in _changed.sorted() {
+            let property = layout.properties[index]
+            if property.isTransient { continue }
+            if property is NSAttributeDescription, let snapshot = _snapshot, snapshot.values[index] == _values[index] { continue }
+            result[property.name] = primitiveValue(at: index) ?? NSNull()
+        }
+        return result
+    }
+
+    /// Like ``changedValues()`` but including transient properties.
+    open func changedValuesForCurrentEvent() -> [String: Any] {
+        var result: [String: Any] = [:]
+        for index in _changed.sorted() {
+            result[layout.properties[index].name] = primitiveValue(at: index) ?? NSNull()
+        }
+        return result
+    }
+
+    /// The values as last fetched or saved, for `keys` (all persistent properties when `nil`).
+    open func committedValues(forKeys keys: [String]?) -> [String: Any] {
+        let names = keys ?? layout.properties.filter { !$0.isTransient }.map(\.name)
+        var result: [String: Any] = [:]
+        for name in names {
+            guard let index = layout.indexByName[name] else { continue }
+            let property = layout.properties[index]
+            guard let snapshot = _snapshot else { result[name] = NSNull(); continue }
+            if let relationship = property as? NSRelationshipDescription {
+                if relationship.isToMany {
+                    result[name] = Set((_context?.relatedObjectIDs(of: self, index: index) ?? []).compactMap { _context?.object(with: $0) })
+                } else if case .objectID(let id) = snapshot.values[index] {
+                    result[name] = _context?.object(with: id) ?? NSNull()
+                } else {
+                    result[name] = NSNull()
+                }
+            } else {
+                result[name] = snapshot.values[index].objectValue ?? NSNull()
+            }
+        }
+        return result
+    }
+
+    open override var description: String {
+        let state = _isFault ? "<fault>" : "{" + layout.properties.compactMap { property -> String? in
+            guard property is NSAttributeDescription else { return nil }
+            return "\(property.name) = \(_values[property.index].objectValue ?? "nil")"
+        }.joined(separator: "; ") + "}"
+        return "<\(type(of: self)): \(entity.name ?? "")> (entity: \(entity.name ?? ""); id: \(objectID.uriRepresentation().absoluteString); data: \(state))"
+    }
+}
+
+/// Models in use by coordinators, for ``NSManagedObject/entity()``.
+internal enum LoadedModels {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var models: [WeakModel] = []
+    private struct WeakModel { weak var model: NSManagedObjectModel? }
+
+    static func add(_ model: NSManagedObjectModel) {
+        lock.lock(); defer { lock.unlock() }
+        models.removeAll { $0.model == nil || $0.model === model }
+        models.append(WeakModel(model: model))
+    }
+
+    static var all: [NSManagedObjectModel] {
+        lock.lock(); defer { lock.unlock() }
+        return models.reversed().compactMap(\.model)
+    }
+}

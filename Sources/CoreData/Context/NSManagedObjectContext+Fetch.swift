@@ -1,0 +1,194 @@
+import Foundation
+
+extension NSManagedObjectContext {
+    /// Fetches the objects (or IDs, dictionaries, count) a request describes.
+    ///
+    /// The predicate runs in SQLite; unsaved inserts, updates and deletes of the context are taken
+    /// into account unless `includesPendingChanges` is false. Without sort descriptors, objects
+    /// come in primary-key order (the order they were inserted), then unsaved inserts in insertion order.
+    ///
+    /// Throws for an unknown entity, a malformed predicate format, or a store error.
+    public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        let entity = try resolveEntity(request)
+        let results: [Any]
+        switch request.resultType {
+        case .countResultType:
+            results = [NSNumber(value: try count(for: request))]
+        case .managedObjectIDResultType:
+            results = try fetchObjects(request, entity: entity, idsOnly: true)
+        case .dictionaryResultType:
+            results = try fetchDictionaries(request, entity: entity)
+        default:
+            let objects = try fetchObjects(request, entity: entity, idsOnly: false)
+            if T.self == NSManagedObject.self || T.self == AnyObject.self { return unsafeBitCast(objects, to: [T].self) }
+            if let cls = T.self as? NSManagedObject.Type,
+               entity.layout.descendants.allSatisfy({ $0.layout.instanceClass.isSubclass(of: cls) }) {
+                return unsafeBitCast(objects, to: [T].self)
+            }
+            results = objects
+        }
+        var typed: [T] = []
+        typed.reserveCapacity(results.count)
+        for result in results {
+            guard let value = result as? T else {
+                throw CoreDataError.make(.coreData,
+                    "A fetch of '\(entity.name ?? "")' produced a \(type(of: result)), which is not a \(T.self): check the entity's class name (managedObjectClassName) and the request's result type")
+            }
+            typed.append(value)
+        }
+        return typed
+    }
+
+    /// The number of objects a fetch request would return.
+    public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+        let entity = try resolveEntity(request)
+        if request.includesPendingChanges && hasChanges || _parentForFetch != nil {
+            return try fetchObjects(request, entity: entity, idsOnly: true).count
+        }
+        return try persistentStoreCoordinatorOrThrow().count(try plan(for: request, entity: entity, withLimits: true))
+    }
+
+    internal var _parentForFetch: NSManagedObjectContext? { parent }
+
+    private func persistentStoreCoordinatorOrThrow() throws -> NSPersistentStoreCoordinator {
+        guard let coordinator = persistentStoreCoordinator else {
+            throw CoreDataError.make(.coreData, "The context has no persistent store coordinator")
+        }
+        return coordinator
+    }
+
+    internal func resolveEntity<T>(_ request: NSFetchRequest<T>) throws -> NSEntityDescription {
+        if let entity = request.entity { return entity }
+        guard let name = request.entityName else {
+            throw CoreDataError.make(.coreData, "The fetch request has neither an entity nor an entity name")
+        }
+        guard let entity = model?.entitiesByName[name] else {
+            throw CoreDataError.make(.coreData, "NSFetchRequest could not locate an NSEntityDescription for entity name '\(name)'")
+        }
+        return entity
+    }
+
+    internal func plan<T>(for request: NSFetchRequest<T>, entity: NSEntityDescription, withLimits: Bool) throws -> FetchPlan {
+        var plan = FetchPlan(entity: entity)
+        plan.includesSubentities = request.includesSubentities
+        plan.predicate = try request.predicate.map { try PredicateBridge.tree(of: $0) }
+        plan.sortKeys = try PredicateBridge.sortKeys(of: request.sortDescriptors ?? [])
+        if withLimits {
+            plan.limit = request.fetchLimit
+            plan.offset = request.fetchOffset
+        }
+        return plan
+    }
+
+    /// Objects (or their IDs) for a request, with pending changes merged in.
+    private func fetchObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription, idsOnly: Bool) throws -> [Any] {
+        let coordinator = try persistentStoreCoordinatorOrThrow()
+        if request.includesPendingChanges { processPendingChanges() }
+        let merging = request.includesPendingChanges && hasChanges
+        let needsMemory = merging && (request.fetchLimit > 0 || request.fetchOffset > 0)
+        let plan = try self.plan(for: request, entity: entity, withLimits: !needsMemory)
+
+        if idsOnly && !merging {
+            return try coordinator.fetchIDs(plan)
+        }
+        let rows = try coordinator.fetchRows(plan)
+        var objects = materialize(rows, refresh: request.shouldRefreshRefetchedObjects, asFaults: request.returnsObjectsAsFaults)
+        if merging {
+            objects = try mergePendingChanges(into: objects, plan: plan, request: request)
+        }
+        return idsOnly ? objects.map(\.objectID) : objects
+    }
+
+    /// Registered objects for fetched rows: existing ones are reused (uniquing), new ones are
+    /// faults that carry their row, so firing them does not go back to the store.
+    internal func materialize(_ rows: [FetchedRow], refresh: Bool, asFaults: Bool) -> [NSManagedObject] {
+        var objects: [NSManagedObject] = []
+        objects.reserveCapacity(rows.count)
+        var fresh: [NSManagedObject] = []
+        var lastEntity: NSEntityDescription?
+        var lastClass: NSManagedObject.Type = NSManagedObject.self
+        withRegistryLock { registry in
+            for row in rows {
+                if let existing = registry[row.id.key]?.takeUnretainedValue() {
+                    if existing._isFault && !existing._hasData {
+                        existing.adopt(row.snapshot)
+                    } else if refresh && !existing.hasChanges {
+                        existing.adopt(row.snapshot)
+                        existing._relations.removeAll()
+                    }
+                    objects.append(existing)
+                    continue
+                }
+                let entity = row.snapshot.entity
+                if entity !== lastEntity {
+                    lastEntity = entity
+                    lastClass = entity.layout.instanceClass
+                }
+                let object = lastClass.init(entity: entity, insertInto: nil)
+                object._objectID = row.id
+                object._context = self
+                object._values = row.snapshot.values
+                object._snapshot = row.snapshot
+                object._isFault = true
+                registry[row.id.key] = Unmanaged.passUnretained(object)
+                objects.append(object)
+                if !asFaults { fresh.append(object) }
+            }
+        }
+        if retainsRegisteredObjects { for object in objects { retainRegistered(object) } }
+        for object in fresh { object.fireFaultIfNeeded() }
+        return objects
+    }
+
+    /// Adds unsaved inserts, drops deleted objects, re-checks updated ones; sorts and limits in memory.
+    private func mergePendingChanges<T>(into objects: [NSManagedObject], plan: FetchPlan, request: NSFetchRequest<T>) throws -> [NSManagedObject] {
+        let entityNumbers = Set(plan.includesSubentities ? plan.entity.layout.entityNumbers : [plan.entity.layout.entityNumber])
+        func isCandidate(_ object: NSManagedObject) -> Bool { entityNumbers.contains(object.layout.entityNumber) }
+        func matches(_ object: NSManagedObject) throws -> Bool {
+            guard let predicate = plan.predicate else { return true }
+            return try PredicateBridge.evaluate(predicate, on: object)
+        }
+        var result: [NSManagedObject] = []
+        var seen = Set<ObjectIdentifier>()
+        for object in objects where !object._isDeleted {
+            if object._isUpdated, !(try matches(object)) { continue }
+            result.append(object)
+            seen.insert(ObjectIdentifier(object))
+        }
+        for object in updated.objects where isCandidate(object) && !seen.contains(ObjectIdentifier(object)) {
+            if try matches(object) { result.append(object); seen.insert(ObjectIdentifier(object)) }
+        }
+        for object in inserted.objects where isCandidate(object) && !object._isDeleted {
+            if try matches(object) { result.append(object) }
+        }
+        if !plan.sortKeys.isEmpty {
+            result = try PredicateBridge.sort(result, by: plan.sortKeys)
+        }
+        if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
+        if request.fetchLimit > 0 { result = Array(result.prefix(request.fetchLimit)) }
+        return result
+    }
+
+    /// Dictionary results: the requested attributes (all attributes when none are named).
+    private func fetchDictionaries<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [Any] {
+        let coordinator = try persistentStoreCoordinatorOrThrow()
+        let plan = try self.plan(for: request, entity: entity, withLimits: true)
+        let names: [String] = (request.propertiesToFetch ?? []).compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+        var seen = Set<[String: AnyHashable]>()
+        var results: [Any] = []
+        for row in try coordinator.fetchRows(plan) {
+            let layout = row.snapshot.entity.layout
+            var dictionary: [String: Any] = [:]
+            let indexes = names.isEmpty ? layout.rowIndexes : names.compactMap { layout.indexByName[$0] }
+            for index in indexes {
+                if let value = row.snapshot.values[index].objectValue { dictionary[layout.properties[index].name] = value }
+            }
+            if request.returnsDistinctResults {
+                let key = dictionary.compactMapValues { $0 as? AnyHashable }
+                guard seen.insert(key).inserted else { continue }
+            }
+            results.append(NSDictionary(dictionary: dictionary))
+        }
+        return results
+    }
+}

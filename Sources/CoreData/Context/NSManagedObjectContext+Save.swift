@@ -1,0 +1,214 @@
+import Foundation
+
+extension NSManagedObjectContext {
+    /// Writes the context's changes to its parent store in one transaction: all or nothing.
+    ///
+    /// Before writing, delete rules are applied, `willSave` is called and every changed object is
+    /// validated; any failure throws (validation errors in Core Data's codes, 1560 with
+    /// `NSDetailedErrorsKey` when there are several) and nothing is written. New objects get
+    /// primary keys in insertion order. Optimistic-locking conflicts throw
+    /// `NSManagedObjectMergeError` (133020) with a `conflictList` under the default `NSErrorMergePolicy`.
+    public func save() throws {
+        processPendingChanges()
+        guard hasChanges else { return }
+        if parent != nil {
+            throw CoreDataError.make(.coreData, "Saving a child context into its parent context is not implemented yet (nested contexts arrive with part 2)")
+        }
+        guard let coordinator = persistentStoreCoordinator else {
+            throw CoreDataError.make(.persistentStoreSave, "The context has no persistent store coordinator; nothing was saved")
+        }
+        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
+
+        let insertedObjects = inserted.objects
+        let updatedObjects = updated.objects
+        let deletedObjects = deleted.objects
+        for object in insertedObjects + updatedObjects + deletedObjects { object.willSave() }
+        processPendingChanges() // willSave may have deleted objects
+
+        try validateForSave()
+
+        // Group the changes by store (one store in almost every stack).
+        var byStore: [ObjectIdentifier: (NSPersistentStore, SaveChanges)] = [:]
+        var storeOrder: [NSPersistentStore] = []
+        func changes(for store: NSPersistentStore, _ body: (inout SaveChanges) -> Void) {
+            let key = ObjectIdentifier(store)
+            if byStore[key] == nil { byStore[key] = (store, SaveChanges()); storeOrder.append(store) }
+            body(&byStore[key]!.1)
+        }
+        var rows: [ObjectIdentifier: ContiguousArray<StoreValue>] = [:]
+        let savedInserts = inserted.objects
+        let savedUpdates = updated.objects
+        let savedDeletes = deleted.objects
+        for object in savedInserts {
+            let store = try object.objectID.persistentStore ?? coordinator.store(forNew: object.entity)
+            let values = try object.valuesForStore()
+            rows[ObjectIdentifier(object)] = values
+            changes(for: store) { $0.inserts.append(.init(id: object.objectID, values: values)) }
+        }
+        for object in savedUpdates {
+            guard let store = object.objectID.persistentStore else { continue }
+            let values = try object.valuesForStore()
+            rows[ObjectIdentifier(object)] = values
+            let changed = object._changed.filter { !object.layout.properties[$0].isTransient }.sorted()
+            guard !changed.isEmpty else { continue }
+            changes(for: store) {
+                $0.updates.append(.init(id: object.objectID, values: values, changedIndexes: changed,
+                                        expectedVersion: object._snapshot?.version ?? 0))
+            }
+        }
+        for object in savedDeletes {
+            guard let store = object.objectID.persistentStore else { continue }
+            changes(for: store) { $0.deletes.append(.init(id: object.objectID, expectedVersion: object._snapshot?.version ?? 0)) }
+        }
+        // Relationship rows: join tables, hidden keys, order columns.
+        var joinInserts = Set<SaveChanges.JoinRow>()
+        var joinDeletes = Set<SaveChanges.JoinRow>()
+        for object in savedInserts + savedUpdates {
+            let store = try object.objectID.persistentStore ?? coordinator.store(forNew: object.entity)
+            for index in object.layout.relationshipIndexes where object._changed.contains(index) {
+                guard case .toMany(let list)? = object._relations[index],
+                      let relationship = object.layout.properties[index] as? NSRelationshipDescription, !relationship.isTransient else { continue }
+                let current = list.objects.filter { !$0._isDeleted }.map(\.objectID)
+                let before = Set(list.original.map(\.key))
+                let after = Set(current.map(\.key))
+                if let join = relationship.joinTable {
+                    func row(_ member: NSManagedObjectID) -> SaveChanges.JoinRow {
+                        join.isOwner
+                            ? .init(table: join.name, firstColumn: join.sourceColumn, secondColumn: join.destinationColumn, first: object.objectID, second: member)
+                            : .init(table: join.name, firstColumn: join.destinationColumn, secondColumn: join.sourceColumn, first: member, second: object.objectID)
+                    }
+                    for member in current where !before.contains(member.key) { joinInserts.insert(row(member)) }
+                    for member in list.original where !after.contains(member.key) { joinDeletes.insert(row(member)) }
+                } else if relationship.hiddenForeignKeyColumn != nil {
+                    changes(for: store) { changes in
+                        for member in current where !before.contains(member.key) {
+                            changes.foreignKeyUpdates.append(.init(relationship: relationship, member: member, owner: object.objectID))
+                        }
+                        for member in list.original where !after.contains(member.key) {
+                            changes.foreignKeyUpdates.append(.init(relationship: relationship, member: member, owner: nil))
+                        }
+                    }
+                }
+                if relationship.isOrdered {
+                    changes(for: store) { changes in
+                        for (position, member) in current.enumerated() {
+                            changes.orderUpdates.append(.init(relationship: relationship, owner: object.objectID, member: member, position: Int64(position + 1)))
+                        }
+                    }
+                }
+            }
+        }
+        if let store = storeOrder.first ?? coordinator.persistentStores.first {
+            changes(for: store) { changes in
+                changes.joinInserts = joinInserts.sorted { $0.first.key.value < $1.first.key.value }
+                changes.joinDeletes = Array(joinDeletes)
+            }
+        }
+
+        // Write.
+        var permanent: [IDKey: NSManagedObjectID] = [:]
+        for store in storeOrder {
+            let storeChanges = byStore[ObjectIdentifier(store)]!.1
+            guard !storeChanges.isEmpty else { continue }
+            do {
+                let result = try coordinator.save(storeChanges, to: store)
+                permanent.merge(result.permanentIDs) { $1 }
+            } catch let error as StoreConflictError {
+                throw mergeError(for: error)
+            }
+        }
+
+        // Commit in memory.
+        for object in savedInserts {
+            if let id = permanent[object.objectID.key] { reregister(object, as: id) }
+        }
+        for object in savedInserts + savedUpdates {
+            var values = rows[ObjectIdentifier(object)] ?? object.persistentValues()
+            for index in values.indices {
+                if case .objectID(let id) = values[index], id.isTemporaryID, let resolved = permanent[id.key] { values[index] = .objectID(resolved) }
+            }
+            let version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
+            object.didCommit(values: values, version: version)
+        }
+        for object in savedDeletes {
+            object._isDeleted = false
+            unregister(object)
+            object._context = nil
+        }
+        inserted.removeAll()
+        updated.removeAll()
+        deleted.removeAll()
+        for object in savedInserts + savedUpdates + savedDeletes { object.didSave() }
+
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
+            NSInsertedObjectsKey: Set(savedInserts), NSUpdatedObjectsKey: Set(savedUpdates), NSDeletedObjectsKey: Set(savedDeletes),
+        ])
+    }
+
+    /// Validates every changed object; throws one error, or 1560 with all of them.
+    private func validateForSave() throws {
+        var errors: [NSError] = []
+        func collect(_ body: () throws -> Void) {
+            do { try body() } catch let error as NSError {
+                if error.code == NSValidationMultipleErrorsError, let details = error.userInfo[NSDetailedErrorsKey] as? [NSError] {
+                    errors.append(contentsOf: details)
+                } else {
+                    errors.append(error)
+                }
+            }
+        }
+        for object in inserted.objects {
+            collect { try object.validateForInsert() }
+            collect { try object.validateRelationshipContexts() }
+        }
+        for object in updated.objects {
+            collect { try object.validateForUpdate() }
+            collect { try object.validateRelationshipContexts() }
+        }
+        for object in deleted.objects { collect { try object.validateForDelete() } }
+        if errors.count == 1 { throw errors[0] }
+        if errors.count > 1 {
+            throw CoreDataError.make(.multipleValidation,
+                "Multiple validation errors occurred: " + errors.map(\.localizedDescription).joined(separator: "; "),
+                extra: [NSDetailedErrorsKey: errors])
+        }
+    }
+
+    /// `NSManagedObjectMergeError` (133020) with the conflicts as `NSMergeConflict`s under `conflictList`.
+    private func mergeError(for error: StoreConflictError) -> NSError {
+        var conflicts: [NSMergeConflict] = []
+        for conflict in error.conflicts {
+            guard let object = registered(conflict.id.key) else { continue }
+            conflicts.append(NSMergeConflict(source: object, newVersion: Int(conflict.persisted?.version ?? 0),
+                                             oldVersion: Int(conflict.expectedVersion),
+                                             cachedSnapshot: object._snapshot.map { object.dictionary(from: $0) },
+                                             persistedSnapshot: conflict.persisted.map { object.dictionary(from: $0) }))
+        }
+        return CoreDataError.make(.merge,
+            "Could not merge changes: \(conflicts.count) object(s) changed in the store since they were read (\(conflicts.map { $0.sourceObject.objectID.uriRepresentation().absoluteString }.joined(separator: ", "))). Nothing was saved.",
+            extra: ["conflictList": conflicts])
+    }
+}
+
+extension NSManagedObject {
+    /// The values to write: to-one relationships as IDs, transformable values encoded.
+    internal func valuesForStore() throws -> ContiguousArray<StoreValue> {
+        var values = persistentValues()
+        for index in layout.attributeIndexes {
+            guard case .object(let box) = values[index], let attribute = layout.properties[index] as? NSAttributeDescription else { continue }
+            if attribute.isTransient { values[index] = .null; continue }
+            values[index] = .data(try TransformableCoding.encode(box.value, for: attribute))
+        }
+        for index in layout.properties.indices where layout.properties[index].isTransient { values[index] = .null }
+        return values
+    }
+
+    /// A snapshot as a `[String: Any]` of persistent values (for conflicts and notifications).
+    internal func dictionary(from snapshot: RowSnapshot) -> [String: Any] {
+        var result: [String: Any] = [:]
+        for index in layout.rowIndexes {
+            result[layout.properties[index].name] = snapshot.values[index].objectValue ?? NSNull()
+        }
+        return result
+    }
+}

@@ -1,0 +1,493 @@
+import Foundation
+
+/// An object graph in memory: the objects fetched from and inserted into the stores, their
+/// changes, and the queue they live on.
+///
+/// ```swift
+/// let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+/// context.persistentStoreCoordinator = coordinator
+/// try context.performAndWait {
+///     let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+///     car.setValue("Model T", forKey: "name")
+///     try context.save()
+/// }
+/// ```
+///
+/// A context is `Sendable`, its objects are not: touch a context and its objects only on the
+/// context's queue (inside ``perform(_:)`` / ``performAndWait(_:)``, or on the main queue for a
+/// main-queue context), and pass ``NSManagedObjectID``s between queues.
+open class NSManagedObjectContext: NSObject, @unchecked Sendable {
+    /// How a context relates to threads and queues.
+    public enum ConcurrencyType: UInt, Sendable {
+        /// Deprecated: the context is used on the thread that made it; `perform` is not available.
+        case confinementConcurrencyType = 0
+        /// The context has its own serial queue.
+        case privateQueueConcurrencyType = 1
+        /// The context lives on the main queue.
+        case mainQueueConcurrencyType = 2
+    }
+
+    /// When ``perform(schedule:_:)`` runs its block.
+    public enum ScheduledTaskType: Sendable {
+        /// At once if already on the context's queue, otherwise enqueued.
+        case immediate
+        /// Always enqueued behind the blocks already waiting.
+        case enqueued
+    }
+
+    /// The context's concurrency type.
+    public let concurrencyType: ConcurrencyType
+    /// A name for debugging.
+    open var name: String?
+    /// How save conflicts are resolved; `NSErrorMergePolicy` by default.
+    open var mergePolicy: Any = NSErrorMergePolicy
+    /// Whether the context deletes faults whose rows have gone (`true` by default), instead of
+    /// stopping the process when they fire.
+    open var shouldDeleteInaccessibleFaults: Bool = true
+    /// Whether registered objects are kept alive by the context (`false`: only changed ones are).
+    open var retainsRegisteredObjects: Bool = false {
+        didSet { if !retainsRegisteredObjects { retained.removeAll() } }
+    }
+    /// How old cached row data may be before a fault goes back to the store (-1: no limit).
+    open var stalenessInterval: TimeInterval = -1
+    /// Whether changes saved by the parent (or coordinator) are merged in automatically.
+    open var automaticallyMergesChangesFromParent: Bool = false
+    /// Free-form information.
+    open var userInfo: NSMutableDictionary = NSMutableDictionary()
+    /// A transaction author name for persistent history; stored for fidelity.
+    open var transactionAuthor: String?
+
+    internal let queue: DispatchQueue
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    private var _coordinator: NSPersistentStoreCoordinator?
+    private var _parent: NSManagedObjectContext?
+
+    // The object graph.
+    private let registryLock = NSLock()
+    private var registry: [IDKey: Unmanaged<NSManagedObject>] = [:]
+    private var retained: [IDKey: NSManagedObject] = [:]
+    internal var inserted = OrderedObjectSet()
+    internal var updated = OrderedObjectSet()
+    internal var deleted = OrderedObjectSet()
+    /// Deleted objects whose delete rules have not been applied yet.
+    internal var pendingDeletes: [NSManagedObject] = []
+    /// Objects changed since the last `processPendingChanges`, for `ObjectsDidChange`.
+    internal var pendingChangeNotice = (inserted: [NSManagedObject](), updated: [NSManagedObject](), deleted: [NSManagedObject]())
+
+    /// Creates a context of the given concurrency type.
+    public init(concurrencyType type: ConcurrencyType) {
+        self.concurrencyType = type
+        switch type {
+        case .mainQueueConcurrencyType:
+            queue = DispatchQueue.main
+        case .privateQueueConcurrencyType, .confinementConcurrencyType:
+            queue = DispatchQueue(label: "NSManagedObjectContext")
+        }
+        super.init()
+        if type != .mainQueueConcurrencyType {
+            queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
+        }
+    }
+
+    /// A confinement context (deprecated on Apple platforms; seed code still uses it).
+    public convenience override init() {
+        self.init(concurrencyType: .confinementConcurrencyType)
+    }
+
+    deinit {
+        registryLock.lock()
+        let objects = registry.values
+        registry.removeAll()
+        registryLock.unlock()
+        for object in objects { object.takeUnretainedValue()._context = nil }
+    }
+
+    // MARK: Parent store
+
+    /// The coordinator the context reads from and saves to (its own, or its parent's).
+    open var persistentStoreCoordinator: NSPersistentStoreCoordinator? {
+        get { _coordinator ?? _parent?.persistentStoreCoordinator }
+        set {
+            precondition(_parent == nil, "A context with a parent context can't also have a coordinator")
+            _coordinator = newValue
+        }
+    }
+
+    /// The context the receiver reads from and saves to, when it is a child context.
+    open var parent: NSManagedObjectContext? {
+        get { _parent }
+        set {
+            precondition(_coordinator == nil || newValue == nil, "A context with a coordinator can't also have a parent context")
+            precondition(newValue !== self, "A context can't be its own parent")
+            _parent = newValue
+        }
+    }
+
+    internal var model: NSManagedObjectModel? { persistentStoreCoordinator?.managedObjectModel }
+
+    // MARK: Queues
+
+    /// Runs `block` asynchronously on the context's queue, in order.
+    open func perform(_ block: @escaping @Sendable () -> Void) {
+        queue.async { [self] in
+            withCurrent { block() }
+        }
+    }
+
+    /// Runs `block` on the calling thread while holding the context's queue; reentrant.
+    open func performAndWait(_ block: () -> Void) {
+        if isOnQueue {
+            withCurrent(block)
+        } else {
+            // For a main-queue context `queue` is the main queue: the block waits for the main thread.
+            queue.sync { withCurrent(block) }
+        }
+    }
+
+    /// Runs `block` on the calling thread while holding the context's queue, returning its value.
+    open func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        if isOnQueue { return try withCurrent(block) }
+        return try queue.sync { try withCurrent(block) }
+    }
+
+    /// Runs `block` on the context's queue and returns its value.
+    open func perform<T: Sendable>(schedule: ScheduledTaskType = .immediate, _ block: @escaping @Sendable () throws -> T) async throws -> T {
+        if schedule == .immediate && isOnQueue { return try withCurrent(block) }
+        return try await withCheckedThrowingContinuation { continuation in
+            queue.async { [self] in
+                continuation.resume(with: Result { try withCurrent(block) })
+            }
+        }
+    }
+
+    /// Runs `block` on the context's queue and returns its value.
+    open func perform<T: Sendable>(schedule: ScheduledTaskType = .immediate, _ block: @escaping @Sendable () -> T) async -> T {
+        if schedule == .immediate && isOnQueue { return withCurrent(block) }
+        return await withCheckedContinuation { continuation in
+            queue.async { [self] in
+                continuation.resume(returning: withCurrent(block))
+            }
+        }
+    }
+
+    /// Whether the calling code runs on the context's queue.
+    internal var isOnQueue: Bool {
+        if concurrencyType == .mainQueueConcurrencyType { return Thread.isMainThread }
+        return DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) || CurrentContext.contains(self)
+    }
+
+    private func withCurrent<T>(_ body: () throws -> T) rethrows -> T {
+        CurrentContext.push(self)
+        defer { CurrentContext.pop() }
+        return try body()
+    }
+
+    /// The context whose `perform` or `performAndWait` block is running on this thread.
+    internal static var current: NSManagedObjectContext? { CurrentContext.top }
+
+    // MARK: Registration
+
+    internal func register(_ object: NSManagedObject) {
+        registryLock.lock()
+        registry[object.objectID.key] = Unmanaged.passUnretained(object)
+        registryLock.unlock()
+        if retainsRegisteredObjects { retained[object.objectID.key] = object }
+    }
+
+    internal func unregister(_ object: NSManagedObject) {
+        registryLock.lock()
+        if let current = registry[object.objectID.key], current.takeUnretainedValue() === object {
+            registry[object.objectID.key] = nil
+        }
+        registryLock.unlock()
+        retained[object.objectID.key] = nil
+    }
+
+    /// Runs `body` with the registry locked (one lock for a whole fetch).
+    internal func withRegistryLock(_ body: (inout [IDKey: Unmanaged<NSManagedObject>]) -> Void) {
+        registryLock.lock()
+        body(&registry)
+        registryLock.unlock()
+    }
+
+    internal func retainRegistered(_ object: NSManagedObject) {
+        retained[object.objectID.key] = object
+    }
+
+    /// Called from an object's `deinit`.
+    internal func unregisterOnDeinit(_ key: IDKey) {
+        registryLock.lock()
+        registry[key] = nil
+        registryLock.unlock()
+    }
+
+    internal func registered(_ key: IDKey) -> NSManagedObject? {
+        registryLock.lock()
+        defer { registryLock.unlock() }
+        return registry[key]?.takeUnretainedValue()
+    }
+
+    /// Moves an object to its new (permanent) ID.
+    internal func reregister(_ object: NSManagedObject, as id: NSManagedObjectID) {
+        registryLock.lock()
+        registry[object.objectID.key] = nil
+        let old = object.objectID.key
+        object.objectID = id
+        registry[id.key] = Unmanaged.passUnretained(object)
+        registryLock.unlock()
+        if let kept = retained.removeValue(forKey: old) { retained[id.key] = kept }
+    }
+
+    /// The objects registered in the context.
+    open var registeredObjects: Set<NSManagedObject> {
+        registryLock.lock()
+        defer { registryLock.unlock() }
+        return Set(registry.values.map { $0.takeUnretainedValue() })
+    }
+
+    /// The object registered for `objectID`, or `nil`.
+    open func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
+        registered(objectID.key)
+    }
+
+    /// The object for `objectID`: the registered one, or a fault whose values load on first access.
+    ///
+    /// Never fails; if the object does not exist in the store, the fault reads as deleted when it fires.
+    /// Use ``existingObject(with:)`` to find out at once.
+    open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
+        if let object = registered(objectID.key) { return object }
+        let object = objectID.entity.layout.instanceClass.init(entity: objectID.entity, insertInto: nil)
+        object.becomeFault(objectID, snapshot: nil, in: self)
+        return object
+    }
+
+    /// The object for `objectID`, with its values loaded; throws
+    /// `NSManagedObjectReferentialIntegrityError` (133000) if it does not exist.
+    open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
+        if let object = registered(objectID.key) {
+            if object._isFault && !object._hasData {
+                guard let snapshot = snapshotForFault(objectID) else { throw missingObjectError(objectID) }
+                object.adopt(snapshot)
+            }
+            if object._isDeleted && object._isFault == false && object._snapshot == nil && !object._isInserted {
+                throw missingObjectError(objectID)
+            }
+            return object
+        }
+        guard !objectID.isTemporaryID, let snapshot = snapshotForFault(objectID) else { throw missingObjectError(objectID) }
+        let object = objectID.entity.layout.instanceClass.init(entity: snapshot.entity, insertInto: nil)
+        object.becomeFault(objectID, snapshot: snapshot, in: self)
+        return object
+    }
+
+    private func missingObjectError(_ id: NSManagedObjectID) -> NSError {
+        CoreDataError.make(.referentialIntegrity, "No object with ID \(id.uriRepresentation().absoluteString) exists in the store",
+                           extra: ["objectID": id])
+    }
+
+    /// The row for a fault, from the parent context or the store.
+    internal func snapshotForFault(_ id: NSManagedObjectID) -> RowSnapshot? {
+        if let parent = _parent {
+            return parent.performAndWait { () -> RowSnapshot? in
+                if let object = parent.registered(id.key), !object._isFault || object._hasData {
+                    object.fireFaultIfNeeded()
+                    return RowSnapshot(entity: object.entity, values: object.persistentValues(), version: object._snapshot?.version ?? 0)
+                }
+                return parent.snapshotForFault(id)
+            }
+        }
+        return try? persistentStoreCoordinator?.row(for: id)
+    }
+
+    /// The destination IDs of a to-many relationship as the store has them.
+    internal func relatedObjectIDs(of object: NSManagedObject, index: Int) -> [NSManagedObjectID] {
+        guard let relationship = object.layout.properties[index] as? NSRelationshipDescription else { return [] }
+        if let parent = _parent {
+            return parent.performAndWait {
+                let mirror = parent.object(with: object.objectID)
+                return mirror.toManyList(at: index).objects.map(\.objectID)
+            }
+        }
+        return (try? persistentStoreCoordinator?.relatedIDs(for: relationship, of: object.objectID)) ?? []
+    }
+
+    // MARK: Inserting and deleting
+
+    /// Inserts a new object; it gets a temporary ID and `awakeFromInsert` is called.
+    ///
+    /// Inserting an object that belongs to another context is a programmer error and stops the
+    /// process, as Apple raises an exception.
+    open func insert(_ object: NSManagedObject) {
+        if object._context === self {
+            if object._isDeleted { undelete(object) }
+            return
+        }
+        precondition(object._context == nil, "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext")
+        object._context = self
+        object._isInserted = true
+        register(object)
+        inserted.insert(object)
+        pendingChangeNotice.inserted.append(object)
+        object.awakeFromInsert()
+    }
+
+    private func undelete(_ object: NSManagedObject) {
+        object._isDeleted = false
+        deleted.remove(object)
+        pendingDeletes.removeAll { $0 === object }
+        if object._isInserted { inserted.insert(object) }
+    }
+
+    /// Marks an object for deletion at the next save; delete rules are applied when pending
+    /// changes are processed.
+    ///
+    /// Deleting an object of another context is a programmer error and stops the process.
+    open func delete(_ object: NSManagedObject) {
+        precondition(object._context === self, "Can't delete an object that belongs to another context")
+        guard !object._isDeleted else { return }
+        object._isDeleted = true
+        if object._isInserted {
+            inserted.remove(object)
+        } else {
+            updated.remove(object)
+            object._isUpdated = false
+            deleted.insert(object)
+        }
+        pendingDeletes.append(object)
+        pendingChangeNotice.deleted.append(object)
+    }
+
+    /// Called by objects when a value changes.
+    internal func objectDidChange(_ object: NSManagedObject) {
+        guard !object._isInserted, !object._isDeleted, !object._isUpdated else { return }
+        object._isUpdated = true
+        updated.insert(object)
+        pendingChangeNotice.updated.append(object)
+    }
+
+    /// Objects inserted since the last save.
+    open var insertedObjects: Set<NSManagedObject> { Set(inserted.objects) }
+    /// Objects changed since the last save.
+    open var updatedObjects: Set<NSManagedObject> { Set(updated.objects) }
+    /// Objects that will be deleted at the next save.
+    open var deletedObjects: Set<NSManagedObject> { Set(deleted.objects) }
+    /// Whether the context has unsaved changes.
+    open var hasChanges: Bool { !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty }
+
+    /// Applies delete rules to objects deleted since the last call and posts
+    /// `NSManagedObjectContextObjectsDidChange`.
+    open func processPendingChanges() {
+        while !pendingDeletes.isEmpty {
+            let object = pendingDeletes.removeFirst()
+            object.prepareForDeletion()
+            DeleteRules.apply(to: object, in: self)
+            if object._isInserted {
+                object._isInserted = false
+                unregister(object)
+            }
+        }
+        let notice = pendingChangeNotice
+        pendingChangeNotice = ([], [], [])
+        if !notice.inserted.isEmpty || !notice.updated.isEmpty || !notice.deleted.isEmpty {
+            NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: [
+                NSInsertedObjectsKey: Set(notice.inserted), NSUpdatedObjectsKey: Set(notice.updated), NSDeletedObjectsKey: Set(notice.deleted),
+            ])
+        }
+    }
+
+    // MARK: Discarding changes
+
+    /// Discards all unsaved changes: inserted objects leave the context, deleted and updated ones
+    /// get their last saved values back.
+    open func rollback() {
+        pendingDeletes.removeAll()
+        for object in inserted.objects {
+            object._isInserted = false
+            unregister(object)
+            object._context = nil
+        }
+        for object in deleted.objects + updated.objects {
+            object._isDeleted = false
+            object.revertToSnapshot()
+        }
+        inserted.removeAll()
+        updated.removeAll()
+        deleted.removeAll()
+        pendingChangeNotice = ([], [], [])
+    }
+
+    /// Forgets every object: the context is as new. Objects already handed out become invalid.
+    open func reset() {
+        registryLock.lock()
+        let objects = registry.values.map { $0.takeUnretainedValue() }
+        registry.removeAll()
+        registryLock.unlock()
+        retained.removeAll()
+        for object in objects + inserted.objects { object._context = nil }
+        inserted.removeAll()
+        updated.removeAll()
+        deleted.removeAll()
+        pendingDeletes.removeAll()
+        pendingChangeNotice = ([], [], [])
+    }
+
+    /// Updates an object from the store: with `flag` false it becomes a fault (unsaved changes
+    /// are discarded); with `flag` true its unsaved changes are kept on top of the stored values.
+    open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
+        guard object._context === self, !object._isInserted else { return }
+        let fresh = object.objectID.isTemporaryID ? nil : snapshotForFault(object.objectID)
+        if flag && object.hasChanges {
+            object.merge(fresh)
+        } else {
+            if object._isUpdated { updated.remove(object); object._isUpdated = false }
+            object.turnIntoFault(keepingSnapshot: fresh)
+        }
+    }
+
+    /// Refreshes every registered object, keeping unsaved changes.
+    open func refreshAllObjects() {
+        for object in registeredObjects { refresh(object, mergeChanges: true) }
+    }
+
+    /// Gives the objects permanent IDs now instead of at the next save.
+    open func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
+        guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.make(.persistentStoreSave, "The context has no coordinator") }
+        let temporary = objects.filter { $0.objectID.isTemporaryID }
+        var byEntity: [ObjectIdentifier: [NSManagedObject]] = [:]
+        var order: [NSEntityDescription] = []
+        for object in temporary {
+            if byEntity[ObjectIdentifier(object.entity)] == nil { order.append(object.entity) }
+            byEntity[ObjectIdentifier(object.entity), default: []].append(object)
+        }
+        for entity in order {
+            let group = byEntity[ObjectIdentifier(entity)]!
+            let ids = try coordinator.permanentIDs(for: entity, count: group.count)
+            for (object, id) in zip(group, ids) {
+                if object._context === self { reregister(object, as: id) } else { object.objectID = id }
+            }
+        }
+    }
+}
+
+/// The stack of contexts whose blocks run on the current thread.
+internal enum CurrentContext {
+    private static let key = "CoreData.CurrentContext"
+
+    private final class Stack { var contexts: [Unmanaged<NSManagedObjectContext>] = [] }
+
+    private static var stack: Stack {
+        let dictionary = Thread.current.threadDictionary
+        if let stack = dictionary[key] as? Stack { return stack }
+        let stack = Stack()
+        dictionary[key] = stack
+        return stack
+    }
+
+    static func push(_ context: NSManagedObjectContext) { stack.contexts.append(.passUnretained(context)) }
+    static func pop() { _ = stack.contexts.popLast() }
+    static var top: NSManagedObjectContext? { stack.contexts.last?.takeUnretainedValue() }
+    static func contains(_ context: NSManagedObjectContext) -> Bool {
+        stack.contexts.contains { $0.takeUnretainedValue() === context }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+extension Notification.Name {
+    /// Posted by a context when its objects change (at `processPendingChanges`).
+    public static let NSManagedObjectContextObjectsDidChange = Notification.Name("NSObjectsChangedInManagingContextNotification")
+    /// Posted by a context before it saves.
+    public static let NSManagedObjectContextWillSave = Notification.Name("NSManagingContextWillSaveChangesNotification")
+    /// Posted by a context after it saved, on its queue.
+    public static let NSManagedObjectContextDidSave = Notification.Name("NSManagingContextDidSaveChangesNotification")
+}
+
+extension NSManagedObjectContext {
+    /// The newer name of `NSManagedObjectContextDidSave`.
+    public static let didSaveObjectsNotification = Notification.Name.NSManagedObjectContextDidSave
+    /// The newer name of `NSManagedObjectContextObjectsDidChange`.
+    public static let didChangeObjectsNotification = Notification.Name.NSManagedObjectContextObjectsDidChange
+    /// The newer name of `NSManagedObjectContextWillSave`.
+    public static let willSaveObjectsNotification = Notification.Name.NSManagedObjectContextWillSave
+    /// Posted after a save with the IDs (not the objects) of what changed.
+    public static let didSaveObjectIDsNotification = Notification.Name("NSManagedObjectContextDidSaveObjectIDsNotification")
+    /// Posted after a merge with the IDs of what changed.
+    public static let didMergeChangesObjectIDsNotification = Notification.Name("NSManagedObjectContextDidMergeChangesObjectIDsNotification")
+}
+
+/// Keys of the notifications' user info, with Apple's values.
+public let NSInsertedObjectsKey = "inserted"
+public let NSUpdatedObjectsKey = "updated"
+public let NSDeletedObjectsKey = "deleted"
+public let NSRefreshedObjectsKey = "refreshed"
+public let NSInvalidatedObjectsKey = "invalidated"
+public let NSInvalidatedAllObjectsKey = "invalidatedAll"
+public let NSInsertedObjectIDsKey = "inserted_objectIDs"
+public let NSUpdatedObjectIDsKey = "updated_objectIDs"
+public let NSDeletedObjectIDsKey = "deleted_objectIDs"
+public let NSRefreshedObjectIDsKey = "refreshed_objectIDs"
+public let NSInvalidatedObjectIDsKey = "invalidated_objectIDs"

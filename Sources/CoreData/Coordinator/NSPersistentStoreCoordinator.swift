@@ -1,0 +1,259 @@
+import CSQLite
+import Foundation
+
+/// Connects contexts to stores: it owns the model and the stores, routes fetches and saves to
+/// the right store, and serializes access to them.
+///
+/// ```swift
+/// let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+/// try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil,
+///                                    at: storeURL, options: nil)
+/// let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+/// context.persistentStoreCoordinator = coordinator
+/// ```
+///
+/// A coordinator is `Sendable`: contexts on any queue share it.
+open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
+    /// The model of the coordinator's stores; frozen from now on.
+    public let managedObjectModel: NSManagedObjectModel
+    /// A name for debugging.
+    open var name: String?
+    private let lock = NSRecursiveLock()
+    private var stores: [NSPersistentStore] = []
+    private let queue = DispatchQueue(label: "NSPersistentStoreCoordinator")
+
+    /// Creates a coordinator for `model`, which can no longer change.
+    public init(managedObjectModel model: NSManagedObjectModel) {
+        self.managedObjectModel = model
+        super.init()
+        model.freeze()
+        LoadedModels.add(model)
+    }
+
+    /// The stores added to the coordinator.
+    open var persistentStores: [NSPersistentStore] { withLock { stores } }
+
+    /// Runs `body` holding the coordinator's lock.
+    internal func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Runs `block` asynchronously on the coordinator's queue.
+    open func perform(_ block: @escaping @Sendable () -> Void) {
+        queue.async { self.withLock(block) }
+    }
+
+    /// Runs `block` synchronously, holding the coordinator.
+    open func performAndWait(_ block: () -> Void) { withLock(block) }
+
+    // MARK: Adding and removing stores
+
+    /// Adds a store of type `storeType` (`NSSQLiteStoreType` or `NSInMemoryStoreType`).
+    ///
+    /// Throws, leaving any existing file untouched, when the file is not a SQLite database, is
+    /// damaged, or was written with a different model (`NSPersistentStoreIncompatibleVersionHashError`).
+    @discardableResult
+    open func addPersistentStore(ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
+                                 options: [AnyHashable: Any]? = nil) throws -> NSPersistentStore {
+        try managedObjectModel.validateForUse()
+        if let configuration, configuration != "Default", managedObjectModel.entities(forConfigurationName: configuration) == nil {
+            throw CoreDataError.make(.persistentStoreOpen, "The model has no configuration named '\(configuration)'")
+        }
+        let store: NSPersistentStore
+        switch storeType {
+        case NSSQLiteStoreType:
+            guard let storeURL, storeURL.isFileURL else {
+                throw CoreDataError.make(.persistentStoreOpen, "A SQLite store needs a file URL")
+            }
+            if let existing = withLock({ stores.first { $0.url?.standardizedFileURL == storeURL.standardizedFileURL } }) {
+                throw CoreDataError.make(.persistentStoreOpen, "The store at \(storeURL.path) is already added to this coordinator",
+                                         extra: [NSAffectedStoresErrorKey: [existing]])
+            }
+            store = SQLiteStore(persistentStoreCoordinator: self, configurationName: configuration, at: storeURL, options: options)
+        case NSInMemoryStoreType:
+            store = InMemoryStore(persistentStoreCoordinator: self, configurationName: configuration,
+                                  at: storeURL ?? URL(string: "memory://\(UUID().uuidString)")!, options: options)
+        default:
+            throw CoreDataError.make(.persistentStoreInvalidType,
+                "Unsupported store type '\(storeType)'; this Core Data supports \(NSSQLiteStoreType) and \(NSInMemoryStoreType)")
+        }
+        try withLock {
+            try store.open(model: managedObjectModel)
+            stores.append(store)
+        }
+        return store
+    }
+
+    /// Adds a store of `type`; the newer spelling of ``addPersistentStore(ofType:configurationName:at:options:)``.
+    @discardableResult
+    open func addPersistentStore(type: NSPersistentStore.StoreType, configuration: String? = nil, at storeURL: URL,
+                                 options: [AnyHashable: Any]? = nil) throws -> NSPersistentStore {
+        try addPersistentStore(ofType: type.rawValue, configurationName: configuration, at: storeURL, options: options)
+    }
+
+    /// Removes a store from the coordinator, closing its file.
+    open func remove(_ store: NSPersistentStore) throws {
+        try withLock {
+            guard let index = stores.firstIndex(where: { $0 === store }) else {
+                throw CoreDataError.make(.persistentStoreOperation, "The store is not part of this coordinator")
+            }
+            stores.remove(at: index)
+            store.close()
+        }
+    }
+
+    /// The store at `url`, if it has been added.
+    open func persistentStore(for url: URL) -> NSPersistentStore? {
+        withLock { stores.first { $0.url?.standardizedFileURL == url.standardizedFileURL } }
+    }
+
+    // MARK: Metadata
+
+    /// A store's metadata.
+    open func metadata(for store: NSPersistentStore) -> [String: Any] {
+        withLock { store.metadata ?? [:] }
+    }
+
+    /// Replaces a store's metadata (written with the next save; here at once).
+    open func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
+        withLock {
+            var merged = metadata ?? [:]
+            merged[NSStoreUUIDKey] = store.identifier
+            merged[NSStoreTypeKey] = store.type
+            try? store.writeMetadata(merged)
+        }
+    }
+
+    /// Reads the metadata of the store file at `url` without adding it.
+    open class func metadataForPersistentStore(ofType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
+        guard storeType == NSSQLiteStoreType else {
+            throw CoreDataError.make(.persistentStoreInvalidType, "Only SQLite stores have metadata on disk (asked for '\(storeType)')")
+        }
+        return try SQLiteStore.readMetadata(at: url)
+    }
+
+    /// Reads the metadata of the store file at `url` without adding it.
+    open class func metadataForPersistentStore(type: NSPersistentStore.StoreType, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
+        try metadataForPersistentStore(ofType: type.rawValue, at: url, options: options)
+    }
+
+    // MARK: Destroying and replacing stores
+
+    /// Deletes the store file at `url` and its `-wal` and `-shm` files, removing the store first if it was added.
+    open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
+        guard storeType == NSSQLiteStoreType else { return }
+        if let store = persistentStore(for: url) { try remove(store) }
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let path = url.path + suffix
+            if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+        }
+    }
+
+    /// Deletes the store file at `url`; the newer spelling.
+    open func destroyPersistentStore(at url: URL, type: NSPersistentStore.StoreType, options: [AnyHashable: Any]? = nil) throws {
+        try destroyPersistentStore(at: url, ofType: type.rawValue, options: options)
+    }
+
+    /// Replaces the store at `destinationURL` with a copy of the store at `sourceURL`, using
+    /// SQLite's backup API (safe with WAL files).
+    open func replacePersistentStore(at destinationURL: URL, destinationOptions: [AnyHashable: Any]? = nil,
+                                     withPersistentStoreFrom sourceURL: URL, sourceOptions: [AnyHashable: Any]? = nil,
+                                     ofType storeType: String) throws {
+        guard storeType == NSSQLiteStoreType else {
+            throw CoreDataError.make(.persistentStoreInvalidType, "Only SQLite stores can be replaced")
+        }
+        _ = try SQLiteStore.readMetadata(at: sourceURL)
+        let source = try SQLiteConnection(path: sourceURL.path, readOnly: true, create: false)
+        try FileManager.default.createDirectory(at: destinationURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let destination = try SQLiteConnection(path: destinationURL.path)
+        guard let backup = sqlite3_backup_init(destination.handle, "main", source.handle, "main") else {
+            throw destination.lastError(sqlite3_errcode(destination.handle), "Can't copy the store")
+        }
+        let rc = sqlite3_backup_step(backup, -1)
+        sqlite3_backup_finish(backup)
+        guard rc == SQLITE_DONE else { throw destination.lastError(rc, "Can't copy the store") }
+    }
+
+    /// Replaces the store at `destinationURL` with a copy of `sourceURL`'s; the newer spelling.
+    open func replacePersistentStore(at destinationURL: URL, destinationOptions: [AnyHashable: Any]? = nil,
+                                     withPersistentStoreFrom sourceURL: URL, sourceOptions: [AnyHashable: Any]? = nil,
+                                     type: NSPersistentStore.StoreType) throws {
+        try replacePersistentStore(at: destinationURL, destinationOptions: destinationOptions, withPersistentStoreFrom: sourceURL,
+                                   sourceOptions: sourceOptions, ofType: type.rawValue)
+    }
+
+    // MARK: Object IDs
+
+    /// The object ID that a URI from ``NSManagedObjectID/uriRepresentation()`` names, or `nil`.
+    open func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
+        guard url.scheme == "x-coredata", let host = url.host else { return nil }
+        let parts = url.path.split(separator: "/")
+        guard parts.count == 2, parts[1].first == "p", let pk = Int64(parts[1].dropFirst()), pk > 0,
+              let entity = managedObjectModel.entitiesByName[String(parts[0])] else { return nil }
+        guard let store = withLock({ stores.first { $0.identifier?.caseInsensitiveCompare(host) == .orderedSame } }) else { return nil }
+        return NSManagedObjectID(entity: entity, store: store, primaryKey: pk)
+    }
+
+    // MARK: Routing (internal)
+
+    /// The stores that hold `entity`'s objects.
+    internal func stores(for entity: NSEntityDescription) -> [NSPersistentStore] {
+        withLock {
+            stores.filter { store in
+                guard let entities = managedObjectModel.entities(forConfigurationName: store.configurationName) else { return true }
+                return entities.contains { $0 === entity || entity.isKindOf(entity: $0) }
+            }
+        }
+    }
+
+    /// The store a new object of `entity` goes to: the first that holds the entity.
+    internal func store(forNew entity: NSEntityDescription) throws -> NSPersistentStore {
+        guard let store = stores(for: entity).first else {
+            throw CoreDataError.make(.persistentStoreSave,
+                "No persistent store holds the entity '\(entity.name ?? "")'; add a store before saving")
+        }
+        return store
+    }
+
+    internal func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] {
+        try withLock {
+            let targets = stores(for: plan.entity)
+            if targets.count == 1 { return try targets[0].fetchRows(plan) }
+            return try targets.flatMap { try $0.fetchRows(plan) }
+        }
+    }
+
+    internal func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {
+        try withLock { try stores(for: plan.entity).flatMap { try $0.fetchIDs(plan) } }
+    }
+
+    internal func count(_ plan: FetchPlan) throws -> Int {
+        try withLock { try stores(for: plan.entity).reduce(0) { $0 + (try $1.count(plan)) } }
+    }
+
+    internal func row(for id: NSManagedObjectID) throws -> RowSnapshot? {
+        guard let store = id.persistentStore else { return nil }
+        return try withLock { try store.row(for: id) }
+    }
+
+    internal func relatedIDs(for relationship: NSRelationshipDescription, of id: NSManagedObjectID) throws -> [NSManagedObjectID] {
+        guard let store = id.persistentStore else { return [] }
+        return try withLock { try store.relatedIDs(for: relationship, of: id) }
+    }
+
+    internal func permanentIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
+        try withLock {
+            let store = try store(forNew: entity)
+            return try store.allocatePrimaryKeys(for: entity, count: count).map {
+                NSManagedObjectID(entity: entity, store: store, primaryKey: $0)
+            }
+        }
+    }
+
+    /// Writes a save to the store(s). One store: one transaction, all or nothing.
+    internal func save(_ changes: SaveChanges, to store: NSPersistentStore) throws -> SaveResult {
+        try withLock { try store.save(changes) }
+    }
+}

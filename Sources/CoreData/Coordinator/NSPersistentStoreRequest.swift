@@ -1,0 +1,108 @@
+import Foundation
+
+/// The kinds of store request.
+public enum NSPersistentStoreRequestType: UInt, Sendable {
+    case fetchRequestType = 1
+    case saveRequestType = 2
+    case batchInsertRequestType = 5
+    case batchUpdateRequestType = 6
+    case batchDeleteRequestType = 7
+}
+
+/// A request to the persistent stores: the base of ``NSFetchRequest``.
+open class NSPersistentStoreRequest: NSObject {
+    /// The stores to search; `nil` for all.
+    open var affectedStores: [NSPersistentStore]?
+    /// The request's kind.
+    open var requestType: NSPersistentStoreRequestType { .fetchRequestType }
+}
+
+/// What a fetch request returns.
+public struct NSFetchRequestResultType: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    /// Managed objects (the default).
+    public static let managedObjectResultType = NSFetchRequestResultType([])
+    /// Object IDs.
+    public static let managedObjectIDResultType = NSFetchRequestResultType(rawValue: 1)
+    /// Dictionaries of property values.
+    public static let dictionaryResultType = NSFetchRequestResultType(rawValue: 2)
+    /// The number of matching objects.
+    public static let countResultType = NSFetchRequestResultType(rawValue: 4)
+}
+
+/// A description of objects to fetch: an entity, a predicate, sort descriptors, limits.
+///
+/// ```swift
+/// let request = NSFetchRequest<Car>(entityName: "Car")
+/// request.predicate = NSPredicate(format: "name = %@", "Model T")
+/// request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+/// let cars = try context.fetch(request)   // [Car]
+/// ```
+///
+/// The generic parameter is unconstrained (Apple's is `NSFetchRequestResult`), so that
+/// `NSFetchRequest<NSFetchRequestResult>` compiles on Linux.
+open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
+    /// The name of the entity to fetch.
+    open var entityName: String?
+    private var _entity: NSEntityDescription?
+    /// The entity to fetch. Set directly, or found by ``entityName`` in the context's model.
+    open var entity: NSEntityDescription? {
+        get { _entity }
+        set { _entity = newValue; if let name = newValue?.name { entityName = name } }
+    }
+    /// Which objects to return; `nil` for all.
+    open var predicate: NSPredicate?
+    /// The order of the results; primary-key (insertion) order when `nil` or empty.
+    open var sortDescriptors: [NSSortDescriptor]?
+    /// The largest number of objects to return; 0 for no limit.
+    open var fetchLimit: Int = 0
+    /// How many matching objects to skip.
+    open var fetchOffset: Int = 0
+    /// The batch size for batched results; 0 for none.
+    open var fetchBatchSize: Int = 0
+    /// What the fetch returns.
+    open var resultType: NSFetchRequestResultType = .managedObjectResultType
+    /// Whether objects of sub-entities match too.
+    open var includesSubentities: Bool = true
+    /// Whether unsaved changes in the context are taken into account.
+    open var includesPendingChanges: Bool = true
+    /// Whether fetched objects are faults (their values are cached and arrive on first access).
+    open var returnsObjectsAsFaults: Bool = true
+    /// Whether property values are fetched along with the objects.
+    open var includesPropertyValues: Bool = true
+    /// Whether objects already in the context get the fetched values.
+    open var shouldRefreshRefetchedObjects: Bool = false
+    /// Relationship key paths whose objects are fetched along.
+    open var relationshipKeyPathsForPrefetching: [String]?
+    /// The properties of dictionary results.
+    open var propertiesToFetch: [Any]?
+    /// Whether dictionary results are distinct.
+    open var returnsDistinctResults: Bool = false
+    /// The properties dictionary results are grouped by.
+    open var propertiesToGroupBy: [Any]?
+    /// A predicate on grouped results.
+    open var havingPredicate: NSPredicate?
+
+    /// A request with no entity; set ``entity`` or ``entityName`` before fetching.
+    public override init() { super.init() }
+
+    /// A request for the objects of the named entity.
+    public convenience init(entityName: String) {
+        self.init()
+        self.entityName = entityName
+        if let cls = ResultType.self as? NSManagedObject.Type { ManagedObjectClassRegistry.register(cls) }
+    }
+
+    /// Runs the request in the context whose `perform` block is running.
+    open func execute() throws -> [ResultType] {
+        guard let context = NSManagedObjectContext.current else {
+            throw CoreDataError.make(.coreData, "NSFetchRequest.execute() must be called inside a context's perform or performAndWait block")
+        }
+        return try context.fetch(self)
+    }
+
+    open override var description: String {
+        "<NSFetchRequest: entity: \(entityName ?? "nil"); predicate: \(predicate.map { "\($0)" } ?? "nil"); limit: \(fetchLimit)>"
+    }
+}

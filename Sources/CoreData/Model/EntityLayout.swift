@@ -1,0 +1,198 @@
+import Foundation
+
+/// What an entity looks like once its model is frozen: every property at a fixed index, the
+/// table and columns that store it, its `Z_ENT` number. Hot paths (save, fetch, fault firing,
+/// property access) work by these indexes, never by name.
+internal final class EntityLayout: @unchecked Sendable {
+    unowned let entity: NSEntityDescription
+    /// The entity's `Z_ENT` number in stores.
+    let entityNumber: Int
+    /// The root of the entity's hierarchy; its table stores every sub-entity's rows.
+    unowned let root: NSEntityDescription
+    /// `Z` + the root entity's upper-cased name.
+    let tableName: String
+    /// Every property, inherited ones first; a sub-entity shares its parent's indexes.
+    let properties: [NSPropertyDescription]
+    let propertiesByName: [String: NSPropertyDescription]
+    let indexByName: [String: Int]
+    /// Indexes of the properties stored in the entity's row (attributes and to-one relationships, not transient).
+    let rowIndexes: [Int]
+    /// Indexes of all relationships.
+    let relationshipIndexes: [Int]
+    /// Indexes of the attributes.
+    let attributeIndexes: [Int]
+    /// This entity's `Z_ENT` and those of all its sub-entities.
+    var entityNumbers: [Int] = []
+    /// All concrete entities at or below this one, this one first.
+    var descendants: [NSEntityDescription] = []
+    /// The values a new object starts with.
+    let defaultValues: ContiguousArray<StoreValue>
+    /// The class named by `managedObjectClassName`, or `NSManagedObject`.
+    var objectClass: NSManagedObject.Type
+
+    init(entity: NSEntityDescription, number: Int) {
+        self.entity = entity
+        self.entityNumber = number
+        self.root = entity.rootEntity
+        self.tableName = "Z" + (entity.rootEntity.name ?? "").uppercased()
+        let properties = entity.properties
+        self.properties = properties
+        var byName: [String: NSPropertyDescription] = [:]
+        var indexByName: [String: Int] = [:]
+        var rowIndexes: [Int] = []
+        var relationshipIndexes: [Int] = []
+        var attributeIndexes: [Int] = []
+        var defaults = ContiguousArray<StoreValue>(repeating: .null, count: properties.count)
+        for (index, property) in properties.enumerated() {
+            byName[property.name] = property
+            indexByName[property.name] = index
+            if property.isStoredInRow { rowIndexes.append(index) }
+            if let attribute = property as? NSAttributeDescription {
+                attributeIndexes.append(index)
+                if let value = attribute.defaultValue {
+                    defaults[index] = (try? StoreValue(converting: value, for: attribute)) ?? .null
+                }
+            } else if property is NSRelationshipDescription {
+                relationshipIndexes.append(index)
+            }
+        }
+        self.propertiesByName = byName
+        self.indexByName = indexByName
+        self.rowIndexes = rowIndexes
+        self.relationshipIndexes = relationshipIndexes
+        self.attributeIndexes = attributeIndexes
+        self.defaultValues = defaults
+        self.objectClass = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
+    }
+
+    /// The class to instantiate, re-checking the registry for classes seen since the model froze.
+    var instanceClass: NSManagedObject.Type {
+        if objectClass == NSManagedObject.self, let name = entity.managedObjectClassName, name != "NSManagedObject" {
+            let resolved = ManagedObjectClassRegistry.resolve(name)
+            if resolved != NSManagedObject.self { objectClass = resolved }
+        }
+        return objectClass
+    }
+}
+
+/// Computes every entity's ``EntityLayout`` and every property's index and column.
+internal enum ModelLayoutBuilder {
+    static func build(_ entities: [NSEntityDescription]) {
+        // Resolve relationships read from Xcode's XML by name.
+        var byName: [String: NSEntityDescription] = [:]
+        for entity in entities { if let name = entity.name { byName[name] = entity } }
+        for entity in entities {
+            for case let relationship as NSRelationshipDescription in entity.ownProperties {
+                if relationship.destinationEntity == nil, let name = relationship.destinationEntityName {
+                    relationship.destinationEntity = byName[name]
+                }
+                if relationship.inverseRelationship == nil, let inverseName = relationship.inverseName,
+                   let destination = relationship.destinationEntity {
+                    relationship.inverseRelationship = destination.propertiesByName[inverseName] as? NSRelationshipDescription
+                }
+            }
+        }
+
+        // Z_ENT numbers: roots in name order, each followed depth-first by its sub-entities in name order.
+        var ordered: [NSEntityDescription] = []
+        func visit(_ entity: NSEntityDescription) {
+            ordered.append(entity)
+            for child in entity.subentities.sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) { visit(child) }
+        }
+        for root in entities.filter({ $0.superentity == nil }).sorted(by: { ($0.name ?? "") < ($1.name ?? "") }) {
+            visit(root)
+        }
+        // Entities listed in the model but reachable only as sub-entities of unlisted parents still get numbers.
+        for entity in entities where !ordered.contains(where: { $0 === entity }) { ordered.append(entity) }
+
+        // Property indexes: inherited first, so a sub-entity shares its parent's indexes.
+        for entity in ordered {
+            let inherited = entity.superentity?.properties.count ?? 0
+            for (offset, property) in entity.ownProperties.enumerated() {
+                property.entity = entity
+                property.index = inherited + offset
+            }
+        }
+
+        // Columns: per root table, `Z` + upper-cased name, numbered when two sub-entities collide.
+        for root in ordered where root.superentity == nil {
+            var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
+            let family = ordered.filter { $0.rootEntity === root }
+            for entity in family {
+                for property in entity.ownProperties where property.isStoredInRow {
+                    let base = "Z" + property.name.uppercased()
+                    var column = base
+                    var counter = 1
+                    while used.contains(column) { column = base + String(counter); counter += 1 }
+                    used.insert(column)
+                    property.columnName = column
+                }
+            }
+        }
+
+        var layouts: [ObjectIdentifier: EntityLayout] = [:]
+        for (offset, entity) in ordered.enumerated() {
+            let layout = EntityLayout(entity: entity, number: offset + 1)
+            entity.frozenLayout = layout
+            layouts[ObjectIdentifier(entity)] = layout
+        }
+        for entity in ordered {
+            var descendants: [NSEntityDescription] = []
+            func collect(_ e: NSEntityDescription) {
+                descendants.append(e)
+                for child in e.subentities { collect(child) }
+            }
+            collect(entity)
+            entity.frozenLayout!.descendants = descendants
+            entity.frozenLayout!.entityNumbers = descendants.map { $0.frozenLayout!.entityNumber }
+        }
+
+        RelationshipStorage.assign(ordered)
+    }
+}
+
+/// Decides where each relationship is stored, as Apple's SQLite store does: a foreign-key
+/// column on the to-one side (plus `Z<n>_<NAME>` holding the destination's `Z_ENT` when the
+/// destination has sub-entities), a `Z_<n><NAME>` join table for many-to-many, a hidden
+/// `Z<n><NAME>` column in the destination for a to-many with no inverse, and `Z_FOK_` order columns.
+internal enum RelationshipStorage {
+    static func assign(_ entities: [NSEntityDescription]) {
+        for entity in entities {
+            for case let relationship as NSRelationshipDescription in entity.ownProperties where !relationship.isTransient {
+                guard let destination = relationship.destinationEntity else { continue }
+                let number = entity.layout.entityNumber
+                if !relationship.isToMany {
+                    if !destination.subentities.isEmpty {
+                        relationship.entityColumn = "Z" + String(destination.layout.entityNumber) + "_" + relationship.name.uppercased()
+                    }
+                    continue
+                }
+                if relationship.inverseRelationship == nil {
+                    // To-many with no inverse: a hidden foreign key in the destination's table.
+                    relationship.hiddenForeignKeyColumn = "Z" + String(number) + relationship.name.uppercased()
+                    if relationship.isOrdered { relationship.orderColumn = "Z_FOK_" + String(number) + relationship.name.uppercased() }
+                    continue
+                }
+                let inverse = relationship.inverseRelationship!
+                if !inverse.isToMany {
+                    // One-to-many: the foreign key is the inverse's column in the destination's table.
+                    if relationship.isOrdered { relationship.orderColumn = "Z_FOK_" + inverse.name.uppercased() }
+                    continue
+                }
+                // Many-to-many: a join table named by the side whose entity comes first.
+                let inverseEntity = inverse.entity!
+                let inverseNumber = inverseEntity.layout.entityNumber
+                let owns = number < inverseNumber || (number == inverseNumber && relationship.name <= inverse.name)
+                let owner = owns ? relationship : inverse
+                let ownerNumber = owns ? number : inverseNumber
+                let table = "Z_" + String(ownerNumber) + owner.name.uppercased()
+                // Each side's column holds that side's keys and is named after the relationship pointing at it.
+                let myColumn = "Z_" + String(number) + inverse.name.uppercased()
+                let destinationColumn = "Z_" + String(destination.layout.entityNumber) + relationship.name.uppercased()
+                relationship.joinTable = .init(name: table, sourceColumn: myColumn, destinationColumn: destinationColumn,
+                                               orderColumn: relationship.isOrdered ? "Z_FOK_" + destinationColumn.dropFirst(2) : nil,
+                                               isOwner: owns)
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// The type of an attribute, with the raw values Apple uses (they are part of the version hash).
+public enum NSAttributeType: UInt, Sendable {
+    case undefinedAttributeType = 0
+    case integer16AttributeType = 100
+    case integer32AttributeType = 200
+    case integer64AttributeType = 300
+    case decimalAttributeType = 400
+    case doubleAttributeType = 500
+    case floatAttributeType = 600
+    case stringAttributeType = 700
+    case booleanAttributeType = 800
+    case dateAttributeType = 900
+    case binaryDataAttributeType = 1000
+    case UUIDAttributeType = 1100
+    case URIAttributeType = 1200
+    case transformableAttributeType = 1800
+    case objectIDAttributeType = 2000
+    case compositeAttributeType = 2100
+}
+
+/// The description of an attribute: a value of one ``NSAttributeType`` stored in a column.
+///
+/// ```swift
+/// let price = NSAttributeDescription()
+/// price.name = "price"
+/// price.attributeType = .doubleAttributeType
+/// price.defaultValue = 0.0
+/// ```
+open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
+    /// The type of the attribute's values.
+    open var attributeType: NSAttributeType = .undefinedAttributeType { willSet { assertMutable() } }
+    /// The name of the class of the attribute's values, derived from ``attributeType`` unless set.
+    open var attributeValueClassName: String? {
+        get { _attributeValueClassName ?? Self.defaultClassName(for: attributeType) }
+        set { _attributeValueClassName = newValue }
+    }
+    private var _attributeValueClassName: String?
+    /// The value a newly inserted object starts with.
+    open var defaultValue: Any? = nil
+    /// The name of the ``ValueTransformer`` of a transformable attribute; `nil` means
+    /// `NSSecureUnarchiveFromData`, as on Apple platforms.
+    open var valueTransformerName: String? = nil
+    /// Whether large binary values may live outside the store file. Part of the version hash;
+    /// values are kept in the store on Linux.
+    open var allowsExternalBinaryDataStorage: Bool = false { willSet { assertMutable() } }
+    /// Whether the value is kept in persistent history when its object is deleted. Part of the version hash.
+    open var preservesValueInHistoryOnDeletion: Bool = false { willSet { assertMutable() } }
+    /// Stored for fidelity; CloudKit does not exist on Linux.
+    open var allowsCloudEncryption: Bool = false
+
+    public required init() { super.init() }
+
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSAttributeDescription()
+        copy.copyProperties(from: self)
+        copy.attributeType = attributeType
+        copy._attributeValueClassName = _attributeValueClassName
+        copy.defaultValue = defaultValue
+        copy.valueTransformerName = valueTransformerName
+        copy.allowsExternalBinaryDataStorage = allowsExternalBinaryDataStorage
+        copy.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
+        copy.allowsCloudEncryption = allowsCloudEncryption
+        copy.minimum = minimum
+        copy.maximum = maximum
+        copy.regularExpression = regularExpression
+        copy.usesScalarValueType = usesScalarValueType
+        return copy
+    }
+
+    open override var versionHash: Data { VersionHash.attributeHash(self) }
+
+    static func defaultClassName(for type: NSAttributeType) -> String? {
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
+             .doubleAttributeType, .floatAttributeType, .booleanAttributeType: return "NSNumber"
+        case .decimalAttributeType: return "NSDecimalNumber"
+        case .stringAttributeType: return "NSString"
+        case .dateAttributeType: return "NSDate"
+        case .binaryDataAttributeType: return "NSData"
+        case .UUIDAttributeType: return "NSUUID"
+        case .URIAttributeType: return "NSURL"
+        case .objectIDAttributeType: return "NSManagedObjectID"
+        case .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: return nil
+        }
+    }
+
+    // MARK: Validation rules in the form Xcode's model editor writes them
+
+    /// Minimum value (numbers, dates) or minimum length (strings, binary data), as Xcode's `minValueString`.
+    internal var minimum: Double?
+    /// Maximum value (numbers, dates) or maximum length (strings, binary data), as Xcode's `maxValueString`.
+    internal var maximum: Double?
+    /// A regular expression every string value must match, as Xcode's `regularExpressionString`.
+    internal var regularExpression: String?
+    /// Whether generated accessors use a scalar Swift type (Xcode's `usesScalarValueType`); stored for fidelity.
+    internal var usesScalarValueType: Bool = false
+}

@@ -1,0 +1,213 @@
+import Foundation
+
+/// The description of an entity: its name, its class, its properties and its place in the
+/// entity hierarchy.
+///
+/// ```swift
+/// let car = NSEntityDescription()
+/// car.name = "Car"
+/// car.managedObjectClassName = NSStringFromClass(Car.self)
+/// car.properties = [name, year]
+/// ```
+open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
+    /// The entity's name, unique in its model.
+    open var name: String? { willSet { assertMutable() } }
+    /// The name of the class that represents the entity's objects. A module-qualified name
+    /// (`MyModule.Car`) or a bare one (`Car`, looked up in the modules that registered classes
+    /// with ``NSManagedObject``). A name with no class behind it falls back to `NSManagedObject`.
+    open var managedObjectClassName: String! = "NSManagedObject"
+    /// Whether the entity is abstract: it cannot have instances of its own.
+    open var isAbstract: Bool = false { willSet { assertMutable() } }
+    /// Free-form information about the entity.
+    open var userInfo: [AnyHashable: Any]? = nil
+    /// A string mixed into ``versionHash`` to mark a change that does not otherwise alter it.
+    open var versionHashModifier: String? { willSet { assertMutable() } }
+    /// The name of this entity in the previous model version, used by lightweight migration.
+    open var renamingIdentifier: String?
+    /// The model the entity belongs to.
+    open internal(set) weak var managedObjectModel: NSManagedObjectModel!
+    /// The entity this one inherits from.
+    open internal(set) weak var superentity: NSEntityDescription?
+    /// Property names (or arrays of names) whose values must be unique among the entity's objects.
+    open var uniquenessConstraints: [[Any]] = [] { willSet { assertMutable() } }
+    /// The store indexes declared for the entity.
+    open var indexes: [NSFetchIndexDescription] = []
+
+    private var _subentities: [NSEntityDescription] = []
+    private var _properties: [NSPropertyDescription] = []
+
+    public override init() { super.init() }
+
+    /// The entities that inherit from this one.
+    open var subentities: [NSEntityDescription] {
+        get { _subentities }
+        set {
+            assertMutable()
+            for entity in _subentities where entity.superentity === self { entity.superentity = nil }
+            _subentities = newValue
+            for entity in newValue { entity.superentity = self }
+        }
+    }
+
+    /// All the entity's properties, inherited ones first, as on Apple platforms.
+    /// Setting it sets the entity's own properties.
+    open var properties: [NSPropertyDescription] {
+        get { (superentity?.properties ?? []) + _properties }
+        set {
+            assertMutable()
+            _properties = newValue
+            for property in newValue { property.entity = self }
+        }
+    }
+
+    /// The properties declared by this entity itself, not inherited.
+    internal var ownProperties: [NSPropertyDescription] { _properties }
+
+    /// All properties (inherited included) by name.
+    open var propertiesByName: [String: NSPropertyDescription] {
+        if let layout = frozenLayout { return layout.propertiesByName }
+        return Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// All attributes (inherited included) by name.
+    open var attributesByName: [String: NSAttributeDescription] {
+        propertiesByName.compactMapValues { $0 as? NSAttributeDescription }
+    }
+
+    /// All relationships (inherited included) by name.
+    open var relationshipsByName: [String: NSRelationshipDescription] {
+        propertiesByName.compactMapValues { $0 as? NSRelationshipDescription }
+    }
+
+    /// The relationships whose destination is `entity`.
+    open func relationships(forDestination entity: NSEntityDescription) -> [NSRelationshipDescription] {
+        properties.compactMap { $0 as? NSRelationshipDescription }.filter { $0.destinationEntity === entity }
+    }
+
+    /// Whether this entity is `entity` or inherits from it.
+    open func isKindOf(entity: NSEntityDescription) -> Bool {
+        var current: NSEntityDescription? = self
+        while let candidate = current {
+            if candidate === entity { return true }
+            current = candidate.superentity
+        }
+        return false
+    }
+
+    /// The hash Core Data compares to decide whether a store's entity matches this one.
+    /// Computed exactly as Apple computes it (see `VersionHash.swift`).
+    open var versionHash: Data { VersionHash.entityHash(self) }
+
+    open func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSEntityDescription()
+        copy.name = name
+        copy.managedObjectClassName = managedObjectClassName
+        copy.isAbstract = isAbstract
+        copy.userInfo = userInfo
+        copy.versionHashModifier = versionHashModifier
+        copy.renamingIdentifier = renamingIdentifier
+        copy.uniquenessConstraints = uniquenessConstraints
+        copy.indexes = indexes
+        copy.properties = _properties.map { $0.copy() as! NSPropertyDescription }
+        return copy
+    }
+
+    open override var description: String {
+        "(<NSEntityDescription: \(name ?? "<unnamed>")>) properties: \(properties.map(\.name))"
+    }
+
+    // MARK: Finding entities and inserting objects
+
+    /// The entity named `entityName` in the model of `context`'s coordinator, or `nil`.
+    open class func entity(forEntityName entityName: String, in context: NSManagedObjectContext) -> NSEntityDescription? {
+        context.model?.entitiesByName[entityName]
+    }
+
+    /// Creates an object of the named entity, inserts it into `context` and returns it.
+    ///
+    /// Naming an entity the context's model does not have is a programmer error and stops the
+    /// process, as Apple's raises `NSInternalInconsistencyException`; check with
+    /// ``entity(forEntityName:in:)`` first when the name comes from input.
+    open class func insertNewObject(forEntityName entityName: String, into context: NSManagedObjectContext) -> NSManagedObject {
+        guard let entity = entity(forEntityName: entityName, in: context) else {
+            preconditionFailure("+entityForName: could not locate an entity named '\(entityName)' in this model.")
+        }
+        return entity.instantiate(insertInto: context)
+    }
+
+    /// Creates an object of this entity, of the entity's class.
+    internal func instantiate(insertInto context: NSManagedObjectContext?) -> NSManagedObject {
+        let cls = layout.objectClass
+        return cls.init(entity: self, insertInto: context)
+    }
+
+    // MARK: Internal layout, fixed when the model is frozen
+
+    internal var frozenLayout: EntityLayout?
+
+    /// The entity's frozen layout. Freezes the model on first use.
+    internal var layout: EntityLayout {
+        if let layout = frozenLayout { return layout }
+        managedObjectModel?.freeze()
+        if let layout = frozenLayout { return layout }
+        preconditionFailure("The entity '\(name ?? "")' is not part of a managed object model")
+    }
+
+    internal func assertMutable() {
+        if let model = managedObjectModel, model.isFrozen {
+            preconditionFailure("Can't modify the entity '\(name ?? "")' of a managed object model that is in use by a persistent store coordinator")
+        }
+    }
+
+    /// The root of this entity's hierarchy: the entity whose table holds its rows.
+    internal var rootEntity: NSEntityDescription {
+        var entity = self
+        while let parent = entity.superentity { entity = parent }
+        return entity
+    }
+}
+
+/// An index over one or more properties of an entity.
+open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
+    /// The index's name.
+    open var name: String
+    /// The indexed properties, in order.
+    open var elements: [NSFetchIndexElementDescription]
+    /// An optional partial-index predicate.
+    open var partialIndexPredicate: NSPredicate?
+    /// The entity the index belongs to.
+    open internal(set) weak var entity: NSEntityDescription?
+
+    public init(name: String, elements: [NSFetchIndexElementDescription]?) {
+        self.name = name
+        self.elements = elements ?? []
+        super.init()
+    }
+}
+
+/// One property in an ``NSFetchIndexDescription``.
+open class NSFetchIndexElementDescription: NSObject, @unchecked Sendable {
+    /// How an index element is stored.
+    public enum CollationType: UInt, Sendable { case binary = 0, rTree = 1 }
+    /// The indexed property.
+    open var property: NSPropertyDescription?
+    /// The indexed property's name.
+    open var propertyName: String?
+    /// Whether the element sorts ascending.
+    open var isAscending: Bool = true
+    /// The kind of index.
+    open var collationType: CollationType = .binary
+
+    public init(property: NSPropertyDescription, collationType: CollationType) {
+        self.property = property
+        self.propertyName = property.name
+        self.collationType = collationType
+        super.init()
+    }
+
+    internal init(propertyName: String, ascending: Bool) {
+        self.propertyName = propertyName
+        self.isAscending = ascending
+        super.init()
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+
+/// A set of entities: the schema of an object graph.
+///
+/// Build one in code, or load the `.xcdatamodeld` / `.xcdatamodel` that Xcode writes:
+///
+/// ```swift
+/// let url = Bundle.module.url(forResource: "Car", withExtension: "xcdatamodeld")!
+/// guard let model = NSManagedObjectModel(contentsOf: url) else { fatalError("no model") }
+/// let car = model.entitiesByName["Car"]!
+/// ```
+///
+/// A model can be changed until a persistent store coordinator uses it; then it is frozen.
+open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _entities: [NSEntityDescription] = []
+    private var _configurations: [String: [NSEntityDescription]] = [:]
+    private var _frozen = false
+
+    /// Identifiers of the model's version (Xcode's "Model Version Identifier").
+    open var versionIdentifiers: Set<AnyHashable> = []
+    /// Localized names of entities and properties; stored for fidelity.
+    open var localizationDictionary: [String: String]? = nil
+
+    /// An empty model.
+    public override init() { super.init() }
+
+    /// Loads a model from an Xcode model file: a `.xcdatamodeld` folder (its current version, named
+    /// by `.xccurrentversion`) or a `.xcdatamodel` folder. Returns `nil` if the file cannot be read,
+    /// as Apple's does; ``init(validatingContentsOf:)`` throws an error that says what is wrong.
+    public convenience init?(contentsOf url: URL) {
+        guard let model = try? XcodeModelReader.readModel(at: url) else { return nil }
+        self.init()
+        adopt(model)
+    }
+
+    /// Loads a model from an Xcode model file, throwing an `NSError` in `NSCocoaErrorDomain`
+    /// that names the file and the problem when it cannot be read.
+    ///
+    /// Linux addition: Apple's framework only offers the failable initializer.
+    public convenience init(validatingContentsOf url: URL) throws {
+        let model = try XcodeModelReader.readModel(at: url)
+        self.init()
+        adopt(model)
+    }
+
+    /// A model holding the entities of all `models`.
+    public convenience init?(byMerging models: [NSManagedObjectModel]?) {
+        self.init()
+        var entities: [NSEntityDescription] = []
+        for model in models ?? [] {
+            for entity in model.entities where entity.superentity == nil {
+                entities.append(entity.copy() as! NSEntityDescription)
+            }
+        }
+        self.entities = entities
+    }
+
+    private func adopt(_ other: NSManagedObjectModel) {
+        _entities = other._entities
+        for entity in _entities { entity.managedObjectModel = self }
+        _configurations = other._configurations
+        versionIdentifiers = other.versionIdentifiers
+    }
+
+    /// The model's entities, sub-entities included.
+    open var entities: [NSEntityDescription] {
+        get { lock.withLock { _entities } }
+        set {
+            assertMutable()
+            lock.withLock {
+                _entities = newValue
+                for entity in newValue { entity.managedObjectModel = self }
+            }
+        }
+    }
+
+    /// The model's entities by name.
+    open var entitiesByName: [String: NSEntityDescription] {
+        if let byName = frozenEntitiesByName { return byName }
+        var result: [String: NSEntityDescription] = [:]
+        for entity in entities { if let name = entity.name { result[name] = entity } }
+        return result
+    }
+
+    /// The names of the model's configurations (not counting the default one).
+    open var configurations: [String] { lock.withLock { _configurations.keys.sorted() } }
+
+    /// The entities of a configuration; `nil` or `"Default"` names all entities.
+    open func entities(forConfigurationName configuration: String?) -> [NSEntityDescription]? {
+        guard let configuration, configuration != "Default", configuration != "PF_DEFAULT_CONFIGURATION_NAME" else { return entities }
+        return lock.withLock { _configurations[configuration] }
+    }
+
+    /// Sets the entities of a configuration.
+    open func setEntities(_ entities: [NSEntityDescription], forConfigurationName configuration: String) {
+        assertMutable()
+        lock.withLock { _configurations[configuration] = entities }
+    }
+
+    /// The version hash of every entity, by entity name.
+    open var entityVersionHashesByName: [String: Data] {
+        var result: [String: Data] = [:]
+        for entity in entities { if let name = entity.name { result[name] = entity.versionHash } }
+        return result
+    }
+
+    /// The checksum Xcode shows for the model: base64 of SHA-256 over the entity hashes in name order.
+    open var versionChecksum: String { VersionHash.versionChecksum(self) }
+
+    /// Whether the store metadata's entity hashes match this model (for the configuration's entities).
+    open func isConfiguration(withName configuration: String?, compatibleWithStoreMetadata metadata: [String: Any]) -> Bool {
+        guard let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] else { return false }
+        let entities = self.entities(forConfigurationName: configuration) ?? []
+        guard stored.count == entities.count else { return false }
+        for entity in entities {
+            guard let name = entity.name, let hash = stored[name] as? Data, hash == entity.versionHash else { return false }
+        }
+        return true
+    }
+
+    open func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSManagedObjectModel()
+        var map: [ObjectIdentifier: NSEntityDescription] = [:]
+        let roots = entities.filter { $0.superentity == nil }
+        var all: [NSEntityDescription] = []
+        func copyTree(_ entity: NSEntityDescription) -> NSEntityDescription {
+            let entityCopy = entity.copy() as! NSEntityDescription
+            map[ObjectIdentifier(entity)] = entityCopy
+            all.append(entityCopy)
+            entityCopy.subentities = entity.subentities.map(copyTree)
+            return entityCopy
+        }
+        _ = roots.map(copyTree)
+        // Re-point relationships at the copied entities and inverses.
+        for entity in all {
+            for case let relationship as NSRelationshipDescription in entity.ownProperties {
+                if let destination = relationship.destinationEntity { relationship.destinationEntity = map[ObjectIdentifier(destination)] }
+                if let inverse = relationship.inverseRelationship, let inverseEntity = inverse.entity,
+                   let copiedEntity = map[ObjectIdentifier(inverseEntity)] {
+                    relationship.inverseRelationship = copiedEntity.ownProperties.first { $0.name == inverse.name } as? NSRelationshipDescription
+                }
+            }
+        }
+        copy.entities = all
+        copy.versionIdentifiers = versionIdentifiers
+        return copy
+    }
+
+    // MARK: Freezing
+
+    /// Whether a coordinator uses the model; a frozen model cannot change.
+    internal var isFrozen: Bool { lock.withLock { _frozen } }
+    private var frozenEntitiesByName: [String: NSEntityDescription]?
+
+    /// Checks the model, computes every entity's layout and forbids further changes.
+    /// Called when a coordinator adopts the model, or when an entity is first used.
+    internal func freeze() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !_frozen else { return }
+        ModelLayoutBuilder.build(_entities)
+        var byName: [String: NSEntityDescription] = [:]
+        for entity in _entities { if let name = entity.name { byName[name] = entity } }
+        frozenEntitiesByName = byName
+        _frozen = true
+    }
+
+    /// Throws an error if the model cannot be used: unnamed or duplicate entities, relationships
+    /// without destinations, inverses that do not point back.
+    internal func validateForUse() throws {
+        var seen = Set<String>()
+        for entity in entities {
+            guard let name = entity.name, !name.isEmpty else {
+                throw CoreDataError.make(.persistentStoreInvalidType, "The model has an entity without a name")
+            }
+            guard seen.insert(name).inserted else {
+                throw CoreDataError.make(.persistentStoreInvalidType, "The model has two entities named '\(name)'")
+            }
+            var propertyNames = Set<String>()
+            for property in entity.properties {
+                guard !property.name.isEmpty else {
+                    throw CoreDataError.make(.persistentStoreInvalidType, "The entity '\(name)' has a property without a name")
+                }
+                guard propertyNames.insert(property.name).inserted else {
+                    throw CoreDataError.make(.persistentStoreInvalidType, "The entity '\(name)' has two properties named '\(property.name)'")
+                }
+                if let relationship = property as? NSRelationshipDescription {
+                    guard let destination = relationship.destinationEntity, destination.managedObjectModel === self else {
+                        throw CoreDataError.make(.persistentStoreInvalidType, "The relationship '\(name).\(property.name)' has no destination entity in this model")
+                    }
+                    if let inverse = relationship.inverseRelationship {
+                        guard inverse.entity.map({ destination.isKindOf(entity: $0) || $0.isKindOf(entity: destination) }) ?? false else {
+                            throw CoreDataError.make(.persistentStoreInvalidType, "The inverse of '\(name).\(property.name)' does not belong to its destination entity")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    internal func assertMutable() {
+        if isFrozen {
+            preconditionFailure("Can't modify a managed object model that is in use by a persistent store coordinator")
+        }
+    }
+
+    open override var description: String {
+        "(<NSManagedObjectModel>) entities: \(entities.compactMap(\.name).sorted())"
+    }
+}

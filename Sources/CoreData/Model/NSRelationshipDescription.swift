@@ -1,0 +1,86 @@
+import Foundation
+
+/// What happens to an object's related objects when the object is deleted.
+public enum NSDeleteRule: UInt, Sendable {
+    /// The relationship is left alone; the related objects may point at a deleted object.
+    case noActionDeleteRule = 0
+    /// The inverse relationship of each related object is set to nil (removed from its set).
+    case nullifyDeleteRule = 1
+    /// The related objects are deleted too.
+    case cascadeDeleteRule = 2
+    /// The delete is refused while the relationship holds any object (error 1600 at save).
+    case denyDeleteRule = 3
+}
+
+/// The description of a relationship from one entity to another: to-one, to-many or ordered to-many.
+///
+/// ```swift
+/// let owner = NSRelationshipDescription()
+/// owner.name = "owner"
+/// owner.destinationEntity = person
+/// owner.maxCount = 1
+/// owner.deleteRule = .nullifyDeleteRule
+/// ```
+open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
+    /// The entity at the other end.
+    open weak var destinationEntity: NSEntityDescription? { willSet { assertMutable() } }
+    /// The relationship that goes the other way, kept in step with this one.
+    open weak var inverseRelationship: NSRelationshipDescription? { willSet { assertMutable() } }
+    /// The largest number of related objects; `1` makes a to-one relationship, `0` means no limit.
+    open var maxCount: Int = 0 { willSet { assertMutable() } }
+    /// The smallest number of related objects required at save.
+    open var minCount: Int = 0 { willSet { assertMutable() } }
+    /// What deleting the source object does to the related objects.
+    open var deleteRule: NSDeleteRule = .nullifyDeleteRule
+    /// Whether a to-many relationship keeps its objects in order (`NSOrderedSet`).
+    open var isOrdered: Bool = false { willSet { assertMutable() } }
+
+    /// Whether the relationship can hold more than one object.
+    open var isToMany: Bool { maxCount != 1 }
+
+    public required init() { super.init() }
+
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSRelationshipDescription()
+        copy.copyProperties(from: self)
+        copy.destinationEntity = destinationEntity
+        copy.inverseRelationship = inverseRelationship
+        copy.maxCount = maxCount
+        copy.minCount = minCount
+        copy.deleteRule = deleteRule
+        copy.isOrdered = isOrdered
+        copy.destinationEntityName = destinationEntityName
+        copy.inverseName = inverseName
+        return copy
+    }
+
+    open override var versionHash: Data { VersionHash.relationshipHash(self) }
+
+    // MARK: Internal, from Xcode's XML before the destination is resolved
+    internal var destinationEntityName: String?
+    internal var inverseName: String?
+
+    // MARK: Internal layout, fixed when the model is frozen
+
+    /// For a many-to-many relationship (or a to-many with no inverse): its join table.
+    internal var joinTable: JoinTable?
+    /// For a one-to-many ordered relationship: the `Z_FOK_` column in the destination's table.
+    internal var orderColumn: String?
+    /// For a to-one whose destination has sub-entities: the column holding the destination's `Z_ENT`.
+    internal var entityColumn: String?
+    /// For a to-many with no inverse: the column in the destination's table holding the source's key.
+    internal var hiddenForeignKeyColumn: String?
+
+    /// The relationship's storage: which side of a join table, or the foreign key on the inverse side.
+    internal struct JoinTable: Sendable {
+        var name: String
+        /// Column holding this side's primary key.
+        var sourceColumn: String
+        /// Column holding the destination's primary key.
+        var destinationColumn: String
+        /// `Z_FOK_` column giving the destination's position in this relationship (ordered only).
+        var orderColumn: String?
+        /// Whether this side names the table (its column comes first).
+        var isOwner: Bool
+    }
+}

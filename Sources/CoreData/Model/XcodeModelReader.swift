@@ -1,0 +1,757 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// Reads the models Xcode's model editor writes: a `.xcdatamodeld` folder (its current version), a
+/// `.xcdatamodel` folder, or the `contents` XML file inside one.
+///
+/// Problems are reported as an `NSError` in `NSCocoaErrorDomain` — `NSFileReadNoSuchFileError`
+/// (260) when a file is missing, `NSFileReadCorruptFileError` (259) when it cannot be understood —
+/// whose `localizedDescription` names the file, the problem and, when known, the XML line.
+internal enum XcodeModelReader {
+    /// What reading a model produced.
+    struct Result {
+        /// The model, with every relationship's destination and inverse resolved.
+        var model: NSManagedObjectModel
+        /// The `contents` file that was read.
+        var contentsURL: URL
+        /// Things in the file that were read but have no equivalent here (fetched properties, fetch
+        /// request templates, expression index elements, …), one sentence each.
+        var notes: [String]
+    }
+
+    /// Reads the model at `url`, or throws an error that says what is wrong.
+    static func readModel(at url: URL) throws -> NSManagedObjectModel {
+        try read(at: url).model
+    }
+
+    /// Reads the model at `url` along with the reader's notes.
+    static func read(at url: URL) throws -> Result {
+        let contents = try contentsFile(for: url)
+        let data: Data
+        do {
+            data = try Data(contentsOf: contents)
+        } catch {
+            throw fileError(.fileReadCorruptFile, contents, "could not be read (\(error.localizedDescription))", underlying: error)
+        }
+        return try parse(data, file: contents)
+    }
+
+    // MARK: Finding the contents file
+
+    /// The `contents` XML file a model URL stands for.
+    static func contentsFile(for url: URL) throws -> URL {
+        let url = url.standardizedFileURL
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw fileError(.fileReadNoSuchFile, url, "does not exist")
+        }
+        guard isDirectory.boolValue else {
+            if url.pathExtension.lowercased() == "mom" {
+                throw fileError(.fileReadCorruptFile, url, "is a compiled model; only Xcode's source format (.xcdatamodeld, .xcdatamodel) can be read")
+            }
+            return url
+        }
+        let ext = url.pathExtension.lowercased()
+        if ext == "momd" {
+            throw fileError(.fileReadCorruptFile, url, "is a compiled model; only Xcode's source format (.xcdatamodeld, .xcdatamodel) can be read")
+        }
+        if ext != "xcdatamodeld" {
+            let contents = url.appendingPathComponent("contents")
+            if FileManager.default.fileExists(atPath: contents.path) { return contents }
+            if ext == "xcdatamodel" {
+                throw fileError(.fileReadNoSuchFile, contents, "does not exist: the model folder has no 'contents' file")
+            }
+        }
+        let version = try currentVersion(in: url)
+        let contents = version.appendingPathComponent("contents")
+        guard FileManager.default.fileExists(atPath: contents.path) else {
+            throw fileError(.fileReadNoSuchFile, contents, "does not exist: the model version '\(version.lastPathComponent)' has no 'contents' file")
+        }
+        return contents
+    }
+
+    /// The current version (a `.xcdatamodel` folder) of a `.xcdatamodeld` folder: the one named by
+    /// its `.xccurrentversion`, or else the only (or last, in numeric name order) version in it.
+    static func currentVersion(in bundle: URL) throws -> URL {
+        let marker = bundle.appendingPathComponent(".xccurrentversion")
+        if FileManager.default.fileExists(atPath: marker.path) {
+            let plist: Any
+            do {
+                let data = try Data(contentsOf: marker)
+                plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            } catch {
+                throw fileError(.fileReadCorruptFile, marker, "is not a valid property list (\(error.localizedDescription))", underlying: error)
+            }
+            guard let dictionary = plist as? [String: Any], let name = dictionary["_XCCurrentVersionName"] as? String, !name.isEmpty else {
+                throw fileError(.fileReadCorruptFile, marker, "does not name the current model version (no '_XCCurrentVersionName' string)")
+            }
+            let version = bundle.appendingPathComponent(name)
+            guard FileManager.default.fileExists(atPath: version.path) else {
+                throw fileError(.fileReadNoSuchFile, version, "does not exist, but '.xccurrentversion' names it as the current model version")
+            }
+            return version
+        }
+        let children = (try? FileManager.default.contentsOfDirectory(atPath: bundle.path)) ?? []
+        let versions = children.filter { $0.lowercased().hasSuffix(".xcdatamodel") }
+            .sorted { lhs, rhs in
+                // By name without the extension, numbers compared by value: "Car" < "Car 2" < "Car 10".
+                let l = (lhs as NSString).deletingPathExtension, r = (rhs as NSString).deletingPathExtension
+                return l.compare(r, options: [.numeric]) == .orderedAscending
+            }
+        guard let last = versions.last else {
+            throw fileError(.fileReadNoSuchFile, bundle, "holds no model: no '.xcdatamodel' version and no 'contents' file")
+        }
+        return bundle.appendingPathComponent(last)
+    }
+
+    // MARK: Parsing
+
+    /// Serializes XML parsing: Foundation's `XMLParser` is not documented as safe to run on
+    /// several threads at once.
+    private static let parseLock = NSLock()
+
+    /// Builds a model from the XML of a `contents` file.
+    static func parse(_ data: Data, file: URL) throws -> Result {
+        if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+            throw fileError(.fileReadCorruptFile, file, "is empty")
+        }
+        let handler = ModelXMLHandler(file: file)
+        let (succeeded, line, parserError): (Bool, Int, Error?) = parseLock.withLock {
+            let parser = XMLParser(data: data)
+            parser.shouldProcessNamespaces = false
+            parser.shouldResolveExternalEntities = false
+            parser.delegate = handler
+            let succeeded = parser.parse()
+            defer { parser.delegate = nil }
+            return (succeeded, parser.lineNumber, parser.parserError)
+        }
+        // The handler's own error first: a problem it found, or the XML error it was told about.
+        if let error = handler.error { throw error }
+        // Foundation's parser on Linux may return `true` and still set an error; trust the error.
+        if let parserError {
+            throw fileError(.fileReadCorruptFile, file, "is not valid XML: \(describe(xmlError: parserError))", line: line, underlying: parserError)
+        }
+        if !succeeded {
+            throw fileError(.fileReadCorruptFile, file, "is not valid XML", line: line)
+        }
+        guard handler.sawModel else {
+            throw fileError(.fileReadCorruptFile, file, "is not a Core Data model: it has no <model> element")
+        }
+        guard handler.modelClosed else {
+            throw fileError(.fileReadCorruptFile, file, "is not valid XML: the file ends before its <model> element is closed", line: line)
+        }
+        let model = try ModelBuilder(file: file, handler: handler).build()
+        return Result(model: model, contentsURL: file, notes: handler.notes)
+    }
+
+    /// A readable description of an error from `XMLParser`. Its codes are libxml2's (Apple's
+    /// `XMLParser.ErrorCode` values); Foundation on Linux gives no message with them.
+    static func describe(xmlError error: Error) -> String {
+        let ns = error as NSError
+        if let reason = ns.userInfo[NSLocalizedDescriptionKey] as? String, !reason.isEmpty, ns.domain != "NSXMLParserErrorDomain" {
+            return reason
+        }
+        let reason: String
+        switch ns.code {
+        case 3, 4: reason = "no XML element where the document should start (the file is empty or is not XML)"
+        case 5: reason = "the file ends before its elements are closed, or has content after its root element"
+        case 86: reason = "content after the end of the root element"
+        case 9: reason = "an invalid character"
+        case 26, 27: reason = "a reference to an undeclared entity"
+        case 38: reason = "a '<' inside an attribute value"
+        case 39, 40, 41, 43, 44: reason = "a malformed attribute value (quotes expected)"
+        case 42: reason = "an attribute given twice in one element"
+        case 73: reason = "'>' expected"
+        case 74, 76: reason = "an end tag that does not match the element it closes"
+        case 77: reason = "the file ends inside an element"
+        case 85: reason = "elements that are not properly nested"
+        default: reason = "XML error \(ns.code)"
+        }
+        return reason
+    }
+
+    /// An error in `NSCocoaErrorDomain` naming `file` and the problem.
+    static func fileError(_ code: CoreDataError.Code, _ file: URL, _ problem: String, line: Int? = nil, underlying: Error? = nil) -> NSError {
+        var message = "The Core Data model file '\(file.path)' \(problem)"
+        if let line, line > 0 { message += " (line \(line))" }
+        if !message.hasSuffix(".") { message += "." }
+        var extra: [String: Any] = [NSFilePathErrorKey: file.path, NSURLErrorKey: file]
+        if let underlying { extra[NSUnderlyingErrorKey] = underlying }
+        return CoreDataError.make(code, message, extra: extra)
+    }
+
+    /// Xcode's spelling of each attribute type.
+    static let attributeTypes: [String: NSAttributeType] = [
+        "Undefined": .undefinedAttributeType,
+        "Integer 16": .integer16AttributeType,
+        "Integer 32": .integer32AttributeType,
+        "Integer 64": .integer64AttributeType,
+        "Decimal": .decimalAttributeType,
+        "Double": .doubleAttributeType,
+        "Float": .floatAttributeType,
+        "String": .stringAttributeType,
+        "Boolean": .booleanAttributeType,
+        "Date": .dateAttributeType,
+        "Binary": .binaryDataAttributeType,
+        "UUID": .UUIDAttributeType,
+        "URI": .URIAttributeType,
+        "Transformable": .transformableAttributeType,
+        "ObjectID": .objectIDAttributeType,
+        "Composite": .compositeAttributeType,
+    ]
+
+    /// Xcode's spelling of each delete rule.
+    static let deleteRules: [String: NSDeleteRule] = [
+        "Nullify": .nullifyDeleteRule,
+        "Cascade": .cascadeDeleteRule,
+        "Deny": .denyDeleteRule,
+        "No Action": .noActionDeleteRule,
+    ]
+}
+
+// MARK: - What the XML says, before names are resolved
+
+/// An entity as read, with what can only be resolved once every entity is known.
+private final class EntityRecord {
+    let entity = NSEntityDescription()
+    let line: Int
+    var parentName: String?
+    var properties: [NSPropertyDescription] = []
+    var relationships: [RelationshipRecord] = []
+    var constraints: [[String]] = []
+    var indexes: [IndexRecord] = []
+    var userInfo: [AnyHashable: Any] = [:]
+    init(line: Int) { self.line = line }
+}
+
+private final class RelationshipRecord {
+    let relationship = NSRelationshipDescription()
+    let line: Int
+    var inverseEntityName: String?
+    var userInfo: [AnyHashable: Any] = [:]
+    init(line: Int) { self.line = line }
+}
+
+private final class AttributeRecord {
+    let attribute = NSAttributeDescription()
+    var userInfo: [AnyHashable: Any] = [:]
+}
+
+private final class IndexRecord {
+    let name: String
+    let line: Int
+    var elements: [(property: String, collation: NSFetchIndexElementDescription.CollationType, ascending: Bool, line: Int)] = []
+    init(name: String, line: Int) { self.name = name; self.line = line }
+}
+
+private final class ConfigurationRecord {
+    let name: String
+    let line: Int
+    var members: [(name: String, line: Int)] = []
+    init(name: String, line: Int) { self.name = name; self.line = line }
+}
+
+// MARK: - The XML handler
+
+/// Turns the XML's elements into records; stops at the first problem.
+private final class ModelXMLHandler: NSObject, XMLParserDelegate {
+    private enum Frame {
+        case model
+        case entity(EntityRecord)
+        case attribute(AttributeRecord)
+        case relationship(RelationshipRecord)
+        case userInfo
+        case uniquenessConstraints
+        case uniquenessConstraint
+        case fetchIndex(IndexRecord)
+        case compoundIndexes(EntityRecord)
+        case configuration(ConfigurationRecord)
+        /// An element with nothing to read (`entry`, `constraint`, `memberEntity`, unknown leaves).
+        case leaf
+    }
+
+    let file: URL
+    var error: NSError?
+    var sawModel = false
+    /// Whether the root <model> element was closed: the file is complete.
+    var modelClosed = false
+    var versionIdentifier: String?
+    var entities: [EntityRecord] = []
+    var configurations: [ConfigurationRecord] = []
+    var notes: [String] = []
+
+    private var stack: [Frame] = []
+    /// Depth inside an element whose whole subtree is skipped (fetched properties, layout elements, …).
+    private var skipDepth = 0
+    private var constraintNames: [String] = []
+
+    init(file: URL) { self.file = file }
+
+    private func fail(_ parser: XMLParser, _ problem: String, line: Int? = nil) {
+        guard error == nil else { return }
+        error = XcodeModelReader.fileError(.fileReadCorruptFile, file, problem, line: line ?? parser.lineNumber)
+        parser.abortParsing()
+    }
+
+    private static func bool(_ value: String?) -> Bool {
+        guard let value else { return false }
+        switch value.lowercased() {
+        case "yes", "true", "1": return true
+        default: return false
+        }
+    }
+
+    /// A non-empty attribute value.
+    private static func string(_ value: String?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        return value
+    }
+
+    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+                qualifiedName qName: String?, attributes: [String: String] = [:]) {
+        guard error == nil else { return }
+        if skipDepth > 0 { skipDepth += 1; return }
+        let line = parser.lineNumber
+        guard let top = stack.last else {
+            guard elementName == "model" else {
+                fail(parser, "is not a Core Data model: its root element is <\(elementName)>, not <model>")
+                return
+            }
+            sawModel = true
+            versionIdentifier = Self.string(attributes["userDefinedModelVersionIdentifier"])
+            stack.append(.model)
+            return
+        }
+        switch (top, elementName) {
+        case (.model, "entity"):
+            guard let record = startEntity(parser, attributes, line: line) else { return }
+            entities.append(record)
+            stack.append(.entity(record))
+        case (.model, "configuration"):
+            guard let name = Self.string(attributes["name"]) else { return fail(parser, "has a <configuration> without a name") }
+            let record = ConfigurationRecord(name: name, line: line)
+            configurations.append(record)
+            stack.append(.configuration(record))
+        case (.configuration(let record), "memberEntity"):
+            guard let name = Self.string(attributes["name"]) else { return fail(parser, "has a <memberEntity> without a name in configuration '\(record.name)'") }
+            record.members.append((name, line))
+            stack.append(.leaf)
+        case (.model, "fetchRequest"):
+            notes.append("The fetch request template '\(attributes["name"] ?? "")' (line \(line)) was not read.")
+            skipDepth = 1
+        case (.model, "elements"):
+            skipDepth = 1 // the editor's diagram layout
+        case (.entity(let entity), "attribute"):
+            guard let record = startAttribute(parser, attributes, entity: entity, line: line) else { return }
+            entity.properties.append(record.attribute)
+            stack.append(.attribute(record))
+        case (.entity(let entity), "relationship"):
+            guard let record = startRelationship(parser, attributes, entity: entity, line: line) else { return }
+            entity.properties.append(record.relationship)
+            entity.relationships.append(record)
+            stack.append(.relationship(record))
+        case (.entity(let entity), "fetchedProperty"):
+            notes.append("The fetched property '\(entity.entity.name ?? "").\(attributes["name"] ?? "")' (line \(line)) was not read: fetched properties are not supported.")
+            skipDepth = 1
+        case (.model, "compositeAttribute"), (.entity, "compositeAttribute"):
+            notes.append("The definition of the composite attribute '\(attributes["name"] ?? "")' (line \(line)) was not read: composite attributes' elements are not supported.")
+            skipDepth = 1
+        case (.entity, "uniquenessConstraints"):
+            stack.append(.uniquenessConstraints)
+        case (.uniquenessConstraints, "uniquenessConstraint"):
+            constraintNames = []
+            stack.append(.uniquenessConstraint)
+        case (.uniquenessConstraint, "constraint"):
+            guard let value = Self.string(attributes["value"]) else { return fail(parser, "has a uniqueness <constraint> without a value") }
+            constraintNames.append(value)
+            stack.append(.leaf)
+        case (.entity(let entity), "fetchIndex"):
+            guard let name = Self.string(attributes["name"]) else { return fail(parser, "has a <fetchIndex> without a name in entity '\(entity.entity.name ?? "")'") }
+            let record = IndexRecord(name: name, line: line)
+            entity.indexes.append(record)
+            stack.append(.fetchIndex(record))
+        case (.fetchIndex(let index), "fetchIndexElement"):
+            stack.append(.leaf)
+            guard let property = Self.string(attributes["property"]) else {
+                notes.append("An expression element of the fetch index '\(index.name)' (line \(line)) was not read: only property elements are supported.")
+                return
+            }
+            let collation: NSFetchIndexElementDescription.CollationType = attributes["type"]?.lowercased() == "rtree" ? .rTree : .binary
+            index.elements.append((property, collation, attributes["order"]?.lowercased() != "descending", line))
+        case (.entity(let entity), "compoundIndexes"):
+            // The older spelling of fetch indexes: <compoundIndexes><compoundIndex><index value="…"/>.
+            stack.append(.compoundIndexes(entity))
+        case (.compoundIndexes(let entity), "compoundIndex"):
+            let record = IndexRecord(name: "\(entity.entity.name ?? "")_compoundIndex_\(entity.indexes.count + 1)", line: line)
+            entity.indexes.append(record)
+            stack.append(.fetchIndex(record))
+        case (.fetchIndex(let index), "index"):
+            stack.append(.leaf)
+            if let value = Self.string(attributes["value"]) { index.elements.append((value, .binary, true, line)) }
+        case (.model, "userInfo"), (.entity, "userInfo"), (.attribute, "userInfo"), (.relationship, "userInfo"):
+            stack.append(.userInfo)
+        case (.userInfo, "entry"):
+            let owner = stack[stack.count - 2]
+            stack.append(.leaf)
+            guard let key = attributes["key"] else { return fail(parser, "has a userInfo <entry> without a key") }
+            let value = attributes["value"] ?? ""
+            switch owner {
+            case .entity(let record): record.userInfo[key] = value
+            case .attribute(let record): record.userInfo[key] = value
+            case .relationship(let record): record.userInfo[key] = value
+            default: notes.append("The model's user info entry '\(key)' (line \(line)) was not read: a managed object model has no user info.")
+            }
+        default:
+            // Unknown or misplaced elements are skipped with their contents, for files from newer Xcodes.
+            skipDepth = 1
+        }
+    }
+
+    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+        guard error == nil else { return }
+        if skipDepth > 0 { skipDepth -= 1; return }
+        guard let top = stack.popLast() else { return }
+        switch top {
+        case .model:
+            modelClosed = true
+        case .uniquenessConstraint:
+            if !constraintNames.isEmpty, case .entity(let entity)? = stack.dropLast().last {
+                entity.constraints.append(constraintNames)
+            }
+        case .entity(let record):
+            if !record.userInfo.isEmpty { record.entity.userInfo = record.userInfo }
+        case .attribute(let record):
+            if !record.userInfo.isEmpty { record.attribute.userInfo = record.userInfo }
+        case .relationship(let record):
+            if !record.userInfo.isEmpty { record.relationship.userInfo = record.userInfo }
+        default:
+            break
+        }
+    }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
+        guard error == nil else { return }
+        error = XcodeModelReader.fileError(.fileReadCorruptFile, file, "is not valid XML: \(XcodeModelReader.describe(xmlError: parseError))",
+                                           line: parser.lineNumber, underlying: parseError)
+    }
+
+    // MARK: Elements
+
+    private func startEntity(_ parser: XMLParser, _ a: [String: String], line: Int) -> EntityRecord? {
+        guard let name = Self.string(a["name"]) else {
+            fail(parser, "has an <entity> without a name")
+            return nil
+        }
+        let record = EntityRecord(line: line)
+        let entity = record.entity
+        entity.name = name
+        entity.managedObjectClassName = Self.string(a["representedClassName"]) ?? "NSManagedObject"
+        entity.isAbstract = Self.bool(a["isAbstract"])
+        entity.versionHashModifier = Self.string(a["versionHashModifier"])
+        // Xcode's inspector writes the renaming identifier as `elementID`.
+        entity.renamingIdentifier = Self.string(a["renamingIdentifier"]) ?? Self.string(a["elementID"])
+        record.parentName = Self.string(a["parentEntity"])
+        return record
+    }
+
+    private func startProperty(_ property: NSPropertyDescription, _ a: [String: String]) {
+        property.isOptional = Self.bool(a["optional"])
+        property.isTransient = Self.bool(a["transient"])
+        property.isIndexed = Self.bool(a["indexed"])
+        property.isIndexedBySpotlight = Self.bool(a["spotlightIndexingEnabled"])
+        property.isStoredInExternalRecord = Self.bool(a["storedInTruthFile"])
+        property.versionHashModifier = Self.string(a["versionHashModifier"])
+        property.renamingIdentifier = Self.string(a["renamingIdentifier"]) ?? Self.string(a["elementID"])
+    }
+
+    private func startAttribute(_ parser: XMLParser, _ a: [String: String], entity: EntityRecord, line: Int) -> AttributeRecord? {
+        let entityName = entity.entity.name ?? ""
+        guard let name = Self.string(a["name"]) else {
+            fail(parser, "has an <attribute> without a name in entity '\(entityName)'")
+            return nil
+        }
+        guard let typeName = a["attributeType"] else {
+            fail(parser, "has no attributeType for the attribute '\(entityName).\(name)'")
+            return nil
+        }
+        guard let type = XcodeModelReader.attributeTypes[typeName] else {
+            fail(parser, "has an unknown attributeType '\(typeName)' for the attribute '\(entityName).\(name)'")
+            return nil
+        }
+        let record = AttributeRecord()
+        let attribute = record.attribute
+        attribute.name = name
+        startProperty(attribute, a)
+        attribute.attributeType = type
+        attribute.usesScalarValueType = Self.bool(a["usesScalarValueType"])
+        attribute.allowsExternalBinaryDataStorage = Self.bool(a["allowsExternalBinaryDataStorage"])
+        attribute.preservesValueInHistoryOnDeletion = Self.bool(a["preserveAfterDeletion"])
+        attribute.allowsCloudEncryption = Self.bool(a["allowsCloudEncryption"])
+        attribute.valueTransformerName = Self.string(a["valueTransformerName"])
+        if let className = Self.string(a["customClassName"]) { attribute.attributeValueClassName = className }
+        attribute.regularExpression = Self.string(a["regularExpressionString"])
+
+        let what = "the attribute '\(entityName).\(name)'"
+        if type == .dateAttributeType {
+            for (key, assign) in [("minDateTimeInterval", { (v: Double) in attribute.minimum = v }),
+                                  ("maxDateTimeInterval", { (v: Double) in attribute.maximum = v })] {
+                guard let text = Self.string(a[key]) else { continue }
+                guard let value = Double(text) else { fail(parser, "has an invalid \(key) '\(text)' for \(what)"); return nil }
+                assign(value)
+            }
+            if let text = Self.string(a["defaultDateTimeInterval"]) {
+                guard let seconds = Double(text) else { fail(parser, "has an invalid defaultDateTimeInterval '\(text)' for \(what)"); return nil }
+                attribute.defaultValue = Date(timeIntervalSinceReferenceDate: seconds)
+            }
+        }
+        for (key, assign) in [("minValueString", { (v: Double) in attribute.minimum = v }),
+                              ("maxValueString", { (v: Double) in attribute.maximum = v })] {
+            guard let text = Self.string(a[key]) else { continue }
+            guard let value = Double(text) else { fail(parser, "has an invalid \(key) '\(text)' for \(what)"); return nil }
+            assign(value)
+        }
+        if let text = a["defaultValueString"] {
+            switch Self.defaultValue(text, type: type) {
+            case .some(.some(let value)): attribute.defaultValue = value
+            case .some(.none): break // a type without default values (binary data, transformable, …)
+            case .none:
+                fail(parser, "has an invalid default value '\(text)' for \(what) of type '\(typeName)'")
+                return nil
+            }
+        }
+        return record
+    }
+
+    /// The typed default value for Xcode's `defaultValueString`: `nil` if the text does not fit the
+    /// type, `.some(nil)` if the type takes no default.
+    private static func defaultValue(_ text: String, type: NSAttributeType) -> Any?? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        func integer(_ range: ClosedRange<Int64>) -> Int64? {
+            if let v = Int64(trimmed) { return range.contains(v) ? v : nil }
+            if let d = Double(trimmed), let v = Int64(exactly: d) { return range.contains(v) ? v : nil }
+            return nil
+        }
+        switch type {
+        case .integer16AttributeType:
+            guard let v = integer(Int64(Int16.min) ... Int64(Int16.max)) else { return nil }
+            return .some(NSNumber(value: Int16(v)))
+        case .integer32AttributeType:
+            guard let v = integer(Int64(Int32.min) ... Int64(Int32.max)) else { return nil }
+            return .some(NSNumber(value: Int32(v)))
+        case .integer64AttributeType:
+            guard let v = integer(Int64.min ... Int64.max) else { return nil }
+            return .some(NSNumber(value: v))
+        case .doubleAttributeType:
+            guard let v = Double(trimmed) else { return nil }
+            return .some(NSNumber(value: v))
+        case .floatAttributeType:
+            guard let v = Float(trimmed) else { return nil }
+            return .some(NSNumber(value: v))
+        case .decimalAttributeType:
+            guard let v = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")), !v.isNaN else { return nil }
+            return .some(NSDecimalNumber(decimal: v))
+        case .booleanAttributeType:
+            switch trimmed.lowercased() {
+            case "yes", "true", "1": return .some(NSNumber(value: true))
+            case "no", "false", "0": return .some(NSNumber(value: false))
+            default: return nil
+            }
+        case .stringAttributeType:
+            return .some(text)
+        case .UUIDAttributeType:
+            guard let v = UUID(uuidString: trimmed) else { return nil }
+            return .some(v)
+        case .URIAttributeType:
+            guard let v = URL(string: trimmed) else { return nil }
+            return .some(v)
+        case .dateAttributeType:
+            // Xcode writes date defaults as `defaultDateTimeInterval`; accept seconds here too.
+            guard let v = Double(trimmed) else { return nil }
+            return .some(Date(timeIntervalSinceReferenceDate: v))
+        case .binaryDataAttributeType, .transformableAttributeType, .objectIDAttributeType,
+             .undefinedAttributeType, .compositeAttributeType:
+            return .some(nil)
+        }
+    }
+
+    private func startRelationship(_ parser: XMLParser, _ a: [String: String], entity: EntityRecord, line: Int) -> RelationshipRecord? {
+        let entityName = entity.entity.name ?? ""
+        guard let name = Self.string(a["name"]) else {
+            fail(parser, "has a <relationship> without a name in entity '\(entityName)'")
+            return nil
+        }
+        let what = "the relationship '\(entityName).\(name)'"
+        guard let destination = Self.string(a["destinationEntity"]) else {
+            fail(parser, "has no destinationEntity for \(what)")
+            return nil
+        }
+        let record = RelationshipRecord(line: line)
+        let relationship = record.relationship
+        relationship.name = name
+        startProperty(relationship, a)
+        relationship.destinationEntityName = destination
+        relationship.inverseName = Self.string(a["inverseName"])
+        record.inverseEntityName = Self.string(a["inverseEntity"])
+        relationship.isOrdered = Self.bool(a["ordered"])
+        let toMany = Self.bool(a["toMany"])
+        var counts: [String: Int] = [:]
+        for key in ["minCount", "maxCount"] {
+            guard let text = Self.string(a[key]) else { continue }
+            guard let value = Int(text), value >= 0 else {
+                fail(parser, "has an invalid \(key) '\(text)' for \(what)")
+                return nil
+            }
+            counts[key] = value
+        }
+        relationship.minCount = counts["minCount"] ?? 0
+        if toMany {
+            let max = counts["maxCount"] ?? 0
+            if max == 1 {
+                fail(parser, "has maxCount 1 for the to-many \(what)")
+                return nil
+            }
+            relationship.maxCount = max
+        } else {
+            relationship.maxCount = 1
+        }
+        if let ruleName = a["deletionRule"] {
+            guard let rule = XcodeModelReader.deleteRules[ruleName] else {
+                fail(parser, "has an unknown deletionRule '\(ruleName)' for \(what)")
+                return nil
+            }
+            relationship.deleteRule = rule
+        }
+        return record
+    }
+}
+
+// MARK: - Building the model
+
+/// Resolves names (parents, destinations, inverses, constraint and index properties,
+/// configuration members) and assembles the model.
+private struct ModelBuilder {
+    let file: URL
+    let handler: ModelXMLHandler
+
+    func fail(_ problem: String, line: Int) -> NSError {
+        XcodeModelReader.fileError(.fileReadCorruptFile, file, problem, line: line)
+    }
+
+    func build() throws -> NSManagedObjectModel {
+        var byName: [String: EntityRecord] = [:]
+        for record in handler.entities {
+            let name = record.entity.name ?? ""
+            if byName[name] != nil { throw fail("has two entities named '\(name)'", line: record.line) }
+            byName[name] = record
+        }
+
+        // Hierarchy, refusing unknown parents and cycles.
+        for record in handler.entities {
+            guard let parentName = record.parentName else { continue }
+            let name = record.entity.name ?? ""
+            guard let parent = byName[parentName] else {
+                throw fail("names a parent entity '\(parentName)' for the entity '\(name)', but there is no such entity", line: record.line)
+            }
+            var seen: Set<String> = [name]
+            var ancestor: EntityRecord? = parent
+            while let current = ancestor {
+                let currentName = current.entity.name ?? ""
+                guard seen.insert(currentName).inserted else {
+                    throw fail("has an entity hierarchy that loops through '\(name)'", line: record.line)
+                }
+                ancestor = current.parentName.flatMap { byName[$0] }
+            }
+        }
+
+        // Own properties, then sub-entities (a parent's properties are inherited).
+        for record in handler.entities {
+            var names: Set<String> = []
+            for property in record.properties where !names.insert(property.name).inserted {
+                throw fail("has two properties named '\(property.name)' in the entity '\(record.entity.name ?? "")'", line: record.line)
+            }
+            record.entity.properties = record.properties
+        }
+        for record in handler.entities {
+            guard let parentName = record.parentName, let parent = byName[parentName] else { continue }
+            parent.entity.subentities = parent.entity.subentities + [record.entity]
+        }
+        for record in handler.entities where record.parentName != nil {
+            let inherited = Set(record.entity.superentity?.properties.map(\.name) ?? [])
+            if let clash = record.properties.first(where: { inherited.contains($0.name) }) {
+                throw fail("has the entity '\(record.entity.name ?? "")' redeclare the inherited property '\(clash.name)'", line: record.line)
+            }
+        }
+
+        // Destinations, then inverses.
+        for record in handler.entities {
+            for item in record.relationships {
+                let relationship = item.relationship
+                let destinationName = relationship.destinationEntityName ?? ""
+                guard let destination = byName[destinationName] else {
+                    throw fail("names a destination entity '\(destinationName)' for the relationship '\(record.entity.name ?? "").\(relationship.name)', but there is no such entity", line: item.line)
+                }
+                relationship.destinationEntity = destination.entity
+            }
+        }
+        for record in handler.entities {
+            for item in record.relationships {
+                let relationship = item.relationship
+                guard let inverseName = relationship.inverseName else { continue }
+                let what = "'\(record.entity.name ?? "").\(relationship.name)'"
+                let ownerName = item.inverseEntityName ?? relationship.destinationEntityName ?? ""
+                guard let owner = byName[ownerName] else {
+                    throw fail("names an inverse entity '\(ownerName)' for the relationship \(what), but there is no such entity", line: item.line)
+                }
+                guard let inverse = owner.entity.propertiesByName[inverseName] as? NSRelationshipDescription else {
+                    throw fail("names an inverse relationship '\(ownerName).\(inverseName)' for the relationship \(what), but there is no such relationship", line: item.line)
+                }
+                relationship.inverseRelationship = inverse
+            }
+        }
+
+        // Uniqueness constraints and indexes name properties of the entity (inherited included).
+        for record in handler.entities {
+            let entity = record.entity
+            let properties = entity.propertiesByName
+            for constraint in record.constraints {
+                if let unknown = constraint.first(where: { properties[$0] == nil }) {
+                    throw fail("has a uniqueness constraint on '\(unknown)', which the entity '\(entity.name ?? "")' does not have", line: record.line)
+                }
+            }
+            entity.uniquenessConstraints = record.constraints.map { $0 as [Any] }
+            var indexes: [NSFetchIndexDescription] = []
+            for index in record.indexes {
+                var elements: [NSFetchIndexElementDescription] = []
+                for element in index.elements {
+                    guard let property = properties[element.property] else {
+                        throw fail("has the fetch index '\(index.name)' on '\(element.property)', which the entity '\(entity.name ?? "")' does not have", line: element.line)
+                    }
+                    let description = NSFetchIndexElementDescription(property: property, collationType: element.collation)
+                    description.isAscending = element.ascending
+                    elements.append(description)
+                }
+                let description = NSFetchIndexDescription(name: index.name, elements: elements)
+                description.entity = entity
+                indexes.append(description)
+            }
+            entity.indexes = indexes
+        }
+
+        let model = NSManagedObjectModel()
+        model.entities = handler.entities.map(\.entity)
+        if let identifier = handler.versionIdentifier { model.versionIdentifiers = [identifier] }
+        for configuration in handler.configurations {
+            var members: [NSEntityDescription] = []
+            for member in configuration.members {
+                guard let record = byName[member.name] else {
+                    throw fail("lists an entity '\(member.name)' in the configuration '\(configuration.name)', but there is no such entity", line: member.line)
+                }
+                members.append(record.entity)
+            }
+            model.setEntities(members, forConfigurationName: configuration.name)
+        }
+        return model
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+
+/// The in-memory store: the same rows, keys and versions as the SQLite store, without a file.
+internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
+    private struct Row {
+        var snapshot: RowSnapshot
+    }
+    /// Rows by root entity number, then primary key (sorted on demand).
+    private var rows: [Int: [Int64: Row]] = [:]
+    private var maxKeys: [Int: Int64] = [:]
+    /// Many-to-many pairs by join table: (first column key, second column key).
+    private var joins: [String: Set<JoinPair>] = [:]
+    /// Order values by (relationship name, owner key, member key).
+    private var orders: [OrderKey: Int64] = [:]
+    /// Hidden keys of to-many relationships without inverse: (relationship, member) → owner.
+    private var hiddenKeys: [HiddenKey: Int64] = [:]
+
+    private struct JoinPair: Hashable { var source: Int64; var destination: Int64 }
+    private struct OrderKey: Hashable { var relationship: ObjectIdentifier; var owner: Int64; var member: Int64 }
+    private struct HiddenKey: Hashable { var relationship: ObjectIdentifier; var member: Int64 }
+
+    override var type: String { NSInMemoryStoreType }
+
+    override func open(model: NSManagedObjectModel) throws {
+        identifier = UUID().uuidString
+        metadata = SQLiteStore.makeMetadata(model: model, uuid: identifier)
+        metadata[NSStoreUUIDKey] = identifier
+        metadata[NSStoreTypeKey] = NSInMemoryStoreType
+    }
+
+    override func writeMetadata(_ metadata: [String: Any]) throws { self.metadata = metadata }
+
+    private func id(_ entity: NSEntityDescription, _ pk: Int64) -> NSManagedObjectID {
+        NSManagedObjectID(entity: entity, store: self, primaryKey: pk)
+    }
+
+    /// A row as a dictionary for predicate evaluation and sorting.
+    private func record(_ row: Row, pk: Int64) -> [String: Any] {
+        var record: [String: Any] = [:]
+        let layout = row.snapshot.entity.layout
+        for index in layout.rowIndexes {
+            if let value = row.snapshot.values[index].objectValue { record[layout.properties[index].name] = value }
+        }
+        record["self"] = id(row.snapshot.entity, pk)
+        return record
+    }
+
+    private func matching(_ plan: FetchPlan) throws -> [(Int64, Row)] {
+        let layout = plan.entity.layout
+        let numbers = Set(plan.includesSubentities ? layout.entityNumbers : [layout.entityNumber])
+        var result: [(Int64, Row)] = []
+        for (pk, row) in rows[layout.root.layout.entityNumber] ?? [:] where numbers.contains(row.snapshot.entity.layout.entityNumber) {
+            if let predicate = plan.predicate {
+                guard try InMemoryEvaluation.matches(predicate, record: record(row, pk: pk)) else { continue }
+            }
+            result.append((pk, row))
+        }
+        result.sort { $0.0 < $1.0 }
+        if !plan.sortKeys.isEmpty {
+            let records = Dictionary(uniqueKeysWithValues: result.map { ($0.0, record($0.1, pk: $0.0)) })
+            result.sort { a, b in
+                InMemoryEvaluation.orderedBefore(records[a.0]!, records[b.0]!, keys: plan.sortKeys, tieBreak: a.0 < b.0)
+            }
+        }
+        if plan.offset > 0 { result = Array(result.dropFirst(plan.offset)) }
+        if plan.limit > 0 { result = Array(result.prefix(plan.limit)) }
+        return result
+    }
+
+    override func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] {
+        try matching(plan).map { FetchedRow(id: id($0.1.snapshot.entity, $0.0), snapshot: $0.1.snapshot) }
+    }
+
+    override func count(_ plan: FetchPlan) throws -> Int { try matching(plan).count }
+
+    override func row(for id: NSManagedObjectID) throws -> RowSnapshot? {
+        guard let pk = id.primaryKey else { return nil }
+        return rows[id.entity.layout.root.layout.entityNumber]?[pk]?.snapshot
+    }
+
+    override func relatedIDs(for relationship: NSRelationshipDescription, of owner: NSManagedObjectID) throws -> [NSManagedObjectID] {
+        guard let pk = owner.primaryKey, let destination = relationship.destinationEntity else { return [] }
+        let table = rows[destination.layout.root.layout.entityNumber] ?? [:]
+        var members: [Int64] = []
+        if let join = relationship.joinTable {
+            let pairs = joins[join.name] ?? []
+            members = join.isOwner ? pairs.filter { $0.source == pk }.map(\.destination) : pairs.filter { $0.destination == pk }.map(\.source)
+        } else if relationship.hiddenForeignKeyColumn != nil {
+            let key = ObjectIdentifier(relationship)
+            members = hiddenKeys.filter { $0.key.relationship == key && $0.value == pk }.map(\.key.member)
+        } else if let inverse = relationship.inverseRelationship, !inverse.isToMany {
+            members = table.filter { _, row in
+                if case .objectID(let target) = row.snapshot.values[inverse.index], target.primaryKey == pk { return true }
+                return false
+            }.map(\.key)
+        }
+        let relationshipKey = ObjectIdentifier(relationship)
+        members.sort { a, b in
+            let oa = orders[OrderKey(relationship: relationshipKey, owner: pk, member: a)] ?? 0
+            let ob = orders[OrderKey(relationship: relationshipKey, owner: pk, member: b)] ?? 0
+            return oa != ob ? oa < ob : a < b
+        }
+        return members.compactMap { key in table[key].map { id($0.snapshot.entity, key) } }
+    }
+
+    override func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] {
+        let root = entity.layout.root.layout.entityNumber
+        let start = (maxKeys[root] ?? 0) + 1
+        maxKeys[root] = start + Int64(count) - 1
+        return count > 0 ? Array(start...(start + Int64(count) - 1)) : []
+    }
+
+    override func save(_ changes: SaveChanges) throws -> SaveResult {
+        guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was saved") }
+        // Check everything first so that a failed save changes nothing.
+        var conflicts: [StoreConflict] = []
+        for update in changes.updates {
+            let current = try row(for: update.id)
+            if current?.version != update.expectedVersion {
+                conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion, persisted: current))
+            }
+        }
+        for delete in changes.deletes {
+            let current = try row(for: delete.id)
+            if current?.version != delete.expectedVersion {
+                conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion, persisted: current))
+            }
+        }
+        if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
+        try checkUniqueness(changes)
+
+        var result = SaveResult()
+        for insert in changes.inserts {
+            let pk = try allocatePrimaryKeys(for: insert.id.entity, count: 1)[0]
+            result.permanentIDs[insert.id.key] = id(insert.id.entity, pk)
+        }
+        func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { id.isTemporaryID ? (result.permanentIDs[id.key] ?? id) : id }
+        func resolved(_ values: ContiguousArray<StoreValue>, _ entity: NSEntityDescription) -> ContiguousArray<StoreValue> {
+            var values = values
+            for index in entity.layout.properties.indices where !entity.layout.properties[index].isStoredInRow { values[index] = .null }
+            for index in values.indices { if case .objectID(let target) = values[index] { values[index] = .objectID(resolve(target)) } }
+            return values
+        }
+        for delete in changes.deletes {
+            guard let pk = delete.id.primaryKey else { continue }
+            rows[delete.id.entity.layout.root.layout.entityNumber]?[pk] = nil
+        }
+        for insert in changes.inserts {
+            let permanent = resolve(insert.id)
+            rows[permanent.entity.layout.root.layout.entityNumber, default: [:]][permanent.primaryKey!] =
+                Row(snapshot: RowSnapshot(entity: permanent.entity, values: resolved(insert.values, permanent.entity), version: 1))
+        }
+        for update in changes.updates {
+            let root = update.id.entity.layout.root.layout.entityNumber
+            guard let pk = update.id.primaryKey, var row = rows[root]?[pk] else { continue }
+            let values = resolved(update.values, update.id.entity)
+            for index in update.changedIndexes { row.snapshot.values[index] = values[index] }
+            row.snapshot.version = update.expectedVersion + 1
+            rows[root]?[pk] = row
+        }
+        for pair in changes.joinDeletes {
+            guard let a = resolve(pair.first).primaryKey, let b = resolve(pair.second).primaryKey else { continue }
+            joins[pair.table]?.remove(JoinPair(source: a, destination: b))
+        }
+        for pair in changes.joinInserts {
+            guard let a = resolve(pair.first).primaryKey, let b = resolve(pair.second).primaryKey else { continue }
+            joins[pair.table, default: []].insert(JoinPair(source: a, destination: b))
+        }
+        for update in changes.foreignKeyUpdates {
+            guard let member = resolve(update.member).primaryKey else { continue }
+            hiddenKeys[HiddenKey(relationship: ObjectIdentifier(update.relationship), member: member)] = update.owner.flatMap { resolve($0).primaryKey }
+        }
+        for order in changes.orderUpdates {
+            guard let owner = resolve(order.owner).primaryKey, let member = resolve(order.member).primaryKey else { continue }
+            orders[OrderKey(relationship: ObjectIdentifier(order.relationship), owner: owner, member: member)] = order.position
+        }
+        return result
+    }
+
+    /// Refuses a save that would give two rows the same values for a uniqueness constraint.
+    private func checkUniqueness(_ changes: SaveChanges) throws {
+        for insert in changes.inserts {
+            let entity = insert.id.entity
+            for constraint in entity.uniquenessConstraints {
+                let indexes = constraint.compactMap { (($0 as? String) ?? ($0 as? NSPropertyDescription)?.name).flatMap { entity.layout.indexByName[$0] } }
+                guard !indexes.isEmpty else { continue }
+                let key = indexes.map { insert.values[$0] }
+                let clash = (rows[entity.layout.root.layout.entityNumber] ?? [:]).values.contains { row in
+                    row.snapshot.entity.isKindOf(entity: entity) && indexes.map { row.snapshot.values[$0] } == key
+                }
+                if clash {
+                    throw CoreDataError.make(.constraintMerge,
+                        "A uniqueness constraint of \(entity.name ?? "") (\(constraint.map { "\($0)" }.joined(separator: ", "))) is violated; nothing was saved")
+                }
+            }
+        }
+    }
+}

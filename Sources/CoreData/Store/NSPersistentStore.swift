@@ -1,0 +1,111 @@
+import Foundation
+
+/// The type string of the SQLite store.
+public let NSSQLiteStoreType = "SQLite"
+/// The type string of the in-memory store.
+public let NSInMemoryStoreType = "InMemory"
+/// The type string of Apple's binary store; not available on Linux (adding one throws).
+public let NSBinaryStoreType = "Binary"
+
+// Store metadata keys, with Apple's values.
+public let NSStoreTypeKey = "NSStoreType"
+public let NSStoreUUIDKey = "NSStoreUUID"
+public let NSStoreModelVersionHashesKey = "NSStoreModelVersionHashes"
+public let NSStoreModelVersionIdentifiersKey = "NSStoreModelVersionIdentifiers"
+public let NSPersistentStoreOSCompatibility = "NSPersistentStoreOSCompatibility"
+internal let NSStoreModelVersionHashesVersionKey = "NSStoreModelVersionHashesVersion"
+internal let NSStoreModelVersionHashesDigestKey = "NSStoreModelVersionHashesDigest"
+internal let NSStoreModelVersionChecksumKey = "NSStoreModelVersionChecksumKey"
+internal let NSPersistenceFrameworkVersionKey = "NSPersistenceFrameworkVersion"
+
+// Store options, with Apple's values.
+public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
+public let NSPersistentStoreTimeoutOption = "NSPersistentStoreTimeoutOption"
+public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
+public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
+public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
+public let NSPersistentStoreConnectionPoolMaxSizeKey = "NSPersistentStoreConnectionPoolMaxSizeKey"
+
+/// A store of rows: the SQLite file, or memory.
+///
+/// Stores deal in object IDs and row snapshots, never in objects, like Apple's
+/// `NSIncrementalStore`. The coordinator calls them under its lock, one request at a time.
+open class NSPersistentStore: NSObject, @unchecked Sendable {
+    /// The kinds of store, by the type strings Apple uses.
+    public struct StoreType: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// A SQLite file in Core Data's layout.
+        public static let sqlite = StoreType(rawValue: NSSQLiteStoreType)
+        /// A store that lives only in memory.
+        public static let inMemory = StoreType(rawValue: NSInMemoryStoreType)
+        /// Apple's binary store; not available on Linux.
+        public static let binary = StoreType(rawValue: NSBinaryStoreType)
+    }
+
+    /// The store's file, if any.
+    open var url: URL?
+    /// The store's UUID (`NSStoreUUID` in its metadata).
+    open var identifier: String!
+    /// The store's configuration name (`"PF_DEFAULT_CONFIGURATION_NAME"` by default, as on Apple platforms).
+    open var configurationName: String
+    /// The options the store was added with.
+    open private(set) var options: [AnyHashable: Any]?
+    /// Whether the store refuses saves.
+    open var isReadOnly: Bool
+    /// The store's metadata dictionary.
+    open var metadata: [String: Any]!
+    /// The coordinator the store belongs to.
+    open internal(set) weak var persistentStoreCoordinator: NSPersistentStoreCoordinator?
+
+    /// A small number that distinguishes this store's object IDs from other stores'.
+    internal let tag: Int
+    private static let tags = AtomicCounter()
+
+    /// The store's type string.
+    open var type: String { NSSQLiteStoreType }
+
+    public init(persistentStoreCoordinator root: NSPersistentStoreCoordinator?, configurationName name: String?, at url: URL, options: [AnyHashable: Any]? = nil) {
+        self.persistentStoreCoordinator = root
+        self.configurationName = name ?? "PF_DEFAULT_CONFIGURATION_NAME"
+        self.url = url
+        self.options = options
+        self.isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
+        self.tag = Int(Self.tags.next())
+        super.init()
+    }
+
+    /// Reads a store file's metadata without adding the store.
+    open class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        try SQLiteStore.readMetadata(at: url)
+    }
+
+    /// Loads the store's metadata (and creates the store if it does not exist).
+    open func loadMetadata() throws {}
+
+    // MARK: The store API the coordinator uses (internal; shaped like NSIncrementalStore)
+
+    /// The model the store serves.
+    internal var model: NSManagedObjectModel { persistentStoreCoordinator!.managedObjectModel }
+
+    /// Opens (creating if needed) and checks the store against `model`.
+    internal func open(model: NSManagedObjectModel) throws {}
+    /// Closes the store's files.
+    internal func close() {}
+    /// Rows matching a plan, in order.
+    internal func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] { [] }
+    /// The IDs of rows matching a plan, in order.
+    internal func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] { try fetchRows(plan).map(\.id) }
+    /// The number of rows matching a plan.
+    internal func count(_ plan: FetchPlan) throws -> Int { try fetchRows(plan).count }
+    /// One row, or `nil` if it does not exist (firing a fault).
+    internal func row(for id: NSManagedObjectID) throws -> RowSnapshot? { nil }
+    /// The destination IDs of a to-many relationship of the object `id`, in order.
+    internal func relatedIDs(for relationship: NSRelationshipDescription, of id: NSManagedObjectID) throws -> [NSManagedObjectID] { [] }
+    /// Hands out `count` primary keys for `entity`, consecutive and in order.
+    internal func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] { [] }
+    /// Writes one save: all or nothing. Throws ``StoreConflictError`` on optimistic-locking conflicts.
+    internal func save(_ changes: SaveChanges) throws -> SaveResult { SaveResult() }
+    /// Writes the metadata dictionary.
+    internal func writeMetadata(_ metadata: [String: Any]) throws {}
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// A store row as the layers above the store see it: the values of an object by property index
+/// (attributes, and to-one relationships as object IDs), with its optimistic-locking version
+/// (`Z_OPT`). Never an object: stores deal in IDs and snapshots only.
+internal struct RowSnapshot: @unchecked Sendable {
+    /// The row's entity (a sub-entity of the fetched entity, possibly).
+    let entity: NSEntityDescription
+    /// Values by property index; relationships that are not stored in the row are `.null`.
+    var values: ContiguousArray<StoreValue>
+    /// `Z_OPT`: incremented by every save of the row.
+    var version: Int64
+}
+
+/// A row returned by a fetch: its ID and its snapshot.
+internal struct FetchedRow: Sendable {
+    let id: NSManagedObjectID
+    let snapshot: RowSnapshot
+}
+
+/// What a fetch asks a store for, compiled from an `NSFetchRequest`.
+internal struct FetchPlan: @unchecked Sendable {
+    var entity: NSEntityDescription
+    var includesSubentities: Bool = true
+    var predicate: PredicateNode?
+    var sortKeys: [SortKey] = []
+    var limit: Int = 0
+    var offset: Int = 0
+}
+
+/// The changes of one save, for one store: snapshots keyed by object ID, never objects.
+internal struct SaveChanges: @unchecked Sendable {
+    struct Insert {
+        var id: NSManagedObjectID
+        var values: ContiguousArray<StoreValue>
+    }
+    struct Update {
+        var id: NSManagedObjectID
+        var values: ContiguousArray<StoreValue>
+        var changedIndexes: [Int]
+        var expectedVersion: Int64
+    }
+    struct Delete {
+        var id: NSManagedObjectID
+        var expectedVersion: Int64
+    }
+    /// A row of a many-to-many join table, oriented as the table is: `first` goes in the
+    /// owning side's column (the table's first), `second` in the other.
+    struct JoinRow: Hashable {
+        var table: String
+        var firstColumn: String
+        var secondColumn: String
+        var first: NSManagedObjectID
+        var second: NSManagedObjectID
+    }
+    /// The position of `member` in an ordered relationship (a `Z_FOK_` value).
+    struct OrderUpdate {
+        var relationship: NSRelationshipDescription
+        var owner: NSManagedObjectID
+        var member: NSManagedObjectID
+        var position: Int64
+    }
+
+    /// A member of a to-many relationship without an inverse: its hidden foreign key.
+    struct ForeignKeyUpdate {
+        var relationship: NSRelationshipDescription
+        var member: NSManagedObjectID
+        var owner: NSManagedObjectID?
+    }
+
+    var inserts: [Insert] = []
+    var foreignKeyUpdates: [ForeignKeyUpdate] = []
+    var updates: [Update] = []
+    var deletes: [Delete] = []
+    var joinInserts: [JoinRow] = []
+    var joinDeletes: [JoinRow] = []
+    var orderUpdates: [OrderUpdate] = []
+
+    var isEmpty: Bool {
+        inserts.isEmpty && updates.isEmpty && deletes.isEmpty && joinInserts.isEmpty && joinDeletes.isEmpty && orderUpdates.isEmpty && foreignKeyUpdates.isEmpty
+    }
+}
+
+/// The outcome of a save: the permanent ID given to each inserted object, in insertion order.
+internal struct SaveResult: Sendable {
+    var permanentIDs: [IDKey: NSManagedObjectID] = [:]
+}
+
+/// An optimistic-locking failure found by a store: the row changed (or vanished) since the
+/// saving context read it.
+internal struct StoreConflict: @unchecked Sendable {
+    var id: NSManagedObjectID
+    var expectedVersion: Int64
+    /// The row as the store holds it now; `nil` if it was deleted.
+    var persisted: RowSnapshot?
+}
+
+/// Thrown by a store when a save meets optimistic-locking conflicts; nothing was written.
+internal struct StoreConflictError: Error, @unchecked Sendable {
+    var conflicts: [StoreConflict]
+}

@@ -1,0 +1,162 @@
+import Foundation
+
+/// One property value as stores and snapshots hold it: `Sendable`, compact, typed by the
+/// attribute's ``NSAttributeType``. Objects keep their attribute values in this form too, so
+/// reading a typed property is a switch, not a dynamic cast.
+internal enum StoreValue: Sendable, Hashable {
+    case null
+    /// Integer 16/32/64 attributes.
+    case int(Int64)
+    case bool(Bool)
+    /// Double and Float attributes.
+    case double(Double)
+    case string(String)
+    case date(Date)
+    /// Binary data, and transformable values in their stored (transformed) form.
+    case data(Data)
+    case uuid(UUID)
+    case url(URL)
+    case decimal(Decimal)
+    /// To-one relationships in snapshots, and object-ID attributes.
+    case objectID(NSManagedObjectID)
+    /// A transformable or undefined-type value in its in-memory form. Objects only; never
+    /// crosses a queue (the box is `@unchecked Sendable` for that reason).
+    case object(ObjectBox)
+
+    var isNull: Bool { if case .null = self { return true } else { return false } }
+}
+
+/// A non-`Sendable` value held by one object on its context's queue.
+internal final class ObjectBox: @unchecked Sendable, Hashable {
+    let value: Any
+    init(_ value: Any) { self.value = value }
+    static func == (lhs: ObjectBox, rhs: ObjectBox) -> Bool {
+        if lhs === rhs { return true }
+        if let l = lhs.value as? AnyHashable, let r = rhs.value as? AnyHashable { return l == r }
+        return false
+    }
+    func hash(into hasher: inout Hasher) {
+        if let h = value as? AnyHashable { hasher.combine(h) } else { hasher.combine(ObjectIdentifier(self)) }
+    }
+}
+
+extension StoreValue {
+    /// Converts a value given through key-value coding (`NSNumber`, `Int`, `String`, `Date`, `Data`,
+    /// `UUID`, `URL`, `Decimal`, `NSNull`, `nil`, …) to the attribute's storage form, or throws a
+    /// validation error (`NSManagedObjectValidationError`, 1550) naming the key and the type expected.
+    init(converting value: Any?, for attribute: NSAttributeDescription) throws {
+        guard let value, !(value is NSNull) else { self = .null; return }
+        if let converted = StoreValue.convert(value, to: attribute.attributeType) {
+            self = converted
+            return
+        }
+        if attribute.attributeType == .transformableAttributeType || attribute.attributeType == .undefinedAttributeType
+            || attribute.attributeType == .compositeAttributeType {
+            self = .object(ObjectBox(value))
+            return
+        }
+        throw CoreDataError.make(.managedObjectValidation,
+            "The value \(value) (\(type(of: value))) for the key '\(attribute.name)' of '\(attribute.entity?.name ?? "")' is not of the attribute's type (\(attribute.attributeValueClassName ?? "\(attribute.attributeType)"))",
+            extra: [NSValidationKeyErrorKey: attribute.name, NSValidationValueErrorKey: value])
+    }
+
+    /// The storage form of `value` for an attribute type, or `nil` if it has the wrong type.
+    static func convert(_ value: Any, to type: NSAttributeType) -> StoreValue? {
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            guard let v = integer(value) else { return nil }
+            switch type {
+            case .integer16AttributeType: guard v >= Int64(Int16.min) && v <= Int64(Int16.max) else { return nil }
+            case .integer32AttributeType: guard v >= Int64(Int32.min) && v <= Int64(Int32.max) else { return nil }
+            default: break
+            }
+            return .int(v)
+        case .booleanAttributeType:
+            if let b = value as? Bool { return .bool(b) }
+            if let n = value as? NSNumber { return .bool(n.boolValue) }
+            return nil
+        case .doubleAttributeType, .floatAttributeType:
+            if let d = value as? Double { return .double(d) }
+            if let f = value as? Float { return .double(Double(f)) }
+            if let i = integer(value) { return .double(Double(i)) }
+            if let n = value as? NSNumber { return .double(n.doubleValue) }
+            if let d = value as? Decimal { return .double(NSDecimalNumber(decimal: d).doubleValue) }
+            return nil
+        case .decimalAttributeType:
+            if let d = value as? Decimal { return .decimal(d) }
+            if let d = value as? NSDecimalNumber { return .decimal(d.decimalValue) }
+            if let i = integer(value) { return .decimal(Decimal(i)) }
+            if let d = value as? Double { return .decimal(Decimal(d)) }
+            if let n = value as? NSNumber { return .decimal(n.decimalValue) }
+            return nil
+        case .stringAttributeType:
+            if let s = value as? String { return .string(s) }
+            if let s = value as? NSString { return .string(s as String) }
+            if let s = value as? Substring { return .string(String(s)) }
+            return nil
+        case .dateAttributeType:
+            if let d = value as? Date { return .date(d) }
+            if let d = value as? NSDate { return .date(d as Date) }
+            return nil
+        case .binaryDataAttributeType:
+            if let d = value as? Data { return .data(d) }
+            if let d = value as? NSData { return .data(d as Data) }
+            if let b = value as? [UInt8] { return .data(Data(b)) }
+            return nil
+        case .UUIDAttributeType:
+            if let u = value as? UUID { return .uuid(u) }
+            if let u = value as? NSUUID { return .uuid(u as UUID) }
+            return nil
+        case .URIAttributeType:
+            if let u = value as? URL { return .url(u) }
+            if let u = value as? NSURL { return .url(u as URL) }
+            return nil
+        case .objectIDAttributeType:
+            if let id = value as? NSManagedObjectID { return .objectID(id) }
+            return nil
+        case .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType:
+            return nil
+        }
+    }
+
+    /// An integer from any Swift integer type or an integral `NSNumber`.
+    static func integer(_ value: Any) -> Int64? {
+        switch value {
+        case let v as Int: return Int64(v)
+        case let v as Int64: return v
+        case let v as Int32: return Int64(v)
+        case let v as Int16: return Int64(v)
+        case let v as Int8: return Int64(v)
+        case let v as UInt8: return Int64(v)
+        case let v as UInt16: return Int64(v)
+        case let v as UInt32: return Int64(v)
+        case let v as UInt: return v <= UInt(Int64.max) ? Int64(v) : nil
+        case let v as UInt64: return v <= UInt64(Int64.max) ? Int64(v) : nil
+        case let v as Bool: return v ? 1 : 0
+        case let n as NSNumber:
+            let d = n.doubleValue
+            guard d == d.rounded(), abs(d) < 9.3e18 else { return nil }
+            return n.int64Value
+        default: return nil
+        }
+    }
+
+    /// The value as key-value coding returns it: `NSNumber` for numbers and Booleans (as on Apple
+    /// platforms), `String`, `Date`, `Data`, `UUID`, `URL`, `NSDecimalNumber`, or `nil`.
+    var objectValue: Any? {
+        switch self {
+        case .null: return nil
+        case .int(let v): return NSNumber(value: v)
+        case .bool(let v): return NSNumber(value: v)
+        case .double(let v): return NSNumber(value: v)
+        case .string(let v): return v
+        case .date(let v): return v
+        case .data(let v): return v
+        case .uuid(let v): return v
+        case .url(let v): return v
+        case .decimal(let v): return NSDecimalNumber(decimal: v)
+        case .objectID(let v): return v
+        case .object(let box): return box.value
+        }
+    }
+}

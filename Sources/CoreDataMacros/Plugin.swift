@@ -1,0 +1,7 @@
+import SwiftCompilerPlugin
+import SwiftSyntaxMacros
+
+@main
+struct CoreDataMacrosPlugin: CompilerPlugin {
+    let providingMacros: [Macro.Type] = []
+}
