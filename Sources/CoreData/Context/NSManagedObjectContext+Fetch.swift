@@ -15,12 +15,12 @@ extension NSManagedObjectContext {
         case .countResultType:
             results = [NSNumber(value: try count(for: request))]
         case .managedObjectIDResultType:
-            results = try fetchObjects(request, entity: entity, idsOnly: true)
+            results = try fetchIDs(request, entity: entity)
         case .dictionaryResultType:
             results = try fetchDictionaries(request, entity: entity)
         default:
-            let objects = try fetchObjects(request, entity: entity, idsOnly: false)
-            if T.self == NSManagedObject.self || T.self == AnyObject.self { return unsafeBitCast(objects, to: [T].self) }
+            let objects = try fetchObjects(request, entity: entity)
+            if T.self == NSManagedObject.self { return unsafeBitCast(objects, to: [T].self) }
             if let cls = T.self as? NSManagedObject.Type,
                entity.layout.descendants.allSatisfy({ $0.layout.instanceClass.isSubclass(of: cls) }) {
                 return unsafeBitCast(objects, to: [T].self)
@@ -43,7 +43,7 @@ extension NSManagedObjectContext {
     public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
         let entity = try resolveEntity(request)
         if request.includesPendingChanges && hasChanges || _parentForFetch != nil {
-            return try fetchObjects(request, entity: entity, idsOnly: true).count
+            return try fetchIDs(request, entity: entity).count
         }
         return try persistentStoreCoordinatorOrThrow().count(try plan(for: request, entity: entity, withLimits: true))
     }
@@ -80,23 +80,28 @@ extension NSManagedObjectContext {
         return plan
     }
 
-    /// Objects (or their IDs) for a request, with pending changes merged in.
-    private func fetchObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription, idsOnly: Bool) throws -> [Any] {
+    /// The IDs of the objects a request matches, with pending changes merged in.
+    private func fetchIDs<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSManagedObjectID] {
+        if request.includesPendingChanges { processPendingChanges() }
+        if !(request.includesPendingChanges && hasChanges) {
+            return try persistentStoreCoordinatorOrThrow().fetchIDs(try plan(for: request, entity: entity, withLimits: true))
+        }
+        return try fetchObjects(request, entity: entity).map(\.objectID)
+    }
+
+    /// The objects a request matches, with pending changes merged in.
+    private func fetchObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSManagedObject] {
         let coordinator = try persistentStoreCoordinatorOrThrow()
         if request.includesPendingChanges { processPendingChanges() }
         let merging = request.includesPendingChanges && hasChanges
         let needsMemory = merging && (request.fetchLimit > 0 || request.fetchOffset > 0)
         let plan = try self.plan(for: request, entity: entity, withLimits: !needsMemory)
-
-        if idsOnly && !merging {
-            return try coordinator.fetchIDs(plan)
-        }
         let rows = try coordinator.fetchRows(plan)
         var objects = materialize(rows, refresh: request.shouldRefreshRefetchedObjects, asFaults: request.returnsObjectsAsFaults)
         if merging {
             objects = try mergePendingChanges(into: objects, plan: plan, request: request)
         }
-        return idsOnly ? objects.map(\.objectID) : objects
+        return objects
     }
 
     /// Registered objects for fetched rows: existing ones are reused (uniquing), new ones are

@@ -130,7 +130,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         try checkUniqueness(changes)
 
         var result = SaveResult()
-        for insert in changes.inserts {
+        for insert in changes.inserts where insert.id.isTemporaryID {
             let pk = try allocatePrimaryKeys(for: insert.id.entity, count: 1)[0]
             result.permanentIDs[insert.id.key] = id(insert.id.entity, pk)
         }

@@ -307,7 +307,9 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 } else if statement.columnType(column) == SQLITE_INTEGER {
                     values[slot.index] = .decimal(Decimal(statement.int64(column)))
                 } else {
-                    values[slot.index] = .decimal(Decimal(statement.double(column)))
+                    // The shortest decimal text of the double is the value that was written.
+                    let double = statement.double(column)
+                    values[slot.index] = .decimal(Decimal(string: "\(double)", locale: Locale(identifier: "en_US_POSIX")) ?? Decimal(double))
                 }
             case .string: values[slot.index] = .string(statement.string(column))
             case .date: values[slot.index] = .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
@@ -480,7 +482,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             // Primary keys in insertion order, one sequence per root table.
             var pending: [ObjectIdentifier: [Int]] = [:]
             var roots: [NSEntityDescription] = []
-            for (offset, insert) in changes.inserts.enumerated() {
+            for (offset, insert) in changes.inserts.enumerated() where insert.id.isTemporaryID {
                 let root = insert.id.entity.rootEntity
                 if pending[ObjectIdentifier(root)] == nil { roots.append(root) }
                 pending[ObjectIdentifier(root), default: []].append(offset)

@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+@Suite("Relationships and delete rules")
+struct RelationshipTests {
+    @Test func toOneSetsTheInverseToMany() throws {
+        let stack = try TestStack()
+        let ada = stack.insert("Person", ["name": "Ada"])
+        let car = stack.insert("Car", ["name": "a"])
+        car.setValue(ada, forKey: "owner")
+        #expect((ada.value(forKey: "cars") as? Set<NSManagedObject>) == [car])
+        let bob = stack.insert("Person", ["name": "Bob"])
+        car.setValue(bob, forKey: "owner")
+        #expect((ada.value(forKey: "cars") as? Set<NSManagedObject>)?.isEmpty == true)
+        #expect((bob.value(forKey: "cars") as? Set<NSManagedObject>) == [car])
+        try stack.context.save()
+        let other = try stack.reopen()
+        let people = try other.fetch("Person")
+        let reloadedBob = try #require(people.first { $0.value(forKey: "name") as? String == "Bob" })
+        let cars = try #require(reloadedBob.value(forKey: "cars") as? Set<NSManagedObject>)
+        #expect(cars.map { $0.value(forKey: "name") as? String } == ["a"])
+        #expect((cars.first!.value(forKey: "owner") as? NSManagedObject) === reloadedBob)
+    }
+
+    @Test func mutableSetAddsAndRemovesWithInverse() throws {
+        let stack = try TestStack()
+        let ada = stack.insert("Person", ["name": "Ada"])
+        let cars = (0..<3).map { stack.insert("Car", ["name": "c\($0)"]) }
+        let set = ada.mutableSetValue(forKey: "cars")
+        for car in cars { set.add(car) }
+        #expect(cars.allSatisfy { $0.value(forKey: "owner") as? NSManagedObject === ada })
+        set.remove(cars[1])
+        #expect(cars[1].value(forKey: "owner") == nil)
+        #expect(set.count == 2)
+        try stack.context.save()
+        let reopened = try stack.reopen()
+        let reloaded = try reopened.fetch("Person")[0]
+        #expect((reloaded.value(forKey: "cars") as? Set<NSManagedObject>)?.count == 2)
+    }
+
+    @Test func manyToManyJoinTable() throws {
+        let stack = try TestStack()
+        let fast = stack.insert("Tag", ["label": "fast"])
+        let red = stack.insert("Tag", ["label": "red"])
+        let a = stack.insert("Car", ["name": "a"])
+        let b = stack.insert("Car", ["name": "b"])
+        a.setValue(Set([fast, red]), forKey: "tags")
+        b.mutableSetValue(forKey: "tags").add(fast)
+        #expect((fast.value(forKey: "cars") as? Set<NSManagedObject>) == [a, b])
+        try stack.context.save()
+        let carNumber = stack.model.entitiesByName["Car"]!.layout.entityNumber
+        #expect(try RawSQLite.query(stack.url.path, "SELECT count(*) FROM Z_\(carNumber)TAGS").first?[0] == "3")
+        let other = try stack.reopen()
+        let tags = try other.fetch("Tag")
+        let reloadedFast = try #require(tags.first { $0.value(forKey: "label") as? String == "fast" })
+        #expect((reloadedFast.value(forKey: "cars") as? Set<NSManagedObject>)?.count == 2)
+        // Remove one link and save again.
+        let reloadedA = try #require(try other.fetch("Car").first { $0.value(forKey: "name") as? String == "a" })
+        reloadedA.mutableSetValue(forKey: "tags").remove(reloadedFast)
+        try other.context.save()
+        #expect(try RawSQLite.query(stack.url.path, "SELECT count(*) FROM Z_\(carNumber)TAGS").first?[0] == "2")
+    }
+
+    @Test func orderedRelationshipKeepsOrder() throws {
+        let stack = try TestStack()
+        let playlist = stack.insert("Playlist", ["title": "mix"])
+        let songs = ["c", "a", "b"].map { stack.insert("Song", ["title": $0]) }
+        let ordered = playlist.mutableOrderedSetValue(forKey: "songs")
+        for song in songs { ordered.add(song) }
+        ordered.insert(stack.insert("Song", ["title": "first"]), at: 0)
+        #expect(songs[0].value(forKey: "playlist") as? NSManagedObject === playlist)
+        try stack.context.save()
+        let reopened = try stack.reopen()
+        let reloaded = try reopened.fetch("Playlist")[0]
+        let titles = (reloaded.value(forKey: "songs") as? NSOrderedSet)?.array.map { ($0 as! NSManagedObject).value(forKey: "title") as? String }
+        #expect(titles == ["first", "c", "a", "b"])
+        #expect(try RawSQLite.query(stack.url.path, "SELECT ZTITLE, Z_FOK_PLAYLIST FROM ZSONG ORDER BY Z_FOK_PLAYLIST").map { $0[0]! }
+                == ["first", "c", "a", "b"])
+    }
+
+    @Test func cascadeDeletesRelatedObjects() throws {
+        let stack = try TestStack()
+        let ada = stack.insert("Person", ["name": "Ada"])
+        for i in 0..<3 { stack.insert("Car", ["name": "c\(i)"]).setValue(ada, forKey: "owner") }
+        try stack.context.save()
+        stack.context.delete(ada)
+        stack.context.processPendingChanges()
+        #expect(stack.context.deletedObjects.count == 4)
+        try stack.context.save()
+        #expect(try stack.reopen().fetch("Car").isEmpty)
+    }
+
+    @Test func nullifyClearsTheInverse() throws {
+        let stack = try TestStack()
+        let ada = stack.insert("Person", ["name": "Ada"])
+        let car = stack.insert("Car", ["name": "c"])
+        car.setValue(ada, forKey: "owner")
+        try stack.context.save()
+        stack.context.delete(car)
+        stack.context.processPendingChanges()
+        #expect((ada.value(forKey: "cars") as? Set<NSManagedObject>)?.isEmpty == true)
+        try stack.context.save()
+        #expect(try stack.reopen().fetch("Person").count == 1)
+    }
+
+    @Test func denyRefusesTheDelete() throws {
+        let stack = try TestStack()
+        let garage = stack.insert("Garage", ["city": "Oslo"])
+        stack.insert("Truck", ["load": 1.0]).setValue(garage, forKey: "garage")
+        try stack.context.save()
+        stack.context.delete(garage)
+        do {
+            try stack.context.save()
+            Issue.record("the save should fail")
+        } catch let error as NSError {
+            #expect(error.code == NSValidationRelationshipDeniedDeleteError)
+            #expect(error.userInfo[NSValidationKeyErrorKey] as? String == "vehicles")
+        }
+        #expect(try stack.reopen().fetch("Garage").count == 1, "nothing was written")
+        stack.context.rollback()
+        #expect(!stack.context.hasChanges)
+    }
+
+    @Test func relationshipAcrossContextsFailsCleanly() throws {
+        // Seed 004: a team fetched in the main context used in a temporary context.
+        let stack = try TestStack()
+        stack.insert("Person", ["name": "Ada"])
+        try stack.context.save()
+        let ada = try stack.fetch("Person")[0]
+        let temporary = stack.newContext()
+        let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: temporary)
+        car.setValue("wrong", forKey: "name")
+        car.setValue(ada, forKey: "owner")
+        #expect((ada.value(forKey: "cars") as? Set<NSManagedObject>)?.isEmpty == true, "the other context's object is untouched")
+        #expect(!stack.context.hasChanges)
+        do {
+            try temporary.save()
+            Issue.record("the save should fail")
+        } catch let error as NSError {
+            #expect(error.code == NSManagedObjectExternalRelationshipError)
+            #expect(error.localizedDescription.contains("'owner'"))
+            #expect(error.localizedDescription.contains("different contexts"))
+        }
+        #expect(try stack.reopen().fetch("Car").isEmpty, "nothing was written")
+        // The right way: fetch the object in this context by its ID.
+        car.setValue(temporary.object(with: ada.objectID), forKey: "owner")
+        try temporary.save()
+        let reopened = try stack.reopen()
+        let reloaded = try reopened.fetch("Car")
+        #expect((reloaded.first?.value(forKey: "owner") as? NSManagedObject)?.value(forKey: "name") as? String == "Ada")
+    }
+}

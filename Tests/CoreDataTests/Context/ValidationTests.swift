@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+@Suite("Validation at save")
+struct ValidationTests {
+    private func saveError(_ stack: TestStack) -> NSError? {
+        do { try stack.context.save(); return nil } catch { return error as NSError }
+    }
+
+    @Test func missingRequiredValue() throws {
+        let stack = try TestStack()
+        let person = stack.insert("Person")
+        let error = try #require(saveError(stack))
+        #expect(error.domain == NSCocoaErrorDomain)
+        #expect(error.code == NSValidationMissingMandatoryPropertyError)
+        #expect(error.userInfo[NSValidationKeyErrorKey] as? String == "name")
+        #expect(error.userInfo[NSValidationObjectErrorKey] as? NSManagedObject === person)
+        #expect(stack.context.hasChanges, "the context keeps its changes")
+        person.setValue("Ada", forKey: "name")
+        try stack.context.save()
+    }
+
+    @Test func wrongTypeIsAnErrorNotACrash() throws {
+        let stack = try TestStack()
+        let car = stack.insert("Car", ["name": "a"])
+        car.setValue("not a number", forKey: "year")
+        let error = try #require(saveError(stack))
+        #expect(error.code == NSManagedObjectValidationError)
+        #expect(error.userInfo[NSValidationKeyErrorKey] as? String == "year")
+        #expect(error.localizedDescription.contains("wrong type"))
+        #expect(try stack.reopen().fetch("Car").isEmpty)
+    }
+
+    @Test func outOfBounds() throws {
+        let stack = try TestStack()
+        let car = stack.insert("Car", ["name": "a", "year": 1700])
+        #expect(saveError(stack)?.code == NSValidationNumberTooSmallError)
+        car.setValue(2500, forKey: "year")
+        #expect(saveError(stack)?.code == NSValidationNumberTooLargeError)
+        car.setValue(2000, forKey: "year")
+        let person = stack.insert("Person", ["name": String(repeating: "x", count: 41)])
+        #expect(saveError(stack)?.code == NSValidationStringTooLongError)
+        person.setValue("ok", forKey: "name")
+        car.setValue(Int(Int32.max) + 1, forKey: "year")
+        #expect(saveError(stack)?.code == NSManagedObjectValidationError, "out of Integer 32's range")
+        car.setValue(1999, forKey: "year")
+        try stack.context.save()
+    }
+
+    @Test func severalErrorsComeTogether() throws {
+        let stack = try TestStack()
+        stack.insert("Person")
+        stack.insert("Car", ["year": 1])
+        let error = try #require(saveError(stack))
+        #expect(error.code == NSValidationMultipleErrorsError)
+        let details = try #require(error.userInfo[NSDetailedErrorsKey] as? [NSError])
+        #expect(Set(details.map(\.code)) == [NSValidationMissingMandatoryPropertyError, NSValidationNumberTooSmallError])
+    }
+
+    @Test func patternAndValidationPredicates() throws {
+        let model = TestModel.make()
+        let label = model.entitiesByName["Tag"]!.attributesByName["label"]!
+        label.regularExpression = "[a-z]+"
+        let stack = try TestStack(model: model)
+        let tag = stack.insert("Tag", ["label": "Not Lowercase"])
+        #expect(saveError(stack)?.code == NSValidationStringPatternMatchingError)
+        tag.setValue("lower", forKey: "label")
+        try stack.context.save()
+        var value: Any? = "UPPER"
+        #expect(throws: NSError.self) { try tag.validateValue(&value, forKey: "label") }
+    }
+
+    @Test func subclassValidationRuns() throws {
+        let model = TestModel.make()
+        model.entitiesByName["Tag"]!.managedObjectClassName = String(reflecting: PickyTag.self)
+        let stack = try TestStack(model: model)
+        stack.insert("Tag", ["label": "forbidden"])
+        let error = try #require(saveError(stack))
+        #expect(error.localizedDescription == "forbidden label")
+    }
+}
+
+final class PickyTag: NSManagedObject {
+    override func validateForInsert() throws {
+        try super.validateForInsert()
+        if value(forKey: "label") as? String == "forbidden" {
+            throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectValidationError,
+                          userInfo: [NSLocalizedDescriptionKey: "forbidden label"])
+        }
+    }
+}
