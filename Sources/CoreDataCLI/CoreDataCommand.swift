@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `coredata`: the demo, store inspection and benchmarks of swift-coredata.
+@main
+struct CoreDataCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coredata",
+        abstract: "Core Data for Linux: a demo, a store inspector and benchmarks.",
+        subcommands: [DemoCommand.self, InspectCommand.self, BenchCommand.self]
+    )
+}

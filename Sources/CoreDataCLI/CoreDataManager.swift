@@ -1,0 +1,105 @@
+import CoreData
+import Foundation
+
+/// Seed 000's `CoreDataManager`, translated to Swift the way an iOS developer would write it:
+/// a shared stack with a private-queue context on a SQLite store, and CRUD on `Car(name)`.
+final class CoreDataManager: @unchecked Sendable {
+    let managedObjectModel: NSManagedObjectModel
+    let persistentStoreCoordinator: NSPersistentStoreCoordinator
+    let managedObjectContext: NSManagedObjectContext
+
+    init(modelURL: URL, storeURL: URL) throws {
+        managedObjectModel = try NSManagedObjectModel(validatingContentsOf: modelURL)
+        persistentStoreCoordinator = NSPersistentStoreCoordinator(managedObjectModel: managedObjectModel)
+        try persistentStoreCoordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: storeURL, options: nil)
+        managedObjectContext = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        managedObjectContext.persistentStoreCoordinator = persistentStoreCoordinator
+    }
+
+    /// The model shipped with the command (Xcode's source format, loaded directly).
+    static var bundledModelURL: URL {
+        Bundle.module.url(forResource: "Car", withExtension: "xcdatamodeld")!
+    }
+
+    /// Inserts one car and saves (seed's `insertData:`).
+    func insertData(_ name: String) throws {
+        try managedObjectContext.performAndWait {
+            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: managedObjectContext)
+            car.setValue(name, forKey: "name")
+            try managedObjectContext.save()
+        }
+    }
+
+    /// Inserts many cars and saves once (seed's `insertDatas:`).
+    func insertDatas(_ names: [String]) throws {
+        try managedObjectContext.performAndWait {
+            for name in names {
+                let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: managedObjectContext)
+                car.setValue(name, forKey: "name")
+            }
+            try managedObjectContext.save()
+        }
+    }
+
+    /// Deletes every car (seed's `deleteData`); returns how many.
+    @discardableResult
+    func deleteData() throws -> Int {
+        try managedObjectContext.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            let cars = try managedObjectContext.fetch(request)
+            for car in cars { managedObjectContext.delete(car) }
+            try managedObjectContext.save()
+            return cars.count
+        }
+    }
+
+    /// Deletes the cars with a name (seed's `deleteData:`); returns how many.
+    @discardableResult
+    func deleteData(_ name: String) throws -> Int {
+        try managedObjectContext.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            request.predicate = NSPredicate(format: "name = %@", name)
+            let cars = try managedObjectContext.fetch(request)
+            for car in cars { managedObjectContext.delete(car) }
+            try managedObjectContext.save()
+            return cars.count
+        }
+    }
+
+    /// All car names in fetch order (seed's `queryData`).
+    func queryData() throws -> [String] {
+        try managedObjectContext.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            return try managedObjectContext.fetch(request).map { $0.value(forKey: "name") as? String ?? "" }
+        }
+    }
+
+    /// The cars with a name (seed's `queryData:`).
+    func queryData(_ name: String) throws -> [String] {
+        try managedObjectContext.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            request.predicate = NSPredicate(format: "name = %@", name)
+            return try managedObjectContext.fetch(request).map { $0.value(forKey: "name") as? String ?? "" }
+        }
+    }
+
+    /// Renames the cars with a name to "test" (seed's `updateData:`); returns how many.
+    @discardableResult
+    func updateData(_ name: String) throws -> Int {
+        try managedObjectContext.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            request.predicate = NSPredicate(format: "name = %@", name)
+            let cars = try managedObjectContext.fetch(request)
+            for car in cars { car.setValue("test", forKey: "name") }
+            try managedObjectContext.save()
+            return cars.count
+        }
+    }
+
+    /// The number of cars.
+    func count() throws -> Int {
+        try managedObjectContext.performAndWait {
+            try managedObjectContext.count(for: NSFetchRequest<NSManagedObject>(entityName: "Car"))
+        }
+    }
+}
