@@ -33,18 +33,23 @@ let package = Package(
             name: "CoreData",
             dependencies: ["CSQLite", "CoreDataMacros"]
         ),
+        // Seed code translated to Swift, shared by the demo and the tests.
+        .target(
+            name: "CoreDataExamples",
+            dependencies: ["CoreData"],
+            resources: [.copy("Resources/Car.xcdatamodeld")]
+        ),
         .executableTarget(
             name: "CoreDataCLI",
             dependencies: [
-                "CoreData", "CSQLite",
+                "CoreData", "CoreDataExamples", "CSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ],
-            resources: [.copy("Resources/Car.xcdatamodeld")]
+            ]
         ),
         .testTarget(
             name: "CoreDataTests",
-            dependencies: ["CoreData", "CSQLite"],
+            dependencies: ["CoreData", "CoreDataExamples", "CSQLite"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CoreData
+import CoreDataExamples
 import Foundation
 
 /// `coredata demo`: seed 000's scenario end to end on a real SQLite store.

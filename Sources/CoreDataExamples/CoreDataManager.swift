@@ -3,12 +3,12 @@ import Foundation
 
 /// Seed 000's `CoreDataManager`, translated to Swift the way an iOS developer would write it:
 /// a shared stack with a private-queue context on a SQLite store, and CRUD on `Car(name)`.
-final class CoreDataManager: @unchecked Sendable {
-    let managedObjectModel: NSManagedObjectModel
-    let persistentStoreCoordinator: NSPersistentStoreCoordinator
-    let managedObjectContext: NSManagedObjectContext
+public final class CoreDataManager: @unchecked Sendable {
+    public let managedObjectModel: NSManagedObjectModel
+    public let persistentStoreCoordinator: NSPersistentStoreCoordinator
+    public let managedObjectContext: NSManagedObjectContext
 
-    init(modelURL: URL, storeURL: URL) throws {
+    public init(modelURL: URL, storeURL: URL) throws {
         managedObjectModel = try NSManagedObjectModel(validatingContentsOf: modelURL)
         persistentStoreCoordinator = NSPersistentStoreCoordinator(managedObjectModel: managedObjectModel)
         try persistentStoreCoordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: storeURL, options: nil)
@@ -17,12 +17,12 @@ final class CoreDataManager: @unchecked Sendable {
     }
 
     /// The model shipped with the command (Xcode's source format, loaded directly).
-    static var bundledModelURL: URL {
+    public static var bundledModelURL: URL {
         Bundle.module.url(forResource: "Car", withExtension: "xcdatamodeld")!
     }
 
     /// Inserts one car and saves (seed's `insertData:`).
-    func insertData(_ name: String) throws {
+    public func insertData(_ name: String) throws {
         try managedObjectContext.performAndWait {
             let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: managedObjectContext)
             car.setValue(name, forKey: "name")
@@ -31,7 +31,7 @@ final class CoreDataManager: @unchecked Sendable {
     }
 
     /// Inserts many cars and saves once (seed's `insertDatas:`).
-    func insertDatas(_ names: [String]) throws {
+    public func insertDatas(_ names: [String]) throws {
         try managedObjectContext.performAndWait {
             for name in names {
                 let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: managedObjectContext)
@@ -43,7 +43,7 @@ final class CoreDataManager: @unchecked Sendable {
 
     /// Deletes every car (seed's `deleteData`); returns how many.
     @discardableResult
-    func deleteData() throws -> Int {
+    public func deleteData() throws -> Int {
         try managedObjectContext.performAndWait {
             let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
             let cars = try managedObjectContext.fetch(request)
@@ -55,7 +55,7 @@ final class CoreDataManager: @unchecked Sendable {
 
     /// Deletes the cars with a name (seed's `deleteData:`); returns how many.
     @discardableResult
-    func deleteData(_ name: String) throws -> Int {
+    public func deleteData(_ name: String) throws -> Int {
         try managedObjectContext.performAndWait {
             let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
             request.predicate = NSPredicate(format: "name = %@", name)
@@ -67,7 +67,7 @@ final class CoreDataManager: @unchecked Sendable {
     }
 
     /// All car names in fetch order (seed's `queryData`).
-    func queryData() throws -> [String] {
+    public func queryData() throws -> [String] {
         try managedObjectContext.performAndWait {
             let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
             return try managedObjectContext.fetch(request).map { $0.value(forKey: "name") as? String ?? "" }
@@ -75,7 +75,7 @@ final class CoreDataManager: @unchecked Sendable {
     }
 
     /// The cars with a name (seed's `queryData:`).
-    func queryData(_ name: String) throws -> [String] {
+    public func queryData(_ name: String) throws -> [String] {
         try managedObjectContext.performAndWait {
             let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
             request.predicate = NSPredicate(format: "name = %@", name)
@@ -85,7 +85,7 @@ final class CoreDataManager: @unchecked Sendable {
 
     /// Renames the cars with a name to "test" (seed's `updateData:`); returns how many.
     @discardableResult
-    func updateData(_ name: String) throws -> Int {
+    public func updateData(_ name: String) throws -> Int {
         try managedObjectContext.performAndWait {
             let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
             request.predicate = NSPredicate(format: "name = %@", name)
@@ -97,7 +97,7 @@ final class CoreDataManager: @unchecked Sendable {
     }
 
     /// The number of cars.
-    func count() throws -> Int {
+    public func count() throws -> Int {
         try managedObjectContext.performAndWait {
             try managedObjectContext.count(for: NSFetchRequest<NSManagedObject>(entityName: "Car"))
         }
