@@ -64,7 +64,7 @@ struct XcodeModelReaderTests {
     }
 
     @Test func carModelOfTheCommandLineTool() throws {
-        let url = ModelTestSupport.packageRoot.appendingPathComponent("Sources/CoreDataCLI/Resources/Car.xcdatamodeld")
+        let url = ModelTestSupport.packageRoot.appendingPathComponent("Sources/CoreDataExamples/Resources/Car.xcdatamodeld")
         let model = try NSManagedObjectModel(validatingContentsOf: url)
         #expect(model.entities.count == 1)
         let car = try #require(model.entitiesByName["Car"])

@@ -476,6 +476,18 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override func save(_ changes: SaveChanges) throws -> SaveResult {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only; nothing was saved") }
+        do {
+            return try write(changes)
+        } catch let error as NSError where error.code == NSSQLiteError
+                    && (error.userInfo[NSSQLiteErrorDomain] as? Int).map({ $0 == 2067 /* SQLITE_CONSTRAINT_UNIQUE */ || $0 == 1555 /* SQLITE_CONSTRAINT_PRIMARYKEY */ }) == true {
+            throw CoreDataError.make(.constraintMerge,
+                "A uniqueness constraint is violated: \(error.localizedDescription). Nothing was saved.",
+                extra: [NSUnderlyingErrorKey: error])
+        }
+    }
+
+    /// One save in one transaction.
+    private func write(_ changes: SaveChanges) throws -> SaveResult {
         let db = self.db
         return try db.transaction {
             var result = SaveResult()
