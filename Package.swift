@@ -36,7 +36,7 @@ let package = Package(
         // Seed code translated to Swift, shared by the demo and the tests.
         .target(
             name: "CoreDataExamples",
-            dependencies: ["CoreData"],
+            dependencies: ["CoreData", "CSQLite"],
             resources: [.copy("Resources/Car.xcdatamodeld")]
         ),
         .executableTarget(

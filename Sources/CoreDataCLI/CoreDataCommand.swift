@@ -9,3 +9,9 @@ struct CoreDataCommand: ParsableCommand {
         subcommands: [DemoCommand.self, InspectCommand.self, BenchCommand.self]
     )
 }
+
+/// A failure reported as `Error: <message>` with exit status 1 (no usage text).
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -65,7 +65,7 @@ struct DemoCommand: ParsableCommand {
         let start = DispatchTime.now()
         let result = try body()
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
-        print("  \(InspectCommand.pad(title, 42)) \(InspectCommand.pad("\(result)", 8)) \(Self.seconds(elapsed))")
+        print("  \(StoreInspector.pad(title, 42)) \(StoreInspector.pad("\(result)", 8)) \(Self.seconds(elapsed))")
         return elapsed
     }
 
