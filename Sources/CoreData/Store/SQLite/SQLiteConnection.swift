@@ -25,6 +25,7 @@ internal final class SQLiteConnection {
         self.path = path
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, 5_000)
+        PredicateSQLCompiler.registerFunctions(on: db)
     }
 
     deinit {

@@ -1,0 +1,144 @@
+import Foundation
+
+/// Reads key paths the way predicates see objects: `NSManagedObject` through `value(forKey:)`,
+/// dictionaries by key, other values through `Mirror` (Linux has no key-value coding).
+///
+/// Through a to-many value the rest of the path is read from every element and the results are
+/// flattened into one array, `nil` elements kept as `NSNull` (as `NSArray`'s key-value coding
+/// does). A `nil` to-one on the way to a to-many relationship gives an empty collection, as a SQL
+/// subquery over no rows does.
+internal enum PredicateKeyValue {
+    static func value(of object: Any?, keyPath: [String]) -> Any? {
+        walk(object, keyPath[...])
+    }
+
+    private static func walk(_ current: Any?, _ path: ArraySlice<String>) -> Any? {
+        guard let key = path.first else { return current }
+        guard let current, !(current is NSNull) else { return nil }
+        if key.hasPrefix("@") { return collectionOperator(key, current, path.dropFirst()) }
+        if let items = elements(of: current) {
+            var result: [Any] = []
+            for item in items {
+                let value = walk(item, path)
+                if let value, !(value is NSNull), let nested = elements(of: value), crossesToMany(path, from: item) {
+                    result.append(contentsOf: nested)
+                } else {
+                    result.append(value ?? NSNull())
+                }
+            }
+            return result
+        }
+        let rest = path.dropFirst()
+        guard let next = value(of: current, forKey: key) else {
+            if !rest.isEmpty, let object = current as? NSManagedObject,
+               let relationship = object.entity.propertiesByName[key] as? NSRelationshipDescription,
+               let destination = relationship.destinationEntity, crossesToMany(rest, entity: destination) {
+                return [Any]()
+            }
+            return nil
+        }
+        return walk(next, rest)
+    }
+
+    /// The value of one key of one (non-collection) object.
+    static func value(of object: Any, forKey key: String) -> Any? {
+        switch object {
+        case let coding as PredicateKeyValueCoding: return coding.predicateValue(forKey: key)
+        case let managed as NSManagedObject:
+            if managed.entity.propertiesByName[key] != nil { return managed.value(forKey: key) }
+            return mirrorValue(of: managed, forKey: key)
+        case let dictionary as [String: Any]: return dictionary[key]
+        case let dictionary as [AnyHashable: Any]: return dictionary[key]
+        case let dictionary as NSDictionary: return dictionary.object(forKey: key)
+        default: return mirrorValue(of: object, forKey: key)
+        }
+    }
+
+    private static func mirrorValue(of object: Any, forKey key: String) -> Any? {
+        var mirror: Mirror? = Mirror(reflecting: object)
+        while let current = mirror {
+            for child in current.children where child.label == key || child.label == "_" + key {
+                return unwrapOptional(child.value)
+            }
+            mirror = current.superclassMirror
+        }
+        return nil
+    }
+
+    private static func unwrapOptional(_ value: Any) -> Any? {
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .optional else { return value }
+        return mirror.children.first.map { unwrapOptional($0.value) } ?? nil
+    }
+
+    /// The elements of a to-many value (arrays, sets, ordered sets), or `nil` for a single value.
+    static func elements(of value: Any) -> [Any]? {
+        switch value {
+        case is String, is NSString, is Data, is NSData, is [String: Any], is NSDictionary: return nil
+        case let set as NSOrderedSet: return set.array
+        case let array as NSArray: return array.map { $0 }
+        case let set as NSSet: return set.allObjects
+        case let array as [Any]: return array
+        case let set as Set<AnyHashable>: return set.map(\.base)
+        default:
+            if let sequence = value as? any Sequence, !(value is any StringProtocol), Mirror(reflecting: value).displayStyle != .dictionary {
+                return sequence.map { $0 as Any }
+            }
+            return nil
+        }
+    }
+
+    /// Whether reading `path` from `object` goes through a to-many relationship (model objects),
+    /// or gave a collection for another reason (dictionaries and plain values: assumed so).
+    private static func crossesToMany(_ path: ArraySlice<String>, from object: Any) -> Bool {
+        guard let managed = object as? NSManagedObject else { return true }
+        return crossesToMany(path, entity: managed.entity)
+    }
+
+    private static func crossesToMany(_ path: ArraySlice<String>, entity: NSEntityDescription) -> Bool {
+        var entity = entity
+        for key in path {
+            guard let relationship = entity.propertiesByName[key] as? NSRelationshipDescription else { return false }
+            if relationship.isToMany { return true }
+            guard let destination = relationship.destinationEntity else { return false }
+            entity = destination
+        }
+        return false
+    }
+
+    /// `@count`, `@sum.x`, `@avg.x`, `@min.x`, `@max.x` on a collection.
+    private static func collectionOperator(_ key: String, _ current: Any, _ rest: ArraySlice<String>) -> Any? {
+        let items = elements(of: current) ?? [current]
+        switch key.lowercased() {
+        case "@count": return NSNumber(value: items.count)
+        case "@sum", "@avg", "@min", "@max":
+            let values = items.map { PredicateValue(walk($0, rest)) }.filter { !$0.isNull }
+            switch key.lowercased() {
+            case "@sum", "@avg":
+                var sum = 0.0
+                var intSum: Int64 = 0
+                var allInts = true
+                for value in values {
+                    switch value {
+                    case .int(let v): intSum = intSum &+ v; sum += Double(v)
+                    case .double(let v): allInts = false; sum += v
+                    default: return nil
+                    }
+                }
+                if key.lowercased() == "@sum" { return allInts ? NSNumber(value: intSum) : NSNumber(value: sum) }
+                return values.isEmpty ? nil : NSNumber(value: sum / Double(values.count))
+            default:
+                let wantMin = key.lowercased() == "@min"
+                var best: PredicateValue?
+                for value in values {
+                    guard let current = best else { best = value; continue }
+                    if let order = PredicateValue.order(value, current) {
+                        if (wantMin && order == .orderedAscending) || (!wantMin && order == .orderedDescending) { best = value }
+                    }
+                }
+                return best?.walkable
+            }
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,269 @@
+import Foundation
+
+// Comparisons: each compiles to SQL that is `0` or `1` for every row and agrees with
+// `PredicateEvaluator.compare` on the values the row holds.
+
+extension PredicateSQLCompiler {
+    /// Codes of the string operators for `cd_strop(code, lhs, rhs, flags)`.
+    static func stringOperatorCode(_ op: ComparisonOperator) -> Int? {
+        switch op {
+        case .beginsWith: return 1
+        case .endsWith: return 2
+        case .contains: return 3
+        case .like: return 4
+        case .matches: return 5
+        case .in: return 6
+        default: return nil
+        }
+    }
+
+    static func stringOperator(code: Int) -> ComparisonOperator? {
+        switch code {
+        case 1: return .beginsWith
+        case 2: return .endsWith
+        case 3: return .contains
+        case 4: return .like
+        case 5: return .matches
+        case 6: return .in
+        default: return nil
+        }
+    }
+
+    mutating func compileComparison(_ comparison: ComparisonNode) throws(CompileError) -> SQLFragment {
+        let options = comparison.options.folding
+        let op = comparison.op
+        switch comparison.modifier {
+        case .direct:
+            let lhs = try operand(comparison.lhs)
+            let rhs = try operand(comparison.rhs)
+            if case .toMany(let path) = lhs {
+                guard op == .contains else { throw CompileError(reason: "to-many key not allowed here") }
+                if case .toMany = rhs { throw CompileError(reason: "to-many key not allowed here") }
+                return try exists(path) { (compiler: inout PredicateSQLCompiler, element: Operand) throws(CompileError) in
+                    try compiler.compare(element, .equalTo, rhs, options)
+                }
+            }
+            if case .toMany(let path) = rhs {
+                guard op == .in else { throw CompileError(reason: "to-many key not allowed here") }
+                return try exists(path) { (compiler: inout PredicateSQLCompiler, element: Operand) throws(CompileError) in
+                    try compiler.compare(lhs, .equalTo, element, options)
+                }
+            }
+            return try compare(lhs, op, rhs, options)
+        case .any, .all, .none:
+            let lhs = try operand(comparison.lhs)
+            let rhs = try operand(comparison.rhs)
+            if case .toMany = rhs { throw CompileError(reason: "to-many key not allowed here") }
+            let modifier = comparison.modifier
+            switch lhs {
+            case .toMany(let path):
+                // ANY: some element matches; ALL: no element fails; NONE: no element matches.
+                let found = try exists(path) { (compiler: inout PredicateSQLCompiler, element: Operand) throws(CompileError) in
+                    let test = try compiler.compare(element, op, rhs, options)
+                    return modifier == .all ? Self.negate(test) : test
+                }
+                return modifier == .any ? found : Self.negate(found)
+            case .constant(let value):
+                let items: [PredicateValue]
+                switch value {
+                case .null: items = []
+                case .collection(let elements): items = elements
+                default: items = [value]
+                }
+                var tests: [PredicateNode] = []
+                for item in items {
+                    tests.append(.comparison(ComparisonNode(lhs: .constant(item), op: op, rhs: comparison.rhs, options: comparison.options)))
+                }
+                switch modifier {
+                case .any: return try compileNode(.or(tests))
+                case .all: return try compileNode(.and(tests))
+                default: return try compileNode(.not(.or(tests)))
+                }
+            case .value(let column, _):
+                // A single value is a one-element collection, nil an empty one.
+                let test = try compare(lhs, op, rhs, options)
+                switch modifier {
+                case .any: return Self.and("(" + column + " IS NOT NULL)", test)
+                case .all: return Self.or("(" + column + " IS NULL)", test)
+                default: return Self.or("(" + column + " IS NULL)", Self.negate(test))
+                }
+            }
+        }
+    }
+
+    static func and(_ a: SQLFragment, _ b: SQLFragment) -> SQLFragment {
+        if a.sql == "0" || b.sql == "0" { return .alwaysFalse }
+        if a.sql == "1" { return b }
+        if b.sql == "1" { return a }
+        return "(" + a + " AND " + b + ")"
+    }
+
+    static func or(_ a: SQLFragment, _ b: SQLFragment) -> SQLFragment {
+        if a.sql == "1" || b.sql == "1" { return .alwaysTrue }
+        if a.sql == "0" { return b }
+        if b.sql == "0" { return a }
+        return "(" + a + " OR " + b + ")"
+    }
+
+    /// `lhs op rhs` for two resolved, non-to-many operands.
+    mutating func compare(_ lhs: Operand, _ op: ComparisonOperator, _ rhs: Operand, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
+        switch (lhs, rhs) {
+        case (.toMany, _), (_, .toMany):
+            throw CompileError(reason: "to-many key not allowed here")
+        case (.constant(let a), .constant(let b)):
+            return PredicateEvaluator.compare(a, op, b, options: options) ? .alwaysTrue : .alwaysFalse
+        case (.value(let column, let kind), .constant(let value)):
+            return try compareColumn(column, kind, op, value, options)
+        case (.constant(let value), .value(let column, let kind)):
+            if let swapped = op.swapped { return try compareColumn(column, kind, swapped, value, options) }
+            return try compareConstant(value, op, column, kind, options)
+        case (.value(let a, let aKind), .value(let b, let bKind)):
+            return try compareColumns(a, aKind, op, b, bKind, options)
+        }
+    }
+
+    /// The SQL form of a constant compared with a column of `kind`.
+    private enum Bound {
+        case null
+        case value(StoreValue)
+        /// The constant can never equal a value of that kind.
+        case mismatch
+    }
+
+    private func bind(_ value: PredicateValue, for kind: ValueKind, _ options: ComparisonOptions) throws(CompileError) -> Bound {
+        if case .null = value { return .null }
+        switch (kind, value) {
+        case (.integer, .int(let v)), (.real, .int(let v)): return .value(.int(v))
+        case (.integer, .double(let v)), (.real, .double(let v)): return .value(.double(v))
+        case (.string, .string(let s)): return .value(.string(PredicateStrings.fold(s, options)))
+        case (.date, .date(let d)): return .value(.double(d.timeIntervalSinceReferenceDate))
+        case (.data, .data(let d)): return .value(.data(d))
+        case (.uuid, .uuid(let u)): return .value(.data(Data(PredicateValue.bytes(of: u))))
+        case (.url, .url(let u)): return .value(.string(u.absoluteString))
+        case (.object(let root), .objectID(let ref)):
+            guard let id = ref.object as? NSManagedObjectID else { return .mismatch }
+            return Self.primaryKey(id, root: root)
+        case (.object(let root), .object(let ref)):
+            guard let object = ref.object as? NSManagedObject else { return .mismatch }
+            return Self.primaryKey(object.objectID, root: root)
+        case (.unsupported(let what), _):
+            throw CompileError(reason: "\(what) can only be compared with nil in a fetch")
+        default: return .mismatch
+        }
+    }
+
+    private static func primaryKey(_ id: NSManagedObjectID, root: NSEntityDescription) -> Bound {
+        guard let key = id.primaryKey, id.entity.rootEntity === root else { return .mismatch }
+        return .value(.int(key))
+    }
+
+    /// The column as compared: folded by `cd_fold` for `[c]`/`[d]` on strings.
+    private static func folded(_ column: SQLFragment, _ kind: ValueKind, _ options: ComparisonOptions) -> SQLFragment {
+        guard kind.isString, !options.isEmpty else { return column }
+        return "cd_fold(" + column + ", \(options.rawValue))"
+    }
+
+    private static func sqlOperator(_ op: ComparisonOperator) -> String {
+        switch op {
+        case .lessThan: return "<"
+        case .lessThanOrEqualTo: return "<="
+        case .greaterThan: return ">"
+        default: return ">="
+        }
+    }
+
+    private static func stringFunction(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment, _ options: ComparisonOptions) -> SQLFragment {
+        "cd_strop(\(stringOperatorCode(op)!), " + lhs + ", " + rhs + ", \(options.rawValue))"
+    }
+
+    /// `column op constant`.
+    private mutating func compareColumn(_ column: SQLFragment, _ kind: ValueKind, _ op: ComparisonOperator, _ value: PredicateValue, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
+        switch op {
+        case .equalTo, .notEqualTo:
+            let equal: SQLFragment
+            switch try bind(value, for: kind, options) {
+            case .null: equal = "(" + column + " IS NULL)"
+            case .mismatch: equal = .alwaysFalse
+            case .value(let bound): equal = "(" + Self.folded(column, kind, options) + " IS " + SQLFragment.bind(bound) + ")"
+            }
+            return op == .equalTo ? equal : Self.negate(equal)
+        case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
+            guard kind.isOrdered, case .value(let bound) = try bind(value, for: kind, options) else { return .alwaysFalse }
+            return "(" + column + " IS NOT NULL AND " + Self.folded(column, kind, options) + " \(Self.sqlOperator(op)) " + SQLFragment.bind(bound) + ")"
+        case .between:
+            guard case .collection(let bounds) = value, bounds.count == 2 else { return .alwaysFalse }
+            let low = try compareColumn(column, kind, .greaterThanOrEqualTo, bounds[0], options)
+            let high = try compareColumn(column, kind, .lessThanOrEqualTo, bounds[1], options)
+            return Self.and(low, high)
+        case .in:
+            switch value {
+            case .collection(let items):
+                var bound: [SQLFragment] = []
+                var includesNull = false
+                for item in items {
+                    switch try bind(item, for: kind, options) {
+                    case .null: includesNull = true
+                    case .mismatch: break
+                    case .value(let v): bound.append(.bind(v))
+                    }
+                }
+                let nullTest: SQLFragment = includesNull ? "(" + column + " IS NULL)" : .alwaysFalse
+                guard !bound.isEmpty else { return nullTest }
+                let member = "(" + column + " IS NOT NULL AND " + Self.folded(column, kind, options) + " IN (" + SQLFragment.joined(bound, separator: ", ") + "))"
+                return Self.or(nullTest, member)
+            case .string(let text):
+                if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) can only be compared with nil in a fetch") }
+                guard kind.isString else { return .alwaysFalse }
+                return Self.stringFunction(.in, column, .bind(.string(text)), options)
+            default:
+                if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) can only be compared with nil in a fetch") }
+                return .alwaysFalse
+            }
+        case .contains, .beginsWith, .endsWith, .like, .matches:
+            if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) cannot be searched in a fetch") }
+            guard kind.isString, case .string(let text) = value else { return .alwaysFalse }
+            return Self.stringFunction(op, column, .bind(.string(text)), options)
+        }
+    }
+
+    /// `constant op column` for the operators that cannot be swapped.
+    private mutating func compareConstant(_ value: PredicateValue, _ op: ComparisonOperator, _ column: SQLFragment, _ kind: ValueKind, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
+        if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) cannot be compared in a fetch") }
+        switch (op, value) {
+        case (.contains, .collection):
+            // {a, b} CONTAINS column: the column is one of them.
+            return try compareColumn(column, kind, .in, value, options)
+        case (.in, .string(let text)), (.contains, .string(let text)), (.beginsWith, .string(let text)),
+             (.endsWith, .string(let text)), (.like, .string(let text)), (.matches, .string(let text)):
+            guard kind.isString else { return .alwaysFalse }
+            return Self.stringFunction(op, .bind(.string(text)), column, options)
+        case (.between, _):
+            throw CompileError(reason: "BETWEEN needs a key path on its left")
+        default:
+            return .alwaysFalse
+        }
+    }
+
+    /// `a op b` for two columns.
+    private mutating func compareColumns(_ a: SQLFragment, _ aKind: ValueKind, _ op: ComparisonOperator, _ b: SQLFragment, _ bKind: ValueKind, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
+        if case .unsupported(let what) = aKind { throw CompileError(reason: "\(what) cannot be compared in a fetch") }
+        if case .unsupported(let what) = bKind { throw CompileError(reason: "\(what) cannot be compared in a fetch") }
+        let compatible = aKind.isCompatible(with: bKind)
+        switch op {
+        case .equalTo, .notEqualTo:
+            let equal: SQLFragment = compatible
+                ? "(" + Self.folded(a, aKind, options) + " IS " + Self.folded(b, bKind, options) + ")"
+                : "(" + a + " IS NULL AND " + b + " IS NULL)"
+            return op == .equalTo ? equal : Self.negate(equal)
+        case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
+            guard compatible, aKind.isOrdered else { return .alwaysFalse }
+            return "(" + a + " IS NOT NULL AND " + b + " IS NOT NULL AND " + Self.folded(a, aKind, options)
+                + " \(Self.sqlOperator(op)) " + Self.folded(b, bKind, options) + ")"
+        case .in, .contains, .beginsWith, .endsWith, .like, .matches:
+            guard aKind.isString, bKind.isString else { return .alwaysFalse }
+            return Self.stringFunction(op, a, b, options)
+        case .between:
+            return .alwaysFalse
+        }
+    }
+}

@@ -1,0 +1,305 @@
+import Foundation
+
+/// Compiles predicates and sort keys to SQL for the SQLite store, for one fetched entity whose
+/// table is aliased `t0`.
+///
+/// ```swift
+/// var compiler = PredicateSQLCompiler(entity: car)
+/// let condition = try compiler.compile(try predicate.predicateTree())
+/// let order = try compiler.orderBy(try descriptor.sortKey())
+/// let sql = "SELECT t0.Z_PK FROM ZCAR t0 \(compiler.joins.joined(separator: " ")) WHERE \(condition.sql) ORDER BY \(order.sql)"
+/// // bind condition.bindings, in order (ORDER BY terms bind nothing)
+/// ```
+///
+/// Guarantees:
+/// - Every value is bound as a `?` parameter (``SQLFragment/bindings``); none is written into
+///   the SQL text. Only aliases, column and table names from the frozen model, and integer
+///   literals the compiler chooses appear in the text.
+/// - Every compiled condition is `0` or `1`, never `NULL`, so `NOT`, `AND` and `OR` behave as in
+///   memory and the SQL selects exactly the rows ``PredicateEvaluator`` accepts (`name != 'x'`
+///   includes rows whose name is `NULL`).
+/// - Anything it cannot compile exactly throws (`PredicateErrors.unsupportedPredicate`); it
+///   never falls back to loading and filtering.
+///
+/// Storage it assumes (what the SQLite store writes): integers and Booleans as INTEGER, doubles,
+/// floats and decimals as REAL, strings as TEXT, dates as REAL seconds since 2001-01-01, UUIDs as
+/// 16-byte BLOBs, data as BLOB, URLs as TEXT (`absoluteString`), to-one relationships as the
+/// destination's `Z_PK`. String comparisons use BINARY collation; `[c]`/`[d]` and the string
+/// operators use the functions ``registerFunctions(on:)`` installs.
+internal struct PredicateSQLCompiler {
+    /// What a key path or constant compiles to.
+    enum Operand {
+        /// A column or SQL expression, and the kind of value it holds (`NULL` for nil).
+        case value(SQLFragment, ValueKind)
+        /// A constant from the predicate.
+        case constant(PredicateValue)
+        /// A key path through a to-many relationship; needs `ANY`/`ALL`/`NONE`, `CONTAINS` or `IN`.
+        case toMany(ToManyPath)
+    }
+
+    /// The kind of value a column holds, which decides how constants are bound against it.
+    enum ValueKind {
+        case integer, real, string, date, data, uuid, url
+        /// A reference to an object (`Z_PK` or a foreign key) of an entity in this root entity's table.
+        case object(NSEntityDescription)
+        /// A value the store keeps opaque (transformable): only `== nil` / `!= nil` compile.
+        case unsupported(String)
+
+        var isNumeric: Bool {
+            switch self { case .integer, .real: return true; default: return false }
+        }
+        var isString: Bool { if case .string = self { return true } else { return false } }
+
+        /// Whether values of the two kinds can be equal.
+        func isCompatible(with other: ValueKind) -> Bool {
+            switch (self, other) {
+            case (.integer, .integer), (.integer, .real), (.real, .integer), (.real, .real),
+                 (.string, .string), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url):
+                return true
+            case (.object(let a), .object(let b)): return a === b
+            default: return false
+            }
+        }
+
+        /// Whether values of this kind have an order (numbers, strings, dates, UUIDs).
+        var isOrdered: Bool {
+            switch self { case .integer, .real, .string, .date, .uuid: return true; default: return false }
+        }
+    }
+
+    struct ToManyPath {
+        var sourceAlias: String
+        var relationship: NSRelationshipDescription
+        var rest: [String]
+    }
+
+    private struct Scope {
+        var alias: String
+        var entity: NSEntityDescription
+        var joins: [String] = []
+        /// Join aliases by `sourceAlias.relationshipName`, so a to-one is joined once per scope.
+        var joined: [String: (alias: String, entity: NSEntityDescription)] = [:]
+    }
+
+    /// The fetched entity.
+    let entity: NSEntityDescription
+    /// Values for `$VARIABLE`s.
+    let variables: [String: Any]
+    private var scopes: [Scope]
+    private var nextAlias = 1
+
+    init(entity: NSEntityDescription, variables: [String: Any] = [:]) {
+        self.entity = entity
+        self.variables = variables
+        self.scopes = [Scope(alias: "t0", entity: entity)]
+    }
+
+    /// `LEFT JOIN` clauses for the to-one key paths compiled so far (by ``compile(_:)`` and
+    /// ``orderBy(_:)``), to follow `FROM <table> t0`. They bind nothing.
+    var joins: [String] { scopes[0].joins }
+
+    /// A condition for the `WHERE` clause, `1` or `0` for each row, with its bindings. Throws an
+    /// `unimplemented SQL generation for predicate` error (`NSCocoaErrorDomain` 134091) for what
+    /// it cannot compile exactly.
+    mutating func compile(_ node: PredicateNode) throws -> SQLFragment {
+        do {
+            return try compileNode(node)
+        } catch {
+            throw PredicateErrors.unsupportedPredicate(error.reason, in: node)
+        }
+    }
+
+    /// Thrown inside the compiler; turned into an `NSError` naming the predicate at the top.
+    struct CompileError: Error {
+        var reason: String
+    }
+
+    // MARK: Predicates
+
+    mutating func compileNode(_ node: PredicateNode) throws(CompileError) -> SQLFragment {
+        switch node {
+        case .constant(let value): return value ? .alwaysTrue : .alwaysFalse
+        case .and(let parts):
+            var compiled: [SQLFragment] = []
+            for part in parts {
+                let fragment = try compileNode(part)
+                if fragment.sql == "0" { return .alwaysFalse }
+                if fragment.sql != "1" { compiled.append(fragment) }
+            }
+            if compiled.isEmpty { return .alwaysTrue }
+            return compiled.count == 1 ? compiled[0] : "(" + SQLFragment.joined(compiled, separator: " AND ") + ")"
+        case .or(let parts):
+            var compiled: [SQLFragment] = []
+            for part in parts {
+                let fragment = try compileNode(part)
+                if fragment.sql == "1" { return .alwaysTrue }
+                if fragment.sql != "0" { compiled.append(fragment) }
+            }
+            if compiled.isEmpty { return .alwaysFalse }
+            return compiled.count == 1 ? compiled[0] : "(" + SQLFragment.joined(compiled, separator: " OR ") + ")"
+        case .not(let inner):
+            return Self.negate(try compileNode(inner))
+        case .comparison(let comparison):
+            return try compileComparison(comparison)
+        }
+    }
+
+    static func negate(_ fragment: SQLFragment) -> SQLFragment {
+        switch fragment.sql {
+        case "1": return .alwaysFalse
+        case "0": return .alwaysTrue
+        default: return "(NOT " + fragment + ")"
+        }
+    }
+
+    // MARK: Key paths and expressions
+
+    private var currentScope: Int { scopes.count - 1 }
+
+    mutating func operand(_ expression: ExpressionNode) throws(CompileError) -> Operand {
+        switch expression {
+        case .keyPath(let path):
+            return try resolve(path)
+        case .constant(let value):
+            return .constant(value)
+        case .evaluatedObject:
+            let scope = scopes[currentScope]
+            return .value(SQLFragment(scope.alias + ".Z_PK"), .object(scope.entity.rootEntity))
+        case .variable(let name):
+            guard let value = variables[name] else { throw CompileError(reason: "the variable $\(name) has no value") }
+            return .constant(PredicateValue(value))
+        case .aggregate(let items):
+            var values: [PredicateValue] = []
+            for item in items {
+                guard case .constant(let value) = try operand(item) else {
+                    throw CompileError(reason: "aggregates of key paths are not supported: \(expression)")
+                }
+                values.append(value)
+            }
+            return .constant(.collection(values))
+        case .function(let name, let args):
+            var values: [PredicateValue] = []
+            for arg in args {
+                guard case .constant(let value) = try operand(arg) else {
+                    throw CompileError(reason: "functions of key paths are not supported yet: \(expression)")
+                }
+                values.append(value)
+            }
+            return .constant(PredicateFunctions.apply(name, values))
+        case .keyPathFrom(let base, let path):
+            guard case .constant(let value) = try operand(base) else {
+                throw CompileError(reason: "key paths from \(base) are not supported: \(expression)")
+            }
+            return .constant(PredicateValue(PredicateKeyValue.value(of: value.walkable, keyPath: path)))
+        case .subquery, .conditional:
+            throw CompileError(reason: "\(expression) is not supported yet")
+        }
+    }
+
+    /// Resolves a key path in the current scope: attributes become columns, to-one relationships
+    /// foreign keys (joined when the path goes on), a to-many relationship a ``ToManyPath``.
+    private mutating func resolve(_ path: [String]) throws(CompileError) -> Operand {
+        let scopeIndex = currentScope
+        var alias = scopes[scopeIndex].alias
+        var entity = scopes[scopeIndex].entity
+        for (offset, key) in path.enumerated() {
+            let isLast = offset == path.count - 1
+            if key.hasPrefix("@") {
+                throw CompileError(reason: "the collection operator \(key) is not supported yet")
+            }
+            guard let property = entity.propertiesByName[key] else {
+                throw CompileError(reason: "keypath \(path.joined(separator: ".")) not found in entity \(entity.name ?? "?")")
+            }
+            if property.isTransient {
+                throw CompileError(reason: "\(entity.name ?? "?").\(key) is transient and not stored")
+            }
+            if let attribute = property as? NSAttributeDescription {
+                guard isLast else {
+                    throw CompileError(reason: "keypath \(path.joined(separator: ".")) continues past the attribute \(key)")
+                }
+                return .value(SQLFragment(alias + "." + attribute.columnName), Self.kind(of: attribute))
+            }
+            guard let relationship = property as? NSRelationshipDescription,
+                  let destination = relationship.destinationEntity else {
+                throw CompileError(reason: "\(key) is not an attribute or relationship")
+            }
+            if relationship.isToMany {
+                return .toMany(ToManyPath(sourceAlias: alias, relationship: relationship, rest: Array(path[(offset + 1)...])))
+            }
+            let foreignKey = alias + "." + relationship.columnName
+            if isLast { return .value(SQLFragment(foreignKey), .object(destination.rootEntity)) }
+            let joinKey = alias + "." + relationship.name
+            if let existing = scopes[scopeIndex].joined[joinKey] {
+                alias = existing.alias
+            } else {
+                let joinAlias = newAlias()
+                scopes[scopeIndex].joins.append("LEFT JOIN \(destination.layout.tableName) \(joinAlias) ON \(joinAlias).Z_PK = \(foreignKey)")
+                scopes[scopeIndex].joined[joinKey] = (joinAlias, destination)
+                alias = joinAlias
+            }
+            entity = destination
+        }
+        let scope = scopes[scopeIndex]
+        return .value(SQLFragment(scope.alias + ".Z_PK"), .object(scope.entity.rootEntity))
+    }
+
+    private mutating func newAlias() -> String {
+        defer { nextAlias += 1 }
+        return "t\(nextAlias)"
+    }
+
+    static func kind(of attribute: NSAttributeDescription) -> ValueKind {
+        switch attribute.attributeType {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType: return .integer
+        case .doubleAttributeType, .floatAttributeType, .decimalAttributeType: return .real
+        case .stringAttributeType: return .string
+        case .dateAttributeType: return .date
+        case .binaryDataAttributeType: return .data
+        case .UUIDAttributeType: return .uuid
+        case .URIAttributeType: return .url
+        default: return .unsupported("\(attribute.entity?.name ?? "?").\(attribute.name) (\(attribute.attributeValueClassName ?? "transformable"))")
+        }
+    }
+
+    // MARK: To-many subqueries
+
+    /// `EXISTS (SELECT 1 FROM <destination> … WHERE <linked to the source row> AND <condition>)`,
+    /// where `condition` is given the element (the rest of the path, resolved in the subquery).
+    /// A further to-many relationship in the rest of the path nests another `EXISTS`, which
+    /// flattens the path as key-value coding does.
+    mutating func exists(_ path: ToManyPath, _ condition: (inout PredicateSQLCompiler, Operand) throws(CompileError) -> SQLFragment) throws(CompileError) -> SQLFragment {
+        let relationship = path.relationship
+        guard let destination = relationship.destinationEntity else {
+            throw CompileError(reason: "the relationship \(relationship.name) has no destination")
+        }
+        let alias = newAlias()
+        let from: String
+        let link: String
+        if let table = relationship.joinTable {
+            let joinAlias = newAlias()
+            from = "\(table.name) \(joinAlias) JOIN \(destination.layout.tableName) \(alias) ON \(alias).Z_PK = \(joinAlias).\(table.destinationColumn)"
+            link = "\(joinAlias).\(table.sourceColumn) = \(path.sourceAlias).Z_PK"
+        } else if let inverse = relationship.inverseRelationship, !inverse.isToMany, !inverse.isTransient {
+            from = "\(destination.layout.tableName) \(alias)"
+            link = "\(alias).\(inverse.columnName) = \(path.sourceAlias).Z_PK"
+        } else {
+            throw CompileError(reason: "the storage of the to-many relationship \(relationship.name) is unknown")
+        }
+        scopes.append(Scope(alias: alias, entity: destination))
+        defer { scopes.removeLast() }
+        let inner: SQLFragment
+        if path.rest.isEmpty {
+            inner = try condition(&self, .value(SQLFragment(alias + ".Z_PK"), .object(destination.rootEntity)))
+        } else {
+            switch try resolve(path.rest) {
+            case .toMany(let nested): inner = try exists(nested, condition)
+            case let element: inner = try condition(&self, element)
+            }
+        }
+        if inner.sql == "0" { return .alwaysFalse }
+        let joins = scopes[currentScope].joins
+        let joinText = joins.isEmpty ? "" : " " + joins.joined(separator: " ")
+        let filter = inner.sql == "1" ? SQLFragment(link) : link + " AND " + inner
+        return "EXISTS (SELECT 1 FROM \(from)\(joinText) WHERE " + filter + ")"
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+
+// The parsed form of a predicate. A format string is parsed once, into these values; the
+// in-memory evaluator (`PredicateEvaluator`) and the SQL compiler (`PredicateSQLCompiler`) both
+// work from the tree, never from the string.
+
+/// A predicate: something true or false of an object.
+internal indirect enum PredicateNode: Sendable {
+    /// `TRUEPREDICATE` / `FALSEPREDICATE`, `NSPredicate(value:)`.
+    case constant(Bool)
+    /// `a AND b AND …`; an empty list is true.
+    case and([PredicateNode])
+    /// `a OR b OR …`; an empty list is false.
+    case or([PredicateNode])
+    /// `NOT a`.
+    case not(PredicateNode)
+    /// `lhs op rhs`, with options and an `ANY`/`ALL`/`NONE` modifier.
+    case comparison(ComparisonNode)
+}
+
+/// An expression: what a comparison compares.
+internal indirect enum ExpressionNode: Sendable {
+    /// `name`, `owner.name`, `%K`: a key path from the evaluated object. Never empty.
+    case keyPath([String])
+    /// A key path from another expression's value: `$car.name`, `SUBQUERY(…).@count`.
+    case keyPathFrom(ExpressionNode, [String])
+    /// A literal, `%@`, `%d`, … or a folded arithmetic result.
+    case constant(PredicateValue)
+    /// `$NAME`, replaced from substitution variables.
+    case variable(String)
+    /// `SELF`: the evaluated object itself.
+    case evaluatedObject
+    /// `{a, b, c}`: an aggregate of expressions.
+    case aggregate([ExpressionNode])
+    /// A function of its arguments, named as Apple names them in `NSExpression(forFunction:)`:
+    /// `add:to:`, `from:subtract:`, `multiply:by:`, `divide:by:`, `raise:toPower:`, `now`, ….
+    case function(String, [ExpressionNode])
+    /// `SUBQUERY(collection, $variable, predicate)`. Parsed, not yet evaluated (part 2).
+    case subquery(ExpressionNode, String, PredicateNode)
+    /// `TERNARY(predicate, then, else)`. Parsed, not yet evaluated (part 2).
+    case conditional(PredicateNode, ExpressionNode, ExpressionNode)
+}
+
+/// One comparison: `[modifier] lhs op[options] rhs`.
+internal struct ComparisonNode: Sendable {
+    var lhs: ExpressionNode
+    var op: ComparisonOperator
+    var rhs: ExpressionNode
+    var options: ComparisonOptions = []
+    var modifier: ComparisonModifier = .direct
+}
+
+/// The operator of a comparison, as `NSComparisonPredicate.Operator`.
+internal enum ComparisonOperator: String, Sendable, CaseIterable {
+    case equalTo = "=="
+    case notEqualTo = "!="
+    case lessThan = "<"
+    case lessThanOrEqualTo = "<="
+    case greaterThan = ">"
+    case greaterThanOrEqualTo = ">="
+    case between = "BETWEEN"
+    /// `x IN collection`, or `'sub' IN string` (substring).
+    case `in` = "IN"
+    /// `string CONTAINS 'sub'`, or `collection CONTAINS x` (membership).
+    case contains = "CONTAINS"
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    /// `*` matches any run of characters, `?` one character; `\` escapes either.
+    case like = "LIKE"
+    /// ICU regular expression matching the whole string.
+    case matches = "MATCHES"
+
+    /// The same comparison with its operands swapped (`a < b` is `b > a`), for operators that have one.
+    var swapped: ComparisonOperator? {
+        switch self {
+        case .equalTo, .notEqualTo: return self
+        case .lessThan: return .greaterThan
+        case .lessThanOrEqualTo: return .greaterThanOrEqualTo
+        case .greaterThan: return .lessThan
+        case .greaterThanOrEqualTo: return .lessThanOrEqualTo
+        default: return nil
+        }
+    }
+
+    /// Whether the operator orders its operands (`<`, `<=`, `>`, `>=`).
+    var isOrdering: Bool {
+        switch self {
+        case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo: return true
+        default: return false
+        }
+    }
+
+    /// Whether the operator works on strings only.
+    var isStringOperator: Bool {
+        switch self {
+        case .beginsWith, .endsWith, .like, .matches: return true
+        default: return false
+        }
+    }
+}
+
+/// `[c]`, `[d]`, `[n]`, `[l]`: how strings are compared.
+internal struct ComparisonOptions: OptionSet, Sendable, Hashable {
+    let rawValue: Int
+    /// `[c]`: case-insensitive.
+    static let caseInsensitive = ComparisonOptions(rawValue: 1)
+    /// `[d]`: diacritic-insensitive.
+    static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
+    /// `[n]`: the operands are already normalized; accepted and ignored.
+    static let normalized = ComparisonOptions(rawValue: 4)
+    /// `[l]`: locale-sensitive; accepted and ignored.
+    static let localeSensitive = ComparisonOptions(rawValue: 8)
+
+    /// The options that change how strings compare: `[c]` and `[d]`.
+    var folding: ComparisonOptions { intersection([.caseInsensitive, .diacriticInsensitive]) }
+
+    /// The `String.CompareOptions` used to fold strings for these options.
+    var foldingOptions: String.CompareOptions {
+        var options: String.CompareOptions = []
+        if contains(.caseInsensitive) { options.insert(.caseInsensitive) }
+        if contains(.diacriticInsensitive) { options.insert(.diacriticInsensitive) }
+        return options
+    }
+
+    var formatSuffix: String {
+        var letters = ""
+        if contains(.caseInsensitive) { letters += "c" }
+        if contains(.diacriticInsensitive) { letters += "d" }
+        if contains(.normalized) { letters += "n" }
+        if contains(.localeSensitive) { letters += "l" }
+        return letters.isEmpty ? "" : "[\(letters)]"
+    }
+}
+
+/// `ANY`/`SOME`, `ALL`, `NONE`, or none: how a collection on the left is compared.
+internal enum ComparisonModifier: String, Sendable {
+    case direct = ""
+    case any = "ANY"
+    case all = "ALL"
+    case none = "NONE"
+}
+
+// MARK: - Format strings (for messages and debugging)
+
+extension PredicateNode: CustomStringConvertible {
+    /// The predicate in Apple's format syntax, close to what `predicateFormat` prints on Apple platforms.
+    var description: String { format(nested: false) }
+
+    private func format(nested: Bool) -> String {
+        switch self {
+        case .constant(let value): return value ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        case .and(let parts):
+            if parts.isEmpty { return "TRUEPREDICATE" }
+            let text = parts.map { $0.format(nested: true) }.joined(separator: " AND ")
+            return nested && parts.count > 1 ? "(\(text))" : text
+        case .or(let parts):
+            if parts.isEmpty { return "FALSEPREDICATE" }
+            let text = parts.map { $0.format(nested: true) }.joined(separator: " OR ")
+            return nested && parts.count > 1 ? "(\(text))" : text
+        case .not(let inner): return "NOT \(inner.format(nested: true))"
+        case .comparison(let comparison): return comparison.description
+        }
+    }
+}
+
+extension ComparisonNode: CustomStringConvertible {
+    var description: String {
+        let modifier = self.modifier == .direct ? "" : self.modifier.rawValue + " "
+        return "\(modifier)\(lhs) \(op.rawValue)\(options.formatSuffix) \(rhs)"
+    }
+}
+
+extension ExpressionNode: CustomStringConvertible {
+    var description: String {
+        switch self {
+        case .keyPath(let path): return path.joined(separator: ".")
+        case .keyPathFrom(let base, let path): return ([base.description] + path).joined(separator: ".")
+        case .constant(let value): return value.formatDescription
+        case .variable(let name): return "$" + name
+        case .evaluatedObject: return "SELF"
+        case .aggregate(let items): return "{" + items.map(\.description).joined(separator: ", ") + "}"
+        case .function(let name, let args):
+            let infix: [String: String] = ["add:to:": "+", "from:subtract:": "-", "multiply:by:": "*",
+                                           "divide:by:": "/", "raise:toPower:": "**"]
+            if let symbol = infix[name], args.count == 2 { return "(\(args[0]) \(symbol) \(args[1]))" }
+            if name == "negate:", args.count == 1 { return "-\(args[0])" }
+            return "FUNCTION(\(([name.debugDescription] + args.map(\.description)).joined(separator: ", ")))"
+        case .subquery(let collection, let variable, let predicate):
+            return "SUBQUERY(\(collection), $\(variable), \(predicate))"
+        case .conditional(let predicate, let a, let b): return "TERNARY(\(predicate), \(a), \(b))"
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+/// Hostile values are bound, never spliced: the SQL text never contains them, the statements
+/// run, the tables survive, and the answers still match the in-memory evaluator.
+@Suite("SQL injection")
+struct PredicateSQLInjectionTests {
+    static let hostile = [
+        "'; DROP TABLE ZCAR; --", "\" OR 1=1 --", "') OR ('1'='1", "x' OR 'x'='x", "%", "_", "*", "?", "\\", "\\'",
+        "Robert'); DELETE FROM ZPERSON; --", "t0.ZNAME", "ZCAR", "1; SELECT 1", "a\u{0}b", ":name", "$x", "@x", "😀'",
+    ]
+
+    @Test("Every operator binds hostile strings", arguments: hostile)
+    func hostileValues(value: String) throws {
+        let world = try PredicateTestWorld(seed: 5, people: 4, cars: 12, clubs: 2)
+        try world.database.run("UPDATE ZCAR SET ZNAME = ? WHERE Z_PK = 1", [.string(value)])
+        world.cars[0].values["name"] = value
+        let before = try world.database.query("SELECT count(*) FROM ZCAR", [])
+        let formats = [
+            "name == %@", "name != %@", "name < %@", "name <= %@", "name > %@", "name >= %@", "name BEGINSWITH %@",
+            "name ENDSWITH %@", "name CONTAINS %@", "name LIKE %@", "name MATCHES %@", "name IN %@", "name BETWEEN %@",
+            "%@ IN name", "%@ CONTAINS name", "owner.name == %@", "ANY owner.cars.name == %@", "ALL owner.clubs.title != %@",
+            "NOT (name == %@)", "owner.cars.name CONTAINS %@",
+        ]
+        for format in formats {
+            for options in ["", "[c]", "[cd]"] {
+                let withOptions = format.replacingOccurrences(of: " %@", with: "\(options) %@", options: [], range: format.range(of: " %@", options: .backwards))
+                let argument: Any
+                if format.hasSuffix("IN %@") && !format.hasPrefix("%@") {
+                    argument = [value, "x"]
+                } else if format.contains("BETWEEN") {
+                    argument = [value, value + "z"]
+                } else {
+                    argument = value
+                }
+                let predicate = try NSPredicate(validatingFormat: withOptions, argumentArray: [argument])
+                let (rows, fragment) = try world.sqlMatches(predicate, entity: world.car)
+                if value.contains("'") || value.contains(";") || value.contains("\"") {
+                    #expect(!fragment.sql.contains(value), "\(withOptions): \(fragment.sql)")
+                }
+                let folded = PredicateStrings.fold(value, options == "" ? [] : [.caseInsensitive, .diacriticInsensitive])
+                let bound = fragment.bindings.contains { if case .string(let s) = $0 { return s == value || s == folded } else { return false } }
+                #expect(bound || fragment.sql == "0" || fragment.sql == "1", "\(withOptions): \(fragment)")
+                #expect(rows == world.memoryMatches(predicate, entity: world.car), "\(withOptions) with \(value): \(fragment)")
+            }
+        }
+        #expect(try world.database.query("SELECT count(*) FROM ZCAR", []) == before)
+        #expect(try world.database.query("SELECT count(*) FROM ZPERSON", []) == [[.int(4)]])
+        let found = try world.sqlMatches(NSPredicate(format: "name == %@", value), entity: world.car).0
+        #expect(found.contains(1))
+    }
+
+    @Test("Hostile key names are refused before any SQL is built")
+    func hostileKeys() throws {
+        let world = try PredicateTestWorld(seed: 5, people: 2, cars: 2, clubs: 1)
+        for key in ["name; DROP TABLE ZCAR", "ZNAME", "name) OR (1", "t0.Z_PK", "owner.name = 1 --"] {
+            let predicate = NSPredicate(format: "%K == %@", key, "x")
+            var compiler = PredicateSQLCompiler(entity: world.car)
+            #expect(throws: NSError.self, "\(key)") { try compiler.compile(try predicate.predicateTree()) }
+        }
+        #expect(try world.database.query("SELECT count(*) FROM ZCAR", []) == [[.int(2)]])
+    }
+}
