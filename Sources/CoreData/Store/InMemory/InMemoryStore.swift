@@ -34,15 +34,27 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         NSManagedObjectID(entity: entity, store: self, primaryKey: pk)
     }
 
-    /// A row as a dictionary for predicate evaluation and sorting.
+    /// A row as a dictionary for predicate evaluation and sorting: attributes, to-one
+    /// relationships as IDs, to-many relationships as arrays of IDs.
     private func record(_ row: Row, pk: Int64) -> [String: Any] {
         var record: [String: Any] = [:]
         let layout = row.snapshot.entity.layout
+        let objectID = id(row.snapshot.entity, pk)
         for index in layout.rowIndexes {
             if let value = row.snapshot.values[index].objectValue { record[layout.properties[index].name] = value }
         }
-        record["self"] = id(row.snapshot.entity, pk)
+        for index in layout.relationshipIndexes {
+            guard let relationship = layout.properties[index] as? NSRelationshipDescription, relationship.isToMany else { continue }
+            record[relationship.name] = (try? relatedIDs(for: relationship, of: objectID)) ?? []
+        }
+        record["self"] = objectID
         return record
+    }
+
+    /// The record of the row an ID names, for key paths through relationships.
+    private func resolve(_ target: NSManagedObjectID) -> [String: Any]? {
+        guard let pk = target.primaryKey, let row = rows[target.entity.layout.root.layout.entityNumber]?[pk] else { return nil }
+        return record(row, pk: pk)
     }
 
     private func matching(_ plan: FetchPlan) throws -> [(Int64, Row)] {
@@ -51,7 +63,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         var result: [(Int64, Row)] = []
         for (pk, row) in rows[layout.root.layout.entityNumber] ?? [:] where numbers.contains(row.snapshot.entity.layout.entityNumber) {
             if let predicate = plan.predicate {
-                guard try InMemoryEvaluation.matches(predicate, record: record(row, pk: pk)) else { continue }
+                guard try InMemoryEvaluation.matches(predicate, record: record(row, pk: pk), resolve: resolve) else { continue }
             }
             result.append((pk, row))
         }
@@ -59,7 +71,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         if !plan.sortKeys.isEmpty {
             let records = Dictionary(uniqueKeysWithValues: result.map { ($0.0, record($0.1, pk: $0.0)) })
             result.sort { a, b in
-                InMemoryEvaluation.orderedBefore(records[a.0]!, records[b.0]!, keys: plan.sortKeys, tieBreak: a.0 < b.0)
+                InMemoryEvaluation.orderedBefore(records[a.0]!, records[b.0]!, keys: plan.sortKeys, tieBreak: a.0 < b.0, resolve: resolve)
             }
         }
         if plan.offset > 0 { result = Array(result.dropFirst(plan.offset)) }
