@@ -8,22 +8,24 @@ extension NSManagedObject {
         _objectID = id
         _context = context
         _isFault = true
+        load(snapshot)
+        context.register(self)
+    }
+
+    /// Gives a data-less fault its row.
+    internal func adopt(_ snapshot: RowSnapshot) { load(snapshot) }
+
+    /// Takes a row's values as the object's data, or forgets the data (`nil`).
+    internal func load(_ snapshot: RowSnapshot?) {
         if let snapshot {
             _values = snapshot.values
             _snapshot = snapshot
             _hasData = true
         } else {
             _values = []
+            _snapshot = nil
             _hasData = false
         }
-        context.register(self)
-    }
-
-    /// Gives a data-less fault its row.
-    internal func adopt(_ snapshot: RowSnapshot) {
-        _values = snapshot.values
-        _snapshot = snapshot
-        _hasData = true
     }
 
     /// The values as a save would write them: to-one relationships as object IDs, transformable

@@ -179,9 +179,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         guard _isFault else { return }
         if !_hasData {
             if let snapshot = _context?.snapshotForFault(objectID) {
-                _values = snapshot.values
-                _snapshot = snapshot
-                _hasData = true
+                load(snapshot)
             } else {
                 // The row is gone: with `shouldDeleteInaccessibleFaults` (the default) the object
                 // reads as deleted with empty values instead of stopping the process.
@@ -205,15 +203,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         _relations.removeAll()
         _changed.removeAll()
         _isUpdated = false
-        if let snapshot {
-            _values = snapshot.values
-            _snapshot = snapshot
-            _hasData = true
-        } else {
-            _values = []
-            _snapshot = nil
-            _hasData = false
-        }
+        load(snapshot)
         _isFault = true
         didTurnIntoFault()
     }
