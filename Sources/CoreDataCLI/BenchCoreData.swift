@@ -1,0 +1,148 @@
+import CoreData
+import Foundation
+
+// swift-coredata doing the benchmark's work through Apple's API, as an app would write it:
+// a coordinator with a SQLite store (the library opens it in WAL mode with
+// `synchronous = NORMAL`), a private-queue context, `insertNewObject` + `setValue(_:forKey:)`
+// + `save()`, and `NSFetchRequest` + `value(forKey:)`.
+
+enum CoreDataBench {
+    /// One repetition of `workload` for `size` rows; `folder` hands out fresh files.
+    static func repetition(_ workload: BenchWorkload, size: Int, folder: BenchFolder) throws -> BenchRepetition {
+        switch workload {
+        case .carsSavedOneByOne, .carsSavedOnce:
+            let model = try NSManagedObjectModel(validatingContentsOf: CoreDataManager.bundledModelURL)
+            let names = (0..<size).map { String($0) }
+            let oneByOne = workload == .carsSavedOneByOne
+            return {
+                let file = folder.freshFile("coredata-car")
+                defer { BenchFolder.remove(file) }
+                let stack = try Stack(model: model, url: file)
+                let context = stack.context
+                let sample = try context.performAndWait {
+                    try BenchMeter.measure {
+                        for name in names {
+                            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+                            car.setValue(name, forKey: "name")
+                            if oneByOne { try context.save() }
+                        }
+                        if !oneByOne { try context.save() }
+                        return names.count
+                    }
+                }
+                try stack.check(rows: names.count, entity: "Car")
+                return sample
+            }
+
+        case .insertItems:
+            let model = itemModel()
+            return {
+                let file = folder.freshFile("coredata-item")
+                defer { BenchFolder.remove(file) }
+                let stack = try Stack(model: model, url: file)
+                let context = stack.context
+                let sample = try context.performAndWait {
+                    try BenchMeter.measure {
+                        for i in 0..<size {
+                            let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                            for key in itemKeys { item.setValue(i, forKey: key) }
+                        }
+                        try context.save()
+                        return size
+                    }
+                }
+                try stack.check(rows: size, entity: "Item")
+                return sample
+            }
+
+        case .fetchItems:
+            let model = itemModel()
+            let file = folder.freshFile("coredata-fetch")
+            do { // The rows, written beforehand (not timed).
+                let stack = try Stack(model: model, url: file)
+                let context = stack.context
+                try context.performAndWait {
+                    for i in 0..<size {
+                        let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                        for key in itemKeys { item.setValue(i, forKey: key) }
+                    }
+                    try context.save()
+                }
+            }
+            return {
+                // A new coordinator and context each time: nothing is cached in memory.
+                let stack = try Stack(model: model, url: file)
+                let context = stack.context
+                return try context.performAndWait {
+                    try BenchMeter.measure {
+                        let request = NSFetchRequest<NSManagedObject>(entityName: "Item")
+                        let items = try context.fetch(request)
+                        var sum = 0
+                        for item in items { sum &+= readItem(item) }
+                        return sum
+                    }
+                }
+            }
+        }
+    }
+
+    static let itemKeys = (0..<10).map { "i\($0)" }
+
+    /// Reads the ten values of a fetched `Item` and returns their sum.
+    ///
+    /// TODO(@Managed): switch to the typed accessor path here once `@Managed` lands: declare
+    /// `final class BenchItem: NSManagedObject { @Managed var i0: Int64 … @Managed var i9: Int64 }`,
+    /// set `entity.managedObjectClassName` to it in `itemModel()`, fetch with
+    /// `NSFetchRequest<BenchItem>`, and sum `item.i0 + … + item.i9` instead of `value(forKey:)`.
+    @inline(__always)
+    static func readItem(_ item: NSManagedObject) -> Int {
+        var sum = 0
+        for key in itemKeys {
+            sum &+= (item.value(forKey: key) as? NSNumber)?.intValue ?? 0
+        }
+        return sum
+    }
+
+    /// GRDB's `PerformanceModel`: an `Item` entity with ten optional Integer 64 attributes, built in code.
+    static func itemModel() -> NSManagedObjectModel {
+        let entity = NSEntityDescription()
+        entity.name = "Item"
+        entity.managedObjectClassName = "NSManagedObject"
+        entity.properties = itemKeys.map { key in
+            let attribute = NSAttributeDescription()
+            attribute.name = key
+            attribute.attributeType = .integer64AttributeType
+            attribute.isOptional = true
+            return attribute
+        }
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        return model
+    }
+
+    /// A coordinator with one SQLite store and a private-queue context.
+    struct Stack {
+        let coordinator: NSPersistentStoreCoordinator
+        let context: NSManagedObjectContext
+
+        init(model: NSManagedObjectModel, url: URL) throws {
+            coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+            try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+            context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+        }
+
+        /// Checks (untimed) that the store holds `rows` objects of `entity`.
+        func check(rows: Int, entity: String) throws {
+            let count = try context.performAndWait {
+                try context.count(for: NSFetchRequest<NSManagedObject>(entityName: entity))
+            }
+            guard count == rows else { throw BenchFailure("coredata: \(count) \(entity) rows in the store, expected \(rows)") }
+        }
+    }
+}
+
+struct BenchFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import GRDB
+
+// GRDB doing the benchmark's work, the way GRDB's own performance tests do it
+// (Tests/Performance/GRDBPerformance/{InsertRecordClass,FetchRecordClass}Tests.swift, v7.10.0):
+// `Record` subclasses inserted in one write, and `fetchAll` of a `Record` subclass.
+// A `DatabasePool` is used: WAL mode with `synchronous = NORMAL` (GRDB sets both for a pool),
+// one writer connection and reader connections, the setup a Core Data stack needs in part 2.
+// This file must not import CSQLite.
+
+enum GRDBBench {
+    /// One repetition of `workload` for `size` rows; `folder` hands out fresh files.
+    static func repetition(_ workload: BenchWorkload, size: Int, folder: BenchFolder) throws -> BenchRepetition {
+        switch workload {
+        case .carsSavedOneByOne, .carsSavedOnce:
+            let names = (0..<size).map { String($0) }
+            let oneByOne = workload == .carsSavedOneByOne
+            return {
+                let file = folder.freshFile("grdb-car")
+                defer { BenchFolder.remove(file) }
+                let pool = try DatabasePool(path: file.path)
+                try pool.write { db in try db.execute(sql: "CREATE TABLE car (id INTEGER PRIMARY KEY, name TEXT)") }
+                let sample = try BenchMeter.measure {
+                    if oneByOne {
+                        for name in names {
+                            try pool.write { db in try GRDBCar(name: name).insert(db) }
+                        }
+                    } else {
+                        try pool.write { db in
+                            for name in names { try GRDBCar(name: name).insert(db) }
+                        }
+                    }
+                    return names.count
+                }
+                let count = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM car") ?? 0 }
+                guard count == names.count else { throw BenchFailure("GRDB: \(count) car rows, expected \(names.count)") }
+                try pool.close()
+                return sample
+            }
+
+        case .insertItems:
+            return {
+                let file = folder.freshFile("grdb-item")
+                defer { BenchFolder.remove(file) }
+                let pool = try DatabasePool(path: file.path)
+                try pool.write { db in try db.execute(sql: GRDBItem.createTable) }
+                let sample = try BenchMeter.measure {
+                    try pool.write { db in
+                        for i in 0..<size {
+                            try GRDBItem(i0: i, i1: i, i2: i, i3: i, i4: i, i5: i, i6: i, i7: i, i8: i, i9: i).insert(db)
+                        }
+                    }
+                    return size
+                }
+                let count = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM item") ?? 0 }
+                guard count == size else { throw BenchFailure("GRDB: \(count) item rows, expected \(size)") }
+                try pool.close()
+                return sample
+            }
+
+        case .fetchItems:
+            let file = folder.freshFile("grdb-fetch")
+            do { // The rows, written beforehand (not timed), as GRDB's generateSQLiteDatabaseIfMissing does.
+                let pool = try DatabasePool(path: file.path)
+                try pool.write { db in
+                    try db.execute(sql: GRDBItem.createTable)
+                    let statement = try db.makeStatement(sql: "INSERT INTO item (i0, i1, i2, i3, i4, i5, i6, i7, i8, i9) VALUES (?,?,?,?,?,?,?,?,?,?)")
+                    for i in 0..<size { try statement.execute(arguments: [i, i, i, i, i, i, i, i, i, i]) }
+                }
+                try pool.close()
+            }
+            return {
+                let pool = try DatabasePool(path: file.path)
+                defer { try? pool.close() }
+                return try BenchMeter.measure {
+                    let items = try pool.read { db in try GRDBItem.fetchAll(db) }
+                    var sum = 0
+                    for item in items {
+                        sum &+= item.i0 &+ item.i1 &+ item.i2 &+ item.i3 &+ item.i4
+                        sum &+= item.i5 &+ item.i6 &+ item.i7 &+ item.i8 &+ item.i9
+                    }
+                    return sum
+                }
+            }
+        }
+    }
+}
+
+/// GRDB's statement layer doing the same work: cached prepared statements executed with
+/// arguments, and a row cursor read by position. This is the part of GRDB the library would
+/// use if it talked to SQLite through GRDB, so its ratio to raw SQLite is the cost GRDB would add.
+enum GRDBStatementBench {
+    static func repetition(_ workload: BenchWorkload, size: Int, folder: BenchFolder) throws -> BenchRepetition {
+        switch workload {
+        case .carsSavedOneByOne, .carsSavedOnce:
+            let names = (0..<size).map { String($0) }
+            let oneByOne = workload == .carsSavedOneByOne
+            let sql = "INSERT INTO car (name) VALUES (?)"
+            return {
+                let file = folder.freshFile("grdb-sql-car")
+                defer { BenchFolder.remove(file) }
+                let pool = try DatabasePool(path: file.path)
+                try pool.write { db in try db.execute(sql: "CREATE TABLE car (id INTEGER PRIMARY KEY, name TEXT)") }
+                let sample = try BenchMeter.measure {
+                    if oneByOne {
+                        for name in names {
+                            try pool.write { db in try db.cachedStatement(sql: sql).execute(arguments: [name]) }
+                        }
+                    } else {
+                        try pool.write { db in
+                            let statement = try db.cachedStatement(sql: sql)
+                            for name in names { try statement.execute(arguments: [name]) }
+                        }
+                    }
+                    return names.count
+                }
+                let count = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM car") ?? 0 }
+                guard count == names.count else { throw BenchFailure("GRDB statements: \(count) car rows, expected \(names.count)") }
+                try pool.close()
+                return sample
+            }
+
+        case .insertItems:
+            return {
+                let file = folder.freshFile("grdb-sql-item")
+                defer { BenchFolder.remove(file) }
+                let pool = try DatabasePool(path: file.path)
+                try pool.write { db in try db.execute(sql: GRDBItem.createTable) }
+                let sample = try BenchMeter.measure {
+                    try pool.write { db in
+                        let statement = try db.cachedStatement(sql: RawItem.insertSQL)
+                        for i in 0..<size { try statement.execute(arguments: [i, i, i, i, i, i, i, i, i, i]) }
+                    }
+                    return size
+                }
+                let count = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM item") ?? 0 }
+                guard count == size else { throw BenchFailure("GRDB statements: \(count) item rows, expected \(size)") }
+                try pool.close()
+                return sample
+            }
+
+        case .fetchItems:
+            let file = folder.freshFile("grdb-sql-fetch")
+            do {
+                let pool = try DatabasePool(path: file.path)
+                try pool.write { db in
+                    try db.execute(sql: GRDBItem.createTable)
+                    let statement = try db.makeStatement(sql: RawItem.insertSQL)
+                    for i in 0..<size { try statement.execute(arguments: [i, i, i, i, i, i, i, i, i, i]) }
+                }
+                try pool.close()
+            }
+            return {
+                let pool = try DatabasePool(path: file.path)
+                defer { try? pool.close() }
+                return try BenchMeter.measure {
+                    let items = try pool.read { db in
+                        var items: [RawItem] = []
+                        let rows = try Row.fetchCursor(db, sql: "SELECT i0, i1, i2, i3, i4, i5, i6, i7, i8, i9 FROM item")
+                        while let row = try rows.next() {
+                            items.append(RawItem(i0: row[0], i1: row[1], i2: row[2], i3: row[3], i4: row[4],
+                                                 i5: row[5], i6: row[6], i7: row[7], i8: row[8], i9: row[9]))
+                        }
+                        return items
+                    }
+                    var sum = 0
+                    for item in items {
+                        sum &+= item.i0 &+ item.i1 &+ item.i2 &+ item.i3 &+ item.i4
+                        sum &+= item.i5 &+ item.i6 &+ item.i7 &+ item.i8 &+ item.i9
+                    }
+                    return sum
+                }
+            }
+        }
+    }
+}
+
+/// Seed 000's car as a GRDB record.
+final class GRDBCar: Record {
+    var name: String
+
+    override class var databaseTableName: String { "car" }
+
+    init(name: String) {
+        self.name = name
+        super.init()
+    }
+
+    required init(row: Row) throws {
+        name = row["name"]
+        try super.init(row: row)
+    }
+
+    override func encode(to container: inout PersistenceContainer) throws {
+        container["name"] = name
+    }
+}
+
+/// GRDB's benchmark `Item`: a `Record` subclass with ten integers.
+final class GRDBItem: Record {
+    var i0, i1, i2, i3, i4, i5, i6, i7, i8, i9: Int
+
+    override class var databaseTableName: String { "item" }
+
+    static let createTable = "CREATE TABLE item (i0 INT, i1 INT, i2 INT, i3 INT, i4 INT, i5 INT, i6 INT, i7 INT, i8 INT, i9 INT)"
+
+    init(i0: Int, i1: Int, i2: Int, i3: Int, i4: Int, i5: Int, i6: Int, i7: Int, i8: Int, i9: Int) {
+        (self.i0, self.i1, self.i2, self.i3, self.i4) = (i0, i1, i2, i3, i4)
+        (self.i5, self.i6, self.i7, self.i8, self.i9) = (i5, i6, i7, i8, i9)
+        super.init()
+    }
+
+    required init(row: Row) throws {
+        i0 = row["i0"]
+        i1 = row["i1"]
+        i2 = row["i2"]
+        i3 = row["i3"]
+        i4 = row["i4"]
+        i5 = row["i5"]
+        i6 = row["i6"]
+        i7 = row["i7"]
+        i8 = row["i8"]
+        i9 = row["i9"]
+        try super.init(row: row)
+    }
+
+    override func encode(to container: inout PersistenceContainer) throws {
+        container["i0"] = i0
+        container["i1"] = i1
+        container["i2"] = i2
+        container["i3"] = i3
+        container["i4"] = i4
+        container["i5"] = i5
+        container["i6"] = i6
+        container["i7"] = i7
+        container["i8"] = i8
+        container["i9"] = i9
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Shared pieces of `coredata bench`: the workloads, the engines, the stopwatch and the
+// memory meter, the machine description. The engines live in their own files so that
+// the raw SQLite code (`import CSQLite`) never sees GRDB's copy of sqlite3.h.
+
+/// What the benchmark measures. Each workload runs on a fresh store file per repetition,
+/// except the fetch, whose file is filled once (untimed) and fetched from repeatedly.
+enum BenchWorkload: String, CaseIterable, Sendable {
+    /// Seed 000: `Car(name)` rows, one save (transaction) per row.
+    case carsSavedOneByOne = "a1"
+    /// Seed 000: `Car(name)` rows, one save for all of them.
+    case carsSavedOnce = "a2"
+    /// GRDB's `InsertRecordClass`: rows of ten Integer 64 values, one save.
+    case insertItems = "b"
+    /// GRDB's `FetchRecordClass`: fetch every row of ten Integer 64 values and read them all.
+    case fetchItems = "c"
+
+    /// The full-run row count.
+    var fullSize: Int {
+        switch self {
+        case .carsSavedOneByOne, .carsSavedOnce: 10_000
+        case .insertItems: 50_000
+        case .fetchItems: 200_000
+        }
+    }
+
+    var title: String {
+        switch self {
+        case .carsSavedOneByOne: "(a) insert Car, save each"
+        case .carsSavedOnce: "(a) insert Car, one save"
+        case .insertItems: "(b) insert Item×10 ints, one save"
+        case .fetchItems: "(c) fetch Item, read 10 ints"
+        }
+    }
+
+    /// The target for swift-coredata's time over raw SQLite's (release build).
+    var target: Double {
+        switch self {
+        case .carsSavedOneByOne, .carsSavedOnce, .fetchItems: 3.0
+        case .insertItems: 2.5
+        }
+    }
+
+    /// The value every engine must report for `size` rows (a check that all did the same work):
+    /// the row count for inserts, the sum of all values read for the fetch.
+    func expectedChecksum(size: Int) -> Int {
+        switch self {
+        case .carsSavedOneByOne, .carsSavedOnce, .insertItems: size
+        case .fetchItems: 10 * (size * (size - 1) / 2)
+        }
+    }
+}
+
+/// The implementations compared.
+enum BenchEngine: String, CaseIterable, Sendable {
+    /// swift-coredata through Apple's API.
+    case coreData = "coredata"
+    /// The SQLite C API: the baseline.
+    case raw
+    /// GRDB records (`Record` subclasses), as GRDB's own benchmark uses them.
+    case grdb
+    /// GRDB's statement layer (cached statements with arguments, row cursors): what the library
+    /// would call if it sat on GRDB instead of the C API (docs/SQLITE-LAYER.md).
+    case grdbStatements = "grdb-sql"
+
+    var title: String {
+        switch self {
+        case .coreData: "swift-coredata"
+        case .raw: "raw SQLite"
+        case .grdb: "GRDB records"
+        case .grdbStatements: "GRDB statements"
+        }
+    }
+
+    /// How the engine does the work, for the report.
+    var summary: String {
+        switch self {
+        case .coreData: "`insertNewObject` + `setValue(_:forKey:)` + `save()`; `NSFetchRequest` + `value(forKey:)`"
+        case .raw: "the C API, cached prepared statements, rows read into a small class"
+        case .grdb: "`Record` subclasses in a `DatabasePool`, as GRDB's own benchmark"
+        case .grdbStatements: "cached `Statement` + arguments, `Row` cursor, in a `DatabasePool`"
+        }
+    }
+}
+
+/// One timed repetition.
+struct BenchSample {
+    /// Wall-clock seconds of the timed part.
+    var seconds: Double
+    /// The peak resident set during the timed part (bytes), when the kernel lets us reset the
+    /// high-water mark; `nil` otherwise.
+    var peakBytes: Int?
+    /// The resident set when the timed part began (bytes).
+    var startBytes: Int?
+    /// See ``BenchWorkload/expectedChecksum(size:)``.
+    var checksum: Int
+}
+
+/// A function that runs one repetition of a workload and measures it with a ``BenchMeter``.
+typealias BenchRepetition = () throws -> BenchSample
+
+/// Times a block and measures the resident-set high-water mark during it.
+///
+/// Before the block: `malloc_trim(0)` hands freed heap back to the kernel and writing `5` to
+/// `/proc/self/clear_refs` resets `VmHWM` to the current RSS (Linux 4.0+); after it, `VmHWM`
+/// is the peak of that phase alone.
+enum BenchMeter {
+    static func measure(_ body: () throws -> Int) rethrows -> BenchSample {
+        trimHeap()
+        let canReset = resetHighWaterMark()
+        let startBytes = status("VmRSS")
+        let start = DispatchTime.now().uptimeNanoseconds
+        let checksum = try timedPart(body)
+        let end = DispatchTime.now().uptimeNanoseconds
+        let peak = canReset ? status("VmHWM") : nil
+        return BenchSample(seconds: Double(end - start) / 1e9, peakBytes: peak, startBytes: startBytes, checksum: checksum)
+    }
+
+    /// The timed work itself, kept out of line so that profilers can single it out
+    /// (`valgrind --tool=callgrind --toggle-collect='*timedPart*'`).
+    @inline(never)
+    static func timedPart(_ body: () throws -> Int) rethrows -> Int {
+        try body()
+    }
+
+    /// glibc's `malloc_trim(0)` (not in the Glibc module's headers; found with `dlsym`).
+    static func trimHeap() {
+        #if canImport(Glibc)
+        typealias Trim = @convention(c) (Int) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+            _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        }
+        #endif
+    }
+
+    /// Resets the process's RSS high-water mark; `false` if the kernel refuses.
+    static func resetHighWaterMark() -> Bool {
+        let fd = open("/proc/self/clear_refs", O_WRONLY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return write(fd, "5", 1) == 1
+    }
+
+    /// A `kB` line of `/proc/self/status`, in bytes.
+    static func status(_ key: String) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(key + ":") {
+            let digits = line.dropFirst(key.count + 1).filter(\.isNumber)
+            return Int(digits).map { $0 * 1024 }
+        }
+        return nil
+    }
+}
+
+/// A temporary folder for the benchmark's store files, removed when the run ends.
+final class BenchFolder {
+    let url: URL
+    private var counter = 0
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("coredata-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    /// A new file name in the folder (nothing is created).
+    func freshFile(_ stem: String) -> URL {
+        counter += 1
+        return url.appendingPathComponent("\(stem)-\(counter).sqlite")
+    }
+
+    /// Removes a store file with its `-wal` and `-shm` companions.
+    static func remove(_ file: URL) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            try? FileManager.default.removeItem(atPath: file.path + suffix)
+        }
+    }
+
+    func removeAll() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The machine, for the report header.
+enum BenchMachine {
+    static var cpuModel: String {
+        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return "unknown CPU" }
+        for line in text.split(separator: "\n") where line.hasPrefix("model name") {
+            if let colon = line.firstIndex(of: ":") { return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces) }
+        }
+        return "unknown CPU"
+    }
+
+    static var operatingSystem: String {
+        var name = "Linux"
+        if let text = try? String(contentsOfFile: "/etc/os-release", encoding: .utf8) {
+            for line in text.split(separator: "\n") where line.hasPrefix("PRETTY_NAME=") {
+                name = line.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }
+        }
+        #if canImport(Glibc)
+        var info = utsname()
+        if uname(&info) == 0 {
+            let release = withUnsafeBytes(of: &info.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let machine = withUnsafeBytes(of: &info.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            name += ", kernel \(release) \(machine)"
+        }
+        #endif
+        return name
+    }
+
+    static var buildConfiguration: String {
+        #if DEBUG
+        "debug"
+        #else
+        "release"
+        #endif
+    }
+
+    static var swiftCompiler: String {
+        #if compiler(>=6.4)
+        "Swift 6.4 or later"
+        #elseif compiler(>=6.3)
+        "Swift 6.3"
+        #elseif compiler(>=6.2)
+        "Swift 6.2"
+        #else
+        "Swift 6.1 or earlier"
+        #endif
+    }
+}
