@@ -1,4 +1,5 @@
 import CoreData
+import CoreDataExamples
 import Foundation
 
 // swift-coredata doing the benchmark's work through Apple's API, as an app would write it:
