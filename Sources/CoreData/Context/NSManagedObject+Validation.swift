@@ -29,12 +29,24 @@ extension NSManagedObject {
     }
 
     internal func validateAllProperties() throws {
+        fireFaultIfNeeded()
         var errors: [NSError] = []
-        for index in layout.properties.indices {
-            let value = layout.properties[index] is NSRelationshipDescription ? nil : primitiveValue(at: index)
-            if let error = validationError(for: value, at: index, checkRelationship: true) { errors.append(error) }
+        for index in layout.validatedIndexes {
+            let property = layout.properties[index]
+            let error: NSError?
+            if property is NSRelationshipDescription {
+                error = validationError(for: nil, at: index, checkRelationship: true)
+            } else {
+                error = validationError(stored: storedValueForValidation(at: index), at: index)
+            }
+            if let error { errors.append(error) }
         }
         try throwCollected(errors)
+    }
+
+    /// The attribute's value in storage form; transformable values decoded lazily stay boxed.
+    private func storedValueForValidation(at index: Int) -> StoreValue {
+        index < _values.count ? _values[index] : .null
     }
 
     private func throwCollected(_ errors: [NSError]) throws {
@@ -81,22 +93,36 @@ extension NSManagedObject {
             return nil
         }
         guard let attribute = property as? NSAttributeDescription else { return nil }
-        let key = "\(entityName).\(attribute.name)"
-        guard let value, !(value is NSNull) else {
+        guard let value, !StoreValue.isNull(value) else { return validationError(stored: .null, at: index) }
+        if let converted = StoreValue.convert(value, to: attribute.attributeType) {
+            return validationError(stored: converted, at: index)
+        }
+        return validationError(stored: .object(ObjectBox(value)), at: index)
+    }
+
+    /// The first rule a stored value breaks for the attribute at `index`, or `nil`. Works on the
+    /// storage form directly: no boxing unless there is an error to report or a predicate to run.
+    private func validationError(stored: StoreValue, at index: Int) -> NSError? {
+        let attribute = layout.properties[index] as! NSAttributeDescription
+        let key = "\(entity.name ?? "").\(attribute.name)"
+        if case .null = stored {
             if !attribute.isOptional && !attribute.isTransient {
                 return validationError(.missingMandatoryProperty, index: index, value: nil, "\(key) is a required value")
             }
             return nil
         }
-        let stored: StoreValue
-        if let converted = StoreValue.convert(value, to: attribute.attributeType) {
-            stored = converted
-        } else if [.transformableAttributeType, .undefinedAttributeType, .compositeAttributeType].contains(attribute.attributeType) {
-            stored = .object(ObjectBox(value))
-        } else {
-            return validationError(.managedObjectValidation, index: index, value: value,
-                "\(key) got a value of the wrong type: \(type(of: value)) where the model says \(attribute.attributeValueClassName ?? "\(attribute.attributeType)")")
+        if case .object(let box) = stored,
+           ![.transformableAttributeType, .undefinedAttributeType, .compositeAttributeType].contains(attribute.attributeType) {
+            // Kept as given by setValue(_:forKey:): convertible (e.g. a number for a Double), or of the wrong type.
+            guard let converted = StoreValue.convert(box.value, to: attribute.attributeType) else {
+                return validationError(.managedObjectValidation, index: index, value: box.value,
+                    "\(key) got a value of the wrong type: \(type(of: box.value)) where the model says \(attribute.attributeValueClassName ?? "\(attribute.attributeType)")")
+            }
+            return validationError(stored: converted, at: index)
         }
+        guard attribute.minimum != nil || attribute.maximum != nil || attribute.regularExpression != nil
+              || !attribute.validationPredicates.isEmpty else { return nil }
+        let value: Any = stored.objectValue ?? NSNull()
         switch stored {
         case .int(let v): if let error = bounds(Double(v), attribute, index, value, key) { return error }
         case .double(let v): if let error = bounds(v, attribute, index, value, key) { return error }
@@ -136,11 +162,10 @@ extension NSManagedObject {
         }
         for (offset, predicate) in attribute.validationPredicates.enumerated() where !predicate.evaluate(with: value) {
             let warning = offset < attribute.validationWarnings.count ? "\(attribute.validationWarnings[offset])" : "\(key) does not satisfy its validation predicate"
-            var error = validationError(.managedObjectValidation, index: index, value: value, warning)
+            let error = validationError(.managedObjectValidation, index: index, value: value, warning)
             var info = error.userInfo
             info[NSValidationPredicateErrorKey] = predicate
-            error = NSError(domain: error.domain, code: error.code, userInfo: info)
-            return error
+            return NSError(domain: error.domain, code: error.code, userInfo: info)
         }
         return nil
     }

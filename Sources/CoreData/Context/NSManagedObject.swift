@@ -45,7 +45,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The values as last fetched or saved (`nil` for a new object).
     internal var _snapshot: RowSnapshot?
     /// Indexes of properties changed since the last save.
-    internal var _changed: Set<Int> = []
+    internal var _changed = PropertyMask()
     internal var _isFault = false
     internal var _hasData = true
     internal var _isInserted = false
@@ -339,7 +339,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The persistent properties changed since the last save, with their new values.
     open func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
-        for index in _changed.sorted() {
+        for index in _changed {
             let property = layout.properties[index]
             if property.isTransient { continue }
             if property is NSAttributeDescription, let snapshot = _snapshot, snapshot.values[index] == _values[index] { continue }
@@ -351,7 +351,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Like ``changedValues()`` but including transient properties.
     open func changedValuesForCurrentEvent() -> [String: Any] {
         var result: [String: Any] = [:]
-        for index in _changed.sorted() {
+        for index in _changed {
             result[layout.properties[index].name] = primitiveValue(at: index) ?? NSNull()
         }
         return result

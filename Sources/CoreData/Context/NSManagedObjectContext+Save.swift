@@ -36,11 +36,19 @@ extension NSManagedObjectContext {
             body(&byStore[key]!.1)
         }
         var rows: [ObjectIdentifier: ContiguousArray<StoreValue>] = [:]
+        var storeByEntity: [ObjectIdentifier: NSPersistentStore] = [:]
+        func store(for object: NSManagedObject) throws -> NSPersistentStore {
+            if let store = object.objectID.persistentStore { return store }
+            if let store = storeByEntity[ObjectIdentifier(object.entity)] { return store }
+            let store = try coordinator.store(forNew: object.entity)
+            storeByEntity[ObjectIdentifier(object.entity)] = store
+            return store
+        }
         let savedInserts = inserted.objects
         let savedUpdates = updated.objects
         let savedDeletes = deleted.objects
         for object in savedInserts {
-            let store = try object.objectID.persistentStore ?? coordinator.store(forNew: object.entity)
+            let store = try store(for: object)
             let values = try object.valuesForStore()
             rows[ObjectIdentifier(object)] = values
             changes(for: store) { $0.inserts.append(.init(id: object.objectID, values: values)) }
@@ -49,7 +57,7 @@ extension NSManagedObjectContext {
             guard let store = object.objectID.persistentStore else { continue }
             let values = try object.valuesForStore()
             rows[ObjectIdentifier(object)] = values
-            let changed = object._changed.filter { !object.layout.properties[$0].isTransient }.sorted()
+            let changed = object._changed.filter { !object.layout.properties[$0].isTransient }
             guard !changed.isEmpty else { continue }
             changes(for: store) {
                 $0.updates.append(.init(id: object.objectID, values: values, changedIndexes: changed,
@@ -63,8 +71,8 @@ extension NSManagedObjectContext {
         // Relationship rows: join tables, hidden keys, order columns.
         var joinInserts = Set<SaveChanges.JoinRow>()
         var joinDeletes = Set<SaveChanges.JoinRow>()
-        for object in savedInserts + savedUpdates {
-            let store = try object.objectID.persistentStore ?? coordinator.store(forNew: object.entity)
+        for object in savedInserts + savedUpdates where object._changed.intersects(object.layout.relationshipMask) {
+            let store = try store(for: object)
             for index in object.layout.relationshipIndexes where object._changed.contains(index) {
                 guard case .toMany(let list)? = object._relations[index],
                       let relationship = object.layout.properties[index] as? NSRelationshipDescription, !relationship.isTransient else { continue }
@@ -119,9 +127,7 @@ extension NSManagedObjectContext {
         }
 
         // Commit in memory.
-        for object in savedInserts {
-            if let id = permanent[object.objectID.key] { reregister(object, as: id) }
-        }
+        reregister(savedInserts.compactMap { object in permanent[object.objectID.key].map { (object, $0) } })
         for object in savedInserts + savedUpdates {
             var values = rows[ObjectIdentifier(object)] ?? object.persistentValues()
             for index in values.indices {

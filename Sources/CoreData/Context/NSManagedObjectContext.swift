@@ -239,6 +239,26 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if let kept = retained.removeValue(forKey: old) { retained[id.key] = kept }
     }
 
+    /// Moves objects to their new IDs under one lock.
+    internal func reregister(_ moves: [(NSManagedObject, NSManagedObjectID)]) {
+        var oldKeys: [IDKey] = []
+        oldKeys.reserveCapacity(retained.isEmpty ? 0 : moves.count)
+        registryLock.lock()
+        for (object, id) in moves {
+            let old = object.objectID.key
+            if !retained.isEmpty { oldKeys.append(old) }
+            registry[old] = nil
+            object.objectID = id
+            registry[id.key] = Unmanaged.passUnretained(object)
+        }
+        registryLock.unlock()
+        guard !retained.isEmpty else { return }
+        for (offset, (object, _)) in moves.enumerated() {
+            retained[oldKeys[offset]] = nil
+            retained[object.objectID.key] = object
+        }
+    }
+
     /// The objects registered in the context.
     open var registeredObjects: Set<NSManagedObject> {
         registryLock.lock()

@@ -19,7 +19,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// A name for debugging.
     open var name: String?
     private let lock = NSRecursiveLock()
-    private var stores: [NSPersistentStore] = []
+    private var stores: [NSPersistentStore] = [] { didSet { _storesByEntity.removeAll() } }
+    private var _storesByEntity: [ObjectIdentifier: [NSPersistentStore]] = [:]
     private let queue = DispatchQueue(label: "NSPersistentStoreCoordinator")
 
     /// Creates a coordinator for `model`, which can no longer change.
@@ -198,15 +199,19 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     // MARK: Routing (internal)
 
-    /// The stores that hold `entity`'s objects.
+    /// The stores that hold `entity`'s objects (cached per entity until the stores change).
     internal func stores(for entity: NSEntityDescription) -> [NSPersistentStore] {
         withLock {
-            stores.filter { store in
+            if let cached = _storesByEntity[ObjectIdentifier(entity)] { return cached }
+            let result = stores.filter { store in
                 guard let entities = managedObjectModel.entities(forConfigurationName: store.configurationName) else { return true }
                 return entities.contains { $0 === entity || entity.isKindOf(entity: $0) }
             }
+            _storesByEntity[ObjectIdentifier(entity)] = result
+            return result
         }
     }
+
 
     /// The store a new object of `entity` goes to: the first that holds the entity.
     internal func store(forNew entity: NSEntityDescription) throws -> NSPersistentStore {

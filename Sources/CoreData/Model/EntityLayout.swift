@@ -19,6 +19,8 @@ internal final class EntityLayout: @unchecked Sendable {
     let rowIndexes: [Int]
     /// Indexes of all relationships.
     let relationshipIndexes: [Int]
+    /// The same, as a mask.
+    let relationshipMask: PropertyMask
     /// Indexes of the attributes.
     let attributeIndexes: [Int]
     /// This entity's `Z_ENT` and those of all its sub-entities.
@@ -27,6 +29,9 @@ internal final class EntityLayout: @unchecked Sendable {
     var descendants: [NSEntityDescription] = []
     /// The values a new object starts with.
     let defaultValues: ContiguousArray<StoreValue>
+    /// Indexes of the properties that validation must look at: relationships, non-optional
+    /// attributes, attributes with rules, and attributes whose values may be mistyped.
+    let validatedIndexes: [Int]
     /// The class named by `managedObjectClassName`, or `NSManagedObject`.
     var objectClass: NSManagedObject.Type
 
@@ -60,8 +65,17 @@ internal final class EntityLayout: @unchecked Sendable {
         self.indexByName = indexByName
         self.rowIndexes = rowIndexes
         self.relationshipIndexes = relationshipIndexes
+        var relationshipMask = PropertyMask()
+        for index in relationshipIndexes { relationshipMask.insert(index) }
+        self.relationshipMask = relationshipMask
         self.attributeIndexes = attributeIndexes
         self.defaultValues = defaults
+        self.validatedIndexes = properties.indices.filter { index in
+            guard let attribute = properties[index] as? NSAttributeDescription else { return true }
+            return !attribute.isOptional || attribute.minimum != nil || attribute.maximum != nil
+                || attribute.regularExpression != nil || !attribute.validationPredicates.isEmpty
+                || ![.transformableAttributeType, .undefinedAttributeType, .compositeAttributeType].contains(attribute.attributeType)
+        }
         self.objectClass = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
     }
 

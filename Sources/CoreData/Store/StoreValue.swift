@@ -45,7 +45,7 @@ extension StoreValue {
     /// `UUID`, `URL`, `Decimal`, `NSNull`, `nil`, …) to the attribute's storage form, or throws a
     /// validation error (`NSManagedObjectValidationError`, 1550) naming the key and the type expected.
     init(converting value: Any?, for attribute: NSAttributeDescription) throws {
-        guard let value, !(value is NSNull) else { self = .null; return }
+        guard let value, !StoreValue.isNull(value) else { self = .null; return }
         if let converted = StoreValue.convert(value, to: attribute.attributeType) {
             self = converted
             return
@@ -59,6 +59,11 @@ extension StoreValue {
             "The value \(value) (\(type(of: value))) for the key '\(attribute.name)' of '\(attribute.entity?.name ?? "")' is not of the attribute's type (\(attribute.attributeValueClassName ?? "\(attribute.attributeType)"))",
             extra: [NSValidationKeyErrorKey: attribute.name, NSValidationValueErrorKey: value])
     }
+
+    /// Whether a value is `NSNull`, tested on its dynamic type so that Swift values are not
+    /// bridged to Foundation objects just to be checked.
+    @inline(__always)
+    static func isNull(_ value: Any) -> Bool { type(of: value) is NSNull.Type }
 
     /// The storage form of `value` for an attribute type, or `nil` if it has the wrong type.
     static func convert(_ value: Any, to type: NSAttributeType) -> StoreValue? {

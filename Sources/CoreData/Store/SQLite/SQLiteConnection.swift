@@ -77,16 +77,26 @@ internal final class SQLiteConnection {
 
     /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
     func transaction<T>(immediate: Bool = true, _ body: () throws -> T) throws -> T {
-        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        try run(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
             let result = try body()
-            try execute("COMMIT")
+            try run("COMMIT")
             return result
         } catch {
-            try? execute("ROLLBACK")
+            if !isAutocommit { try? run("ROLLBACK") }
             throw error
         }
     }
+
+    /// Runs a parameterless statement through the statement cache (no parsing per call).
+    private func run(_ sql: String) throws {
+        let statement = try cached(sql)
+        defer { sqlite3_reset(statement.stmt) }
+        try statement.step()
+    }
+
+    /// Whether no transaction is open.
+    var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
 
     var changes: Int { Int(sqlite3_changes(handle)) }
 

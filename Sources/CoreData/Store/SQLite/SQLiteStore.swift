@@ -81,6 +81,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     override func close() {
+        insertStatements.removeAll()
         connection = nil
         decodePlans.removeAll()
     }
@@ -462,15 +463,14 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// Hands out keys from the root entity's `Z_MAX` (rows of a hierarchy share one table, so one sequence).
     private func allocateKeys(root: NSEntityDescription, count: Int) throws -> [Int64] {
-        let number = Int64(root.layout.entityNumber)
-        let update = try db.cached("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ?")
+        let update = try db.cached("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? RETURNING Z_MAX")
+        defer { update.reset() }
         update.bind(Int64(count), at: 1)
-        update.bind(number, at: 2)
-        try update.step()
-        update.reset()
-        guard let max = try db.scalarInt("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(number)") else {
+        update.bind(Int64(root.layout.entityNumber), at: 2)
+        guard try update.step() else {
             throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity \(root.name ?? "")")
         }
+        let max = update.int64(0)
         return Array((max - Int64(count) + 1)...max)
     }
 
@@ -534,8 +534,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             for insert in changes.inserts {
                 let id = resolve(insert.id)
                 let layout = id.entity.layout
-                let (sql, slots) = insertStatement(for: id.entity)
-                let statement = try db.cached(sql)
+                let (statement, slots) = try insertStatement(for: id.entity)
                 statement.bind(id.primaryKey!, at: 1)
                 statement.bind(Int64(layout.entityNumber), at: 2)
                 var position: Int32 = 3
@@ -637,9 +636,10 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    private var insertStatements: [Int: (String, [InsertSlot])] = [:]
+    /// Each entity's INSERT, prepared once (looked up by entity number, not by SQL text).
+    private var insertStatements: [Int: (SQLiteStatement, [InsertSlot])] = [:]
 
-    private func insertStatement(for entity: NSEntityDescription) -> (String, [InsertSlot]) {
+    private func insertStatement(for entity: NSEntityDescription) throws -> (SQLiteStatement, [InsertSlot]) {
         let number = entity.layout.entityNumber
         if let cached = insertStatements[number] { return cached }
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
@@ -653,8 +653,9 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         let placeholders = ["?", "?", "1"] + Array(repeating: "?", count: columns.count - 3)
         let sql = "INSERT INTO \(entity.layout.tableName) (\(columns.joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
-        insertStatements[number] = (sql, slots)
-        return (sql, slots)
+        let statement = try db.cached(sql)
+        insertStatements[number] = (statement, slots)
+        return (statement, slots)
     }
 
     private func bindSlot(_ slot: InsertSlot, values: ContiguousArray<StoreValue>, statement: SQLiteStatement,
