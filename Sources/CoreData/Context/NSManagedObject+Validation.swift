@@ -104,15 +104,14 @@ extension NSManagedObject {
     /// storage form directly: no boxing unless there is an error to report or a predicate to run.
     private func validationError(stored: StoreValue, at index: Int) -> NSError? {
         let attribute = layout.properties[index] as! NSAttributeDescription
-        let key = "\(entity.name ?? "").\(attribute.name)"
+        var key: String { "\(entity.name ?? "").\(attribute.name)" } // only built for an error
         if case .null = stored {
             if !attribute.isOptional && !attribute.isTransient {
                 return validationError(.missingMandatoryProperty, index: index, value: nil, "\(key) is a required value")
             }
             return nil
         }
-        if case .object(let box) = stored,
-           ![.transformableAttributeType, .undefinedAttributeType, .compositeAttributeType].contains(attribute.attributeType) {
+        if case .object(let box) = stored, !attribute.holdsObjects {
             // Kept as given by setValue(_:forKey:): convertible (e.g. a number for a Double), or of the wrong type.
             guard let converted = StoreValue.convert(box.value, to: attribute.attributeType) else {
                 return validationError(.managedObjectValidation, index: index, value: box.value,
@@ -120,8 +119,7 @@ extension NSManagedObject {
             }
             return validationError(stored: converted, at: index)
         }
-        guard attribute.minimum != nil || attribute.maximum != nil || attribute.regularExpression != nil
-              || !attribute.validationPredicates.isEmpty else { return nil }
+        guard attribute.hasValueRules else { return nil }
         let value: Any = stored.objectValue ?? NSNull()
         switch stored {
         case .int(let v): if let error = bounds(Double(v), attribute, index, value, key) { return error }

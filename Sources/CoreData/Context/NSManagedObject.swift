@@ -35,22 +35,24 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         }
         set { _objectID = newValue }
     }
-    internal var _objectID: NSManagedObjectID?
-    internal unowned(unsafe) var _context: NSManagedObjectContext?
+    @exclusivity(unchecked) internal var _objectID: NSManagedObjectID?
+    @exclusivity(unchecked) internal unowned(unsafe) var _context: NSManagedObjectContext?
 
     /// Attribute values (and unresolved to-one IDs) by property index.
-    internal var _values: ContiguousArray<StoreValue>
+    @exclusivity(unchecked) internal var _values: ContiguousArray<StoreValue>
     /// Relationships that have been materialized, by property index.
-    internal var _relations: [Int: RelationshipValue] = [:]
+    @exclusivity(unchecked) internal var _relations: [Int: RelationshipValue] = [:]
     /// The values as last fetched or saved (`nil` for a new object).
-    internal var _snapshot: RowSnapshot?
+    @exclusivity(unchecked) internal var _snapshot: RowSnapshot?
     /// Indexes of properties changed since the last save.
-    internal var _changed = PropertyMask()
-    internal var _isFault = false
-    internal var _hasData = true
-    internal var _isInserted = false
-    internal var _isDeleted = false
-    internal var _isUpdated = false
+    @exclusivity(unchecked) internal var _changed = PropertyMask()
+    /// The object's slot in its context's inserted, updated or deleted set.
+    @exclusivity(unchecked) internal var _changeSlot = -1
+    @exclusivity(unchecked) internal var _isFault = false
+    @exclusivity(unchecked) internal var _hasData = true
+    @exclusivity(unchecked) internal var _isInserted = false
+    @exclusivity(unchecked) internal var _isDeleted = false
+    @exclusivity(unchecked) internal var _isUpdated = false
 
     /// Creates an object of `entity` and inserts it into `context` (if any).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {

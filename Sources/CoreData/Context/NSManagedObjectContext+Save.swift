@@ -35,7 +35,10 @@ extension NSManagedObjectContext {
             if byStore[key] == nil { byStore[key] = (store, SaveChanges()); storeOrder.append(store) }
             body(&byStore[key]!.1)
         }
-        var rows: [ObjectIdentifier: ContiguousArray<StoreValue>] = [:]
+        var insertedRows: [ContiguousArray<StoreValue>] = []
+        var updatedRows: [ContiguousArray<StoreValue>] = []
+        insertedRows.reserveCapacity(inserted.count)
+        updatedRows.reserveCapacity(updated.count)
         var storeByEntity: [ObjectIdentifier: NSPersistentStore] = [:]
         func store(for object: NSManagedObject) throws -> NSPersistentStore {
             if let store = object.objectID.persistentStore { return store }
@@ -50,13 +53,13 @@ extension NSManagedObjectContext {
         for object in savedInserts {
             let store = try store(for: object)
             let values = try object.valuesForStore()
-            rows[ObjectIdentifier(object)] = values
+            insertedRows.append(values)
             changes(for: store) { $0.inserts.append(.init(id: object.objectID, values: values)) }
         }
         for object in savedUpdates {
-            guard let store = object.objectID.persistentStore else { continue }
             let values = try object.valuesForStore()
-            rows[ObjectIdentifier(object)] = values
+            updatedRows.append(values)
+            guard let store = object.objectID.persistentStore else { continue }
             let changed = object._changed.filter { !object.layout.properties[$0].isTransient }
             guard !changed.isEmpty else { continue }
             changes(for: store) {
@@ -128,14 +131,16 @@ extension NSManagedObjectContext {
 
         // Commit in memory.
         reregister(savedInserts.compactMap { object in permanent[object.objectID.key].map { (object, $0) } })
-        for object in savedInserts + savedUpdates {
-            var values = rows[ObjectIdentifier(object)] ?? object.persistentValues()
-            for index in values.indices {
+        func commit(_ object: NSManagedObject, _ saved: ContiguousArray<StoreValue>) {
+            var values = saved
+            for index in object.layout.rowIndexes {
                 if case .objectID(let id) = values[index], id.isTemporaryID, let resolved = permanent[id.key] { values[index] = .objectID(resolved) }
             }
             let version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
             object.didCommit(values: values, version: version)
         }
+        for (object, values) in zip(savedInserts, insertedRows) { commit(object, values) }
+        for (object, values) in zip(savedUpdates, updatedRows) { commit(object, values) }
         for object in savedDeletes {
             object._isDeleted = false
             unregister(object)

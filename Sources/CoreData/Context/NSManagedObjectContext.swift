@@ -65,15 +65,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     // The object graph.
     private let registryLock = NSLock()
-    private var registry: [IDKey: Unmanaged<NSManagedObject>] = [:]
-    private var retained: [IDKey: NSManagedObject] = [:]
-    internal var inserted = OrderedObjectSet()
-    internal var updated = OrderedObjectSet()
-    internal var deleted = OrderedObjectSet()
+    @exclusivity(unchecked) private var registry: [IDKey: Unmanaged<NSManagedObject>] = [:]
+    @exclusivity(unchecked) private var retained: [IDKey: NSManagedObject] = [:]
+    @exclusivity(unchecked) internal var inserted = OrderedObjectSet()
+    @exclusivity(unchecked) internal var updated = OrderedObjectSet()
+    @exclusivity(unchecked) internal var deleted = OrderedObjectSet()
     /// Deleted objects whose delete rules have not been applied yet.
-    internal var pendingDeletes: [NSManagedObject] = []
+    @exclusivity(unchecked) internal var pendingDeletes: [NSManagedObject] = []
     /// Objects changed since the last `processPendingChanges`, for `ObjectsDidChange`.
-    internal var pendingChangeNotice = (inserted: [NSManagedObject](), updated: [NSManagedObject](), deleted: [NSManagedObject]())
+    @exclusivity(unchecked) internal var pendingChangeNotice = (inserted: [NSManagedObject](), updated: [NSManagedObject](), deleted: [NSManagedObject]())
 
     /// Creates a context of the given concurrency type.
     public init(concurrencyType type: ConcurrencyType) {

@@ -43,42 +43,48 @@ internal struct ObjectList {
     }
 }
 
-/// An insertion-ordered set of objects with O(1) insert, remove and membership.
+/// An insertion-ordered set of objects with O(1) insert, remove and membership, without
+/// hashing: each object remembers its slot (`_changeSlot`). An object is in at most one of a
+/// context's inserted, updated and deleted sets at a time, so one slot field serves all three.
 internal struct OrderedObjectSet {
     private var slots: [NSManagedObject?] = []
-    private var positions: [ObjectIdentifier: Int] = [:]
+    private(set) var count = 0
 
-    var count: Int { positions.count }
-    var isEmpty: Bool { positions.isEmpty }
-    func contains(_ object: NSManagedObject) -> Bool { positions[ObjectIdentifier(object)] != nil }
+    var isEmpty: Bool { count == 0 }
+
+    func contains(_ object: NSManagedObject) -> Bool {
+        let slot = object._changeSlot
+        return slot >= 0 && slot < slots.count && slots[slot] === object
+    }
 
     @discardableResult
     mutating func insert(_ object: NSManagedObject) -> Bool {
-        let key = ObjectIdentifier(object)
-        guard positions[key] == nil else { return false }
-        positions[key] = slots.count
+        guard !contains(object) else { return false }
+        object._changeSlot = slots.count
         slots.append(object)
+        count += 1
         return true
     }
 
     @discardableResult
     mutating func remove(_ object: NSManagedObject) -> Bool {
-        guard let index = positions.removeValue(forKey: ObjectIdentifier(object)) else { return false }
-        slots[index] = nil
-        if positions.isEmpty { slots.removeAll(keepingCapacity: true) }
-        else if slots.count > 64 && positions.count < slots.count / 2 { compact() }
+        guard contains(object) else { return false }
+        slots[object._changeSlot] = nil
+        object._changeSlot = -1
+        count -= 1
+        if count == 0 { slots.removeAll(keepingCapacity: true) }
+        else if slots.count > 64 && count < slots.count / 2 { compact() }
         return true
     }
 
     mutating func removeAll() {
         slots.removeAll()
-        positions.removeAll()
+        count = 0
     }
 
     private mutating func compact() {
         slots = slots.filter { $0 != nil }
-        positions.removeAll(keepingCapacity: true)
-        for (index, object) in slots.enumerated() { positions[ObjectIdentifier(object!)] = index }
+        for (index, object) in slots.enumerated() { object!._changeSlot = index }
     }
 
     /// The objects in insertion order.

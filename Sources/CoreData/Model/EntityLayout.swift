@@ -72,9 +72,7 @@ internal final class EntityLayout: @unchecked Sendable {
         self.defaultValues = defaults
         self.validatedIndexes = properties.indices.filter { index in
             guard let attribute = properties[index] as? NSAttributeDescription else { return true }
-            return !attribute.isOptional || attribute.minimum != nil || attribute.maximum != nil
-                || attribute.regularExpression != nil || !attribute.validationPredicates.isEmpty
-                || ![.transformableAttributeType, .undefinedAttributeType, .compositeAttributeType].contains(attribute.attributeType)
+            return !attribute.isOptional || attribute.hasValueRules || !attribute.holdsObjects
         }
         self.objectClass = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
     }

@@ -86,6 +86,19 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
         }
     }
 
+    /// Whether values are kept as objects (transformable, undefined, composite) rather than typed storage.
+    internal var holdsObjects: Bool {
+        switch attributeType {
+        case .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: return true
+        default: return false
+        }
+    }
+
+    /// Whether any value rule applies (bounds, pattern, predicates).
+    internal var hasValueRules: Bool {
+        minimum != nil || maximum != nil || regularExpression != nil || !validationPredicates.isEmpty
+    }
+
     // MARK: Validation rules in the form Xcode's model editor writes them
 
     /// Minimum value (numbers, dates) or minimum length (strings, binary data), as Xcode's `minValueString`.

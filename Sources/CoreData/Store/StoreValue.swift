@@ -81,6 +81,7 @@ extension StoreValue {
             if let n = value as? NSNumber { return .bool(n.boolValue) }
             return nil
         case .doubleAttributeType, .floatAttributeType:
+            if Swift.type(of: value) == Double.self { return .double(value as! Double) }
             if let d = value as? Double { return .double(d) }
             if let f = value as? Float { return .double(Double(f)) }
             if let i = integer(value) { return .double(Double(i)) }
@@ -95,6 +96,7 @@ extension StoreValue {
             if let n = value as? NSNumber { return .decimal(n.decimalValue) }
             return nil
         case .stringAttributeType:
+            if Swift.type(of: value) == String.self { return .string(value as! String) }
             if let s = value as? String { return .string(s) }
             if let s = value as? NSString { return .string(s as String) }
             if let s = value as? Substring { return .string(String(s)) }
@@ -126,6 +128,12 @@ extension StoreValue {
 
     /// An integer from any Swift integer type or an integral `NSNumber`.
     static func integer(_ value: Any) -> Int64? {
+        // Exact type matches first: a failed cast costs protocol-conformance lookups.
+        let type = Swift.type(of: value)
+        if type == Int.self { return Int64(value as! Int) }
+        if type == Int64.self { return value as? Int64 }
+        if type == Int32.self { return Int64(value as! Int32) }
+        if type == Int16.self { return Int64(value as! Int16) }
         switch value {
         case let v as Int: return Int64(v)
         case let v as Int64: return v
