@@ -23,7 +23,7 @@ open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         self.entity = entity
         self.persistentStore = store
         self.storeUUID = store.identifier
-        self.key = IDKey(store: store.tag, root: entity.layout.root.layout.entityNumber, value: primaryKey)
+        self.key = IDKey(store: store.tag, root: entity.layout.rootNumber, value: primaryKey)
         super.init()
     }
 
@@ -31,7 +31,7 @@ open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         self.entity = entity
         self.persistentStore = nil
         self.storeUUID = nil
-        self.key = IDKey(store: IDKey.temporaryStore, root: entity.layout.root.layout.entityNumber,
+        self.key = IDKey(store: IDKey.temporaryStore, root: entity.layout.rootNumber,
                          value: IDKey.nextTemporary())
         super.init()
     }

@@ -11,6 +11,8 @@ internal final class EntityLayout: @unchecked Sendable {
     unowned let root: NSEntityDescription
     /// `Z` + the root entity's upper-cased name.
     let tableName: String
+    /// The root entity's `Z_ENT` number (object IDs of a hierarchy share its key space).
+    var rootNumber: Int = 0
     /// Every property, inherited ones first; a sub-entity shares its parent's indexes.
     let properties: [NSPropertyDescription]
     let propertiesByName: [String: NSPropertyDescription]
@@ -156,6 +158,7 @@ internal enum ModelLayoutBuilder {
             }
             collect(entity)
             entity.frozenLayout!.descendants = descendants
+            entity.frozenLayout!.rootNumber = entity.rootEntity.frozenLayout!.entityNumber
             entity.frozenLayout!.entityNumbers = descendants.map { $0.frozenLayout!.entityNumber }
         }
 

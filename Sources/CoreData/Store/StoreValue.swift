@@ -60,6 +60,15 @@ extension StoreValue {
             extra: [NSValidationKeyErrorKey: attribute.name, NSValidationValueErrorKey: value])
     }
 
+    /// Reads a trivial value stored inline in an `Any` (an existential container keeps values of up
+    /// to three words in place), skipping the general dynamic cast on the `setValue` hot path.
+    /// The caller has checked that the dynamic type is exactly `T`.
+    @inline(__always)
+    static func unboxInline<T: BitwiseCopyable>(_ value: Any, as type: T.Type) -> T {
+        assert(Swift.type(of: value) == T.self && MemoryLayout<T>.size <= 3 * MemoryLayout<Int>.size)
+        return withUnsafeBytes(of: value) { $0.load(as: T.self) }
+    }
+
     /// Whether a value is `NSNull`, tested on its dynamic type so that Swift values are not
     /// bridged to Foundation objects just to be checked.
     @inline(__always)
@@ -81,7 +90,7 @@ extension StoreValue {
             if let n = value as? NSNumber { return .bool(n.boolValue) }
             return nil
         case .doubleAttributeType, .floatAttributeType:
-            if Swift.type(of: value) == Double.self { return .double(value as! Double) }
+            if Swift.type(of: value) == Double.self { return .double(unboxInline(value, as: Double.self)) }
             if let d = value as? Double { return .double(d) }
             if let f = value as? Float { return .double(Double(f)) }
             if let i = integer(value) { return .double(Double(i)) }
@@ -130,10 +139,10 @@ extension StoreValue {
     static func integer(_ value: Any) -> Int64? {
         // Exact type matches first: a failed cast costs protocol-conformance lookups.
         let type = Swift.type(of: value)
-        if type == Int.self { return Int64(value as! Int) }
-        if type == Int64.self { return value as? Int64 }
-        if type == Int32.self { return Int64(value as! Int32) }
-        if type == Int16.self { return Int64(value as! Int16) }
+        if type == Int.self { return Int64(unboxInline(value, as: Int.self)) }
+        if type == Int64.self { return unboxInline(value, as: Int64.self) }
+        if type == Int32.self { return Int64(unboxInline(value, as: Int32.self)) }
+        if type == Int16.self { return Int64(unboxInline(value, as: Int16.self)) }
         switch value {
         case let v as Int: return Int64(v)
         case let v as Int64: return v
