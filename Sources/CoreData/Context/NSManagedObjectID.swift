@@ -14,15 +14,14 @@ import Foundation
 open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     /// The entity of the object.
     public let entity: NSEntityDescription
-    /// The store that holds the object; `nil` while the ID is temporary.
-    open private(set) weak var persistentStore: NSPersistentStore?
+    /// The store that holds the object; `nil` while the ID is temporary. (A strong reference: a
+    /// weak one costs a side-table operation per ID, and IDs are made for every fetched row.)
+    public let persistentStore: NSPersistentStore?
     internal let key: IDKey
-    private let storeUUID: String?
 
     internal init(entity: NSEntityDescription, store: NSPersistentStore, primaryKey: Int64) {
         self.entity = entity
         self.persistentStore = store
-        self.storeUUID = store.identifier
         self.key = IDKey(store: store.tag, root: entity.layout.rootNumber, value: primaryKey)
         super.init()
     }
@@ -30,7 +29,6 @@ open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     internal init(temporaryFor entity: NSEntityDescription) {
         self.entity = entity
         self.persistentStore = nil
-        self.storeUUID = nil
         self.key = IDKey(store: IDKey.temporaryStore, root: entity.layout.rootNumber,
                          value: IDKey.nextTemporary())
         super.init()
@@ -50,7 +48,7 @@ open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         if isTemporaryID {
             return URL(string: "x-coredata:///\(name)/t\(IDKey.processToken)\(key.value)")!
         }
-        return URL(string: "x-coredata://\(storeUUID ?? "")/\(name)/p\(key.value)")!
+        return URL(string: "x-coredata://\(persistentStore?.identifier ?? "")/\(name)/p\(key.value)")!
     }
 
     open override var hash: Int { key.hashValue }
