@@ -137,7 +137,7 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
 
     /// Creates an object of this entity, of the entity's class.
     internal func instantiate(insertInto context: NSManagedObjectContext?) -> NSManagedObject {
-        let cls = layout.objectClass
+        let cls = layout.instanceClass
         return cls.init(entity: self, insertInto: context)
     }
 
