@@ -47,6 +47,14 @@ let package = Package(
             dependencies: ["CoreData", "CSQLite"],
             resources: [.copy("Fixtures")]
         ),
+        // Expansion and diagnostics of `@Managed`, without the compiler (Swift Testing).
+        .testTarget(
+            name: "CoreDataMacrosTests",
+            dependencies: [
+                "CoreDataMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -24,7 +24,7 @@ import Foundation
 open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The entity the object belongs to.
     public let entity: NSEntityDescription
-    internal let layout: EntityLayout
+    @usableFromInline internal let layout: EntityLayout
     /// The object's ID: temporary until the object is saved, then permanent.
     open internal(set) var objectID: NSManagedObjectID {
         get {
@@ -38,15 +38,16 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     internal var _objectID: NSManagedObjectID?
     internal unowned(unsafe) var _context: NSManagedObjectContext?
 
-    /// Attribute values (and unresolved to-one IDs) by property index.
-    internal var _values: ContiguousArray<StoreValue>
+    /// Attribute values (and unresolved to-one IDs) by property index. Read by the inlined
+    /// `@Managed` getters (`Managed.swift`) across modules.
+    @usableFromInline final internal var _values: ContiguousArray<StoreValue>
     /// Relationships that have been materialized, by property index.
     internal var _relations: [Int: RelationshipValue] = [:]
     /// The values as last fetched or saved (`nil` for a new object).
     internal var _snapshot: RowSnapshot?
     /// Indexes of properties changed since the last save.
     internal var _changed: Set<Int> = []
-    internal var _isFault = false
+    @usableFromInline final internal var _isFault = false
     internal var _hasData = true
     internal var _isInserted = false
     internal var _isDeleted = false
@@ -170,12 +171,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     // MARK: Faulting
 
-    @inline(__always)
-    internal func fireFaultIfNeeded() {
+    @inlinable @inline(__always)
+    final internal func fireFaultIfNeeded() {
         if _isFault { fireFault() }
     }
 
-    internal func fireFault() {
+    @usableFromInline
+    final internal func fireFault() {
         guard _isFault else { return }
         if !_hasData {
             if let snapshot = _context?.snapshotForFault(objectID) {
