@@ -25,8 +25,8 @@ import Synchronization
 /// Write it as `@NSManaged` is written: one annotation per `var`, with a type annotation, no
 /// initial value (defaults come from the model) and any access modifier (`@Managed public var`).
 /// The property's name is the key. The macro turns the property into a getter and a setter that
-/// call ``NSManagedObject/managedValue(for:as:)-(_,Int64.Type)`` and
-/// ``NSManagedObject/setManagedValue(_:for:)-(Int64,_)``; the overload is chosen at compile time
+/// call `managedValue(for:as:)` and `setManagedValue(_:for:)` on ``NSManagedObject``
+/// (keyed by the property's ``ManagedPropertyKey``); the overload is chosen at compile time
 /// by the property's type:
 ///
 /// - `Int`, `Int16`, `Int32`, `Int64`, `Double`, `Float`, `Bool`, `String`, `Date`, `Data`, `UUID`,
@@ -58,7 +58,7 @@ import Synchronization
 public macro Managed() = #externalMacro(module: "CoreDataMacros", type: "ManagedMacro")
 
 /// The name of an entity property, with a thread-safe cache of its index in the entity's objects:
-/// what `@Managed` accessors pass to ``NSManagedObject/managedValue(for:as:)-(_,Int64.Type)``.
+/// what `@Managed` accessors pass to `managedValue(for:as:)` and `setManagedValue(_:for:)`.
 ///
 /// Keep one per property in a `static let`, as the macro does, so that the cache lives as long
 /// as the class; write hand-made accessors the same way:

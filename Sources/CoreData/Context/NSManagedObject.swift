@@ -40,14 +40,14 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Attribute values (and unresolved to-one IDs) by property index. Read by the inlined
     /// `@Managed` getters (`Managed.swift`) across modules.
-    @usableFromInline final internal var _values: ContiguousArray<StoreValue>
+    @exclusivity(unchecked) @usableFromInline final internal var _values: ContiguousArray<StoreValue>
     /// Relationships that have been materialized, by property index.
     internal var _relations: [Int: RelationshipValue] = [:]
     /// The values as last fetched or saved (`nil` for a new object).
     internal var _snapshot: RowSnapshot?
     /// Indexes of properties changed since the last save.
     internal var _changed: Set<Int> = []
-    @usableFromInline final internal var _isFault = false
+    @exclusivity(unchecked) @usableFromInline final internal var _isFault = false
     internal var _hasData = true
     internal var _isInserted = false
     internal var _isDeleted = false
