@@ -52,6 +52,14 @@ let package = Package(
             dependencies: ["CoreData", "CoreDataExamples", "CSQLite"],
             resources: [.copy("Fixtures")]
         ),
+        // Expansion and diagnostics of `@Managed`, without the compiler (Swift Testing).
+        .testTarget(
+            name: "CoreDataMacrosTests",
+            dependencies: [
+                "CoreDataMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,5 +3,5 @@ import SwiftSyntaxMacros
 
 @main
 struct CoreDataMacrosPlugin: CompilerPlugin {
-    let providingMacros: [Macro.Type] = []
+    let providingMacros: [Macro.Type] = [ManagedMacro.self]
 }

@@ -111,7 +111,11 @@ extension NSManagedObject {
 
     /// Replaces a to-many relationship's objects with those of a `Set`, `NSSet`, `NSOrderedSet` or array.
     internal func setToMany(objectsFrom value: Any?, at index: Int) {
-        let newObjects = Self.objects(from: value)
+        setToMany(Self.objects(from: value), at: index)
+    }
+
+    /// Replaces a to-many relationship's objects with `newObjects` (in this order, for an ordered one).
+    internal func setToMany(_ newObjects: [NSManagedObject], at index: Int) {
         let current = toManyList(at: index).objects
         let incoming = Set(newObjects.map(ObjectIdentifier.init))
         for object in current where !incoming.contains(ObjectIdentifier(object)) {

@@ -24,7 +24,7 @@ import Foundation
 open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The entity the object belongs to.
     public let entity: NSEntityDescription
-    internal let layout: EntityLayout
+    @usableFromInline internal let layout: EntityLayout
     /// The object's ID: temporary until the object is saved, then permanent.
     open internal(set) var objectID: NSManagedObjectID {
         get {
@@ -38,8 +38,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     @exclusivity(unchecked) internal var _objectID: NSManagedObjectID?
     @exclusivity(unchecked) internal unowned(unsafe) var _context: NSManagedObjectContext?
 
-    /// Attribute values (and unresolved to-one IDs) by property index.
-    @exclusivity(unchecked) internal var _values: ContiguousArray<StoreValue>
+    /// Attribute values (and unresolved to-one IDs) by property index. Read by the inlined
+    /// `@Managed` getters (`Managed.swift`) across modules.
+    @exclusivity(unchecked) @usableFromInline final internal var _values: ContiguousArray<StoreValue>
     /// Relationships that have been materialized, by property index.
     @exclusivity(unchecked) internal var _relations: [Int: RelationshipValue] = [:]
     /// The values as last fetched or saved (`nil` for a new object).
@@ -48,7 +49,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     @exclusivity(unchecked) internal var _changed = PropertyMask()
     /// The object's slot in its context's inserted, updated or deleted set.
     @exclusivity(unchecked) internal var _changeSlot = -1
-    @exclusivity(unchecked) internal var _isFault = false
+    @exclusivity(unchecked) @usableFromInline final internal var _isFault = false
     @exclusivity(unchecked) internal var _hasData = true
     @exclusivity(unchecked) internal var _isInserted = false
     @exclusivity(unchecked) internal var _isDeleted = false
@@ -172,12 +173,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     // MARK: Faulting
 
-    @inline(__always)
-    internal func fireFaultIfNeeded() {
+    @inlinable @inline(__always)
+    final internal func fireFaultIfNeeded() {
         if _isFault { fireFault() }
     }
 
-    internal func fireFault() {
+    @usableFromInline
+    final internal func fireFault() {
         guard _isFault else { return }
         if !_hasData {
             if let snapshot = _context?.snapshotForFault(objectID) {

@@ -1,8 +1,13 @@
 import Foundation
+import Synchronization
 
 /// What an entity looks like once its model is frozen: every property at a fixed index, the
 /// table and columns that store it, its `Z_ENT` number. Hot paths (save, fetch, fault firing,
 /// property access) work by these indexes, never by name.
+///
+/// `@usableFromInline` for the inlined `@Managed` accessors (`Managed.swift`), which read
+/// ``managedSerial`` and ``storageKinds`` across modules.
+@usableFromInline
 internal final class EntityLayout: @unchecked Sendable {
     unowned let entity: NSEntityDescription
     /// The entity's `Z_ENT` number in stores.
@@ -36,6 +41,16 @@ internal final class EntityLayout: @unchecked Sendable {
     let validatedIndexes: [Int]
     /// The class named by `managedObjectClassName`, or `NSManagedObject`.
     var objectClass: NSManagedObject.Type
+    /// A process-wide unique, never reused number for this layout (never 0): the key of the
+    /// property-index caches of `@Managed` accessors (``ManagedPropertyKey``).
+    @usableFromInline let managedSerial: UInt32
+    /// ``managedSerial`` of this entity and of each of its super-entities, this one first: a
+    /// property index cached for an ancestor is valid here too (inherited properties come first).
+    var lineage: [UInt32] = []
+    /// How each property is stored, by property index, for the typed `@Managed` accessors.
+    @usableFromInline let storageKinds: ContiguousArray<ManagedStorageKind>
+
+    private static let serials = Atomic<UInt32>(0)
 
     init(entity: NSEntityDescription, number: Int) {
         self.entity = entity
@@ -50,6 +65,7 @@ internal final class EntityLayout: @unchecked Sendable {
         var relationshipIndexes: [Int] = []
         var attributeIndexes: [Int] = []
         var defaults = ContiguousArray<StoreValue>(repeating: .null, count: properties.count)
+        var kinds = ContiguousArray<ManagedStorageKind>(repeating: .other, count: properties.count)
         for (index, property) in properties.enumerated() {
             byName[property.name] = property
             indexByName[property.name] = index
@@ -59,10 +75,16 @@ internal final class EntityLayout: @unchecked Sendable {
                 if let value = attribute.defaultValue {
                     defaults[index] = (try? StoreValue(converting: value, for: attribute)) ?? .null
                 }
-            } else if property is NSRelationshipDescription {
+                kinds[index] = ManagedStorageKind(attribute.attributeType)
+            } else if let relationship = property as? NSRelationshipDescription {
                 relationshipIndexes.append(index)
+                kinds[index] = !relationship.isToMany ? .toOne : relationship.isOrdered ? .orderedToMany : .toMany
             }
         }
+        self.storageKinds = kinds
+        let serial = Self.serials.wrappingAdd(1, ordering: .relaxed).newValue
+        precondition(serial != 0, "CoreData: more than 4 billion entity layouts in one process")
+        self.managedSerial = serial
         self.propertiesByName = byName
         self.indexByName = indexByName
         self.rowIndexes = rowIndexes
@@ -160,6 +182,13 @@ internal enum ModelLayoutBuilder {
             entity.frozenLayout!.descendants = descendants
             entity.frozenLayout!.rootNumber = entity.rootEntity.frozenLayout!.entityNumber
             entity.frozenLayout!.entityNumbers = descendants.map { $0.frozenLayout!.entityNumber }
+            var lineage: [UInt32] = []
+            var ancestor: NSEntityDescription? = entity
+            while let current = ancestor {
+                if let serial = layouts[ObjectIdentifier(current)]?.managedSerial { lineage.append(serial) }
+                ancestor = current.superentity
+            }
+            entity.frozenLayout!.lineage = lineage
         }
 
         RelationshipStorage.assign(ordered)

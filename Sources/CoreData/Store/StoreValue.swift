@@ -2,7 +2,9 @@ import Foundation
 
 /// One property value as stores and snapshots hold it: `Sendable`, compact, typed by the
 /// attribute's ``NSAttributeType``. Objects keep their attribute values in this form too, so
-/// reading a typed property is a switch, not a dynamic cast.
+/// reading a typed property is a switch, not a dynamic cast. `@usableFromInline` for the
+/// inlined `@Managed` getters (`Managed.swift`).
+@usableFromInline
 internal enum StoreValue: Sendable, Hashable {
     case null
     /// Integer 16/32/64 attributes.
@@ -27,15 +29,16 @@ internal enum StoreValue: Sendable, Hashable {
 }
 
 /// A non-`Sendable` value held by one object on its context's queue.
+@usableFromInline
 internal final class ObjectBox: @unchecked Sendable, Hashable {
     let value: Any
     init(_ value: Any) { self.value = value }
-    static func == (lhs: ObjectBox, rhs: ObjectBox) -> Bool {
+    @usableFromInline static func == (lhs: ObjectBox, rhs: ObjectBox) -> Bool {
         if lhs === rhs { return true }
         if let l = lhs.value as? AnyHashable, let r = rhs.value as? AnyHashable { return l == r }
         return false
     }
-    func hash(into hasher: inout Hasher) {
+    @usableFromInline func hash(into hasher: inout Hasher) {
         if let h = value as? AnyHashable { hasher.combine(h) } else { hasher.combine(ObjectIdentifier(self)) }
     }
 }

@@ -1,0 +1,969 @@
+import Foundation
+import Synchronization
+
+/// Makes a stored-looking property of an ``NSManagedObject`` subclass read and write the
+/// object's value for the entity property of the same name: Linux's spelling of `@NSManaged`.
+///
+/// ```swift
+/// import CoreData
+///
+/// final class Car: NSManagedObject {
+///     @Managed var name: String?
+///     @Managed var year: Int16
+///     @Managed var price: Double
+///     @Managed var owner: Person?           // to-one
+///     @Managed var passengers: Set<Person>  // to-many (also NSSet?)
+///     @Managed var stops: NSOrderedSet?     // ordered to-many (also [Stop])
+///     @Managed var tags: [String]?          // transformable
+/// }
+///
+/// let car = Car(context: context)
+/// car.name = "Model T"        // as car.setValue("Model T", forKey: "name")
+/// car.year += 1               // as car.value(forKey: "year") as! Int16, without boxing
+/// ```
+///
+/// Write it as `@NSManaged` is written: one annotation per `var`, with a type annotation, no
+/// initial value (defaults come from the model) and any access modifier (`@Managed public var`).
+/// The property's name is the key. The macro turns the property into a getter and a setter that
+/// call `managedValue(for:as:)` and `setManagedValue(_:for:)` on ``NSManagedObject``
+/// (keyed by the property's ``ManagedPropertyKey``); the overload is chosen at compile time
+/// by the property's type:
+///
+/// - `Int`, `Int16`, `Int32`, `Int64`, `Double`, `Float`, `Bool`, `String`, `Date`, `Data`, `UUID`,
+///   `URL`, `Decimal` and their optionals read the stored value directly (a few nanoseconds).
+///   A non-optional property whose value is nil reads as `0`, `false`, `""`, empty `Data`, the
+///   reference date, the all-zero UUID (as Apple's scalar accessors read a nil number as 0); a nil
+///   non-optional `URL` stops the process. An integer that does not fit the attribute's type
+///   (`Integer 16` set from an `Int`) is kept and fails validation at save, as with
+///   `setValue(_:forKey:)`.
+/// - `T?` and `T` (`T: NSManagedObject`) for to-one relationships; `Set<T>`, `[T]`, `NSSet`,
+///   `NSOrderedSet` (each optional or not) for to-many ones. Setting maintains the inverse.
+/// - Any other type (transformable values such as `[String]?`, `NSNumber?`) goes through
+///   ``NSManagedObject/value(forKey:)``'s value and a cast.
+///
+/// The macro also adds a private static ``ManagedPropertyKey`` per property
+/// (`_managedKey_<name>`), which caches the property's index so that an access does not hash
+/// the name. Setters call ``NSManagedObject/willChangeValue(forKey:)`` and
+/// ``NSManagedObject/didChangeValue(forKey:)``; getters fire the fault but, unlike
+/// `value(forKey:)`, do not call `willAccessValue(forKey:)`.
+///
+/// A property name that is not a property of the object's entity stops the process with a
+/// message naming the class, the entity and the key. Using `@Managed` on a `let`, a computed
+/// property, a property with an initial value or without a type annotation is a compile error.
+///
+/// Linux difference: `@NSManaged` needs the Objective-C runtime and its name is reserved by the
+/// compiler. For sources shared with Apple platforms, see `docs/PORTING-managed.md`.
+@attached(accessor)
+@attached(peer, names: prefixed(_managedKey_))
+public macro Managed() = #externalMacro(module: "CoreDataMacros", type: "ManagedMacro")
+
+/// The name of an entity property, with a thread-safe cache of its index in the entity's objects:
+/// what `@Managed` accessors pass to `managedValue(for:as:)` and `setManagedValue(_:for:)`.
+///
+/// Keep one per property in a `static let`, as the macro does, so that the cache lives as long
+/// as the class; write hand-made accessors the same way:
+///
+/// ```swift
+/// extension Car {
+///     private static let yearKey = ManagedPropertyKey("year")
+///     var modelYear: Int { Int(managedValue(for: Self.yearKey, as: Int16.self)) }
+/// }
+/// ```
+///
+/// The cache holds one (entity layout, index) pair in an atomic word: it is filled on first use
+/// and stays valid for every object of that entity and of its sub-entities, in any context, on
+/// any thread. A class used by entities of several models (tests) refills it on a miss.
+public struct ManagedPropertyKey: ~Copyable, Sendable {
+    /// The property's name in the entity.
+    public let name: String
+    /// The upper 32 bits: ``EntityLayout/managedSerial`` of the entity that declares the
+    /// property (0: empty); the lower 32 bits: the property's index.
+    @usableFromInline internal let _cache: Atomic<UInt64>
+
+    /// A key for the entity property named `name`.
+    @inlinable
+    public init(_ name: String) {
+        self.name = name
+        self._cache = Atomic(0)
+    }
+}
+
+/// How a property is stored in an object's values, by property index (``EntityLayout/storageKinds``):
+/// the typed `@Managed` setters store directly only when the property's kind is the one they produce.
+@usableFromInline
+internal enum ManagedStorageKind: UInt8, Sendable {
+    /// Transformable, undefined, composite and object-ID attributes.
+    case other
+    case integer16, integer32, integer64
+    /// Double and Float attributes (both stored as `Double`).
+    case double
+    case bool, string, date, binaryData, uuid, url, decimal
+    case toOne, toMany, orderedToMany
+
+    init(_ type: NSAttributeType) {
+        switch type {
+        case .integer16AttributeType: self = .integer16
+        case .integer32AttributeType: self = .integer32
+        case .integer64AttributeType: self = .integer64
+        case .doubleAttributeType, .floatAttributeType: self = .double
+        case .booleanAttributeType: self = .bool
+        case .stringAttributeType: self = .string
+        case .dateAttributeType: self = .date
+        case .binaryDataAttributeType: self = .binaryData
+        case .UUIDAttributeType: self = .uuid
+        case .URIAttributeType: self = .url
+        case .decimalAttributeType: self = .decimal
+        case .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType, .objectIDAttributeType: self = .other
+        }
+    }
+
+    var isAttribute: Bool {
+        switch self {
+        case .toOne, .toMany, .orderedToMany: return false
+        default: return true
+        }
+    }
+}
+
+// MARK: - The runtime of `@Managed` accessors
+
+/// Typed property access for `@Managed` accessors and hand-written ones.
+///
+/// Each method finds the property's index through the key's cache, fires the fault if needed and
+/// reads or writes the value. Reading is inlined into the caller and specialized by type; reads
+/// of another type than the attribute's convert as `NSNumber` does (an `Integer 64` read as
+/// `Double`), or stop the process when no conversion exists (a string read as `Int`).
+extension NSManagedObject {
+    // MARK: Index lookup
+
+    /// The index of `key`'s property in this object's entity: one atomic load and one compare
+    /// once the key's cache holds this entity.
+    @inlinable @inline(__always)
+    internal func _managedIndex(_ key: borrowing ManagedPropertyKey) -> Int {
+        let cached = key._cache.load(ordering: .relaxed)
+        if UInt32(truncatingIfNeeded: cached &>> 32) == layout.managedSerial {
+            return Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: cached))
+        }
+        return _resolveManagedIndex(key)
+    }
+
+    /// The slow path of ``_managedIndex(_:)``: an entity inheriting the property, or a cache miss.
+    @usableFromInline @inline(never)
+    internal func _resolveManagedIndex(_ key: borrowing ManagedPropertyKey) -> Int {
+        let cached = key._cache.load(ordering: .relaxed)
+        let cachedSerial = UInt32(truncatingIfNeeded: cached &>> 32)
+        if cachedSerial != 0 && layout.lineage.contains(cachedSerial) {
+            // Cached for a super-entity: inherited properties keep their indexes in sub-entities.
+            return Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: cached))
+        }
+        guard let index = layout.indexByName[key.name] else { _unknownManagedKey(key.name) }
+        // Cache the index for the entity that declares the property, so that objects of its
+        // sub-entities hit the cache too (above) instead of replacing it.
+        let declaring = layout.properties[index].entity?.frozenLayout?.managedSerial ?? layout.managedSerial
+        key._cache.store(UInt64(declaring) &<< 32 | UInt64(UInt32(truncatingIfNeeded: index)), ordering: .relaxed)
+        return index
+    }
+
+    @usableFromInline @inline(never)
+    internal func _unknownManagedKey(_ key: String) -> Never {
+        let names = layout.properties.map(\.name).joined(separator: ", ")
+        preconditionFailure("CoreData: the @Managed property '\(key)' of class \(String(reflecting: type(of: self))) is not a property of its entity '\(entity.name ?? "")' (the entity has: \(names)). Rename the Swift property or the model's property so that they match.")
+    }
+
+    @usableFromInline @inline(never)
+    internal func _managedTypeMismatch(at index: Int, value: Any, expected: Any.Type) -> Never {
+        preconditionFailure("CoreData: the @Managed property '\(layout.properties[index].name)' of class \(String(reflecting: type(of: self))) (entity '\(entity.name ?? "")') holds a \(type(of: value)) (\(value)), which can't be read as \(expected)")
+    }
+
+    @usableFromInline @inline(never)
+    internal func _managedNilForNonOptional(_ key: String, as type: Any.Type) -> Never {
+        preconditionFailure("CoreData: the non-optional @Managed property '\(key)' of class \(String(reflecting: Swift.type(of: self))) (entity '\(entity.name ?? "")') is nil; declare it as \(type)?")
+    }
+
+    // MARK: Typed readers (inlined fast paths)
+
+    @inlinable @inline(__always)
+    internal func _managedInteger<I: FixedWidthInteger>(_ key: borrowing ManagedPropertyKey, as type: I.Type) -> I? {
+        let index = _managedIndex(key)
+        fireFaultIfNeeded()
+        switch _values[index] {
+        case .int(let value): return I(truncatingIfNeeded: value)
+        case .null: return nil
+        default: return _managedIntegerSlow(at: index).map { I(truncatingIfNeeded: $0) }
+        }
+    }
+
+    @inlinable @inline(__always)
+    internal func _managedDouble(_ key: borrowing ManagedPropertyKey) -> Double? {
+        let index = _managedIndex(key)
+        fireFaultIfNeeded()
+        switch _values[index] {
+        case .double(let value): return value
+        case .null: return nil
+        default: return _managedDoubleSlow(at: index)
+        }
+    }
+
+    @inlinable @inline(__always)
+    internal func _managedBool(_ key: borrowing ManagedPropertyKey) -> Bool? {
+        let index = _managedIndex(key)
+        fireFaultIfNeeded()
+        switch _values[index] {
+        case .bool(let value): return value
+        case .null: return nil
+        default: return _managedBoolSlow(at: index)
+        }
+    }
+
+    @inlinable @inline(__always)
+    internal func _managedString(_ key: borrowing ManagedPropertyKey) -> String? {
+        let index = _managedIndex(key)
+        fireFaultIfNeeded()
+        switch _values[index] {
+        case .string(let value): return value
+        case .null: return nil
+        default: return _managedCastSlow(at: index, as: String.self)
+        }
+    }
+
+    @inlinable @inline(__always)
+    internal func _managedDate(_ key: borrowing ManagedPropertyKey) -> Date? {
+        let index = _managedIndex(key)
+        fireFaultIfNeeded()
+        switch _values[index] {
+        case .date(let value): return value
+        case .null: return nil
+        default: return _managedCastSlow(at: index, as: Date.self)
+        }
+    }
+
+    @inlinable @inline(__always)
+    internal func _managedData(_ key: borrowing ManagedPropertyKey) -> Data? {
+        let index = _managedIndex(key)
+        fireFaultIfNeeded()
+        switch _values[index] {
+        // A transformable attribute holds its stored (encoded) form as `.data` until first read.
+        case .data(let value) where layout.storageKinds[index] == .binaryData: return value
+        case .null: return nil
+        default: return _managedCastSlow(at: index, as: Data.self)
+        }
+    }
+
+    @inlinable @inline(__always)
+    internal func _managedUUID(_ key: borrowing ManagedPropertyKey) -> UUID? {
+        let index = _managedIndex(key)
+        fireFaultIfNeeded()
+        switch _values[index] {
+        case .uuid(let value): return value
+        case .null: return nil
+        default: return _managedCastSlow(at: index, as: UUID.self)
+        }
+    }
+
+    @inlinable @inline(__always)
+    internal func _managedURL(_ key: borrowing ManagedPropertyKey) -> URL? {
+        let index = _managedIndex(key)
+        fireFaultIfNeeded()
+        switch _values[index] {
+        case .url(let value): return value
+        case .null: return nil
+        default: return _managedCastSlow(at: index, as: URL.self)
+        }
+    }
+
+    @inlinable @inline(__always)
+    internal func _managedDecimal(_ key: borrowing ManagedPropertyKey) -> Decimal? {
+        let index = _managedIndex(key)
+        fireFaultIfNeeded()
+        switch _values[index] {
+        case .decimal(let value): return value
+        case .null: return nil
+        default: return _managedDecimalSlow(at: index)
+        }
+    }
+
+    // MARK: Int
+    /// The value of a `Int` property; `0` when the value is nil.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int.Type) -> Int {
+        _managedInteger(key, as: Int.self) ?? 0
+    }
+
+    /// The value of a `Int?` property.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int?.Type) -> Int? {
+        _managedInteger(key, as: Int.self)
+    }
+
+    /// Sets a `Int` property.
+    @inlinable
+    public func setManagedValue(_ value: Int, for key: borrowing ManagedPropertyKey) {
+        _setManagedInteger(Int64(value), original: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a `Int?` property.
+    @inlinable
+    public func setManagedValue(_ value: Int?, for key: borrowing ManagedPropertyKey) {
+        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
+    }
+
+    // MARK: Int16
+    /// The value of a `Int16` property; `0` when the value is nil.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int16.Type) -> Int16 {
+        _managedInteger(key, as: Int16.self) ?? 0
+    }
+
+    /// The value of a `Int16?` property.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int16?.Type) -> Int16? {
+        _managedInteger(key, as: Int16.self)
+    }
+
+    /// Sets a `Int16` property.
+    @inlinable
+    public func setManagedValue(_ value: Int16, for key: borrowing ManagedPropertyKey) {
+        _setManagedInteger(Int64(value), original: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a `Int16?` property.
+    @inlinable
+    public func setManagedValue(_ value: Int16?, for key: borrowing ManagedPropertyKey) {
+        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
+    }
+
+    // MARK: Int32
+    /// The value of a `Int32` property; `0` when the value is nil.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int32.Type) -> Int32 {
+        _managedInteger(key, as: Int32.self) ?? 0
+    }
+
+    /// The value of a `Int32?` property.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int32?.Type) -> Int32? {
+        _managedInteger(key, as: Int32.self)
+    }
+
+    /// Sets a `Int32` property.
+    @inlinable
+    public func setManagedValue(_ value: Int32, for key: borrowing ManagedPropertyKey) {
+        _setManagedInteger(Int64(value), original: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a `Int32?` property.
+    @inlinable
+    public func setManagedValue(_ value: Int32?, for key: borrowing ManagedPropertyKey) {
+        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
+    }
+
+    // MARK: Int64
+    /// The value of a `Int64` property; `0` when the value is nil.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int64.Type) -> Int64 {
+        _managedInteger(key, as: Int64.self) ?? 0
+    }
+
+    /// The value of a `Int64?` property.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int64?.Type) -> Int64? {
+        _managedInteger(key, as: Int64.self)
+    }
+
+    /// Sets a `Int64` property.
+    @inlinable
+    public func setManagedValue(_ value: Int64, for key: borrowing ManagedPropertyKey) {
+        _setManagedInteger(value, original: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a `Int64?` property.
+    @inlinable
+    public func setManagedValue(_ value: Int64?, for key: borrowing ManagedPropertyKey) {
+        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
+    }
+
+    // MARK: Double
+    /// The value of a `Double` property; `0` when the value is nil.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Double.Type) -> Double {
+        _managedDouble(key) ?? 0
+    }
+
+    /// The value of a `Double?` property.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Double?.Type) -> Double? {
+        _managedDouble(key)
+    }
+
+    /// Sets a `Double` property.
+    @inlinable
+    public func setManagedValue(_ value: Double, for key: borrowing ManagedPropertyKey) {
+        _setManagedStoreValue(.double(value), kind: .double, original: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a `Double?` property.
+    @inlinable
+    public func setManagedValue(_ value: Double?, for key: borrowing ManagedPropertyKey) {
+        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
+    }
+
+    // MARK: Float
+    /// The value of a `Float` property; `0` when the value is nil.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Float.Type) -> Float {
+        _managedDouble(key).map { Float($0) } ?? 0
+    }
+
+    /// The value of a `Float?` property.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Float?.Type) -> Float? {
+        _managedDouble(key).map { Float($0) }
+    }
+
+    /// Sets a `Float` property.
+    @inlinable
+    public func setManagedValue(_ value: Float, for key: borrowing ManagedPropertyKey) {
+        _setManagedStoreValue(.double(Double(value)), kind: .double, original: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a `Float?` property.
+    @inlinable
+    public func setManagedValue(_ value: Float?, for key: borrowing ManagedPropertyKey) {
+        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
+    }
+
+    // MARK: Bool
+    /// The value of a `Bool` property; `false` when the value is nil.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Bool.Type) -> Bool {
+        _managedBool(key) ?? false
+    }
+
+    /// The value of a `Bool?` property.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Bool?.Type) -> Bool? {
+        _managedBool(key)
+    }
+
+    /// Sets a `Bool` property.
+    @inlinable
+    public func setManagedValue(_ value: Bool, for key: borrowing ManagedPropertyKey) {
+        _setManagedStoreValue(.bool(value), kind: .bool, original: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a `Bool?` property.
+    @inlinable
+    public func setManagedValue(_ value: Bool?, for key: borrowing ManagedPropertyKey) {
+        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
+    }
+
+    // MARK: String
+    /// The value of a `String` property; `""` when the value is nil.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: String.Type) -> String {
+        _managedString(key) ?? ""
+    }
+
+    /// The value of a `String?` property.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: String?.Type) -> String? {
+        _managedString(key)
+    }
+
+    /// Sets a `String` property.
+    @inlinable
+    public func setManagedValue(_ value: String, for key: borrowing ManagedPropertyKey) {
+        _setManagedStoreValue(.string(value), kind: .string, original: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a `String?` property.
+    @inlinable
+    public func setManagedValue(_ value: String?, for key: borrowing ManagedPropertyKey) {
+        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
+    }
+
+    // MARK: Date
+    /// The value of a `Date` property; `Date(timeIntervalSinceReferenceDate: 0)` when the value is nil.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Date.Type) -> Date {
+        _managedDate(key) ?? Date(timeIntervalSinceReferenceDate: 0)
+    }
+
+    /// The value of a `Date?` property.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Date?.Type) -> Date? {
+        _managedDate(key)
+    }
+
+    /// Sets a `Date` property.
+    @inlinable
+    public func setManagedValue(_ value: Date, for key: borrowing ManagedPropertyKey) {
+        _setManagedStoreValue(.date(value), kind: .date, original: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a `Date?` property.
+    @inlinable
+    public func setManagedValue(_ value: Date?, for key: borrowing ManagedPropertyKey) {
+        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
+    }
+
+    // MARK: Data
+    /// The value of a `Data` property; `Data()` when the value is nil.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Data.Type) -> Data {
+        _managedData(key) ?? Data()
+    }
+
+    /// The value of a `Data?` property.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Data?.Type) -> Data? {
+        _managedData(key)
+    }
+
+    /// Sets a `Data` property.
+    @inlinable
+    public func setManagedValue(_ value: Data, for key: borrowing ManagedPropertyKey) {
+        _setManagedStoreValue(.data(value), kind: .binaryData, original: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a `Data?` property.
+    @inlinable
+    public func setManagedValue(_ value: Data?, for key: borrowing ManagedPropertyKey) {
+        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
+    }
+
+    // MARK: UUID
+    /// The value of a `UUID` property; `UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))` when the value is nil.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: UUID.Type) -> UUID {
+        _managedUUID(key) ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    }
+
+    /// The value of a `UUID?` property.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: UUID?.Type) -> UUID? {
+        _managedUUID(key)
+    }
+
+    /// Sets a `UUID` property.
+    @inlinable
+    public func setManagedValue(_ value: UUID, for key: borrowing ManagedPropertyKey) {
+        _setManagedStoreValue(.uuid(value), kind: .uuid, original: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a `UUID?` property.
+    @inlinable
+    public func setManagedValue(_ value: UUID?, for key: borrowing ManagedPropertyKey) {
+        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
+    }
+
+    // MARK: URL
+    /// The value of a `URL` property; a nil value stops the process (there is no empty URL).
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: URL.Type) -> URL {
+        guard let value = _managedURL(key) else { _managedNilForNonOptional(key.name, as: URL.self) }
+        return value
+    }
+
+    /// The value of a `URL?` property.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: URL?.Type) -> URL? {
+        _managedURL(key)
+    }
+
+    /// Sets a `URL` property.
+    @inlinable
+    public func setManagedValue(_ value: URL, for key: borrowing ManagedPropertyKey) {
+        _setManagedStoreValue(.url(value), kind: .url, original: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a `URL?` property.
+    @inlinable
+    public func setManagedValue(_ value: URL?, for key: borrowing ManagedPropertyKey) {
+        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
+    }
+
+    // MARK: Decimal
+    /// The value of a `Decimal` property; `0` when the value is nil.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Decimal.Type) -> Decimal {
+        _managedDecimal(key) ?? 0
+    }
+
+    /// The value of a `Decimal?` property.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Decimal?.Type) -> Decimal? {
+        _managedDecimal(key)
+    }
+
+    /// Sets a `Decimal` property.
+    @inlinable
+    public func setManagedValue(_ value: Decimal, for key: borrowing ManagedPropertyKey) {
+        _setManagedStoreValue(.decimal(value), kind: .decimal, original: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a `Decimal?` property.
+    @inlinable
+    public func setManagedValue(_ value: Decimal?, for key: borrowing ManagedPropertyKey) {
+        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
+    }
+
+    // MARK: To-one relationships
+
+    /// The object of a to-one relationship.
+    @inlinable
+    public func managedValue<T: NSManagedObject>(for key: borrowing ManagedPropertyKey, as type: T?.Type) -> T? {
+        let index = _managedIndex(key)
+        guard let object = _managedToOne(at: index) else { return nil }
+        if let typed = object as? T { return typed }
+        _managedTypeMismatch(at: index, value: object, expected: T.self)
+    }
+
+    /// The object of a to-one relationship that is never nil when read.
+    @inlinable
+    public func managedValue<T: NSManagedObject>(for key: borrowing ManagedPropertyKey, as type: T.Type) -> T {
+        guard let object = managedValue(for: key, as: T?.self) else { _managedNilForNonOptional(key.name, as: T.self) }
+        return object
+    }
+
+    /// Sets a to-one relationship, keeping the inverse in step.
+    @inlinable
+    public func setManagedValue<T: NSManagedObject>(_ value: T?, for key: borrowing ManagedPropertyKey) {
+        _setManagedToOne(value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Sets a to-one relationship, keeping the inverse in step.
+    @inlinable
+    public func setManagedValue<T: NSManagedObject>(_ value: T, for key: borrowing ManagedPropertyKey) {
+        _setManagedToOne(value, at: _managedIndex(key), key: key.name)
+    }
+
+    // MARK: To-many relationships
+
+    /// The objects of a to-many relationship.
+    @inlinable
+    public func managedValue<T: NSManagedObject>(for key: borrowing ManagedPropertyKey, as type: Set<T>.Type) -> Set<T> {
+        let index = _managedIndex(key)
+        let objects = _managedToMany(at: index)
+        var result = Set<T>(minimumCapacity: objects.count)
+        for object in objects {
+            guard let typed = object as? T else { _managedTypeMismatch(at: index, value: object, expected: T.self) }
+            result.insert(typed)
+        }
+        return result
+    }
+
+    /// The objects of a to-many relationship (never nil).
+    @inlinable
+    public func managedValue<T: NSManagedObject>(for key: borrowing ManagedPropertyKey, as type: Set<T>?.Type) -> Set<T>? {
+        managedValue(for: key, as: Set<T>.self)
+    }
+
+    /// The objects of a to-many relationship, in order for an ordered one.
+    @inlinable
+    public func managedValue<T: NSManagedObject>(for key: borrowing ManagedPropertyKey, as type: [T].Type) -> [T] {
+        let index = _managedIndex(key)
+        let objects = _managedToMany(at: index)
+        var result: [T] = []
+        result.reserveCapacity(objects.count)
+        for object in objects {
+            guard let typed = object as? T else { _managedTypeMismatch(at: index, value: object, expected: T.self) }
+            result.append(typed)
+        }
+        return result
+    }
+
+    /// The objects of a to-many relationship, in order for an ordered one (never nil).
+    @inlinable
+    public func managedValue<T: NSManagedObject>(for key: borrowing ManagedPropertyKey, as type: [T]?.Type) -> [T]? {
+        managedValue(for: key, as: [T].self)
+    }
+
+    /// The objects of a to-many relationship.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: NSSet.Type) -> NSSet {
+        NSSet(array: _managedToMany(at: _managedIndex(key)))
+    }
+
+    /// The objects of a to-many relationship (never nil).
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: NSSet?.Type) -> NSSet? {
+        managedValue(for: key, as: NSSet.self)
+    }
+
+    /// The objects of an ordered to-many relationship.
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: NSOrderedSet.Type) -> NSOrderedSet {
+        NSOrderedSet(array: _managedToMany(at: _managedIndex(key)))
+    }
+
+    /// The objects of an ordered to-many relationship (never nil).
+    @inlinable
+    public func managedValue(for key: borrowing ManagedPropertyKey, as type: NSOrderedSet?.Type) -> NSOrderedSet? {
+        managedValue(for: key, as: NSOrderedSet.self)
+    }
+
+    /// Replaces the objects of a to-many relationship, keeping the inverses in step.
+    @inlinable
+    public func setManagedValue<T: NSManagedObject>(_ value: Set<T>, for key: borrowing ManagedPropertyKey) {
+        _setManagedToMany(Array(value), at: _managedIndex(key), key: key.name)
+    }
+
+    /// Replaces the objects of a to-many relationship (nil: none), keeping the inverses in step.
+    @inlinable
+    public func setManagedValue<T: NSManagedObject>(_ value: Set<T>?, for key: borrowing ManagedPropertyKey) {
+        _setManagedToMany(value.map { Array($0) } ?? [], at: _managedIndex(key), key: key.name)
+    }
+
+    /// Replaces the objects of a to-many relationship (in this order for an ordered one).
+    @inlinable
+    public func setManagedValue<T: NSManagedObject>(_ value: [T], for key: borrowing ManagedPropertyKey) {
+        _setManagedToMany(value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Replaces the objects of a to-many relationship (nil: none).
+    @inlinable
+    public func setManagedValue<T: NSManagedObject>(_ value: [T]?, for key: borrowing ManagedPropertyKey) {
+        _setManagedToMany(value ?? [], at: _managedIndex(key), key: key.name)
+    }
+
+    /// Replaces the objects of a to-many relationship.
+    @inlinable
+    public func setManagedValue(_ value: NSSet, for key: borrowing ManagedPropertyKey) {
+        _setManagedToMany(from: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Replaces the objects of a to-many relationship (nil: none).
+    @inlinable
+    public func setManagedValue(_ value: NSSet?, for key: borrowing ManagedPropertyKey) {
+        _setManagedToMany(from: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Replaces the objects of an ordered to-many relationship.
+    @inlinable
+    public func setManagedValue(_ value: NSOrderedSet, for key: borrowing ManagedPropertyKey) {
+        _setManagedToMany(from: value, at: _managedIndex(key), key: key.name)
+    }
+
+    /// Replaces the objects of an ordered to-many relationship (nil: none).
+    @inlinable
+    public func setManagedValue(_ value: NSOrderedSet?, for key: borrowing ManagedPropertyKey) {
+        _setManagedToMany(from: value, at: _managedIndex(key), key: key.name)
+    }
+
+    // MARK: Any other type
+
+    /// The value of a property of any other type (a transformable value, `NSNumber?`, …): the
+    /// value ``value(forKey:)`` returns, cast to `Value`. A value of another type stops the process.
+    @_disfavoredOverload @inlinable
+    public func managedValue<Value>(for key: borrowing ManagedPropertyKey, as type: Value.Type) -> Value {
+        _managedAnyValue(at: _managedIndex(key), key: key.name, as: Value.self)
+    }
+
+    /// Sets a property of any other type as ``setValue(_:forKey:)`` does.
+    @_disfavoredOverload @inlinable
+    public func setManagedValue<Value>(_ value: Value, for key: borrowing ManagedPropertyKey) {
+        _setManagedAnyValue(value, at: _managedIndex(key), key: key.name)
+    }
+
+    // MARK: Slow paths (not inlined)
+
+    @usableFromInline
+    internal func _managedIntegerSlow(at index: Int) -> Int64? {
+        switch _values[index] {
+        case .null: return nil
+        case .int(let value): return value
+        case .bool(let value): return value ? 1 : 0
+        case .double(let value): return NSNumber(value: value).int64Value
+        case .decimal(let value): return NSDecimalNumber(decimal: value).int64Value
+        default:
+            guard let value = primitiveValue(at: index) else { return nil }
+            if let integer = StoreValue.integer(value) { return integer }
+            if let number = value as? NSNumber { return number.int64Value }
+            _managedTypeMismatch(at: index, value: value, expected: Int64.self)
+        }
+    }
+
+    @usableFromInline
+    internal func _managedDoubleSlow(at index: Int) -> Double? {
+        switch _values[index] {
+        case .null: return nil
+        case .double(let value): return value
+        case .int(let value): return Double(value)
+        case .bool(let value): return value ? 1 : 0
+        case .decimal(let value): return NSDecimalNumber(decimal: value).doubleValue
+        default:
+            guard let value = primitiveValue(at: index) else { return nil }
+            if let value = value as? Double { return value }
+            if let value = value as? Float { return Double(value) }
+            if let integer = StoreValue.integer(value) { return Double(integer) }
+            if let number = value as? NSNumber { return number.doubleValue }
+            _managedTypeMismatch(at: index, value: value, expected: Double.self)
+        }
+    }
+
+    @usableFromInline
+    internal func _managedBoolSlow(at index: Int) -> Bool? {
+        switch _values[index] {
+        case .null: return nil
+        case .bool(let value): return value
+        case .int(let value): return value != 0
+        case .double(let value): return value != 0
+        case .decimal(let value): return !value.isZero
+        default:
+            guard let value = primitiveValue(at: index) else { return nil }
+            if let value = value as? Bool { return value }
+            if let integer = StoreValue.integer(value) { return integer != 0 }
+            if let number = value as? NSNumber { return number.boolValue }
+            _managedTypeMismatch(at: index, value: value, expected: Bool.self)
+        }
+    }
+
+    @usableFromInline
+    internal func _managedDecimalSlow(at index: Int) -> Decimal? {
+        switch _values[index] {
+        case .null: return nil
+        case .decimal(let value): return value
+        case .int(let value): return Decimal(value)
+        case .double(let value): return Decimal(value)
+        case .bool(let value): return value ? 1 : 0
+        default:
+            guard let value = primitiveValue(at: index) else { return nil }
+            if let value = value as? Decimal { return value }
+            if let value = value as? NSDecimalNumber { return value.decimalValue }
+            if let integer = StoreValue.integer(value) { return Decimal(integer) }
+            if let number = value as? NSNumber { return number.decimalValue }
+            _managedTypeMismatch(at: index, value: value, expected: Decimal.self)
+        }
+    }
+
+    /// The value as `value(forKey:)` returns it (transformable values decoded), cast to `T`.
+    @usableFromInline
+    internal func _managedCastSlow<T>(at index: Int, as type: T.Type) -> T? {
+        guard let value = primitiveValue(at: index) else { return nil }
+        if let typed = value as? T { return typed }
+        _managedTypeMismatch(at: index, value: value, expected: T.self)
+    }
+
+    @usableFromInline
+    internal func _managedAnyValue<Value>(at index: Int, key: String, as type: Value.Type) -> Value {
+        guard let value = primitiveValue(at: index) else {
+            // nil is a value of `Value` only when it is an optional type.
+            if let none = Optional<Any>.none as? Value { return none }
+            _managedNilForNonOptional(key, as: Value.self)
+        }
+        if let typed = value as? Value { return typed }
+        _managedTypeMismatch(at: index, value: value, expected: Value.self)
+    }
+
+    @usableFromInline
+    internal func _managedToOne(at index: Int) -> NSManagedObject? {
+        guard layout.storageKinds[index] == .toOne else {
+            guard let value = primitiveValue(at: index) else { return nil }
+            if let object = value as? NSManagedObject { return object }
+            _managedTypeMismatch(at: index, value: value, expected: NSManagedObject.self)
+        }
+        return toOneObject(at: index)
+    }
+
+    @usableFromInline
+    internal func _managedToMany(at index: Int) -> [NSManagedObject] {
+        switch layout.storageKinds[index] {
+        case .toMany, .orderedToMany: return toManyList(at: index).objects
+        default:
+            let value = primitiveValue(at: index)
+            _managedTypeMismatch(at: index, value: value as Any, expected: Set<NSManagedObject>.self)
+        }
+    }
+
+    // Setters: record the change through `setStoreValue(_:at:)` when the value already has the
+    // property's storage form, else convert as `setValue(_:forKey:)` does.
+
+    @usableFromInline
+    internal func _setManagedInteger(_ value: Int64, original: Any, at index: Int, key: String) {
+        willChangeValue(forKey: key)
+        switch layout.storageKinds[index] {
+        case .integer64:
+            setStoreValue(.int(value), at: index)
+        case .integer32:
+            // Out of range: kept as given, so that validation reports it at save (as StoreValue.convert).
+            setStoreValue(Int32(exactly: value) != nil ? .int(value) : .object(ObjectBox(original)), at: index)
+        case .integer16:
+            setStoreValue(Int16(exactly: value) != nil ? .int(value) : .object(ObjectBox(original)), at: index)
+        default:
+            setValue(original, at: index)
+        }
+        didChangeValue(forKey: key)
+    }
+
+    @usableFromInline
+    internal func _setManagedStoreValue(_ value: StoreValue, kind: ManagedStorageKind, original: Any, at index: Int, key: String) {
+        willChangeValue(forKey: key)
+        if layout.storageKinds[index] == kind {
+            setStoreValue(value, at: index)
+        } else {
+            setValue(original, at: index)
+        }
+        didChangeValue(forKey: key)
+    }
+
+    @usableFromInline
+    internal func _setManagedNil(at index: Int, key: String) {
+        willChangeValue(forKey: key)
+        if layout.storageKinds[index].isAttribute {
+            setStoreValue(.null, at: index)
+        } else {
+            setValue(nil, at: index)
+        }
+        didChangeValue(forKey: key)
+    }
+
+    @usableFromInline
+    internal func _setManagedToOne(_ object: NSManagedObject?, at index: Int, key: String) {
+        willChangeValue(forKey: key)
+        if layout.storageKinds[index] == .toOne {
+            setToOne(object, at: index)
+        } else {
+            setValue(object, at: index)
+        }
+        didChangeValue(forKey: key)
+    }
+
+    @usableFromInline
+    internal func _setManagedToMany(_ objects: [NSManagedObject], at index: Int, key: String) {
+        willChangeValue(forKey: key)
+        switch layout.storageKinds[index] {
+        case .toMany, .orderedToMany: setToMany(objects, at: index)
+        default: setValue(objects, at: index)
+        }
+        didChangeValue(forKey: key)
+    }
+
+    @usableFromInline
+    internal func _setManagedToMany(from value: Any?, at index: Int, key: String) {
+        _setManagedToMany(Self.objects(from: value), at: index, key: key)
+    }
+
+    @usableFromInline
+    internal func _setManagedAnyValue(_ value: Any, at index: Int, key: String) {
+        willChangeValue(forKey: key)
+        setValue(ManagedOptional.flatten(value), at: index)
+        didChangeValue(forKey: key)
+    }
+}
+
+/// Unwraps optionals hidden in an `Any` (a generic `Value` that is `[String]?` holding nil).
+internal enum ManagedOptional {
+    static func flatten(_ value: Any) -> Any? {
+        guard let optional = value as? any _ManagedOptionalProtocol else { return value }
+        return optional._managedWrapped.flatMap(flatten)
+    }
+}
+
+internal protocol _ManagedOptionalProtocol {
+    var _managedWrapped: Any? { get }
+}
+
+extension Optional: _ManagedOptionalProtocol {
+    var _managedWrapped: Any? { self.map { $0 as Any } }
+}
