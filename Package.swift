@@ -4,7 +4,7 @@ import PackageDescription
 
 let package = Package(
     name: "swift-coredata",
-    platforms: [.macOS(.v13), .iOS(.v16)],
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "CoreData", targets: ["CoreData"]),
         .executable(name: "coredata", targets: ["CoreDataCLI"]),
