@@ -61,7 +61,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         self.layout = entity.layout
         self._values = layout.defaultValues
         super.init()
-        if type(of: self) != layout.objectClass { ManagedObjectClassRegistry.register(type(of: self)) }
+        if type(of: self) != layout.initialClass { ManagedObjectClassRegistry.register(type(of: self)) }
         if let context { context.insert(self) }
     }
 

@@ -113,6 +113,7 @@ extension NSManagedObjectContext {
         var lastEntity: NSEntityDescription?
         var lastClass: NSManagedObject.Type = NSManagedObject.self
         withRegistryLock { registry in
+            registry.reserveCapacity(rows.count)
             for row in rows {
                 if let existing = registry[row.id.key]?.takeUnretainedValue() {
                     if existing._isFault && !existing._hasData {

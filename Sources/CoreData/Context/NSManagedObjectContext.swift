@@ -65,7 +65,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     // The object graph.
     private let registryLock = NSLock()
-    @exclusivity(unchecked) private var registry: [IDKey: Unmanaged<NSManagedObject>] = [:]
+    @exclusivity(unchecked) private var registry = ObjectRegistry()
     @exclusivity(unchecked) private var retained: [IDKey: NSManagedObject] = [:]
     @exclusivity(unchecked) internal var inserted = OrderedObjectSet()
     @exclusivity(unchecked) internal var updated = OrderedObjectSet()
@@ -205,7 +205,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Runs `body` with the registry locked (one lock for a whole fetch).
-    internal func withRegistryLock(_ body: (inout [IDKey: Unmanaged<NSManagedObject>]) -> Void) {
+    internal func withRegistryLock(_ body: (inout ObjectRegistry) -> Void) {
         registryLock.lock()
         body(&registry)
         registryLock.unlock()

@@ -39,8 +39,10 @@ internal final class EntityLayout: @unchecked Sendable {
     /// Indexes of the properties that validation must look at: relationships, non-optional
     /// attributes, attributes with rules, and attributes whose values may be mistyped.
     let validatedIndexes: [Int]
-    /// The class named by `managedObjectClassName`, or `NSManagedObject`.
-    var objectClass: NSManagedObject.Type
+    /// The class the name resolved to when the model froze (immutable: read without a lock).
+    let initialClass: NSManagedObject.Type
+    /// The class named by `managedObjectClassName`, or `NSManagedObject` (read through `instanceClass`).
+    private(set) var objectClass: NSManagedObject.Type
     /// A process-wide unique, never reused number for this layout (never 0): the key of the
     /// property-index caches of `@Managed` accessors (``ManagedPropertyKey``).
     @usableFromInline let managedSerial: UInt32
@@ -99,16 +101,26 @@ internal final class EntityLayout: @unchecked Sendable {
             return !attribute.isOptional || attribute.hasValueRules || !attribute.holdsObjects
         }
         self.objectClass = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
+        self.initialClass = objectClass
     }
 
-    /// The class to instantiate, re-checking the registry for classes seen since the model froze.
+    /// The class to instantiate. A name that did not resolve is looked up again only after a new
+    /// class has been registered (a lookup by name scans the runtime's type metadata).
     var instanceClass: NSManagedObject.Type {
+        classLock.lock()
+        defer { classLock.unlock() }
         if objectClass == NSManagedObject.self, let name = entity.managedObjectClassName, name != "NSManagedObject" {
-            let resolved = ManagedObjectClassRegistry.resolve(name)
-            if resolved != NSManagedObject.self { objectClass = resolved }
+            let generation = ManagedObjectClassRegistry.generation
+            if generation != resolvedGeneration {
+                resolvedGeneration = generation
+                objectClass = ManagedObjectClassRegistry.resolve(name)
+            }
         }
         return objectClass
     }
+    private var resolvedGeneration = -1
+    /// Guards `objectClass` and `resolvedGeneration`: layouts are shared by every context.
+    private let classLock = NSLock()
 }
 
 /// Computes every entity's ``EntityLayout`` and every property's index and column.

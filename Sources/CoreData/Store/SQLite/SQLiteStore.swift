@@ -297,9 +297,15 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var values = ContiguousArray<StoreValue>(repeating: .null, count: entity.layout.properties.count)
         for slot in slots {
             let column = slot.column
+            if case .int = slot.kind {
+                // One call per integer column: NULL reads as 0, so the type is checked only then.
+                let value = statement.int64(column)
+                if value != 0 || !statement.isNull(column) { values[slot.index] = .int(value) }
+                continue
+            }
             if statement.isNull(column) { continue }
             switch slot.kind {
-            case .int: values[slot.index] = .int(statement.int64(column))
+            case .int: break
             case .bool: values[slot.index] = .bool(statement.int64(column) != 0)
             case .double: values[slot.index] = .double(statement.double(column))
             case .decimal:
