@@ -79,7 +79,7 @@ enum BenchEngine: String, CaseIterable, Sendable {
     /// How the engine does the work, for the report.
     var summary: String {
         switch self {
-        case .coreData: "`insertNewObject` + `setValue(_:forKey:)` + `save()`; `NSFetchRequest` + `value(forKey:)`"
+        case .coreData: "`insertNewObject` + `setValue(_:forKey:)` + `save()`; `NSFetchRequest<BenchItem>` + typed `@Managed` reads"
         case .raw: "the C API, cached prepared statements, rows read into a small class"
         case .grdb: "`Record` subclasses in a `DatabasePool`, as GRDB's own benchmark"
         case .grdbStatements: "cached `Statement` + arguments, `Row` cursor, in a `DatabasePool`"
