@@ -52,7 +52,7 @@ import Synchronization
 /// property, a property with an initial value or without a type annotation is a compile error.
 ///
 /// Linux difference: `@NSManaged` needs the Objective-C runtime and its name is reserved by the
-/// compiler. For sources shared with Apple platforms, see `docs/PORTING-managed.md`.
+/// compiler. For sources shared with Apple platforms, see `docs/PORTING.md`.
 @attached(accessor)
 @attached(peer, names: prefixed(_managedKey_))
 public macro Managed() = #externalMacro(module: "CoreDataMacros", type: "ManagedMacro")
