@@ -62,7 +62,7 @@ final class MMPerson: NSManagedObject {
     @Managed var stopCar: MMCar?
 }
 
-/// Sources shared with Apple platforms (docs/PORTING-managed.md): compiled here, not run.
+/// Sources shared with Apple platforms (docs/PORTING.md): compiled here, not run.
 #if canImport(ObjectiveC)
 @objc(MMShared)
 #endif
