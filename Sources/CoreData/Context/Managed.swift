@@ -282,103 +282,28 @@ extension NSManagedObject {
         }
     }
 
-    // MARK: Int
-    /// The value of a `Int` property; `0` when the value is nil.
+    // MARK: Int, Int16, Int32, Int64
+    /// The value of an integer (`Int`, `Int16`, `Int32`, `Int64`) property; `0` when the value is nil.
     @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int.Type) -> Int {
-        _managedInteger(key, as: Int.self) ?? 0
+    public func managedValue<I: FixedWidthInteger & SignedInteger>(for key: borrowing ManagedPropertyKey, as type: I.Type) -> I {
+        _managedInteger(key, as: I.self) ?? 0
     }
 
-    /// The value of a `Int?` property.
+    /// The value of an optional integer property.
     @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int?.Type) -> Int? {
-        _managedInteger(key, as: Int.self)
+    public func managedValue<I: FixedWidthInteger & SignedInteger>(for key: borrowing ManagedPropertyKey, as type: I?.Type) -> I? {
+        _managedInteger(key, as: I.self)
     }
 
-    /// Sets a `Int` property.
+    /// Sets an integer property.
     @inlinable
-    public func setManagedValue(_ value: Int, for key: borrowing ManagedPropertyKey) {
+    public func setManagedValue<I: FixedWidthInteger & SignedInteger>(_ value: I, for key: borrowing ManagedPropertyKey) {
         _setManagedInteger(Int64(value), original: value, at: _managedIndex(key), key: key.name)
     }
 
-    /// Sets a `Int?` property.
+    /// Sets an optional integer property.
     @inlinable
-    public func setManagedValue(_ value: Int?, for key: borrowing ManagedPropertyKey) {
-        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
-    }
-
-    // MARK: Int16
-    /// The value of a `Int16` property; `0` when the value is nil.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int16.Type) -> Int16 {
-        _managedInteger(key, as: Int16.self) ?? 0
-    }
-
-    /// The value of a `Int16?` property.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int16?.Type) -> Int16? {
-        _managedInteger(key, as: Int16.self)
-    }
-
-    /// Sets a `Int16` property.
-    @inlinable
-    public func setManagedValue(_ value: Int16, for key: borrowing ManagedPropertyKey) {
-        _setManagedInteger(Int64(value), original: value, at: _managedIndex(key), key: key.name)
-    }
-
-    /// Sets a `Int16?` property.
-    @inlinable
-    public func setManagedValue(_ value: Int16?, for key: borrowing ManagedPropertyKey) {
-        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
-    }
-
-    // MARK: Int32
-    /// The value of a `Int32` property; `0` when the value is nil.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int32.Type) -> Int32 {
-        _managedInteger(key, as: Int32.self) ?? 0
-    }
-
-    /// The value of a `Int32?` property.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int32?.Type) -> Int32? {
-        _managedInteger(key, as: Int32.self)
-    }
-
-    /// Sets a `Int32` property.
-    @inlinable
-    public func setManagedValue(_ value: Int32, for key: borrowing ManagedPropertyKey) {
-        _setManagedInteger(Int64(value), original: value, at: _managedIndex(key), key: key.name)
-    }
-
-    /// Sets a `Int32?` property.
-    @inlinable
-    public func setManagedValue(_ value: Int32?, for key: borrowing ManagedPropertyKey) {
-        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
-    }
-
-    // MARK: Int64
-    /// The value of a `Int64` property; `0` when the value is nil.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int64.Type) -> Int64 {
-        _managedInteger(key, as: Int64.self) ?? 0
-    }
-
-    /// The value of a `Int64?` property.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Int64?.Type) -> Int64? {
-        _managedInteger(key, as: Int64.self)
-    }
-
-    /// Sets a `Int64` property.
-    @inlinable
-    public func setManagedValue(_ value: Int64, for key: borrowing ManagedPropertyKey) {
-        _setManagedInteger(value, original: value, at: _managedIndex(key), key: key.name)
-    }
-
-    /// Sets a `Int64?` property.
-    @inlinable
-    public func setManagedValue(_ value: Int64?, for key: borrowing ManagedPropertyKey) {
+    public func setManagedValue<I: FixedWidthInteger & SignedInteger>(_ value: I?, for key: borrowing ManagedPropertyKey) {
         if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
     }
 
