@@ -181,6 +181,12 @@ internal final class ManagedMutableSet: NSMutableSet {
 }
 
 /// The live ordered set behind ``NSManagedObject/mutableOrderedSetValue(forKey:)``.
+///
+/// Foundation on Linux does not route `NSMutableOrderedSet`'s methods through a few primitives,
+/// so the readers and mutators it lets subclasses override are overridden here: reads come from
+/// the relationship, and every change is applied to it as a new order (with inverse
+/// maintenance). Linux difference: `firstObject`, `lastObject`, `array` and enumeration are not
+/// overridable there; read `value(forKey:)` for those.
 internal final class ManagedMutableOrderedSet: NSMutableOrderedSet {
     private let object: NSManagedObject
     private let index: Int
@@ -194,29 +200,84 @@ internal final class ManagedMutableOrderedSet: NSMutableOrderedSet {
     required init(arrayLiteral elements: Any...) { preconditionFailure("ManagedMutableOrderedSet is created by mutableOrderedSetValue(forKey:) only") }
     required init?(coder: NSCoder) { preconditionFailure("ManagedMutableOrderedSet can't be decoded") }
 
-
     private var objects: [NSManagedObject] { object.toManyList(at: index).objects }
+
+    /// Applies a change to the relationship's order. Elements that are not managed objects are ignored.
+    private func mutate(_ change: (inout [NSManagedObject]) -> Void) {
+        var array = objects
+        change(&array)
+        var seen = Set<ObjectIdentifier>()
+        let unique = array.filter { seen.insert(ObjectIdentifier($0)).inserted }
+        object.setToMany(objectsFrom: NSOrderedSet(array: unique), at: index)
+    }
+
+    private static func managed(_ element: Any?) -> NSManagedObject? { element as? NSManagedObject }
+
+    // Reading
     override var count: Int { object.toManyList(at: index).count }
     override func object(at idx: Int) -> Any { objects[idx] }
     override func index(of candidate: Any) -> Int {
         guard let candidate = candidate as? NSManagedObject else { return NSNotFound }
         return objects.firstIndex { $0 === candidate } ?? NSNotFound
     }
+    override func contains(_ candidate: Any) -> Bool {
+        guard let candidate = candidate as? NSManagedObject else { return false }
+        return object.toManyList(at: index).contains(candidate)
+    }
+    override func copy(with zone: NSZone? = nil) -> Any { NSOrderedSet(array: objects) }
+    override func mutableCopy(with zone: NSZone? = nil) -> Any { NSMutableOrderedSet(array: objects) }
+
+    // Changing
     override func insert(_ element: Any, at idx: Int) {
-        guard let element = element as? NSManagedObject else { return }
+        guard let element = Self.managed(element) else { return }
+        if object.toManyList(at: index).contains(element) { return }
         object.addToMany(element, at: index, position: idx)
     }
-    override func removeObject(at idx: Int) { object.removeFromMany(objects[idx], at: index) }
-    override func replaceObject(at idx: Int, with element: Any) {
-        removeObject(at: idx)
-        insert(element, at: idx)
-    }
     override func add(_ element: Any?) {
-        guard let element else { return }
-        insert(element, at: count)
+        guard let element = Self.managed(element) else { return }
+        object.addToMany(element, at: index)
+    }
+    override func addObjects(from array: [Any]) {
+        for element in array { add(element) }
     }
     override func remove(_ element: Any) {
-        guard let element = element as? NSManagedObject else { return }
+        guard let element = Self.managed(element) else { return }
         object.removeFromMany(element, at: index)
+    }
+    override func removeObject(at idx: Int) { object.removeFromMany(objects[idx], at: index) }
+    override func removeObjects(at indexes: IndexSet) { mutate { array in array.remove(atOffsets: indexes) } }
+    override func removeObjects(in array: [Any]) {
+        let doomed = Set(array.compactMap { Self.managed($0) }.map(ObjectIdentifier.init))
+        mutate { $0.removeAll { doomed.contains(ObjectIdentifier($0)) } }
+    }
+    override func removeObjects(in range: NSRange) { mutate { $0.removeSubrange(range.location..<(range.location + range.length)) } }
+    override func removeAllObjects() { mutate { $0.removeAll() } }
+    override func replaceObject(at idx: Int, with element: Any) {
+        guard let element = Self.managed(element) else { return }
+        mutate { $0[idx] = element }
+    }
+    override func setObject(_ element: Any, at idx: Int) {
+        guard let element = Self.managed(element) else { return }
+        mutate { array in if idx == array.count { array.append(element) } else { array[idx] = element } }
+    }
+    override func exchangeObject(at idx1: Int, withObjectAt idx2: Int) { mutate { $0.swapAt(idx1, idx2) } }
+    override func moveObjects(at indexes: IndexSet, to idx: Int) {
+        mutate { array in
+            let moving = indexes.map { array[$0] }
+            array.remove(atOffsets: indexes)
+            array.insert(contentsOf: moving, at: Swift.min(idx, array.count))
+        }
+    }
+    override func insert(_ elements: [Any], at indexes: IndexSet) {
+        mutate { array in
+            for (element, position) in zip(elements.compactMap { Self.managed($0) }, indexes) { array.insert(element, at: Swift.min(position, array.count)) }
+        }
+    }
+}
+
+extension Array {
+    /// Removes the elements at the given offsets.
+    fileprivate mutating func remove(atOffsets offsets: IndexSet) {
+        for offset in offsets.reversed() where offset < count { remove(at: offset) }
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 extension NSManagedObject {
     internal func validateValueAgainstModel(_ value: Any?, forKey key: String) throws {
         guard let index = layout.indexByName[key] else { return }
-        if let error = validationError(for: value, at: index) { throw error }
+        if let error = validationError(for: value, at: index, checkRelationship: true) { throw error }
     }
 
     internal func validateDeleteRules() throws {
@@ -31,6 +31,16 @@ extension NSManagedObject {
     internal func validateAllProperties() throws {
         fireFaultIfNeeded()
         var errors: [NSError] = []
+        if type(of: self) != NSManagedObject.self {
+            // A subclass may override validateValue(_:forKey:): Apple's validateForInsert/Update
+            // call it for every property, so do the same (the override calls super for the model's rules).
+            for property in layout.properties {
+                var value = primitiveValue(at: property.index)
+                do { try validateValue(&value, forKey: property.name) } catch let error as NSError { errors.append(error) }
+            }
+            try throwCollected(errors)
+            return
+        }
         for index in layout.validatedIndexes {
             let property = layout.properties[index]
             let error: NSError?

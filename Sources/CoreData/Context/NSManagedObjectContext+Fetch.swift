@@ -169,6 +169,10 @@ extension NSManagedObjectContext {
         }
         if !plan.sortKeys.isEmpty {
             result = try PredicateBridge.sort(result, by: plan.sortKeys)
+        } else {
+            // Primary-key order, as the store returns it, then unsaved inserts in insertion order.
+            let saved = result.filter { !$0.objectID.isTemporaryID }.sorted { $0.objectID.key.value < $1.objectID.key.value }
+            result = saved + result.filter { $0.objectID.isTemporaryID }
         }
         if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 { result = Array(result.prefix(request.fetchLimit)) }

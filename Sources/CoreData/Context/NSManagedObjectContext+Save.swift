@@ -41,7 +41,7 @@ extension NSManagedObjectContext {
         updatedRows.reserveCapacity(updated.count)
         var storeByEntity: [ObjectIdentifier: NSPersistentStore] = [:]
         func store(for object: NSManagedObject) throws -> NSPersistentStore {
-            if let store = object.objectID.persistentStore { return store }
+            if let store = try coordinator.ownStore(of: object.objectID) { return store }
             if let store = storeByEntity[ObjectIdentifier(object.entity)] { return store }
             let store = try coordinator.store(forNew: object.entity)
             storeByEntity[ObjectIdentifier(object.entity)] = store
@@ -59,7 +59,7 @@ extension NSManagedObjectContext {
         for object in savedUpdates {
             let values = try object.valuesForStore()
             updatedRows.append(values)
-            guard let store = object.objectID.persistentStore else { continue }
+            guard let store = try coordinator.ownStore(of: object.objectID) else { continue }
             let changed = object._changed.filter { !object.layout.properties[$0].isTransient }
             guard !changed.isEmpty else { continue }
             changes(for: store) {
@@ -68,7 +68,7 @@ extension NSManagedObjectContext {
             }
         }
         for object in savedDeletes {
-            guard let store = object.objectID.persistentStore else { continue }
+            guard let store = try coordinator.ownStore(of: object.objectID) else { continue }
             changes(for: store) { $0.deletes.append(.init(id: object.objectID, expectedVersion: object._snapshot?.version ?? 0)) }
         }
         // Relationship rows: join tables, hidden keys, order columns.

@@ -97,10 +97,17 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     deinit {
         registryLock.lock()
-        let objects = registry.values
+        let objects = registry.values.map { $0.takeUnretainedValue() } // strong, while we detach them
         registry.removeAll()
         registryLock.unlock()
-        for object in objects { object.takeUnretainedValue()._context = nil }
+        Self.detach(objects)
+    }
+
+    /// Cuts objects loose from a context that forgets them: no context pointer, and no
+    /// relationship references (which would keep cycles of related objects alive forever).
+    private static func detach(_ objects: [NSManagedObject]) {
+        for object in objects { object._context = nil }
+        for object in objects { object._relations.removeAll() }
     }
 
     // MARK: Parent store
@@ -403,8 +410,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.prepareForDeletion()
             DeleteRules.apply(to: object, in: self)
             if object._isInserted {
+                // A new object deleted before it was saved leaves the context altogether.
                 object._isInserted = false
                 unregister(object)
+                object._context = nil
             }
         }
         let notice = pendingChangeNotice
@@ -444,7 +453,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         registry.removeAll()
         registryLock.unlock()
         retained.removeAll()
-        for object in objects + inserted.objects { object._context = nil }
+        Self.detach(objects + inserted.objects + pendingDeletes)
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()

@@ -222,29 +222,51 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return store
     }
 
+    /// The stores for a fetch; throws when there are none (no store added, or all removed).
+    private func fetchTargets(_ entity: NSEntityDescription) throws -> [NSPersistentStore] {
+        let targets = stores(for: entity)
+        guard !targets.isEmpty else {
+            throw CoreDataError.make(.persistentStoreOperation, "No persistent store holds the entity '\(entity.name ?? "")': add a store before fetching")
+        }
+        return targets
+    }
+
     internal func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] {
         try withLock {
-            let targets = stores(for: plan.entity)
+            let targets = try fetchTargets(plan.entity)
             if targets.count == 1 { return try targets[0].fetchRows(plan) }
             return try targets.flatMap { try $0.fetchRows(plan) }
         }
     }
 
     internal func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {
-        try withLock { try stores(for: plan.entity).flatMap { try $0.fetchIDs(plan) } }
+        try withLock { try fetchTargets(plan.entity).flatMap { try $0.fetchIDs(plan) } }
     }
 
     internal func count(_ plan: FetchPlan) throws -> Int {
-        try withLock { try stores(for: plan.entity).reduce(0) { $0 + (try $1.count(plan)) } }
+        try withLock { try fetchTargets(plan.entity).reduce(0) { $0 + (try $1.count(plan)) } }
+    }
+
+    /// This coordinator's store for an ID: the ID's own store, or the one of ours that has the
+    /// same store UUID (the same file opened by another coordinator). An ID of a store this
+    /// coordinator does not have never reaches that store through this coordinator.
+    internal func ownStore(of id: NSManagedObjectID) throws -> NSPersistentStore? {
+        guard let store = id.persistentStore else { return nil }
+        let own = withLock { stores.first { $0 === store } ?? stores.first { $0.identifier == store.identifier } }
+        guard let own else {
+            throw CoreDataError.make(.persistentStoreOperation,
+                "The object ID \(id.uriRepresentation().absoluteString) belongs to a store this coordinator does not have (another coordinator's, or one that was removed)")
+        }
+        return own
     }
 
     internal func row(for id: NSManagedObjectID) throws -> RowSnapshot? {
-        guard let store = id.persistentStore else { return nil }
+        guard let store = try ownStore(of: id) else { return nil }
         return try withLock { try store.row(for: id) }
     }
 
     internal func relatedIDs(for relationship: NSRelationshipDescription, of id: NSManagedObjectID) throws -> [NSManagedObjectID] {
-        guard let store = id.persistentStore else { return [] }
+        guard let store = try ownStore(of: id) else { return [] }
         return try withLock { try store.relatedIDs(for: relationship, of: id) }
     }
 
@@ -259,6 +281,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Writes a save to the store(s). One store: one transaction, all or nothing.
     internal func save(_ changes: SaveChanges, to store: NSPersistentStore) throws -> SaveResult {
-        try withLock { try store.save(changes) }
+        try withLock {
+            guard stores.contains(where: { $0 === store }) else {
+                throw CoreDataError.make(.persistentStoreSave,
+                    "The changes belong to a store this coordinator does not have (another coordinator's, or one that was removed); nothing was saved")
+            }
+            return try store.save(changes)
+        }
     }
 }

@@ -97,6 +97,10 @@ internal final class EntityLayout: @unchecked Sendable {
         self.attributeIndexes = attributeIndexes
         self.defaultValues = defaults
         self.validatedIndexes = properties.indices.filter { index in
+            if let relationship = properties[index] as? NSRelationshipDescription {
+                // Only relationships with a rule: validating others would load every to-many at save.
+                return !relationship.isOptional || relationship.minCount > 0 || (relationship.isToMany && relationship.maxCount > 0)
+            }
             guard let attribute = properties[index] as? NSAttributeDescription else { return true }
             return !attribute.isOptional || attribute.hasValueRules || !attribute.holdsObjects
         }

@@ -189,20 +189,48 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         return result
     }
 
-    /// Refuses a save that would give two rows the same values for a uniqueness constraint.
+    /// Refuses a save that would leave two rows with the same values for a uniqueness constraint,
+    /// judged on the rows as they would be after the whole save (as SQLite's unique index judges
+    /// them): deletes free a value for an insert of the same save; NULLs never clash.
     private func checkUniqueness(_ changes: SaveChanges) throws {
-        for insert in changes.inserts {
-            let entity = insert.id.entity
+        var constrained: [NSEntityDescription] = []
+        for entity in (changes.inserts.map(\.id.entity) + changes.updates.map(\.id.entity)) {
+            var current: NSEntityDescription? = entity
+            while let candidate = current {
+                if !candidate.uniquenessConstraints.isEmpty, !constrained.contains(where: { $0 === candidate }) { constrained.append(candidate) }
+                current = candidate.superentity
+            }
+        }
+        guard !constrained.isEmpty else { return }
+        // The rows of the affected tables after the save, keyed by primary key (new rows by negative keys).
+        var after: [Int: [Int64: RowSnapshot]] = [:]
+        for root in Set(constrained.map { $0.layout.rootNumber }) {
+            after[root] = (rows[root] ?? [:]).mapValues(\.snapshot)
+        }
+        for delete in changes.deletes {
+            if let pk = delete.id.primaryKey { after[delete.id.entity.layout.rootNumber]?[pk] = nil }
+        }
+        for update in changes.updates {
+            guard let pk = update.id.primaryKey, var row = after[update.id.entity.layout.rootNumber]?[pk] else { continue }
+            for index in update.changedIndexes { row.values[index] = update.values[index] }
+            after[update.id.entity.layout.rootNumber]?[pk] = row
+        }
+        for (offset, insert) in changes.inserts.enumerated() {
+            let key = insert.id.primaryKey ?? -Int64(offset + 1)
+            after[insert.id.entity.layout.rootNumber]?[key] = RowSnapshot(entity: insert.id.entity, values: insert.values, version: 1)
+        }
+        for entity in constrained {
             for constraint in entity.uniquenessConstraints {
                 let indexes = constraint.compactMap { (($0 as? String) ?? ($0 as? NSPropertyDescription)?.name).flatMap { entity.layout.indexByName[$0] } }
                 guard !indexes.isEmpty else { continue }
-                let key = indexes.map { insert.values[$0] }
-                let clash = (rows[entity.layout.root.layout.entityNumber] ?? [:]).values.contains { row in
-                    row.snapshot.entity.isKindOf(entity: entity) && indexes.map { row.snapshot.values[$0] } == key
-                }
-                if clash {
-                    throw CoreDataError.make(.constraintMerge,
-                        "A uniqueness constraint of \(entity.name ?? "") (\(constraint.map { "\($0)" }.joined(separator: ", "))) is violated; nothing was saved")
+                var seen = Set<[StoreValue]>()
+                for row in (after[entity.layout.rootNumber] ?? [:]).values where row.entity.isKindOf(entity: entity) {
+                    let key = indexes.map { row.values[$0] }
+                    if key.contains(where: \.isNull) { continue }
+                    if !seen.insert(key).inserted {
+                        throw CoreDataError.make(.constraintMerge,
+                            "A uniqueness constraint of \(entity.name ?? "") (\(constraint.map { "\($0)" }.joined(separator: ", "))) is violated; nothing was saved")
+                    }
                 }
             }
         }

@@ -10,9 +10,15 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override var type: String { NSSQLiteStoreType }
 
+    /// The open connection; throws once the store has been removed from its coordinator (objects
+    /// and IDs may outlive their store: their faults then read as deleted, their saves fail).
     private var db: SQLiteConnection {
-        guard let connection else { preconditionFailure("The store at \(url?.path ?? "") is not open") }
-        return connection
+        get throws {
+            guard let connection else {
+                throw CoreDataError.make(.persistentStoreOperation, "The store at \(url?.path ?? "") has been removed from its coordinator")
+            }
+            return connection
+        }
     }
 
     // MARK: Opening
@@ -494,7 +500,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// One save in one transaction.
     private func write(_ changes: SaveChanges) throws -> SaveResult {
-        let db = self.db
+        let db = try self.db
         return try db.transaction {
             var result = SaveResult()
             // Primary keys in insertion order, one sequence per root table.
@@ -647,7 +653,10 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     private func insertStatement(for entity: NSEntityDescription) throws -> (SQLiteStatement, [InsertSlot]) {
         let number = entity.layout.entityNumber
-        if let cached = insertStatements[number] { return cached }
+        if let cached = insertStatements[number] {
+            cached.0.reset() // a failed step of an earlier save may have left it mid-run
+            return cached
+        }
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
         var slots: [InsertSlot] = []
         for index in entity.layout.rowIndexes {
