@@ -136,7 +136,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // MARK: Queues
 
     /// Runs `block` asynchronously on the context's queue, in order.
+    ///
+    /// A confinement context has no queue of its own (Apple raises here): the block runs at once
+    /// on the calling thread, the thread the context is confined to.
     open func perform(_ block: @escaping @Sendable () -> Void) {
+        if concurrencyType == .confinementConcurrencyType {
+            withCurrent(block)
+            return
+        }
         queue.async { [self] in
             withCurrent { block() }
         }
@@ -181,6 +188,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Whether the calling code runs on the context's queue.
     internal var isOnQueue: Bool {
         if concurrencyType == .mainQueueConcurrencyType { return Thread.isMainThread }
+        if concurrencyType == .confinementConcurrencyType { return true } // its caller's thread is its queue
         return DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) || CurrentContext.contains(self)
     }
 

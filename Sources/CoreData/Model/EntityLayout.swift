@@ -208,6 +208,8 @@ internal enum ModelLayoutBuilder {
         }
 
         RelationshipStorage.assign(ordered)
+        // Published last, once every layout is complete: `layout` readers take no lock.
+        for entity in ordered { entity.publishedLayout = entity.frozenLayout }
     }
 }
 
@@ -220,10 +222,10 @@ internal enum RelationshipStorage {
         for entity in entities {
             for case let relationship as NSRelationshipDescription in entity.ownProperties where !relationship.isTransient {
                 guard let destination = relationship.destinationEntity else { continue }
-                let number = entity.layout.entityNumber
+                let number = entity.frozenLayout!.entityNumber
                 if !relationship.isToMany {
                     if !destination.subentities.isEmpty {
-                        relationship.entityColumn = "Z" + String(destination.layout.entityNumber) + "_" + relationship.name.uppercased()
+                        relationship.entityColumn = "Z" + String(destination.frozenLayout!.entityNumber) + "_" + relationship.name.uppercased()
                     }
                     continue
                 }
@@ -241,14 +243,14 @@ internal enum RelationshipStorage {
                 }
                 // Many-to-many: a join table named by the side whose entity comes first.
                 let inverseEntity = inverse.entity!
-                let inverseNumber = inverseEntity.layout.entityNumber
+                let inverseNumber = inverseEntity.frozenLayout!.entityNumber
                 let owns = number < inverseNumber || (number == inverseNumber && relationship.name <= inverse.name)
                 let owner = owns ? relationship : inverse
                 let ownerNumber = owns ? number : inverseNumber
                 let table = "Z_" + String(ownerNumber) + owner.name.uppercased()
                 // Each side's column holds that side's keys and is named after the relationship pointing at it.
                 let myColumn = "Z_" + String(number) + inverse.name.uppercased()
-                let destinationColumn = "Z_" + String(destination.layout.entityNumber) + relationship.name.uppercased()
+                let destinationColumn = "Z_" + String(destination.frozenLayout!.entityNumber) + relationship.name.uppercased()
                 relationship.joinTable = .init(name: table, sourceColumn: myColumn, destinationColumn: destinationColumn,
                                                orderColumn: relationship.isOrdered ? "Z_FOK_" + destinationColumn.dropFirst(2) : nil,
                                                isOwner: owns)

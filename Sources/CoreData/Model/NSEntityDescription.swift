@@ -15,7 +15,7 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     /// The name of the class that represents the entity's objects. A module-qualified name
     /// (`MyModule.Car`) or a bare one (`Car`, looked up in the modules that registered classes
     /// with ``NSManagedObject``). A name with no class behind it falls back to `NSManagedObject`.
-    open var managedObjectClassName: String! = "NSManagedObject"
+    open var managedObjectClassName: String! = "NSManagedObject" { willSet { assertMutable() } }
     /// Whether the entity is abstract: it cannot have instances of its own.
     open var isAbstract: Bool = false { willSet { assertMutable() } }
     /// Free-form information about the entity.
@@ -31,7 +31,7 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     /// Property names (or arrays of names) whose values must be unique among the entity's objects.
     open var uniquenessConstraints: [[Any]] = [] { willSet { assertMutable() } }
     /// The store indexes declared for the entity.
-    open var indexes: [NSFetchIndexDescription] = []
+    open var indexes: [NSFetchIndexDescription] = [] { willSet { assertMutable() } }
 
     private var _subentities: [NSEntityDescription] = []
     private var _properties: [NSPropertyDescription] = []
@@ -143,13 +143,16 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
 
     // MARK: Internal layout, fixed when the model is frozen
 
+    /// The layout while the model freezes (the builder's working copy).
     internal var frozenLayout: EntityLayout?
+    /// The complete layout, set once freezing has finished.
+    internal var publishedLayout: EntityLayout?
 
     /// The entity's frozen layout. Freezes the model on first use.
     internal var layout: EntityLayout {
-        if let layout = frozenLayout { return layout }
+        if let layout = publishedLayout { return layout }
         managedObjectModel?.freeze()
-        if let layout = frozenLayout { return layout }
+        if let layout = publishedLayout { return layout }
         preconditionFailure("The entity '\(name ?? "")' is not part of a managed object model")
     }
 
