@@ -59,6 +59,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     internal let queue: DispatchQueue
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    /// Marks the main queue, so that code running on it is recognized wherever it runs.
+    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
 
     private var _coordinator: NSPersistentStoreCoordinator?
     private var _parent: NSManagedObjectContext?
@@ -187,7 +193,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Whether the calling code runs on the context's queue.
     internal var isOnQueue: Bool {
-        if concurrencyType == .mainQueueConcurrencyType { return Thread.isMainThread }
+        if concurrencyType == .mainQueueConcurrencyType {
+            // The main queue is not always drained by the main thread on Linux (Swift's main
+            // executor may run it elsewhere), so ask the queue, and accept the main thread too.
+            return DispatchQueue.getSpecific(key: Self.mainQueueKey) == true || Thread.isMainThread
+        }
         if concurrencyType == .confinementConcurrencyType { return true } // its caller's thread is its queue
         return DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) || CurrentContext.contains(self)
     }
