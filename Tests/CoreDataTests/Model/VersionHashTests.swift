@@ -384,3 +384,12 @@ struct VersionHashTests {
         #expect(changed.entityVersionHashesByName == baseline.entityVersionHashesByName)
     }
 }
+
+@Suite("Shared fixtures in CI")
+struct SharedFixturesInCITests {
+    /// CI runs with `../shared` beside the clone: there the version-hash vectors must not be skipped.
+    @Test func versionHashFixturesArePresentInCI() {
+        guard ProcessInfo.processInfo.environment["CI"] == "true" else { return }
+        #expect(ModelTestSupport.sharedVersionHashesAvailable, "CI must have ../shared/fixtures/version-hashes beside the clone")
+    }
+}

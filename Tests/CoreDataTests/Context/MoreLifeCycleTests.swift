@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+@Suite("More of the object life cycle")
+struct MoreLifeCycleTests {
+    @Test func refreshAllObjectsTakesStoreValuesAndKeepsChanges() throws {
+        let stack = try TestStack()
+        let a = stack.insert("Car", ["name": "a", "year": 1950])
+        let b = stack.insert("Car", ["name": "b", "year": 1960])
+        try stack.context.save()
+        let other = try stack.reopen()
+        for car in try other.fetch("Car") { car.setValue(2000, forKey: "year") }
+        try other.context.save()
+        a.setValue("a2", forKey: "name")
+        stack.context.refreshAllObjects()
+        #expect(a.value(forKey: "name") as? String == "a2")
+        #expect(a.value(forKey: "year") as? Int == 2000)
+        #expect(b.value(forKey: "year") as? Int == 2000)
+        try stack.context.save()
+    }
+
+    @Test func removingAStoreStopsFetchesAndSavesCleanly() throws {
+        let stack = try TestStack()
+        let car = stack.insert("Car", ["name": "a"])
+        try stack.context.save()
+        let store = try #require(stack.coordinator.persistentStores.first)
+        try stack.coordinator.remove(store)
+        #expect(stack.coordinator.persistentStores.isEmpty)
+        #expect(throws: NSError.self) { try stack.fetch("Car") }
+        car.setValue("b", forKey: "name")
+        #expect(throws: NSError.self) { try stack.context.save() }
+        #expect(throws: NSError.self) { try stack.coordinator.remove(store) }
+        // The file is intact and opens again.
+        let reopened = try stack.reopen()
+        #expect(try reopened.fetch("Car").map { $0.value(forKey: "name") as? String } == ["a"])
+    }
+
+    @Test func noActionLeavesTheInverseAlone() throws {
+        let model = TestModel.make()
+        (model.entitiesByName["Person"]!.relationshipsByName["cars"]!).deleteRule = .noActionDeleteRule
+        let stack = try TestStack(model: model)
+        let ada = stack.insert("Person", ["name": "Ada"])
+        let car = stack.insert("Car", ["name": "c"])
+        car.setValue(ada, forKey: "owner")
+        try stack.context.save()
+        stack.context.delete(ada)
+        stack.context.processPendingChanges()
+        #expect(!car.isDeleted, "no cascade")
+        #expect(car.value(forKey: "owner") as? NSManagedObject === ada, "no nullify")
+    }
+
+    @Test func relationshipCountRules() throws {
+        let model = TestModel.make()
+        let cars = model.entitiesByName["Person"]!.relationshipsByName["cars"]!
+        cars.minCount = 2
+        cars.maxCount = 3
+        let stack = try TestStack(model: model)
+        let ada = stack.insert("Person", ["name": "Ada"])
+        stack.insert("Car", ["name": "1"]).setValue(ada, forKey: "owner")
+        var error: NSError?
+        do { try stack.context.save() } catch let e as NSError { error = e }
+        #expect(error?.code == NSValidationRelationshipLacksMinimumCountError)
+        for i in 2...4 { stack.insert("Car", ["name": "\(i)"]).setValue(ada, forKey: "owner") }
+        error = nil
+        do { try stack.context.save() } catch let e as NSError { error = e }
+        #expect(error?.code == NSValidationRelationshipExceedsMaximumCountError)
+        stack.context.delete((ada.value(forKey: "cars") as! Set<NSManagedObject>).first!)
+        try stack.context.save()
+    }
+
+    @Test func validateForUpdateAndDeleteOverridesRun() throws {
+        let model = TestModel.make()
+        model.entitiesByName["Tag"]!.managedObjectClassName = String(reflecting: GuardedTag.self)
+        let stack = try TestStack(model: model)
+        let tag = stack.insert("Tag", ["label": "ok"])
+        try stack.context.save()
+        tag.setValue("locked", forKey: "label")
+        #expect(throws: NSError.self) { try stack.context.save() }
+        tag.setValue("ok", forKey: "label")
+        try stack.context.save()
+        (tag as! GuardedTag).undeletable = true
+        stack.context.delete(tag)
+        #expect(throws: NSError.self) { try stack.context.save() }
+        stack.context.rollback()
+        #expect(try stack.fetch("Tag").count == 1)
+    }
+}
+
+final class GuardedTag: NSManagedObject {
+    var undeletable = false
+    override func validateForUpdate() throws {
+        try super.validateForUpdate()
+        if value(forKey: "label") as? String == "locked" {
+            throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectValidationError, userInfo: [NSLocalizedDescriptionKey: "locked"])
+        }
+    }
+    override func validateForDelete() throws {
+        try super.validateForDelete()
+        if undeletable { throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectValidationError, userInfo: [NSLocalizedDescriptionKey: "undeletable"]) }
+    }
+}
