@@ -36,7 +36,7 @@ enum CoreDataBench {
             }
 
         case .insertItems:
-            let model = itemModel()
+            let model = itemModel(className: "NSManagedObject") // (b) is key-value coding on plain objects
             return {
                 let file = folder.freshFile("coredata-item")
                 defer { BenchFolder.remove(file) }
@@ -57,7 +57,7 @@ enum CoreDataBench {
             }
 
         case .fetchItems:
-            let model = itemModel()
+            let model = itemModel(className: String(reflecting: BenchItem.self)) // (c) reads through @Managed
             let file = folder.freshFile("coredata-fetch")
             do { // The rows, written beforehand (not timed).
                 let stack = try Stack(model: model, url: file)
@@ -97,10 +97,10 @@ enum CoreDataBench {
     }
 
     /// GRDB's `PerformanceModel`: an `Item` entity with ten optional Integer 64 attributes, built in code.
-    static func itemModel() -> NSManagedObjectModel {
+    static func itemModel(className: String) -> NSManagedObjectModel {
         let entity = NSEntityDescription()
         entity.name = "Item"
-        entity.managedObjectClassName = String(reflecting: BenchItem.self)
+        entity.managedObjectClassName = className
         entity.properties = itemKeys.map { key in
             let attribute = NSAttributeDescription()
             attribute.name = key
