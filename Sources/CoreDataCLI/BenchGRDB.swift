@@ -32,9 +32,7 @@ enum GRDBBench {
                     }
                     return names.count
                 }
-                let count = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM car") ?? 0 }
-                guard count == names.count else { throw BenchFailure("GRDB: \(count) car rows, expected \(names.count)") }
-                try pool.close()
+                try closeAfterChecking(pool, table: "car", rows: names.count, engine: "GRDB")
                 return sample
             }
 
@@ -52,9 +50,7 @@ enum GRDBBench {
                     }
                     return size
                 }
-                let count = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM item") ?? 0 }
-                guard count == size else { throw BenchFailure("GRDB: \(count) item rows, expected \(size)") }
-                try pool.close()
+                try closeAfterChecking(pool, table: "item", rows: size, engine: "GRDB")
                 return sample
             }
 
@@ -114,9 +110,7 @@ enum GRDBStatementBench {
                     }
                     return names.count
                 }
-                let count = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM car") ?? 0 }
-                guard count == names.count else { throw BenchFailure("GRDB statements: \(count) car rows, expected \(names.count)") }
-                try pool.close()
+                try closeAfterChecking(pool, table: "car", rows: names.count, engine: "GRDB statements")
                 return sample
             }
 
@@ -133,9 +127,7 @@ enum GRDBStatementBench {
                     }
                     return size
                 }
-                let count = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM item") ?? 0 }
-                guard count == size else { throw BenchFailure("GRDB statements: \(count) item rows, expected \(size)") }
-                try pool.close()
+                try closeAfterChecking(pool, table: "item", rows: size, engine: "GRDB statements")
                 return sample
             }
 
@@ -236,4 +228,11 @@ final class GRDBItem: Record {
         container["i8"] = i8
         container["i9"] = i9
     }
+}
+
+/// Checks that an engine wrote the rows it should have, then closes its pool (untimed).
+private func closeAfterChecking(_ pool: DatabasePool, table: String, rows expected: Int, engine: String) throws {
+    let count = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0 }
+    guard count == expected else { throw BenchFailure("\(engine): \(count) \(table) rows, expected \(expected)") }
+    try pool.close()
 }
