@@ -35,6 +35,9 @@ extension NSManagedObject {
             // A subclass may override validateValue(_:forKey:): Apple's validateForInsert/Update
             // call it for every property, so do the same (the override calls super for the model's rules).
             for property in layout.properties {
+                // A to-many never loaded and without count rules is not fetched just to be passed along.
+                if property is NSRelationshipDescription, _relations[property.index] == nil,
+                   !layout.validatedIndexes.contains(property.index) { continue }
                 var value = primitiveValue(at: property.index)
                 do { try validateValue(&value, forKey: property.name) } catch let error as NSError { errors.append(error) }
             }
