@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The identity of a managed object: its entity, its store and its primary key. Safe to pass
 /// between queues and contexts; fetch the object in another context with
@@ -76,13 +77,8 @@ internal struct IDKey: Hashable, Sendable {
     static let processToken = UUID().uuidString
 }
 
-/// A lock-protected counter.
-internal final class AtomicCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Int64 = 0
-    func next() -> Int64 {
-        lock.lock(); defer { lock.unlock() }
-        value += 1
-        return value
-    }
+/// A thread-safe counter.
+internal final class AtomicCounter: Sendable {
+    private let value = Atomic<Int64>(0)
+    func next() -> Int64 { value.add(1, ordering: .relaxed).newValue }
 }
