@@ -16,11 +16,7 @@ enum GRDBBench {
             let names = (0..<size).map { String($0) }
             let oneByOne = workload == .carsSavedOneByOne
             return {
-                let file = folder.freshFile("grdb-car")
-                defer { BenchFolder.remove(file) }
-                let pool = try DatabasePool(path: file.path)
-                try pool.write { db in try db.execute(sql: "CREATE TABLE car (id INTEGER PRIMARY KEY, name TEXT)") }
-                let sample = try BenchMeter.measure {
+                try timedOnFreshPool(folder, "grdb-car", create: GRDBCar.createTable, table: "car", rows: names.count, engine: "GRDB") { pool in
                     if oneByOne {
                         for name in names {
                             try pool.write { db in try GRDBCar(name: name).insert(db) }
@@ -32,17 +28,11 @@ enum GRDBBench {
                     }
                     return names.count
                 }
-                try closeAfterChecking(pool, table: "car", rows: names.count, engine: "GRDB")
-                return sample
             }
 
         case .insertItems:
             return {
-                let file = folder.freshFile("grdb-item")
-                defer { BenchFolder.remove(file) }
-                let pool = try DatabasePool(path: file.path)
-                try pool.write { db in try db.execute(sql: GRDBItem.createTable) }
-                let sample = try BenchMeter.measure {
+                try timedOnFreshPool(folder, "grdb-item", create: GRDBItem.createTable, table: "item", rows: size, engine: "GRDB") { pool in
                     try pool.write { db in
                         for i in 0..<size {
                             try GRDBItem(i0: i, i1: i, i2: i, i3: i, i4: i, i5: i, i6: i, i7: i, i8: i, i9: i).insert(db)
@@ -50,8 +40,6 @@ enum GRDBBench {
                     }
                     return size
                 }
-                try closeAfterChecking(pool, table: "item", rows: size, engine: "GRDB")
-                return sample
             }
 
         case .fetchItems:
@@ -93,11 +81,7 @@ enum GRDBStatementBench {
             let oneByOne = workload == .carsSavedOneByOne
             let sql = "INSERT INTO car (name) VALUES (?)"
             return {
-                let file = folder.freshFile("grdb-sql-car")
-                defer { BenchFolder.remove(file) }
-                let pool = try DatabasePool(path: file.path)
-                try pool.write { db in try db.execute(sql: "CREATE TABLE car (id INTEGER PRIMARY KEY, name TEXT)") }
-                let sample = try BenchMeter.measure {
+                try timedOnFreshPool(folder, "grdb-sql-car", create: GRDBCar.createTable, table: "car", rows: names.count, engine: "GRDB statements") { pool in
                     if oneByOne {
                         for name in names {
                             try pool.write { db in try db.cachedStatement(sql: sql).execute(arguments: [name]) }
@@ -110,25 +94,17 @@ enum GRDBStatementBench {
                     }
                     return names.count
                 }
-                try closeAfterChecking(pool, table: "car", rows: names.count, engine: "GRDB statements")
-                return sample
             }
 
         case .insertItems:
             return {
-                let file = folder.freshFile("grdb-sql-item")
-                defer { BenchFolder.remove(file) }
-                let pool = try DatabasePool(path: file.path)
-                try pool.write { db in try db.execute(sql: GRDBItem.createTable) }
-                let sample = try BenchMeter.measure {
+                try timedOnFreshPool(folder, "grdb-sql-item", create: GRDBItem.createTable, table: "item", rows: size, engine: "GRDB statements") { pool in
                     try pool.write { db in
                         let statement = try db.cachedStatement(sql: RawItem.insertSQL)
                         for i in 0..<size { try statement.execute(arguments: [i, i, i, i, i, i, i, i, i, i]) }
                     }
                     return size
                 }
-                try closeAfterChecking(pool, table: "item", rows: size, engine: "GRDB statements")
-                return sample
             }
 
         case .fetchItems:
@@ -172,6 +148,7 @@ final class GRDBCar: Record {
     var name: String
 
     override class var databaseTableName: String { "car" }
+    static let createTable = "CREATE TABLE car (id INTEGER PRIMARY KEY, name TEXT)"
 
     init(name: String) {
         self.name = name
@@ -228,6 +205,19 @@ final class GRDBItem: Record {
         container["i8"] = i8
         container["i9"] = i9
     }
+}
+
+/// One timed run on a fresh file: the pool is opened and the table created untimed, `work` is
+/// timed, then the rows are checked and the pool closed, untimed.
+private func timedOnFreshPool(_ folder: BenchFolder, _ prefix: String, create: String, table: String, rows: Int, engine: String,
+                              _ work: (DatabasePool) throws -> Int) throws -> BenchSample {
+    let file = folder.freshFile(prefix)
+    defer { BenchFolder.remove(file) }
+    let pool = try DatabasePool(path: file.path)
+    try pool.write { db in try db.execute(sql: create) }
+    let sample = try BenchMeter.measure { try work(pool) }
+    try closeAfterChecking(pool, table: table, rows: rows, engine: engine)
+    return sample
 }
 
 /// Checks that an engine wrote the rows it should have, then closes its pool (untimed).
