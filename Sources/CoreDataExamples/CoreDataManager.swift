@@ -43,56 +43,48 @@ public final class CoreDataManager: @unchecked Sendable {
 
     /// Deletes every car (seed's `deleteData`); returns how many.
     @discardableResult
-    public func deleteData() throws -> Int {
-        try managedObjectContext.performAndWait {
-            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
-            let cars = try managedObjectContext.fetch(request)
-            for car in cars { managedObjectContext.delete(car) }
-            try managedObjectContext.save()
-            return cars.count
-        }
-    }
+    public func deleteData() throws -> Int { try delete(named: nil) }
 
     /// Deletes the cars with a name (seed's `deleteData:`); returns how many.
     @discardableResult
-    public func deleteData(_ name: String) throws -> Int {
-        try managedObjectContext.performAndWait {
-            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
-            request.predicate = NSPredicate(format: "name = %@", name)
-            let cars = try managedObjectContext.fetch(request)
-            for car in cars { managedObjectContext.delete(car) }
-            try managedObjectContext.save()
-            return cars.count
-        }
-    }
+    public func deleteData(_ name: String) throws -> Int { try delete(named: name) }
 
     /// All car names in fetch order (seed's `queryData`).
-    public func queryData() throws -> [String] {
-        try managedObjectContext.performAndWait {
-            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
-            return try managedObjectContext.fetch(request).map { $0.value(forKey: "name") as? String ?? "" }
-        }
-    }
+    public func queryData() throws -> [String] { try names(named: nil) }
 
     /// The cars with a name (seed's `queryData:`).
-    public func queryData(_ name: String) throws -> [String] {
-        try managedObjectContext.performAndWait {
-            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
-            request.predicate = NSPredicate(format: "name = %@", name)
-            return try managedObjectContext.fetch(request).map { $0.value(forKey: "name") as? String ?? "" }
-        }
-    }
+    public func queryData(_ name: String) throws -> [String] { try names(named: name) }
 
     /// Renames the cars with a name to "test" (seed's `updateData:`); returns how many.
     @discardableResult
     public func updateData(_ name: String) throws -> Int {
         try managedObjectContext.performAndWait {
-            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
-            request.predicate = NSPredicate(format: "name = %@", name)
-            let cars = try managedObjectContext.fetch(request)
+            let cars = try self.cars(named: name)
             for car in cars { car.setValue("test", forKey: "name") }
             try managedObjectContext.save()
             return cars.count
+        }
+    }
+
+    /// The cars with a name (all cars for `nil`), fetched as the seed does; call on the context's queue.
+    private func cars(named name: String?) throws -> [NSManagedObject] {
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        if let name { request.predicate = NSPredicate(format: "name = %@", name) }
+        return try managedObjectContext.fetch(request)
+    }
+
+    private func delete(named name: String?) throws -> Int {
+        try managedObjectContext.performAndWait {
+            let cars = try self.cars(named: name)
+            for car in cars { managedObjectContext.delete(car) }
+            try managedObjectContext.save()
+            return cars.count
+        }
+    }
+
+    private func names(named name: String?) throws -> [String] {
+        try managedObjectContext.performAndWait {
+            try cars(named: name).map { $0.value(forKey: "name") as? String ?? "" }
         }
     }
 
