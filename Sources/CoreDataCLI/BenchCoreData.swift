@@ -16,44 +16,28 @@ enum CoreDataBench {
             let names = (0..<size).map { String($0) }
             let oneByOne = workload == .carsSavedOneByOne
             return {
-                let file = folder.freshFile("coredata-car")
-                defer { BenchFolder.remove(file) }
-                let stack = try Stack(model: model, url: file)
-                let context = stack.context
-                let sample = try context.performAndWait {
-                    try BenchMeter.measure {
-                        for name in names {
-                            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
-                            car.setValue(name, forKey: "name")
-                            if oneByOne { try context.save() }
-                        }
-                        if !oneByOne { try context.save() }
-                        return names.count
+                try timedOnFreshStack(folder, "coredata-car", model: model, entity: "Car", rows: names.count) { context in
+                    for name in names {
+                        let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+                        car.setValue(name, forKey: "name")
+                        if oneByOne { try context.save() }
                     }
+                    if !oneByOne { try context.save() }
+                    return names.count
                 }
-                try stack.check(rows: names.count, entity: "Car")
-                return sample
             }
 
         case .insertItems:
             let model = itemModel(className: "NSManagedObject") // (b) is key-value coding on plain objects
             return {
-                let file = folder.freshFile("coredata-item")
-                defer { BenchFolder.remove(file) }
-                let stack = try Stack(model: model, url: file)
-                let context = stack.context
-                let sample = try context.performAndWait {
-                    try BenchMeter.measure {
-                        for i in 0..<size {
-                            let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
-                            for key in itemKeys { item.setValue(i, forKey: key) }
-                        }
-                        try context.save()
-                        return size
+                try timedOnFreshStack(folder, "coredata-item", model: model, entity: "Item", rows: size) { context in
+                    for i in 0..<size {
+                        let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                        for key in itemKeys { item.setValue(i, forKey: key) }
                     }
+                    try context.save()
+                    return size
                 }
-                try stack.check(rows: size, entity: "Item")
-                return sample
             }
 
         case .fetchItems:
@@ -88,6 +72,19 @@ enum CoreDataBench {
     }
 
     static let itemKeys = (0..<10).map { "i\($0)" }
+
+    /// One timed run on a fresh file: the stack is opened untimed, `work` is timed inside one
+    /// `performAndWait` of the context, then the rows are counted (untimed).
+    static func timedOnFreshStack(_ folder: BenchFolder, _ prefix: String, model: NSManagedObjectModel, entity: String, rows: Int,
+                                  _ work: (NSManagedObjectContext) throws -> Int) throws -> BenchSample {
+        let file = folder.freshFile(prefix)
+        defer { BenchFolder.remove(file) }
+        let stack = try Stack(model: model, url: file)
+        let context = stack.context
+        let sample = try context.performAndWait { try BenchMeter.measure { try work(context) } }
+        try stack.check(rows: rows, entity: entity)
+        return sample
+    }
 
     /// Reads the ten values of a fetched `Item` through its typed accessors (as an app with a
     /// generated subclass does) and returns their sum.
