@@ -3,9 +3,9 @@ import Foundation
 /// Maps `managedObjectClassName`s to Swift classes.
 ///
 /// Linux has no Objective-C runtime to look classes up by their bare name, so a name resolves if
-/// it is module-qualified (`MyApp.Car`), or if the class has been seen by a typed API
-/// (`Car(context:)`, `NSFetchRequest<Car>`, `Car.entity()`, `Car.fetchRequest()`), or through
-/// ``NSManagedObjectModel``... in a module that a seen class lives in. Otherwise it falls back to
+/// it is module-qualified (`MyApp.Car`), if the class has been seen by a typed API
+/// (`Car(context:)`, `NSFetchRequest<Car>`, `Car.entity()`, `Car.fetchRequest()`), or if it names
+/// a class in a module that a class seen before lives in. Otherwise it falls back to
 /// `NSManagedObject`, as Apple's framework does for a name with no class behind it.
 internal enum ManagedObjectClassRegistry {
     private static let lock = NSLock()
