@@ -29,13 +29,37 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     open internal(set) var objectID: NSManagedObjectID {
         get {
             if let id = _objectID { return id }
-            let id = NSManagedObjectID(temporaryFor: entity)
+            let id: NSManagedObjectID
+            if let store = _idStore {
+                id = NSManagedObjectID(entity: entity, store: store, primaryKey: _idPrimaryKey)
+                _idStore = nil
+            } else {
+                id = NSManagedObjectID(temporaryFor: entity)
+            }
             _objectID = id
             return id
         }
-        set { _objectID = newValue }
+        set { _objectID = newValue; _idStore = nil }
     }
+    /// The ID, once made. A fetched object starts with only its store and primary key
+    /// (``setPermanentKey(_:store:)``): most fetched objects never have their ID asked for.
     @exclusivity(unchecked) internal var _objectID: NSManagedObjectID?
+    @exclusivity(unchecked) internal var _idStore: NSPersistentStore?
+    @exclusivity(unchecked) internal var _idPrimaryKey: Int64 = 0
+
+    /// Gives a fetched object its permanent ID without allocating it yet.
+    internal func setPermanentKey(_ primaryKey: Int64, store: NSPersistentStore) {
+        _objectID = nil
+        _idStore = store
+        _idPrimaryKey = primaryKey
+    }
+
+    /// The key of the object's ID, without making the ID.
+    internal var idKey: IDKey {
+        if let id = _objectID { return id.key }
+        if let store = _idStore { return IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey) }
+        return objectID.key
+    }
     @exclusivity(unchecked) internal unowned(unsafe) var _context: NSManagedObjectContext?
 
     /// Attribute values (and unresolved to-one IDs) by property index. Read by the inlined
@@ -78,7 +102,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
 
     deinit {
-        if let id = _objectID { _context?.unregisterOnDeinit(id.key) }
+        guard let context = _context else { return }
+        if let id = _objectID {
+            context.unregisterOnDeinit(id.key)
+        } else if let store = _idStore {
+            context.unregisterOnDeinit(IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey))
+        }
     }
 
     /// The entity described by this class in the models in use, found by `managedObjectClassName`.

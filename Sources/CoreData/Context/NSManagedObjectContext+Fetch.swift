@@ -115,7 +115,8 @@ extension NSManagedObjectContext {
         withRegistryLock { registry in
             registry.reserveCapacity(rows.count)
             for row in rows {
-                if let existing = registry[row.id.key]?.takeUnretainedValue() {
+                let key = row.key
+                if let existing = registry[key]?.takeUnretainedValue() {
                     if existing._isFault && !existing._hasData {
                         existing.adopt(row.snapshot)
                     } else if refresh && !existing.hasChanges {
@@ -131,12 +132,12 @@ extension NSManagedObjectContext {
                     lastClass = entity.layout.instanceClass
                 }
                 let object = lastClass.init(entity: entity, insertInto: nil)
-                object._objectID = row.id
+                object.setPermanentKey(row.primaryKey, store: row.store)
                 object._context = self
                 object._values = row.snapshot.values
                 object._snapshot = row.snapshot
                 object._isFault = true
-                registry[row.id.key] = Unmanaged.passUnretained(object)
+                registry[key] = Unmanaged.passUnretained(object)
                 objects.append(object)
                 if !asFaults { fresh.append(object) }
             }

@@ -215,18 +215,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     internal func register(_ object: NSManagedObject) {
         registryLock.lock()
-        registry[object.objectID.key] = Unmanaged.passUnretained(object)
+        registry[object.idKey] = Unmanaged.passUnretained(object)
         registryLock.unlock()
-        if retainsRegisteredObjects { retained[object.objectID.key] = object }
+        if retainsRegisteredObjects { retained[object.idKey] = object }
     }
 
     internal func unregister(_ object: NSManagedObject) {
         registryLock.lock()
-        if let current = registry[object.objectID.key], current.takeUnretainedValue() === object {
-            registry[object.objectID.key] = nil
+        if let current = registry[object.idKey], current.takeUnretainedValue() === object {
+            registry[object.idKey] = nil
         }
         registryLock.unlock()
-        retained[object.objectID.key] = nil
+        retained[object.idKey] = nil
     }
 
     /// Runs `body` with the registry locked (one lock for a whole fetch).
@@ -237,7 +237,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     internal func retainRegistered(_ object: NSManagedObject) {
-        retained[object.objectID.key] = object
+        retained[object.idKey] = object
     }
 
     /// Called from an object's `deinit`.
@@ -256,8 +256,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Moves an object to its new (permanent) ID.
     internal func reregister(_ object: NSManagedObject, as id: NSManagedObjectID) {
         registryLock.lock()
-        registry[object.objectID.key] = nil
-        let old = object.objectID.key
+        registry[object.idKey] = nil
+        let old = object.idKey
         object.objectID = id
         registry[id.key] = Unmanaged.passUnretained(object)
         registryLock.unlock()
@@ -270,7 +270,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         oldKeys.reserveCapacity(retained.isEmpty ? 0 : moves.count)
         registryLock.lock()
         for (object, id) in moves {
-            let old = object.objectID.key
+            let old = object.idKey
             if !retained.isEmpty { oldKeys.append(old) }
             registry[old] = nil
             object.objectID = id
@@ -280,7 +280,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard !retained.isEmpty else { return }
         for (offset, (object, _)) in moves.enumerated() {
             retained[oldKeys[offset]] = nil
-            retained[object.objectID.key] = object
+            retained[object.idKey] = object
         }
     }
 

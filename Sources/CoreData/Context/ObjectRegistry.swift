@@ -1,12 +1,21 @@
-/// A context's objects by ID: an open-addressing hash table keyed by `IDKey` with a
-/// multiplicative hash (no SipHash), holding objects unretained. Every fetched object is inserted
-/// and every deallocated one removed, so this is on the fetch hot path.
+/// A context's objects by ID: an open-addressing hash table keyed by `IDKey`, holding objects
+/// unretained. Every fetched object is inserted and every deallocated one removed, so this is on
+/// the fetch hot path.
+///
+/// Slots are 24 bytes (key value, packed store and root, object bits), and the hash keeps runs
+/// of 16 consecutive primary keys in consecutive slots: a fetch inserts rows in key order, so
+/// inserting, finding and removing them walks memory in order instead of at random.
 internal struct ObjectRegistry {
     private struct Slot {
-        var key: IDKey
-        var object: Unmanaged<NSManagedObject>?
-        /// A removed entry: probing continues past it.
-        var isTombstone: Bool
+        var value: Int64
+        /// The store tag and the root entity number, packed (`IDKey.packedOwner`).
+        var owner: Int64
+        /// The object's address; 0 for an empty slot, 1 for a removed one (probing continues past it).
+        var bits: UInt
+
+        static let empty = Slot(value: 0, owner: 0, bits: 0)
+        static let tombstone: UInt = 1
+        var isLive: Bool { bits > Slot.tombstone }
     }
 
     private var slots: [Slot]
@@ -15,41 +24,47 @@ internal struct ObjectRegistry {
     private var used = 0 // live entries plus tombstones
 
     init() {
-        slots = Array(repeating: Slot(key: IDKey(store: 0, root: 0, value: 0), object: nil, isTombstone: false), count: 16)
+        slots = Array(repeating: .empty, count: 16)
         mask = 15
     }
 
     @inline(__always)
-    private static func hash(_ key: IDKey) -> Int {
-        var h = UInt64(bitPattern: key.value) &* 0x9E37_79B9_7F4A_7C15
-        h ^= UInt64(bitPattern: Int64(key.root &* 31 &+ key.store)) &* 0xC2B2_AE3D_27D4_EB4F
-        return Int(truncatingIfNeeded: h ^ (h >> 29))
+    private static func hash(_ value: Int64, _ owner: Int64) -> Int {
+        // Blocks of 16 keys are scattered by a multiplicative hash; keys within a block stay adjacent.
+        var h = UInt64(bitPattern: value >> 4) &* 0x9E37_79B9_7F4A_7C15
+        h ^= UInt64(bitPattern: owner) &* 0xC2B2_AE3D_27D4_EB4F
+        h ^= h >> 29
+        return Int(truncatingIfNeeded: (h << 4) | UInt64(bitPattern: value & 15))
     }
 
     subscript(key: IDKey) -> Unmanaged<NSManagedObject>? {
         get {
-            var index = Self.hash(key) & mask
+            let owner = key.packedOwner
+            var index = Self.hash(key.value, owner) & mask
             while true {
                 let slot = slots[index]
-                if slot.object == nil && !slot.isTombstone { return nil }
-                if slot.object != nil && slot.key == key { return slot.object }
+                if slot.bits == 0 { return nil }
+                if slot.isLive && slot.value == key.value && slot.owner == owner {
+                    return Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: slot.bits)!)
+                }
                 index = (index &+ 1) & mask
             }
         }
         set {
-            if let newValue { insert(newValue, for: key) } else { remove(key) }
+            if let newValue { insert(newValue, for: key.value, owner: key.packedOwner) } else { remove(key) }
         }
     }
 
-    private mutating func insert(_ object: Unmanaged<NSManagedObject>, for key: IDKey) {
-        if (used + 1) * 2 > slots.count { grow() }
-        var index = Self.hash(key) & mask
+    private mutating func insert(_ object: Unmanaged<NSManagedObject>, for value: Int64, owner: Int64) {
+        if (used + 1) * 2 > slots.count { grow(to: max(16, ((count + 1) * 4).nextPowerOfTwo)) }
+        let bits = UInt(bitPattern: object.toOpaque())
+        var index = Self.hash(value, owner) & mask
         var firstFree = -1
         while true {
             let slot = slots[index]
-            if slot.object != nil {
-                if slot.key == key { slots[index].object = object; return }
-            } else if slot.isTombstone {
+            if slot.isLive {
+                if slot.value == value && slot.owner == owner { slots[index].bits = bits; return }
+            } else if slot.bits == Slot.tombstone {
                 if firstFree < 0 { firstFree = index }
             } else {
                 break
@@ -57,22 +72,22 @@ internal struct ObjectRegistry {
             index = (index &+ 1) & mask
         }
         if firstFree >= 0 {
-            slots[firstFree] = Slot(key: key, object: object, isTombstone: false)
+            slots[firstFree] = Slot(value: value, owner: owner, bits: bits)
         } else {
-            slots[index] = Slot(key: key, object: object, isTombstone: false)
+            slots[index] = Slot(value: value, owner: owner, bits: bits)
             used += 1
         }
         count += 1
     }
 
     private mutating func remove(_ key: IDKey) {
-        var index = Self.hash(key) & mask
+        let owner = key.packedOwner
+        var index = Self.hash(key.value, owner) & mask
         while true {
             let slot = slots[index]
-            if slot.object == nil && !slot.isTombstone { return }
-            if slot.object != nil && slot.key == key {
-                slots[index].object = nil
-                slots[index].isTombstone = true
+            if slot.bits == 0 { return }
+            if slot.isLive && slot.value == key.value && slot.owner == owner {
+                slots[index].bits = Slot.tombstone
                 count -= 1
                 return
             }
@@ -80,32 +95,35 @@ internal struct ObjectRegistry {
         }
     }
 
-    private mutating func grow() {
+    private mutating func grow(to capacity: Int) {
         let old = slots
-        let capacity = max(16, (count * 4).nextPowerOfTwo)
-        slots = Array(repeating: Slot(key: IDKey(store: 0, root: 0, value: 0), object: nil, isTombstone: false), count: capacity)
+        slots = Array(repeating: .empty, count: capacity)
         mask = capacity - 1
         count = 0
         used = 0
-        for slot in old { if let object = slot.object { insert(object, for: slot.key) } }
+        for slot in old where slot.isLive {
+            insert(Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: slot.bits)!), for: slot.value, owner: slot.owner)
+        }
     }
 
     mutating func reserveCapacity(_ additional: Int) {
-        while (used + additional) * 2 > slots.count {
-            let old = slots
-            let capacity = slots.count * 2
-            slots = Array(repeating: Slot(key: IDKey(store: 0, root: 0, value: 0), object: nil, isTombstone: false), count: capacity)
-            mask = capacity - 1
-            count = 0
-            used = 0
-            for slot in old { if let object = slot.object { insert(object, for: slot.key) } }
-        }
+        var capacity = slots.count
+        while (used + additional) * 2 > capacity { capacity *= 2 }
+        if capacity != slots.count { grow(to: capacity) }
     }
 
     mutating func removeAll() { self = ObjectRegistry() }
 
     /// The registered objects.
-    var values: [Unmanaged<NSManagedObject>] { slots.compactMap(\.object) }
+    var values: [Unmanaged<NSManagedObject>] {
+        slots.compactMap { $0.isLive ? Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: $0.bits)!) : nil }
+    }
+}
+
+extension IDKey {
+    /// The store tag and root entity number in one integer, for the registry's compact slots.
+    @inline(__always)
+    var packedOwner: Int64 { (Int64(truncatingIfNeeded: store) << 32) ^ Int64(truncatingIfNeeded: root) }
 }
 
 extension Int {

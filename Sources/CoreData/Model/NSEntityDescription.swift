@@ -27,7 +27,7 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     /// The model the entity belongs to.
     open internal(set) weak var managedObjectModel: NSManagedObjectModel!
     /// The entity this one inherits from.
-    open internal(set) weak var superentity: NSEntityDescription?
+    open internal(set) unowned var superentity: NSEntityDescription?
     /// Property names (or arrays of names) whose values must be unique among the entity's objects.
     open var uniquenessConstraints: [[Any]] = [] { willSet { assertMutable() } }
     /// The store indexes declared for the entity.
@@ -179,7 +179,7 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
     /// An optional partial-index predicate.
     open var partialIndexPredicate: NSPredicate?
     /// The entity the index belongs to.
-    open internal(set) weak var entity: NSEntityDescription?
+    open internal(set) unowned var entity: NSEntityDescription?
 
     public init(name: String, elements: [NSFetchIndexElementDescription]?) {
         self.name = name

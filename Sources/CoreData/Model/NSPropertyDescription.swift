@@ -38,7 +38,7 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     /// The name of this property in the previous model version, used by lightweight migration.
     open var renamingIdentifier: String? = nil
     /// The entity this property belongs to.
-    open internal(set) weak var entity: NSEntityDescription!
+    open internal(set) unowned var entity: NSEntityDescription!
 
     /// The predicates every value must satisfy when the object is saved.
     open private(set) var validationPredicates: [NSPredicate] = []

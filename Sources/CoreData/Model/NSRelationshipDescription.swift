@@ -23,9 +23,9 @@ public enum NSDeleteRule: UInt, Sendable {
 /// ```
 open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
     /// The entity at the other end.
-    open weak var destinationEntity: NSEntityDescription? { willSet { assertMutable() } }
+    open unowned var destinationEntity: NSEntityDescription? { willSet { assertMutable() } }
     /// The relationship that goes the other way, kept in step with this one.
-    open weak var inverseRelationship: NSRelationshipDescription? { willSet { assertMutable() } }
+    open unowned var inverseRelationship: NSRelationshipDescription? { willSet { assertMutable() } }
     /// The largest number of related objects; `1` makes a to-one relationship, `0` means no limit.
     open var maxCount: Int = 0 { willSet { assertMutable() } }
     /// The smallest number of related objects required at save.

@@ -12,10 +12,28 @@ internal struct RowSnapshot: @unchecked Sendable {
     var version: Int64
 }
 
-/// A row returned by a fetch: its ID and its snapshot.
-internal struct FetchedRow: Sendable {
-    let id: NSManagedObjectID
+/// A row returned by a fetch: its store, primary key and snapshot. The `NSManagedObjectID` is
+/// made only when asked for (``id``): a fetch of many rows does not allocate one per row.
+internal struct FetchedRow: @unchecked Sendable {
+    let store: NSPersistentStore
+    let primaryKey: Int64
     let snapshot: RowSnapshot
+
+    init(store: NSPersistentStore, primaryKey: Int64, snapshot: RowSnapshot) {
+        self.store = store
+        self.primaryKey = primaryKey
+        self.snapshot = snapshot
+    }
+
+    /// A row for a permanent ID.
+    init(id: NSManagedObjectID, snapshot: RowSnapshot) {
+        self.init(store: id.persistentStore!, primaryKey: id.key.value, snapshot: snapshot)
+    }
+
+    /// The key of the row's object ID.
+    var key: IDKey { IDKey(store: store.tag, root: snapshot.entity.layout.rootNumber, value: primaryKey) }
+    /// The row's object ID (a new instance on every call).
+    var id: NSManagedObjectID { NSManagedObjectID(entity: snapshot.entity, store: store, primaryKey: primaryKey) }
 }
 
 /// What a fetch asks a store for, compiled from an `NSFetchRequest`.

@@ -5,7 +5,8 @@ import Foundation
 internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private var connection: SQLiteConnection?
     private var schema: SQLiteSchema!
-    private var entitiesByNumber: [Int: NSEntityDescription] = [:]
+    /// Entities by `Z_ENT` number (index 0 unused): an array, read once per fetched row.
+    private var entitiesByNumber: [NSEntityDescription?] = []
     private var decodePlans: [ObjectIdentifier: FamilyDecoder] = [:]
 
     override var type: String { NSSQLiteStoreType }
@@ -39,6 +40,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw Self.openError(error, url: url)
         }
         schema = SQLiteSchema(model: model)
+        let highest = schema.entities.map(\.layout.entityNumber).max() ?? 0
+        entitiesByNumber = Array(repeating: nil, count: highest + 1)
         for entity in schema.entities { entitiesByNumber[entity.layout.entityNumber] = entity }
         do {
             if try (connection.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0) == 0 && !isReadOnly {
@@ -247,8 +250,11 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private final class FamilyDecoder {
         struct Slot { var index: Int; var column: Int32; var kind: Kind; var entityColumn: Int32 }
         enum Kind { case int, bool, double, decimal, string, date, data, uuid, url, objectIDAttribute, toOne(NSEntityDescription) }
+        /// What a row of one entity of the family decodes to.
+        struct Plan { let entity: NSEntityDescription; let slots: [Slot]; let propertyCount: Int }
         let selectList: String
-        var slotsByEntity: [Int: [Slot]] = [:]
+        /// Plans by `Z_ENT` number (`nil` for numbers outside the family).
+        var plans: [Plan?] = []
 
         init(root: NSEntityDescription, schema: SQLiteSchema) {
             let table = schema.tables.first { $0.root === root }!
@@ -282,7 +288,9 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     }
                     slots.append(Slot(index: index, column: column, kind: kind, entityColumn: entityColumn))
                 }
-                slotsByEntity[entity.layout.entityNumber] = slots
+                let number = entity.layout.entityNumber
+                if plans.count <= number { plans.append(contentsOf: repeatElement(nil, count: number + 1 - plans.count)) }
+                plans[number] = Plan(entity: entity, slots: slots, propertyCount: entity.layout.properties.count)
             }
         }
     }
@@ -295,13 +303,23 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return decoder
     }
 
+    /// The entity whose `Z_ENT` is `number`, if the model has one.
+    private func entity(numbered number: Int64) -> NSEntityDescription? {
+        number >= 0 && number < entitiesByNumber.count ? entitiesByNumber[Int(number)] : nil
+    }
+
     /// Reads the current row of `statement` (whose first columns are Z_PK, Z_ENT, Z_OPT, then the family's columns).
     private func decodeRow(_ statement: SQLiteStatement, decoder: FamilyDecoder) -> FetchedRow? {
         let pk = statement.int64(0)
         let number = Int(statement.int64(1))
-        guard let entity = entitiesByNumber[number], let slots = decoder.slotsByEntity[number] else { return nil }
-        var values = ContiguousArray<StoreValue>(repeating: .null, count: entity.layout.properties.count)
-        for slot in slots {
+        guard number >= 0, number < decoder.plans.count, let plan = decoder.plans[number] else { return nil }
+        let entity = plan.entity
+        var values = ContiguousArray<StoreValue>(unsafeUninitializedCapacity: plan.propertyCount) { buffer, count in
+            let count0 = plan.propertyCount
+            if count0 > 0 { buffer.baseAddress!.initialize(repeating: .null, count: count0) }
+            count = count0
+        }
+        for slot in plan.slots {
             let column = slot.column
             if case .int = slot.kind {
                 // One call per integer column: NULL reads as 0, so the type is checked only then.
@@ -343,14 +361,14 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             case .toOne(let destination):
                 var target = destination
                 if slot.entityColumn >= 0, !statement.isNull(slot.entityColumn),
-                   let exact = entitiesByNumber[Int(statement.int64(slot.entityColumn))] {
+                   let exact = self.entity(numbered: statement.int64(slot.entityColumn)) {
                     target = exact
                 }
                 values[slot.index] = .objectID(NSManagedObjectID(entity: target, store: self, primaryKey: statement.int64(column)))
             }
         }
         let snapshot = RowSnapshot(entity: entity, values: values, version: statement.int64(2))
-        return FetchedRow(id: NSManagedObjectID(entity: entity, store: self, primaryKey: pk), snapshot: snapshot)
+        return FetchedRow(store: self, primaryKey: pk, snapshot: snapshot)
     }
 
     /// The SQL and bindings of a plan's query, selecting `columns`.
@@ -409,7 +427,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
         var ids: [NSManagedObjectID] = []
         while try statement.step() {
-            guard let entity = entitiesByNumber[Int(statement.int64(1))] else { continue }
+            guard let entity = self.entity(numbered: statement.int64(1)) else { continue }
             ids.append(NSManagedObjectID(entity: entity, store: self, primaryKey: statement.int64(0)))
         }
         return ids
@@ -459,7 +477,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         statement.bind(pk, at: 1)
         var ids: [NSManagedObjectID] = []
         while try statement.step() {
-            guard let entity = entitiesByNumber[Int(statement.int64(1))] else { continue }
+            guard let entity = self.entity(numbered: statement.int64(1)) else { continue }
             ids.append(NSManagedObjectID(entity: entity, store: self, primaryKey: statement.int64(0)))
         }
         return ids
@@ -635,7 +653,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private func joinColumn(_ column: String, refersTo entity: NSEntityDescription) -> Bool {
         // Join columns are named Z_<entity number><NAME>; the number identifies the side's entity.
         let digits = column.dropFirst(2).prefix { $0.isNumber }
-        guard let number = Int(digits), let side = entitiesByNumber[number] else { return true }
+        guard let number = Int64(digits), let side = self.entity(numbered: number) else { return true }
         return side.rootEntity === entity.rootEntity
     }
 
