@@ -72,6 +72,7 @@ extension NSManagedObject {
     internal func didCommit(values: ContiguousArray<StoreValue>, version: Int64) {
         _snapshot = RowSnapshot(entity: entity, values: values, version: version)
         _changed.removeAll()
+        _hasMistypedValue = false
         _isInserted = false
         _isUpdated = false
         for (index, relation) in _relations {

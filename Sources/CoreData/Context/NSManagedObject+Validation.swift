@@ -45,14 +45,19 @@ extension NSManagedObject {
             return
         }
         for index in layout.validatedIndexes {
-            let property = layout.properties[index]
             let error: NSError?
-            if property is NSRelationshipDescription {
+            if !layout.storageKinds[index].isAttribute {
                 error = validationError(for: nil, at: index, checkRelationship: true)
             } else {
                 error = validationError(stored: storedValueForValidation(at: index), at: index)
             }
             if let error { errors.append(error) }
+        }
+        if _hasMistypedValue {
+            // Optional attributes without rules can break only one rule: the value's type.
+            for index in layout.typeCheckedIndexes {
+                if let error = validationError(stored: storedValueForValidation(at: index), at: index) { errors.append(error) }
+            }
         }
         try throwCollected(errors)
     }

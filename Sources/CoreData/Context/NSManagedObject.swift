@@ -78,6 +78,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     @exclusivity(unchecked) internal var _isInserted = false
     @exclusivity(unchecked) internal var _isDeleted = false
     @exclusivity(unchecked) internal var _isUpdated = false
+    /// Whether `setValue(_:forKey:)` stored a value of the wrong type for an attribute since the
+    /// last save: only then does validation check every attribute's type.
+    @exclusivity(unchecked) internal var _hasMistypedValue = false
 
     /// Creates an object of `entity` and inserts it into `context` (if any).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
@@ -244,7 +247,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     // MARK: Key-value coding
 
     internal func propertyIndex(forKey key: String) -> Int {
-        guard let index = layout.indexByName[key] else {
+        guard let index = layout.nameTable.index(of: key) else {
             preconditionFailure("[<\(type(of: self)) \(entity.name ?? "")> valueForUndefinedKey:]: the entity \(entity.name ?? "") is not key value coding-compliant for the key \"\(key)\".")
         }
         return index
@@ -336,21 +339,32 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     internal func setValue(_ value: Any?, at index: Int) {
         fireFaultIfNeeded()
-        let property = layout.properties[index]
-        if let relationship = property as? NSRelationshipDescription {
-            if relationship.isToMany {
-                setToMany(objectsFrom: value, at: index)
-            } else {
-                setToOne(value as? NSManagedObject, at: index)
-            }
+        switch layout.storageKinds[index] {
+        case .toOne:
+            setToOne(value as? NSManagedObject, at: index)
             return
+        case .toMany, .orderedToMany:
+            setToMany(objectsFrom: value, at: index)
+            return
+        default:
+            break
         }
-        let attribute = property as! NSAttributeDescription
         let stored: StoreValue
-        do {
-            stored = try StoreValue(converting: value, for: attribute)
-        } catch {
-            stored = .object(ObjectBox(value as Any))
+        if let value, !StoreValue.isNull(value) {
+            let type = layout.attributeTypes[index]
+            if let converted = StoreValue.convert(value, to: type) {
+                stored = converted
+            } else {
+                // Transformable values are kept as given; a value of the wrong type too, and
+                // validation at save reports it (Apple raises at once).
+                stored = .object(ObjectBox(value))
+                switch type {
+                case .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: break
+                default: _hasMistypedValue = true
+                }
+            }
+        } else {
+            stored = .null
         }
         setStoreValue(stored, at: index)
     }
@@ -412,6 +426,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         }
         return result
     }
+
+    /// Identity, as on Apple platforms (subclasses must not override `hash` or `isEqual(_:)`):
+    /// the object's address, not a hash of it, since sets of objects are built on every save.
+    open override var hash: Int { Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self))) }
 
     open override var description: String {
         let state = _isFault ? "<fault>" : "{" + layout.properties.compactMap { property -> String? in

@@ -27,34 +27,48 @@ extension NSManagedObjectContext {
 
         try validateForSave()
 
-        // Group the changes by store (one store in almost every stack).
-        var byStore: [ObjectIdentifier: (NSPersistentStore, SaveChanges)] = [:]
-        var storeOrder: [NSPersistentStore] = []
+        // Group the changes by store (one store in almost every stack), built in place.
+        var groups: [StoreChanges] = []
+        func group(for store: NSPersistentStore) -> Int {
+            if let index = groups.firstIndex(where: { $0.store === store }) { return index }
+            groups.append(StoreChanges(store: store))
+            return groups.count - 1
+        }
         func changes(for store: NSPersistentStore, _ body: (inout SaveChanges) -> Void) {
-            let key = ObjectIdentifier(store)
-            if byStore[key] == nil { byStore[key] = (store, SaveChanges()); storeOrder.append(store) }
-            body(&byStore[key]!.1)
+            body(&groups[group(for: store)].changes)
         }
         var insertedRows: [ContiguousArray<StoreValue>] = []
         var updatedRows: [ContiguousArray<StoreValue>] = []
         insertedRows.reserveCapacity(inserted.count)
         updatedRows.reserveCapacity(updated.count)
         var storeByEntity: [ObjectIdentifier: NSPersistentStore] = [:]
+        var lastEntity: NSEntityDescription?
+        var lastStore: NSPersistentStore?
         func store(for object: NSManagedObject) throws -> NSPersistentStore {
             if let store = try coordinator.ownStore(of: object.objectID) { return store }
-            if let store = storeByEntity[ObjectIdentifier(object.entity)] { return store }
-            let store = try coordinator.store(forNew: object.entity)
-            storeByEntity[ObjectIdentifier(object.entity)] = store
+            if object.entity === lastEntity, let lastStore { return lastStore }
+            let store: NSPersistentStore
+            if let known = storeByEntity[ObjectIdentifier(object.entity)] {
+                store = known
+            } else {
+                store = try coordinator.store(forNew: object.entity)
+                storeByEntity[ObjectIdentifier(object.entity)] = store
+            }
+            lastEntity = object.entity
+            lastStore = store
             return store
         }
         let savedInserts = inserted.objects
         let savedUpdates = updated.objects
         let savedDeletes = deleted.objects
+        var lastGroup = -1
         for object in savedInserts {
             let store = try store(for: object)
             let values = try object.valuesForStore()
             insertedRows.append(values)
-            changes(for: store) { $0.inserts.append(.init(id: object.objectID, values: values)) }
+            if lastGroup < 0 || groups[lastGroup].store !== store { lastGroup = group(for: store) }
+            groups[lastGroup].changes.inserts.append(.init(id: object.objectID, values: values))
+            groups[lastGroup].insertedObjects.append(object)
         }
         for object in savedUpdates {
             let values = try object.valuesForStore()
@@ -109,7 +123,7 @@ extension NSManagedObjectContext {
                 }
             }
         }
-        if let store = storeOrder.first ?? coordinator.persistentStores.first {
+        if let store = groups.first?.store ?? coordinator.persistentStores.first {
             changes(for: store) { changes in
                 changes.joinInserts = joinInserts.sorted { $0.first.key.value < $1.first.key.value }
                 changes.joinDeletes = Array(joinDeletes)
@@ -117,24 +131,31 @@ extension NSManagedObjectContext {
         }
 
         // Write.
-        var permanent: [IDKey: NSManagedObjectID] = [:]
-        for store in storeOrder {
-            let storeChanges = byStore[ObjectIdentifier(store)]!.1
-            guard !storeChanges.isEmpty else { continue }
+        var moves: [(NSManagedObject, NSManagedObjectID)] = []
+        moves.reserveCapacity(savedInserts.count)
+        for group in groups where !group.changes.isEmpty {
             do {
-                let result = try coordinator.save(storeChanges, to: store)
-                permanent.merge(result.permanentIDs) { $1 }
+                let result = try coordinator.save(group.changes, to: group.store)
+                for (object, id) in zip(group.insertedObjects, result.insertedIDs) where id !== object.objectID {
+                    moves.append((object, id))
+                }
             } catch let error as StoreConflictError {
                 throw mergeError(for: error)
             }
         }
 
         // Commit in memory.
-        reregister(savedInserts.compactMap { object in permanent[object.objectID.key].map { (object, $0) } })
+        let temporaryKeys = moves.map { $0.0.objectID.key }
+        reregister(moves)
+        var permanent: [IDKey: NSManagedObjectID]? // built only if a saved value refers to a new object
         func commit(_ object: NSManagedObject, _ saved: ContiguousArray<StoreValue>) {
             var values = saved
             for index in object.layout.rowIndexes {
-                if case .objectID(let id) = values[index], id.isTemporaryID, let resolved = permanent[id.key] { values[index] = .objectID(resolved) }
+                guard case .objectID(let id) = values[index], id.isTemporaryID else { continue }
+                if permanent == nil {
+                    permanent = Dictionary(zip(temporaryKeys, moves.lazy.map(\.1)), uniquingKeysWith: { $1 })
+                }
+                if let resolved = permanent![id.key] { values[index] = .objectID(resolved) }
             }
             let version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
             object.didCommit(values: values, version: version)
@@ -199,6 +220,13 @@ extension NSManagedObjectContext {
             "Could not merge changes: \(conflicts.count) object(s) changed in the store since they were read (\(conflicts.map { $0.sourceObject.objectID.uriRepresentation().absoluteString }.joined(separator: ", "))). Nothing was saved.",
             extra: ["conflictList": conflicts])
     }
+}
+
+/// One store's share of a save: its changes, and the inserted objects in the order of `changes.inserts`.
+private struct StoreChanges {
+    let store: NSPersistentStore
+    var changes = SaveChanges()
+    var insertedObjects: [NSManagedObject] = []
 }
 
 extension NSManagedObject {

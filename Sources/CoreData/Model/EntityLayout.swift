@@ -22,6 +22,11 @@ internal final class EntityLayout: @unchecked Sendable {
     let properties: [NSPropertyDescription]
     let propertiesByName: [String: NSPropertyDescription]
     let indexByName: [String: Int]
+    /// The same as ``indexByName``, faster to query: key-value coding's lookups go through it.
+    let nameTable: PropertyNameTable
+    /// Each attribute's type by property index (`.undefinedAttributeType` for relationships),
+    /// so the hot paths need no cast of the property description.
+    let attributeTypes: ContiguousArray<NSAttributeType>
     /// Indexes of the properties stored in the entity's row (attributes and to-one relationships, not transient).
     let rowIndexes: [Int]
     /// Indexes of all relationships.
@@ -36,9 +41,12 @@ internal final class EntityLayout: @unchecked Sendable {
     var descendants: [NSEntityDescription] = []
     /// The values a new object starts with.
     let defaultValues: ContiguousArray<StoreValue>
-    /// Indexes of the properties that validation must look at: relationships, non-optional
-    /// attributes, attributes with rules, and attributes whose values may be mistyped.
+    /// Indexes of the properties that validation must look at: relationships with a rule,
+    /// non-optional attributes and attributes with value rules.
     let validatedIndexes: [Int]
+    /// Attributes whose values `setValue(_:forKey:)` may have stored mistyped (every attribute
+    /// that does not hold arbitrary objects): checked only for objects that took such a value.
+    let typeCheckedIndexes: [Int]
     /// The class the name resolved to when the model froze (immutable: read without a lock).
     let initialClass: NSManagedObject.Type
     /// The class named by `managedObjectClassName`, or `NSManagedObject` (read through `instanceClass`).
@@ -68,6 +76,7 @@ internal final class EntityLayout: @unchecked Sendable {
         var attributeIndexes: [Int] = []
         var defaults = ContiguousArray<StoreValue>(repeating: .null, count: properties.count)
         var kinds = ContiguousArray<ManagedStorageKind>(repeating: .other, count: properties.count)
+        var attributeTypes = ContiguousArray<NSAttributeType>(repeating: .undefinedAttributeType, count: properties.count)
         for (index, property) in properties.enumerated() {
             byName[property.name] = property
             indexByName[property.name] = index
@@ -78,6 +87,7 @@ internal final class EntityLayout: @unchecked Sendable {
                     defaults[index] = (try? StoreValue(converting: value, for: attribute)) ?? .null
                 }
                 kinds[index] = ManagedStorageKind(attribute.attributeType)
+                attributeTypes[index] = attribute.attributeType
             } else if let relationship = property as? NSRelationshipDescription {
                 relationshipIndexes.append(index)
                 kinds[index] = !relationship.isToMany ? .toOne : relationship.isOrdered ? .orderedToMany : .toMany
@@ -89,6 +99,8 @@ internal final class EntityLayout: @unchecked Sendable {
         self.managedSerial = serial
         self.propertiesByName = byName
         self.indexByName = indexByName
+        self.nameTable = PropertyNameTable(properties.map(\.name))
+        self.attributeTypes = attributeTypes
         self.rowIndexes = rowIndexes
         self.relationshipIndexes = relationshipIndexes
         var relationshipMask = PropertyMask()
@@ -102,7 +114,11 @@ internal final class EntityLayout: @unchecked Sendable {
                 return !relationship.isOptional || relationship.minCount > 0 || (relationship.isToMany && relationship.maxCount > 0)
             }
             guard let attribute = properties[index] as? NSAttributeDescription else { return true }
-            return !attribute.isOptional || attribute.hasValueRules || !attribute.holdsObjects
+            return !attribute.isOptional || attribute.hasValueRules
+        }
+        self.typeCheckedIndexes = properties.indices.filter { index in
+            guard let attribute = properties[index] as? NSAttributeDescription else { return false }
+            return !attribute.holdsObjects && attribute.isOptional && !attribute.hasValueRules
         }
         self.objectClass = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
         self.initialClass = objectClass

@@ -99,9 +99,36 @@ internal struct SaveChanges: @unchecked Sendable {
     }
 }
 
-/// The outcome of a save: the permanent ID given to each inserted object, in insertion order.
+/// The outcome of a save: the permanent ID of each insert, in the order of
+/// ``SaveChanges/inserts`` (an insert whose ID was already permanent keeps it).
 internal struct SaveResult: Sendable {
-    var permanentIDs: [IDKey: NSManagedObjectID] = [:]
+    var insertedIDs: [NSManagedObjectID] = []
+}
+
+/// Turns the temporary IDs of a save's inserts into their permanent ones. The lookup table is
+/// built only when a temporary ID is met outside the inserts themselves (a relationship to a new
+/// object): a save of unrelated new objects never hashes their IDs.
+internal struct TemporaryIDResolver {
+    private let inserts: [SaveChanges.Insert]
+    private let permanent: [NSManagedObjectID]
+    private var table: [IDKey: NSManagedObjectID]?
+
+    init(inserts: [SaveChanges.Insert], permanent: [NSManagedObjectID]) {
+        self.inserts = inserts
+        self.permanent = permanent
+    }
+
+    /// `id`'s permanent ID if it is the temporary ID of one of the inserts, else `id`.
+    mutating func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID {
+        guard id.isTemporaryID else { return id }
+        if table == nil {
+            var table: [IDKey: NSManagedObjectID] = [:]
+            table.reserveCapacity(inserts.count)
+            for (insert, permanent) in zip(inserts, permanent) where insert.id.isTemporaryID { table[insert.id.key] = permanent }
+            self.table = table
+        }
+        return table![id.key] ?? id
+    }
 }
 
 /// An optimistic-locking failure found by a store: the row changed (or vanished) since the

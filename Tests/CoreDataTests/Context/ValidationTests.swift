@@ -32,6 +32,26 @@ struct ValidationTests {
         #expect(try stack.reopen().fetch("Car").isEmpty)
     }
 
+    /// An optional attribute without rules is type-checked only for objects that took a mistyped
+    /// value (the fast path skips it otherwise): an insert and an update must both still fail.
+    @Test func wrongTypeForAnOptionalAttributeWithoutRules() throws {
+        let stack = try TestStack()
+        let car = stack.insert("Car", ["name": "a"])
+        car.setValue("cheap", forKey: "price")
+        var error = try #require(saveError(stack))
+        #expect(error.code == NSManagedObjectValidationError)
+        #expect(error.userInfo[NSValidationKeyErrorKey] as? String == "price")
+        car.setValue(12.5, forKey: "price")
+        try stack.context.save()
+
+        car.setValue(Date(), forKey: "price")
+        error = try #require(saveError(stack))
+        #expect(error.userInfo[NSValidationKeyErrorKey] as? String == "price")
+        car.setValue(7, forKey: "price") // an integer converts to a Double attribute
+        try stack.context.save()
+        #expect(try stack.reopen().fetch("Car").first?.value(forKey: "price") as? Double == 7)
+    }
+
     @Test func outOfBounds() throws {
         let stack = try TestStack()
         let car = stack.insert("Car", ["name": "a", "year": 1700])

@@ -141,12 +141,13 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
         try checkUniqueness(changes)
 
-        var result = SaveResult()
-        for insert in changes.inserts where insert.id.isTemporaryID {
+        var insertedIDs = changes.inserts.map(\.id)
+        for (offset, insert) in changes.inserts.enumerated() where insert.id.isTemporaryID {
             let pk = try allocatePrimaryKeys(for: insert.id.entity, count: 1)[0]
-            result.permanentIDs[insert.id.key] = id(insert.id.entity, pk)
+            insertedIDs[offset] = id(insert.id.entity, pk)
         }
-        func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { id.isTemporaryID ? (result.permanentIDs[id.key] ?? id) : id }
+        var resolver = TemporaryIDResolver(inserts: changes.inserts, permanent: insertedIDs)
+        func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { resolver.resolve(id) }
         func resolved(_ values: ContiguousArray<StoreValue>, _ entity: NSEntityDescription) -> ContiguousArray<StoreValue> {
             var values = values
             for index in entity.layout.properties.indices where !entity.layout.properties[index].isStoredInRow { values[index] = .null }
@@ -157,8 +158,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             guard let pk = delete.id.primaryKey else { continue }
             rows[delete.id.entity.layout.root.layout.entityNumber]?[pk] = nil
         }
-        for insert in changes.inserts {
-            let permanent = resolve(insert.id)
+        for (insert, permanent) in zip(changes.inserts, insertedIDs) {
             rows[permanent.entity.layout.root.layout.entityNumber, default: [:]][permanent.primaryKey!] =
                 Row(snapshot: RowSnapshot(entity: permanent.entity, values: resolved(insert.values, permanent.entity), version: 1))
         }
@@ -186,7 +186,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             guard let owner = resolve(order.owner).primaryKey, let member = resolve(order.member).primaryKey else { continue }
             orders[OrderKey(relationship: ObjectIdentifier(order.relationship), owner: owner, member: member)] = order.position
         }
-        return result
+        return SaveResult(insertedIDs: insertedIDs)
     }
 
     /// Refuses a save that would leave two rows with the same values for a uniqueness constraint,

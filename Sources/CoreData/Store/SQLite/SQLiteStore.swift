@@ -314,61 +314,70 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let number = Int(statement.int64(1))
         guard number >= 0, number < decoder.plans.count, let plan = decoder.plans[number] else { return nil }
         let entity = plan.entity
-        var values = ContiguousArray<StoreValue>(unsafeUninitializedCapacity: plan.propertyCount) { buffer, count in
-            let count0 = plan.propertyCount
-            if count0 > 0 { buffer.baseAddress!.initialize(repeating: .null, count: count0) }
-            count = count0
-        }
-        for slot in plan.slots {
-            let column = slot.column
-            if case .int = slot.kind {
-                // One call per integer column: NULL reads as 0, so the type is checked only then.
-                let value = statement.int64(column)
-                if value != 0 || !statement.isNull(column) { values[slot.index] = .int(value) }
-                continue
-            }
-            if statement.isNull(column) { continue }
-            switch slot.kind {
-            case .int: break
-            case .bool: values[slot.index] = .bool(statement.int64(column) != 0)
-            case .double: values[slot.index] = .double(statement.double(column))
-            case .decimal:
-                if statement.columnType(column) == SQLITE_TEXT, let d = Decimal(string: statement.string(column), locale: Locale(identifier: "en_US_POSIX")) {
-                    values[slot.index] = .decimal(d)
-                } else if statement.columnType(column) == SQLITE_INTEGER {
-                    values[slot.index] = .decimal(Decimal(statement.int64(column)))
-                } else {
-                    // The shortest decimal text of the double is the value that was written.
-                    let double = statement.double(column)
-                    values[slot.index] = .decimal(Decimal(string: "\(double)", locale: Locale(identifier: "en_US_POSIX")) ?? Decimal(double))
+        // Written in place: every slot starts as .null (no payload), so a decoded value may be
+        // stored over it without destroying anything.
+        let values = ContiguousArray<StoreValue>(unsafeUninitializedCapacity: plan.propertyCount) { buffer, count in
+            count = plan.propertyCount
+            guard count > 0, let base = buffer.baseAddress else { return }
+            base.initialize(repeating: .null, count: count)
+            for slot in plan.slots {
+                let column = slot.column
+                if case .int = slot.kind {
+                    // One call per integer column: NULL reads as 0, so the type is checked only then.
+                    let value = statement.int64(column)
+                    if value != 0 || !statement.isNull(column) { (base + slot.index).initialize(to: .int(value)) }
+                    continue
                 }
-            case .string: values[slot.index] = .string(statement.string(column))
-            case .date: values[slot.index] = .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
-            case .data: values[slot.index] = .data(statement.data(column))
-            case .uuid:
-                let data = statement.data(column)
-                if data.count == 16 {
-                    values[slot.index] = .uuid(data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) })
-                } else if let uuid = UUID(uuidString: statement.string(column)) {
-                    values[slot.index] = .uuid(uuid)
-                }
-            case .url:
-                if let url = URL(string: statement.string(column)) { values[slot.index] = .url(url) }
-            case .objectIDAttribute:
-                if let url = URL(string: statement.string(column)), let id = persistentStoreCoordinator?.managedObjectID(forURIRepresentation: url) {
-                    values[slot.index] = .objectID(id)
-                }
-            case .toOne(let destination):
-                var target = destination
-                if slot.entityColumn >= 0, !statement.isNull(slot.entityColumn),
-                   let exact = self.entity(numbered: statement.int64(slot.entityColumn)) {
-                    target = exact
-                }
-                values[slot.index] = .objectID(NSManagedObjectID(entity: target, store: self, primaryKey: statement.int64(column)))
+                if statement.isNull(column) { continue }
+                (base + slot.index).initialize(to: decodeValue(slot, statement))
             }
         }
         let snapshot = RowSnapshot(entity: entity, values: values, version: statement.int64(2))
         return FetchedRow(store: self, primaryKey: pk, snapshot: snapshot)
+    }
+
+    /// The value of a non-NULL column in the storage form of its property (`.null` if unreadable).
+    private func decodeValue(_ slot: FamilyDecoder.Slot, _ statement: SQLiteStatement) -> StoreValue {
+        let column = slot.column
+        switch slot.kind {
+        case .int: return .int(statement.int64(column))
+        case .bool: return .bool(statement.int64(column) != 0)
+        case .double: return .double(statement.double(column))
+        case .decimal:
+            if statement.columnType(column) == SQLITE_TEXT, let d = Decimal(string: statement.string(column), locale: Locale(identifier: "en_US_POSIX")) {
+                return .decimal(d)
+            } else if statement.columnType(column) == SQLITE_INTEGER {
+                return .decimal(Decimal(statement.int64(column)))
+            } else {
+                // The shortest decimal text of the double is the value that was written.
+                let double = statement.double(column)
+                return .decimal(Decimal(string: "\(double)", locale: Locale(identifier: "en_US_POSIX")) ?? Decimal(double))
+            }
+        case .string: return .string(statement.string(column))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
+        case .data: return .data(statement.data(column))
+        case .uuid:
+            let data = statement.data(column)
+            if data.count == 16 {
+                return .uuid(data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) })
+            } else if let uuid = UUID(uuidString: statement.string(column)) {
+                return .uuid(uuid)
+            }
+        case .url:
+            if let url = URL(string: statement.string(column)) { return .url(url) }
+        case .objectIDAttribute:
+            if let url = URL(string: statement.string(column)), let id = persistentStoreCoordinator?.managedObjectID(forURIRepresentation: url) {
+                return .objectID(id)
+            }
+        case .toOne(let destination):
+            var target = destination
+            if slot.entityColumn >= 0, !statement.isNull(slot.entityColumn),
+               let exact = self.entity(numbered: statement.int64(slot.entityColumn)) {
+                target = exact
+            }
+            return .objectID(NSManagedObjectID(entity: target, store: self, primaryKey: statement.int64(column)))
+        }
+        return .null
     }
 
     /// The SQL and bindings of a plan's query, selecting `columns`.
@@ -520,8 +529,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private func write(_ changes: SaveChanges) throws -> SaveResult {
         let db = try self.db
         return try db.transaction {
-            var result = SaveResult()
             // Primary keys in insertion order, one sequence per root table.
+            var insertedIDs = changes.inserts.map(\.id)
             var pending: [ObjectIdentifier: [Int]] = [:]
             var roots: [NSEntityDescription] = []
             for (offset, insert) in changes.inserts.enumerated() where insert.id.isTemporaryID {
@@ -533,11 +542,11 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 let offsets = pending[ObjectIdentifier(root)]!
                 let keys = try allocateKeys(root: root, count: offsets.count)
                 for (offset, key) in zip(offsets, keys) {
-                    let temporary = changes.inserts[offset].id
-                    result.permanentIDs[temporary.key] = NSManagedObjectID(entity: temporary.entity, store: self, primaryKey: key)
+                    insertedIDs[offset] = NSManagedObjectID(entity: changes.inserts[offset].id.entity, store: self, primaryKey: key)
                 }
             }
-            func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { id.isTemporaryID ? (result.permanentIDs[id.key] ?? id) : id }
+            var resolver = TemporaryIDResolver(inserts: changes.inserts, permanent: insertedIDs)
+            func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { resolver.resolve(id) }
 
             var conflicts: [StoreConflict] = []
             for delete in changes.deletes {
@@ -561,8 +570,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                     }
                 }
             }
-            for insert in changes.inserts {
-                let id = resolve(insert.id)
+            for (offset, insert) in changes.inserts.enumerated() {
+                let id = insertedIDs[offset]
                 let layout = id.entity.layout
                 let (statement, slots) = try insertStatement(for: id.entity)
                 statement.bind(id.primaryKey!, at: 1)
@@ -646,7 +655,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 try statement.step()
                 statement.reset()
             }
-            return result
+            return SaveResult(insertedIDs: insertedIDs)
         }
     }
 
