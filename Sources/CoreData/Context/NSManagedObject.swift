@@ -339,7 +339,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     internal func setValue(_ value: Any?, at index: Int) {
         fireFaultIfNeeded()
-        switch layout.storageKinds[index] {
+        let kind = layout.storageKinds[index]
+        switch kind {
         case .toOne:
             setToOne(value as? NSManagedObject, at: index)
             return
@@ -350,7 +351,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             break
         }
         let stored: StoreValue
-        if let value, !StoreValue.isNull(value) {
+        if let value, let converted = StoreValue.fastConvert(value, kind: kind) {
+            stored = converted
+        } else if let value, !StoreValue.isNull(value) {
             let type = layout.attributeTypes[index]
             if let converted = StoreValue.convert(value, to: type) {
                 stored = converted
@@ -430,6 +433,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Identity, as on Apple platforms (subclasses must not override `hash` or `isEqual(_:)`):
     /// the object's address, not a hash of it, since sets of objects are built on every save.
     open override var hash: Int { Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self))) }
+
+    /// Identity: an object equals only itself.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSManagedObject else { return false }
+        return other === self
+    }
 
     open override var description: String {
         let state = _isFault ? "<fault>" : "{" + layout.properties.compactMap { property -> String? in

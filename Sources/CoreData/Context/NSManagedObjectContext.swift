@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An object graph in memory: the objects fetched from and inserted into the stores, their
 /// changes, and the queue they live on.
@@ -70,8 +71,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private var _parent: NSManagedObjectContext?
 
     // The object graph.
-    private let registryLock = NSLock()
-    @exclusivity(unchecked) private var registry = ObjectRegistry()
+    /// Objects by ID, behind a lock: objects unregister from their `deinit`, on any thread.
+    /// (`Mutex`, not `NSLock`: every fetched object takes it twice, once in and once out.)
+    private let registry = Mutex(ObjectRegistry())
     @exclusivity(unchecked) private var retained: [IDKey: NSManagedObject] = [:]
     @exclusivity(unchecked) internal var inserted = OrderedObjectSet()
     @exclusivity(unchecked) internal var updated = OrderedObjectSet()
@@ -102,10 +104,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     deinit {
-        registryLock.lock()
-        let objects = registry.values.map { $0.takeUnretainedValue() } // strong, while we detach them
-        registry.removeAll()
-        registryLock.unlock()
+        let objects = registry.withLock { registry in
+            defer { registry.removeAll() }
+            return registry.values.map { $0.takeUnretainedValue() } // strong, while we detach them
+        }
         Self.detach(objects)
     }
 
@@ -214,26 +216,22 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // MARK: Registration
 
     internal func register(_ object: NSManagedObject) {
-        registryLock.lock()
-        registry[object.idKey] = Unmanaged.passUnretained(object)
-        registryLock.unlock()
+        let key = object.idKey
+        registry.withLock { $0[key] = Unmanaged.passUnretained(object) }
         if retainsRegisteredObjects { retained[object.idKey] = object }
     }
 
     internal func unregister(_ object: NSManagedObject) {
-        registryLock.lock()
-        if let current = registry[object.idKey], current.takeUnretainedValue() === object {
-            registry[object.idKey] = nil
+        let key = object.idKey
+        registry.withLock { registry in
+            if let current = registry[key], current.takeUnretainedValue() === object { registry[key] = nil }
         }
-        registryLock.unlock()
         retained[object.idKey] = nil
     }
 
     /// Runs `body` with the registry locked (one lock for a whole fetch).
     internal func withRegistryLock(_ body: (inout ObjectRegistry) -> Void) {
-        registryLock.lock()
-        body(&registry)
-        registryLock.unlock()
+        registry.withLock { body(&$0) }
     }
 
     internal func retainRegistered(_ object: NSManagedObject) {
@@ -242,25 +240,21 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Called from an object's `deinit`.
     internal func unregisterOnDeinit(_ key: IDKey) {
-        registryLock.lock()
-        registry[key] = nil
-        registryLock.unlock()
+        registry.withLock { $0[key] = nil }
     }
 
     internal func registered(_ key: IDKey) -> NSManagedObject? {
-        registryLock.lock()
-        defer { registryLock.unlock() }
-        return registry[key]?.takeUnretainedValue()
+        registry.withLock { $0[key]?.takeUnretainedValue() }
     }
 
     /// Moves an object to its new (permanent) ID.
     internal func reregister(_ object: NSManagedObject, as id: NSManagedObjectID) {
-        registryLock.lock()
-        registry[object.idKey] = nil
         let old = object.idKey
-        object.objectID = id
-        registry[id.key] = Unmanaged.passUnretained(object)
-        registryLock.unlock()
+        registry.withLock { registry in
+            registry[old] = nil
+            object.objectID = id
+            registry[id.key] = Unmanaged.passUnretained(object)
+        }
         if let kept = retained.removeValue(forKey: old) { retained[id.key] = kept }
     }
 
@@ -268,15 +262,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     internal func reregister(_ moves: [(NSManagedObject, NSManagedObjectID)]) {
         var oldKeys: [IDKey] = []
         oldKeys.reserveCapacity(retained.isEmpty ? 0 : moves.count)
-        registryLock.lock()
-        for (object, id) in moves {
-            let old = object.idKey
-            if !retained.isEmpty { oldKeys.append(old) }
-            registry[old] = nil
-            object.objectID = id
-            registry[id.key] = Unmanaged.passUnretained(object)
+        let keepsOldKeys = !retained.isEmpty
+        registry.withLock { registry in
+            for (object, id) in moves {
+                let old = object.idKey
+                if keepsOldKeys { oldKeys.append(old) }
+                registry[old] = nil
+                object.objectID = id
+                registry[id.key] = Unmanaged.passUnretained(object)
+            }
         }
-        registryLock.unlock()
         guard !retained.isEmpty else { return }
         for (offset, (object, _)) in moves.enumerated() {
             retained[oldKeys[offset]] = nil
@@ -286,9 +281,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// The objects registered in the context.
     open var registeredObjects: Set<NSManagedObject> {
-        registryLock.lock()
-        defer { registryLock.unlock() }
-        return Set(registry.values.map { $0.takeUnretainedValue() })
+        let objects = registry.withLock { $0.values.map { $0.takeUnretainedValue() } }
+        return Set(objects)
     }
 
     /// The object registered for `objectID`, or `nil`.
@@ -466,10 +460,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Forgets every object: the context is as new. Objects already handed out become invalid.
     open func reset() {
-        registryLock.lock()
-        let objects = registry.values.map { $0.takeUnretainedValue() }
-        registry.removeAll()
-        registryLock.unlock()
+        let objects = registry.withLock { registry in
+            defer { registry.removeAll() }
+            return registry.values.map { $0.takeUnretainedValue() }
+        }
         retained.removeAll()
         Self.detach(objects + inserted.objects + pendingDeletes)
         inserted.removeAll()

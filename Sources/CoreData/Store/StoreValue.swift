@@ -68,8 +68,40 @@ extension StoreValue {
     /// The caller has checked that the dynamic type is exactly `T`.
     @inline(__always)
     static func unboxInline<T: BitwiseCopyable>(_ value: Any, as type: T.Type) -> T {
-        assert(Swift.type(of: value) == T.self && MemoryLayout<T>.size <= 3 * MemoryLayout<Int>.size)
+        assert(MemoryLayout<T>.size <= 3 * MemoryLayout<Int>.size)
         return withUnsafeBytes(of: value) { $0.load(as: T.self) }
+    }
+
+    /// The storage form of the commonest values (`Int`, `Int64`, `Double`, `Bool`, `String`,
+    /// `Date`) for the commonest attribute kinds, decided on the value's exact dynamic type with
+    /// no dynamic cast; `nil` means "take the general path" (``convert(_:to:)``), not "wrong type".
+    @inline(__always)
+    static func fastConvert(_ value: Any, kind: ManagedStorageKind) -> StoreValue? {
+        let type = Swift.type(of: value)
+        switch kind {
+        case .integer64, .integer32, .integer16:
+            let v: Int64
+            if type == Int.self { v = Int64(unboxInline(value, as: Int.self)) }
+            else if type == Int64.self { v = unboxInline(value, as: Int64.self) }
+            else { return nil }
+            switch kind {
+            case .integer16: return v >= Int64(Int16.min) && v <= Int64(Int16.max) ? .int(v) : nil
+            case .integer32: return v >= Int64(Int32.min) && v <= Int64(Int32.max) ? .int(v) : nil
+            default: return .int(v)
+            }
+        case .double:
+            if type == Double.self { return .double(unboxInline(value, as: Double.self)) }
+            if type == Int.self { return .double(Double(unboxInline(value, as: Int.self))) }
+            return nil
+        case .bool:
+            return type == Bool.self ? .bool(unboxInline(value, as: Bool.self)) : nil
+        case .date:
+            return type == Date.self ? .date(Date(timeIntervalSinceReferenceDate: unboxInline(value, as: Double.self))) : nil
+        case .string:
+            return type == String.self ? .string(value as! String) : nil
+        default:
+            return nil
+        }
     }
 
     /// Whether a value is `NSNull`, tested on its dynamic type so that Swift values are not
@@ -79,6 +111,7 @@ extension StoreValue {
 
     /// The storage form of `value` for an attribute type, or `nil` if it has the wrong type.
     static func convert(_ value: Any, to type: NSAttributeType) -> StoreValue? {
+        if Swift.type(of: value) is NSNumber.Type { return convert(number: value as! NSNumber, to: type) }
         switch type {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
             guard let v = integer(value) else { return nil }
@@ -138,6 +171,28 @@ extension StoreValue {
         }
     }
 
+    /// ``convert(_:to:)`` for an `NSNumber` (what key-value coding hands out, and so what a
+    /// `validateValue(_:forKey:)` override passes back): no bridging casts.
+    private static func convert(number: NSNumber, to type: NSAttributeType) -> StoreValue? {
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            guard let v = integer(exactly: number) else { return nil }
+            switch type {
+            case .integer16AttributeType: guard v >= Int64(Int16.min) && v <= Int64(Int16.max) else { return nil }
+            case .integer32AttributeType: guard v >= Int64(Int32.min) && v <= Int64(Int32.max) else { return nil }
+            default: break
+            }
+            return .int(v)
+        case .booleanAttributeType: return .bool(number.boolValue)
+        case .doubleAttributeType, .floatAttributeType: return .double(number.doubleValue)
+        case .decimalAttributeType:
+            if let decimal = number as? NSDecimalNumber { return .decimal(decimal.decimalValue) }
+            if let v = integer(exactly: number) { return .decimal(Decimal(v)) }
+            return .decimal(Decimal(number.doubleValue))
+        default: return nil
+        }
+    }
+
     /// An integer from any Swift integer type or an integral `NSNumber`.
     static func integer(_ value: Any) -> Int64? {
         // Exact type matches first: a failed cast costs protocol-conformance lookups.
@@ -146,6 +201,11 @@ extension StoreValue {
         if type == Int64.self { return unboxInline(value, as: Int64.self) }
         if type == Int32.self { return Int64(unboxInline(value, as: Int32.self)) }
         if type == Int16.self { return Int64(unboxInline(value, as: Int16.self)) }
+        if type is NSNumber.Type {
+            // What value(forKey:) hands out (and so what validateValue(_:forKey:) receives):
+            // checked before the Swift integer casts, which would each try to bridge it.
+            return integer(exactly: value as! NSNumber)
+        }
         switch value {
         case let v as Int: return Int64(v)
         case let v as Int64: return v
@@ -158,12 +218,16 @@ extension StoreValue {
         case let v as UInt: return v <= UInt(Int64.max) ? Int64(v) : nil
         case let v as UInt64: return v <= UInt64(Int64.max) ? Int64(v) : nil
         case let v as Bool: return v ? 1 : 0
-        case let n as NSNumber:
-            let d = n.doubleValue
-            guard d == d.rounded(), abs(d) < 9.3e18 else { return nil }
-            return n.int64Value
+        case let n as NSNumber: return integer(exactly: n)
         default: return nil
         }
+    }
+
+    /// An `NSNumber`'s value if it is integral and fits in 64 bits.
+    private static func integer(exactly number: NSNumber) -> Int64? {
+        let d = number.doubleValue
+        guard d == d.rounded(), abs(d) < 9.3e18 else { return nil }
+        return number.int64Value
     }
 
     /// The value as key-value coding returns it: `NSNumber` for numbers and Booleans (as on Apple

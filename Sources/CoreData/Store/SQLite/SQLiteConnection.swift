@@ -126,6 +126,12 @@ internal final class SQLiteStatement {
         sqlite3_clear_bindings(stmt)
     }
 
+    /// Resets without clearing the bindings: for statements whose every parameter is bound
+    /// before each step (the per-row `INSERT` of a save).
+    func resetKeepingBindings() {
+        sqlite3_reset(stmt)
+    }
+
     /// Advances to the next row; `false` when done.
     @discardableResult
     func step() throws -> Bool {

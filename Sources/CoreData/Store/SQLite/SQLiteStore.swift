@@ -251,7 +251,16 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         struct Slot { var index: Int; var column: Int32; var kind: Kind; var entityColumn: Int32 }
         enum Kind { case int, bool, double, decimal, string, date, data, uuid, url, objectIDAttribute, toOne(NSEntityDescription) }
         /// What a row of one entity of the family decodes to.
-        struct Plan { let entity: NSEntityDescription; let slots: [Slot]; let propertyCount: Int }
+        final class Plan {
+            let entity: NSEntityDescription
+            let slots: [Slot]
+            let propertyCount: Int
+            init(entity: NSEntityDescription, slots: [Slot], propertyCount: Int) {
+                self.entity = entity
+                self.slots = slots
+                self.propertyCount = propertyCount
+            }
+        }
         let selectList: String
         /// Plans by `Z_ENT` number (`nil` for numbers outside the family).
         var plans: [Plan?] = []
@@ -580,8 +589,9 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 for slot in slots {
                     bindSlot(slot, values: insert.values, statement: statement, at: &position, resolve: resolve)
                 }
-                try statement.step()
-                statement.reset()
+                // Every parameter was bound above: no need to clear them.
+                do { try statement.step() } catch { statement.reset(); throw error }
+                statement.resetKeepingBindings()
             }
             for update in changes.updates {
                 guard let pk = update.id.primaryKey else { continue }
