@@ -434,10 +434,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// the object's address, not a hash of it, since sets of objects are built on every save.
     open override var hash: Int { Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self))) }
 
-    /// Identity: an object equals only itself.
+    /// Identity: an object equals only itself. (Decided on the value's dynamic type and address,
+    /// without a dynamic cast: sets of objects compare elements on every hash collision.)
     open override func isEqual(_ object: Any?) -> Bool {
-        guard let other = object as? NSManagedObject else { return false }
-        return other === self
+        guard let object, Swift.type(of: object) == Swift.type(of: self) else { return false }
+        // Same class, so the existential holds a reference in its first word.
+        let address = withUnsafeBytes(of: object) { $0.load(as: UnsafeRawPointer?.self) }
+        return address == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
     }
 
     open override var description: String {

@@ -233,12 +233,12 @@ extension NSManagedObject {
     /// The values to write: to-one relationships as IDs, transformable values encoded.
     internal func valuesForStore() throws -> ContiguousArray<StoreValue> {
         var values = persistentValues()
-        for index in layout.attributeIndexes {
-            guard case .object(let box) = values[index], let attribute = layout.properties[index] as? NSAttributeDescription else { continue }
-            if attribute.isTransient { values[index] = .null; continue }
+        for index in layout.objectAttributeIndexes {
+            guard case .object(let box) = values[index], let attribute = layout.properties[index] as? NSAttributeDescription,
+                  !attribute.isTransient else { continue }
             values[index] = .data(try TransformableCoding.encode(box.value, for: attribute))
         }
-        for index in layout.properties.indices where layout.properties[index].isTransient { values[index] = .null }
+        for index in layout.transientIndexes { values[index] = .null }
         return values
     }
 

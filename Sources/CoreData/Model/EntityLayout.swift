@@ -35,6 +35,11 @@ internal final class EntityLayout: @unchecked Sendable {
     let relationshipMask: PropertyMask
     /// Indexes of the attributes.
     let attributeIndexes: [Int]
+    /// Indexes of the transient properties (never written).
+    let transientIndexes: [Int]
+    /// Indexes of the attributes that hold objects (transformable, undefined, composite): their
+    /// values are encoded before they are written.
+    let objectAttributeIndexes: [Int]
     /// This entity's `Z_ENT` and those of all its sub-entities.
     var entityNumbers: [Int] = []
     /// All concrete entities at or below this one, this one first.
@@ -107,6 +112,8 @@ internal final class EntityLayout: @unchecked Sendable {
         for index in relationshipIndexes { relationshipMask.insert(index) }
         self.relationshipMask = relationshipMask
         self.attributeIndexes = attributeIndexes
+        self.transientIndexes = properties.indices.filter { properties[$0].isTransient }
+        self.objectAttributeIndexes = attributeIndexes.filter { (properties[$0] as? NSAttributeDescription)?.holdsObjects ?? false }
         self.defaultValues = defaults
         self.validatedIndexes = properties.indices.filter { index in
             if let relationship = properties[index] as? NSRelationshipDescription {
