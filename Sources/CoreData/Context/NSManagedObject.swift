@@ -28,7 +28,16 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The object's ID: temporary until the object is saved, then permanent.
     open internal(set) var objectID: NSManagedObjectID {
         get {
-            if let id = _objectID { return id }
+            if let id = _objectID {
+                // Inserted in a child context and saved into the parent: once the chain's root
+                // has saved it, the object answers with its permanent ID.
+                if _mayBeForwarded, let context = _context, let permanent = context.forwardedID(for: id) {
+                    _mayBeForwarded = false
+                    context.reregister(self, as: permanent)
+                    return permanent
+                }
+                return id
+            }
             let id: NSManagedObjectID
             if let store = _idStore {
                 id = NSManagedObjectID(entity: entity, store: store, primaryKey: _idPrimaryKey)
@@ -81,6 +90,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Whether `setValue(_:forKey:)` stored a value of the wrong type for an attribute since the
     /// last save: only then does validation check every attribute's type.
     @exclusivity(unchecked) internal var _hasMistypedValue = false
+    /// Inserted into this (parent) context by a child's save under a temporary ID: when it gets
+    /// its permanent ID, the chain's forwarding table records the move.
+    @exclusivity(unchecked) internal var _insertedByChild = false
+    /// Inserted here and saved into the parent context under a temporary ID: the ID may have
+    /// become permanent higher up the chain since.
+    @exclusivity(unchecked) internal var _mayBeForwarded = false
 
     /// Creates an object of `entity` and inserts it into `context` (if any).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {

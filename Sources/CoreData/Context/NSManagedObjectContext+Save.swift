@@ -11,10 +11,8 @@ extension NSManagedObjectContext {
     public func save() throws {
         processPendingChanges()
         guard hasChanges else { return }
-        if parent != nil {
-            throw CoreDataError.make(.coreData, "Saving a child context into its parent context is not implemented yet (nested contexts arrive with part 2)")
-        }
-        guard let coordinator = persistentStoreCoordinator else {
+        let parent = self.parent
+        guard parent != nil || persistentStoreCoordinator != nil else {
             throw CoreDataError.make(.persistentStoreSave, "The context has no persistent store coordinator; nothing was saved")
         }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
@@ -26,6 +24,18 @@ extension NSManagedObjectContext {
         processPendingChanges() // willSave may have deleted objects
 
         try validateForSave()
+
+        if let parent {
+            // A child context: the changes go one level up, not to the store.
+            let savedInserts = inserted.objects
+            let savedUpdates = updated.objects
+            let savedDeletes = deleted.objects
+            try saveToParent(parent, inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
+            for object in savedInserts + savedUpdates + savedDeletes { object.didSave() }
+            postDidSave(inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
+            return
+        }
+        let coordinator = persistentStoreCoordinator!
 
         // Group the changes by store (one store in almost every stack), built in place.
         var groups: [StoreChanges] = []
@@ -145,8 +155,10 @@ extension NSManagedObjectContext {
         }
 
         // Commit in memory.
-        let temporaryKeys = moves.map { $0.0.objectID.key }
+        let temporaryIDs = moves.map { $0.0.objectID }
+        let temporaryKeys = temporaryIDs.map(\.key)
         reregister(moves)
+        recordForwarding(moves, temporaryIDs: temporaryIDs)
         var permanent: [IDKey: NSManagedObjectID]? // built only if a saved value refers to a new object
         func commit(_ object: NSManagedObject, _ saved: ContiguousArray<StoreValue>) {
             var values = saved
@@ -172,8 +184,13 @@ extension NSManagedObjectContext {
         deleted.removeAll()
         for object in savedInserts + savedUpdates + savedDeletes { object.didSave() }
 
+        postDidSave(inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
+    }
+
+    /// `NSManagedObjectContextDidSave` with Apple's keys.
+    private func postDidSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
-            NSInsertedObjectsKey: Set(savedInserts), NSUpdatedObjectsKey: Set(savedUpdates), NSDeletedObjectsKey: Set(savedDeletes),
+            NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted),
         ])
     }
 

@@ -68,12 +68,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }()
 
     private var _coordinator: NSPersistentStoreCoordinator?
-    private var _parent: NSManagedObjectContext?
+    internal private(set) var _parent: NSManagedObjectContext?
 
     // The object graph.
     /// Objects by ID, behind a lock: objects unregister from their `deinit`, on any thread.
     /// (`Mutex`, not `NSLock`: every fetched object takes it twice, once in and once out.)
     private let registry = Mutex(ObjectRegistry())
+    /// Temporary IDs of objects from child contexts that became permanent when this context
+    /// saved (used on the root context of a chain; see `NSManagedObjectContext+Nesting.swift`).
+    internal let idForwarding = IDForwarding()
     @exclusivity(unchecked) private var retained: [IDKey: NSManagedObject] = [:]
     @exclusivity(unchecked) internal var inserted = OrderedObjectSet()
     @exclusivity(unchecked) internal var updated = OrderedObjectSet()
@@ -163,14 +166,24 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             withCurrent(block)
         } else {
             // For a main-queue context `queue` is the main queue: the block waits for the main thread.
-            queue.sync { withCurrent(block) }
+            let holdsMainQueue = Self.isMainQueueHeldByCaller
+            queue.sync { CurrentContext.holdingMainQueue(holdsMainQueue) { withCurrent(block) } }
         }
     }
 
     /// Runs `block` on the calling thread while holding the context's queue, returning its value.
     open func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
         if isOnQueue { return try withCurrent(block) }
-        return try queue.sync { try withCurrent(block) }
+        let holdsMainQueue = Self.isMainQueueHeldByCaller
+        return try queue.sync { try CurrentContext.holdingMainQueue(holdsMainQueue) { try withCurrent(block) } }
+    }
+
+    /// Whether the calling code runs on the main queue — directly, or inside another context's
+    /// `performAndWait` called from it (`queue.sync` runs the block on the caller's thread, which
+    /// keeps the main queue, but `DispatchQueue.getSpecific` then answers for the inner queue).
+    /// A child of a main-queue context reaches its parent from there without deadlock.
+    private static var isMainQueueHeldByCaller: Bool {
+        DispatchQueue.getSpecific(key: mainQueueKey) == true || Thread.isMainThread || CurrentContext.holdsMainQueue
     }
 
     /// Runs `block` on the context's queue and returns its value.
@@ -198,7 +211,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if concurrencyType == .mainQueueConcurrencyType {
             // The main queue is not always drained by the main thread on Linux (Swift's main
             // executor may run it elsewhere), so ask the queue, and accept the main thread too.
-            return DispatchQueue.getSpecific(key: Self.mainQueueKey) == true || Thread.isMainThread
+            return Self.isMainQueueHeldByCaller
         }
         if concurrencyType == .confinementConcurrencyType { return true } // its caller's thread is its queue
         return DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) || CurrentContext.contains(self)
@@ -244,7 +257,21 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     internal func registered(_ key: IDKey) -> NSManagedObject? {
-        registry.withLock { $0[key]?.takeUnretainedValue() }
+        registered(key, followingForwarding: true)
+    }
+
+    internal func registered(_ key: IDKey, followingForwarding: Bool) -> NSManagedObject? {
+        if let object = registry.withLock({ $0[key]?.takeUnretainedValue() }) { return object }
+        return followingForwarding ? registeredFollowingForwarding(key) : nil
+    }
+
+    /// Registers an object a child's save inserted here, as this context's own insert.
+    internal func adoptInsertedFromChild(_ object: NSManagedObject) {
+        object._context = self
+        object._isInserted = true
+        register(object)
+        inserted.insert(object)
+        pendingChangeNotice.inserted.append(object)
     }
 
     /// Moves an object to its new (permanent) ID.
@@ -314,7 +341,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             }
             return object
         }
-        guard !objectID.isTemporaryID, let snapshot = snapshotForFault(objectID) else { throw missingObjectError(objectID) }
+        guard !objectID.isTemporaryID || _parent != nil, let snapshot = snapshotForFault(objectID) else { throw missingObjectError(objectID) }
         let object = objectID.entity.layout.instanceClass.init(entity: snapshot.entity, insertInto: nil)
         object.becomeFault(objectID, snapshot: snapshot, in: self)
         return object
@@ -327,15 +354,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// The row for a fault, from the parent context or the store.
     internal func snapshotForFault(_ id: NSManagedObjectID) -> RowSnapshot? {
-        if let parent = _parent {
-            return parent.performAndWait { () -> RowSnapshot? in
-                if let object = parent.registered(id.key), !object._isFault || object._hasData {
-                    object.fireFaultIfNeeded()
-                    return RowSnapshot(entity: object.entity, values: object.persistentValues(), version: object._snapshot?.version ?? 0)
-                }
-                return parent.snapshotForFault(id)
-            }
-        }
+        if let parent = _parent { return parentSnapshot(for: id, in: parent) }
+        if id.isTemporaryID { return nil }
         return try? persistentStoreCoordinator?.row(for: id)
     }
 
@@ -515,7 +535,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 internal enum CurrentContext {
     private static let key = "CoreData.CurrentContext"
 
-    private final class Stack { var contexts: [Unmanaged<NSManagedObjectContext>] = [] }
+    private final class Stack {
+        var contexts: [Unmanaged<NSManagedObjectContext>] = []
+        /// Nesting depth of `performAndWait` calls made while the main queue was held.
+        var mainQueueDepth = 0
+    }
 
     private static var stack: Stack {
         let dictionary = Thread.current.threadDictionary
@@ -528,6 +552,18 @@ internal enum CurrentContext {
     static func push(_ context: NSManagedObjectContext) { stack.contexts.append(.passUnretained(context)) }
     static func pop() { _ = stack.contexts.popLast() }
     static var top: NSManagedObjectContext? { stack.contexts.last?.takeUnretainedValue() }
+    /// Whether this thread holds the main queue through an enclosing `performAndWait`.
+    static var holdsMainQueue: Bool { stack.mainQueueDepth > 0 }
+
+    /// Runs `body` noting, if `held`, that this thread holds the main queue meanwhile.
+    static func holdingMainQueue<T>(_ held: Bool, _ body: () throws -> T) rethrows -> T {
+        guard held else { return try body() }
+        let stack = self.stack
+        stack.mainQueueDepth += 1
+        defer { stack.mainQueueDepth -= 1 }
+        return try body()
+    }
+
     static func contains(_ context: NSManagedObjectContext) -> Bool {
         stack.contexts.contains { $0.takeUnretainedValue() === context }
     }
