@@ -86,14 +86,7 @@ extension NSManagedObjectContext {
         for object in savedUpdates {
             object.didCommit(values: object.persistentValues(), version: object._snapshot?.version ?? 0)
         }
-        for object in savedDeletes {
-            object._isDeleted = false
-            unregister(object)
-            object._context = nil
-        }
-        inserted.removeAll()
-        updated.removeAll()
-        deleted.removeAll()
+        forgetSavedDeletesAndClearChanges(savedDeletes)
     }
 
     /// Takes a child's pushed changes as this context's own unsaved changes.

@@ -174,6 +174,14 @@ extension NSManagedObjectContext {
         }
         for (object, values) in zip(savedInserts, insertedRows) { commit(object, values) }
         for (object, values) in zip(savedUpdates, updatedRows) { commit(object, values) }
+        forgetSavedDeletesAndClearChanges(savedDeletes)
+        for object in savedInserts + savedUpdates + savedDeletes { object.didSave() }
+
+        postDidSave(inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
+    }
+
+    /// After a save: deleted objects leave the context; nothing is inserted, updated or deleted any more.
+    internal func forgetSavedDeletesAndClearChanges(_ savedDeletes: [NSManagedObject]) {
         for object in savedDeletes {
             object._isDeleted = false
             unregister(object)
@@ -182,9 +190,6 @@ extension NSManagedObjectContext {
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
-        for object in savedInserts + savedUpdates + savedDeletes { object.didSave() }
-
-        postDidSave(inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
     }
 
     /// `NSManagedObjectContextDidSave` with Apple's keys.
