@@ -192,10 +192,18 @@ extension NSManagedObjectContext {
         deleted.removeAll()
     }
 
-    /// `NSManagedObjectContextDidSave` with Apple's keys.
+    /// `NSManagedObjectContextDidSave` with Apple's keys (the objects), and
+    /// `didSaveObjectIDsNotification` with their IDs. Linux addition: the did-save notification
+    /// carries the IDs too, under the `…ObjectIDsKey` keys, so that a merge on another queue never
+    /// reads this context's objects.
     private func postDidSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
+        let insertedIDs = Set(inserted.map(\.objectID)), updatedIDs = Set(updated.map(\.objectID)), deletedIDs = Set(deleted.map(\.objectID))
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
             NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted),
+            NSInsertedObjectIDsKey: insertedIDs, NSUpdatedObjectIDsKey: updatedIDs, NSDeletedObjectIDsKey: deletedIDs,
+        ])
+        NotificationCenter.default.post(name: NSManagedObjectContext.didSaveObjectIDsNotification, object: self, userInfo: [
+            NSInsertedObjectIDsKey: insertedIDs, NSUpdatedObjectIDsKey: updatedIDs, NSDeletedObjectIDsKey: deletedIDs,
         ])
     }
 

@@ -51,8 +51,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
     /// How old cached row data may be before a fault goes back to the store (-1: no limit).
     open var stalenessInterval: TimeInterval = -1
-    /// Whether changes saved by the parent (or coordinator) are merged in automatically.
-    open var automaticallyMergesChangesFromParent: Bool = false
+    /// Whether changes saved to the context's parent context (by the parent or a sibling), or —
+    /// for a context on a coordinator — by other contexts on the coordinator, are merged in
+    /// automatically, on this context's queue, as ``mergeChanges(fromContextDidSave:)`` does.
+    ///
+    /// ```swift
+    /// viewContext.automaticallyMergesChangesFromParent = true
+    /// ```
+    open var automaticallyMergesChangesFromParent: Bool = false {
+        didSet { if automaticallyMergesChangesFromParent != oldValue { updateAutomaticMerging() } }
+    }
+    /// The observer behind ``automaticallyMergesChangesFromParent``.
+    internal var autoMergeObserver: (any NSObjectProtocol)?
     /// Free-form information.
     open var userInfo: NSMutableDictionary = NSMutableDictionary()
     /// A transaction author name for persistent history; stored for fidelity.
@@ -107,6 +117,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     deinit {
+        if let autoMergeObserver { NotificationCenter.default.removeObserver(autoMergeObserver) }
         let objects = registry.withLock { registry in
             defer { registry.removeAll() }
             return registry.values.map { $0.takeUnretainedValue() } // strong, while we detach them
@@ -497,7 +508,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// are discarded); with `flag` true its unsaved changes are kept on top of the stored values.
     open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         guard object._context === self, !object._isInserted else { return }
-        let fresh = object.objectID.isTemporaryID ? nil : snapshotForFault(object.objectID)
+        let fresh = object.objectID.isTemporaryID && _parent == nil ? nil : snapshotForFault(object.objectID)
         if flag && object.hasChanges {
             object.merge(fresh)
         } else {
