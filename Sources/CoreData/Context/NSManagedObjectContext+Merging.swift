@@ -116,7 +116,7 @@ extension NSManagedObjectContext {
     }
 
     /// An object whose row another context deleted: it leaves this context, whatever its unsaved changes.
-    private func forgetDeletedElsewhere(_ object: NSManagedObject) {
+    internal func forgetDeletedElsewhere(_ object: NSManagedObject) {
         if object._isInserted { inserted.remove(object) }
         if object._isUpdated { updated.remove(object) }
         if deleted.contains(object) { deleted.remove(object) }

@@ -6,8 +6,14 @@ extension NSManagedObjectContext {
     /// Before writing, delete rules are applied, `willSave` is called and every changed object is
     /// validated; any failure throws (validation errors in Core Data's codes, 1560 with
     /// `NSDetailedErrorsKey` when there are several) and nothing is written. New objects get
-    /// primary keys in insertion order. Optimistic-locking conflicts throw
-    /// `NSManagedObjectMergeError` (133020) with a `conflictList` under the default `NSErrorMergePolicy`.
+    /// primary keys in insertion order.
+    ///
+    /// Conflicts — rows changed or deleted in the store since they were read (optimistic locking
+    /// through `Z_OPT`), and uniqueness-constraint violations — are resolved by ``mergePolicy``:
+    /// the default `NSErrorMergePolicy` throws `NSManagedObjectMergeError` (133020) or
+    /// `NSManagedObjectConstraintMergeError` (133021) with the conflicts under `conflictList`;
+    /// the other policies adjust the objects in memory and the save is tried again. Nothing is
+    /// written by a save that throws.
     public func save() throws {
         processPendingChanges()
         guard hasChanges else { return }
@@ -36,7 +42,34 @@ extension NSManagedObjectContext {
             return
         }
         let coordinator = persistentStoreCoordinator!
+        var attempts = 0
+        while true {
+            do {
+                try saveToStore(coordinator)
+                return
+            } catch let conflict as StoreConflictError {
+                let conflicts = mergeConflicts(for: conflict)
+                try effectiveMergePolicy.resolve(optimisticLockingConflicts: conflicts)
+            } catch let error as NSError where error.code == NSManagedObjectConstraintMergeError && error.userInfo["conflictList"] == nil {
+                let conflicts = try constraintConflicts()
+                guard !conflicts.isEmpty else { throw error }
+                try effectiveMergePolicy.resolve(constraintConflicts: conflicts)
+            }
+            // The policy changed objects in memory: write again (a few rounds at most: each round
+            // takes the store's current versions, so only a concurrent writer can cause another).
+            attempts += 1
+            guard attempts < 8 else {
+                throw CoreDataError.make(.merge, "The save kept meeting new conflicts after \(attempts) attempts; nothing was saved")
+            }
+            processPendingChanges()
+            guard hasChanges else { return }
+            try validateForSave()
+        }
+    }
 
+    /// One attempt to write the context's changes to the store(s); throws `StoreConflictError`
+    /// or a constraint error with nothing written.
+    private func saveToStore(_ coordinator: NSPersistentStoreCoordinator) throws {
         // Group the changes by store (one store in almost every stack), built in place.
         var groups: [StoreChanges] = []
         func group(for store: NSPersistentStore) -> Int {
@@ -144,13 +177,9 @@ extension NSManagedObjectContext {
         var moves: [(NSManagedObject, NSManagedObjectID)] = []
         moves.reserveCapacity(savedInserts.count)
         for group in groups where !group.changes.isEmpty {
-            do {
-                let result = try coordinator.save(group.changes, to: group.store)
-                for (object, id) in zip(group.insertedObjects, result.insertedIDs) where id !== object.objectID {
-                    moves.append((object, id))
-                }
-            } catch let error as StoreConflictError {
-                throw mergeError(for: error)
+            let result = try coordinator.save(group.changes, to: group.store)
+            for (object, id) in zip(group.insertedObjects, result.insertedIDs) where id !== object.objectID {
+                moves.append((object, id))
             }
         }
 
@@ -234,21 +263,6 @@ extension NSManagedObjectContext {
                 "Multiple validation errors occurred: " + errors.map(\.localizedDescription).joined(separator: "; "),
                 extra: [NSDetailedErrorsKey: errors])
         }
-    }
-
-    /// `NSManagedObjectMergeError` (133020) with the conflicts as `NSMergeConflict`s under `conflictList`.
-    private func mergeError(for error: StoreConflictError) -> NSError {
-        var conflicts: [NSMergeConflict] = []
-        for conflict in error.conflicts {
-            guard let object = registered(conflict.id.key) else { continue }
-            conflicts.append(NSMergeConflict(source: object, newVersion: Int(conflict.persisted?.version ?? 0),
-                                             oldVersion: Int(conflict.expectedVersion),
-                                             cachedSnapshot: object._snapshot.map { object.dictionary(from: $0) },
-                                             persistedSnapshot: conflict.persisted.map { object.dictionary(from: $0) }))
-        }
-        return CoreDataError.make(.merge,
-            "Could not merge changes: \(conflicts.count) object(s) changed in the store since they were read (\(conflicts.map { $0.sourceObject.objectID.uriRepresentation().absoluteString }.joined(separator: ", "))). Nothing was saved.",
-            extra: ["conflictList": conflicts])
     }
 }
 
