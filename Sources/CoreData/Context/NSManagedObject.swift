@@ -83,6 +83,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The object's slot in its context's inserted, updated or deleted set.
     @exclusivity(unchecked) internal var _changeSlot = -1
     @exclusivity(unchecked) @usableFromInline final internal var _isFault = false
+    /// Whether accessors check the caller's queue (the concurrency checker is on).
+    @usableFromInline final internal let _checksQueue = ConcurrencyDebug.isEnabled
     @exclusivity(unchecked) internal var _hasData = true
     @exclusivity(unchecked) internal var _isInserted = false
     @exclusivity(unchecked) internal var _isDeleted = false
@@ -275,6 +277,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// A key that is not a property of the entity is a programmer error and stops the process
     /// (Apple raises `NSUnknownKeyException`).
     open func value(forKey key: String) -> Any? {
+        _checkQueue(key)
         willAccessValue(forKey: key)
         return primitiveValue(at: propertyIndex(forKey: key))
     }
@@ -297,6 +300,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// A value of the wrong type is kept, and ``NSManagedObjectContext/save()`` throws a
     /// validation error naming the key (Apple raises an exception at once); nothing is written.
     open func setValue(_ value: Any?, forKey key: String) {
+        _checkQueue(key)
         let index = propertyIndex(forKey: key)
         willChangeValue(forKey: key)
         setValue(value, at: index)
@@ -305,23 +309,27 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// The value without firing change tracking hooks (faults still fire).
     open func primitiveValue(forKey key: String) -> Any? {
+        _checkQueue(key)
         fireFaultIfNeeded()
         return primitiveValue(at: propertyIndex(forKey: key))
     }
 
     /// Sets a value as ``setValue(_:forKey:)`` does, for use inside custom accessors.
     open func setPrimitiveValue(_ value: Any?, forKey key: String) {
+        _checkQueue(key)
         setValue(value, at: propertyIndex(forKey: key))
     }
 
     /// A mutable set proxy for a to-many relationship; changes go through inverse maintenance.
     open func mutableSetValue(forKey key: String) -> NSMutableSet {
-        ManagedMutableSet(object: self, index: propertyIndex(forKey: key))
+        _checkQueue(key)
+        return ManagedMutableSet(object: self, index: propertyIndex(forKey: key))
     }
 
     /// A mutable ordered set proxy for an ordered to-many relationship.
     open func mutableOrderedSetValue(forKey key: String) -> NSMutableOrderedSet {
-        ManagedMutableOrderedSet(object: self, index: propertyIndex(forKey: key))
+        _checkQueue(key)
+        return ManagedMutableOrderedSet(object: self, index: propertyIndex(forKey: key))
     }
 
     /// Several values at once.

@@ -9,6 +9,7 @@ extension NSManagedObjectContext {
     ///
     /// Throws for an unknown entity, a malformed predicate format, or a store error.
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        checkQueue("fetch(_:) of '\(request.entityName ?? request.entity?.name ?? "?")'")
         let entity = try resolveEntity(request)
         let results: [Any]
         switch request.resultType {
@@ -41,6 +42,7 @@ extension NSManagedObjectContext {
 
     /// The number of objects a fetch request would return.
     public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+        checkQueue("count(for:)")
         let entity = try resolveEntity(request)
         if request.includesPendingChanges && hasChanges || _parentForFetch != nil {
             return try fetchIDs(request, entity: entity).count

@@ -64,6 +64,7 @@ extension NSManagedObjectContext {
     /// Posts `NSManagedObjectContextObjectsDidChange` (inserted, refreshed and deleted objects)
     /// and `didMergeChangesObjectIDsNotification`.
     public func mergeChanges(fromContextDidSave notification: Notification) {
+        checkQueue("mergeChanges(fromContextDidSave:)")
         merge(SavedObjectIDs(userInfo: notification.userInfo ?? [:], coordinator: persistentStoreCoordinator))
     }
 

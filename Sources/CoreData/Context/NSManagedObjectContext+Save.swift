@@ -15,6 +15,7 @@ extension NSManagedObjectContext {
     /// the other policies adjust the objects in memory and the save is tried again. Nothing is
     /// written by a save that throws.
     public func save() throws {
+        checkQueue("save()")
         processPendingChanges()
         guard hasChanges else { return }
         let parent = self.parent

@@ -319,13 +319,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// The objects registered in the context.
     open var registeredObjects: Set<NSManagedObject> {
+        checkQueue("registeredObjects")
         let objects = registry.withLock { $0.values.map { $0.takeUnretainedValue() } }
         return Set(objects)
     }
 
     /// The object registered for `objectID`, or `nil`.
     open func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
-        registered(objectID.key)
+        checkQueue("registeredObject(for:)")
+        return registered(objectID.key)
     }
 
     /// The object for `objectID`: the registered one, or a fault whose values load on first access.
@@ -333,6 +335,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Never fails; if the object does not exist in the store, the fault reads as deleted when it fires.
     /// Use ``existingObject(with:)`` to find out at once.
     open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
+        checkQueue("object(with:)")
         if let object = registered(objectID.key) { return object }
         let object = objectID.entity.layout.instanceClass.init(entity: objectID.entity, insertInto: nil)
         object.becomeFault(objectID, snapshot: nil, in: self)
@@ -342,6 +345,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The object for `objectID`, with its values loaded; throws
     /// `NSManagedObjectReferentialIntegrityError` (133000) if it does not exist.
     open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
+        checkQueue("existingObject(with:)")
         if let object = registered(objectID.key) {
             if object._isFault && !object._hasData {
                 guard let snapshot = snapshotForFault(objectID) else { throw missingObjectError(objectID) }
@@ -389,6 +393,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Inserting an object that belongs to another context is a programmer error and stops the
     /// process, as Apple raises an exception.
     open func insert(_ object: NSManagedObject) {
+        checkQueue("insert(_:)")
         if object._context === self {
             if object._isDeleted { undelete(object) }
             return
@@ -414,6 +419,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Deleting an object of another context is a programmer error and stops the process.
     open func delete(_ object: NSManagedObject) {
+        checkQueue("delete(_:)")
         precondition(object._context === self, "Can't delete an object that belongs to another context")
         guard !object._isDeleted else { return }
         object._isDeleted = true
@@ -437,17 +443,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Objects inserted since the last save.
-    open var insertedObjects: Set<NSManagedObject> { Set(inserted.objects) }
+    open var insertedObjects: Set<NSManagedObject> { checkQueue("insertedObjects"); return Set(inserted.objects) }
     /// Objects changed since the last save.
-    open var updatedObjects: Set<NSManagedObject> { Set(updated.objects) }
+    open var updatedObjects: Set<NSManagedObject> { checkQueue("updatedObjects"); return Set(updated.objects) }
     /// Objects that will be deleted at the next save.
-    open var deletedObjects: Set<NSManagedObject> { Set(deleted.objects) }
+    open var deletedObjects: Set<NSManagedObject> { checkQueue("deletedObjects"); return Set(deleted.objects) }
     /// Whether the context has unsaved changes.
     open var hasChanges: Bool { !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty }
 
     /// Applies delete rules to objects deleted since the last call and posts
     /// `NSManagedObjectContextObjectsDidChange`.
     open func processPendingChanges() {
+        checkQueue("processPendingChanges()")
         while !pendingDeletes.isEmpty {
             let object = pendingDeletes.removeFirst()
             object.prepareForDeletion()
@@ -473,6 +480,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Discards all unsaved changes: inserted objects leave the context, deleted and updated ones
     /// get their last saved values back.
     open func rollback() {
+        checkQueue("rollback()")
         pendingDeletes.removeAll()
         for object in inserted.objects {
             object._isInserted = false
@@ -491,6 +499,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Forgets every object: the context is as new. Objects already handed out become invalid.
     open func reset() {
+        checkQueue("reset()")
         let objects = registry.withLock { registry in
             defer { registry.removeAll() }
             return registry.values.map { $0.takeUnretainedValue() }
@@ -507,6 +516,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Updates an object from the store: with `flag` false it becomes a fault (unsaved changes
     /// are discarded); with `flag` true its unsaved changes are kept on top of the stored values.
     open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
+        checkQueue("refresh(_:mergeChanges:)")
         guard object._context === self, !object._isInserted else { return }
         let fresh = object.objectID.isTemporaryID && _parent == nil ? nil : snapshotForFault(object.objectID)
         if flag && object.hasChanges {
@@ -519,11 +529,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Refreshes every registered object, keeping unsaved changes.
     open func refreshAllObjects() {
+        checkQueue("refreshAllObjects()")
         for object in registeredObjects { refresh(object, mergeChanges: true) }
     }
 
     /// Gives the objects permanent IDs now instead of at the next save.
     open func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
+        checkQueue("obtainPermanentIDs(for:)")
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.make(.persistentStoreSave, "The context has no coordinator") }
         let temporary = objects.filter { $0.objectID.isTemporaryID }
         var byEntity: [ObjectIdentifier: [NSManagedObject]] = [:]
