@@ -100,6 +100,9 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try connection.execute("PRAGMA synchronous = NORMAL")
         try connection.execute("PRAGMA foreign_keys = OFF")
         try connection.execute("PRAGMA recursive_triggers = ON")
+        if let seconds = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue, seconds.isFinite, seconds >= 0 {
+            sqlite3_busy_timeout(connection.handle, Int32(min(seconds, 2_000_000) * 1000)) // how long to wait for a lock
+        }
         if let pragmas = options?[NSSQLitePragmasOption] as? [String: Any] {
             for (name, value) in pragmas.sorted(by: { $0.key < $1.key }) {
                 guard name.allSatisfy({ $0.isLetter || $0 == "_" }) else { continue }
