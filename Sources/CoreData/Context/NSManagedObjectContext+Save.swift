@@ -43,11 +43,22 @@ extension NSManagedObjectContext {
             return
         }
         let coordinator = persistentStoreCoordinator!
+        // Conflicts are resolved and the save retried while this coordinator's other contexts
+        // wait to save: a retry meets only changes made through another coordinator.
+        let saved = try coordinator.withSaveLock { try saveResolvingConflicts(coordinator) }
+        guard let saved else { return }
+        for object in saved.inserted + saved.updated + saved.deleted { object.didSave() }
+        postDidSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
+    }
+
+    /// Writes, resolving conflicts by the merge policy and trying again; the saved objects, or
+    /// `nil` if the policy left nothing to save.
+    private func saveResolvingConflicts(_ coordinator: NSPersistentStoreCoordinator)
+        throws -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject])? {
         var attempts = 0
         while true {
             do {
-                try saveToStore(coordinator)
-                return
+                return try saveToStore(coordinator)
             } catch let conflict as StoreConflictError {
                 let conflicts = mergeConflicts(for: conflict)
                 try effectiveMergePolicy.resolve(optimisticLockingConflicts: conflicts)
@@ -63,14 +74,15 @@ extension NSManagedObjectContext {
                 throw CoreDataError.make(.merge, "The save kept meeting new conflicts after \(attempts) attempts; nothing was saved")
             }
             processPendingChanges()
-            guard hasChanges else { return }
+            guard hasChanges else { return nil }
             try validateForSave()
         }
     }
 
     /// One attempt to write the context's changes to the store(s); throws `StoreConflictError`
     /// or a constraint error with nothing written.
-    private func saveToStore(_ coordinator: NSPersistentStoreCoordinator) throws {
+    private func saveToStore(_ coordinator: NSPersistentStoreCoordinator)
+        throws -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
         // Group the changes by store (one store in almost every stack), built in place.
         var groups: [StoreChanges] = []
         func group(for store: NSPersistentStore) -> Int {
@@ -205,9 +217,7 @@ extension NSManagedObjectContext {
         for (object, values) in zip(savedInserts, insertedRows) { commit(object, values) }
         for (object, values) in zip(savedUpdates, updatedRows) { commit(object, values) }
         forgetSavedDeletesAndClearChanges(savedDeletes)
-        for object in savedInserts + savedUpdates + savedDeletes { object.didSave() }
-
-        postDidSave(inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
+        return (savedInserts, savedUpdates, savedDeletes)
     }
 
     /// After a save: deleted objects leave the context; nothing is inserted, updated or deleted any more.

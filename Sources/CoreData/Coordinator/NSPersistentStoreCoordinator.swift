@@ -22,6 +22,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private var stores: [NSPersistentStore] = [] { didSet { _storesByEntity.removeAll() } }
     private var _storesByEntity: [ObjectIdentifier: [NSPersistentStore]] = [:]
     private let queue = DispatchQueue(label: "NSPersistentStoreCoordinator")
+    /// Held by a context for a whole save, conflict resolution and retries included.
+    private let saveLock = NSRecursiveLock()
 
     /// Creates a coordinator for `model`, which can no longer change.
     public init(managedObjectModel model: NSManagedObjectModel) {
@@ -38,6 +40,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     internal func withLock<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Runs `body` while no other context saves through this coordinator.
+    internal func withSaveLock<T>(_ body: () throws -> T) rethrows -> T {
+        saveLock.lock()
+        defer { saveLock.unlock() }
         return try body()
     }
 
