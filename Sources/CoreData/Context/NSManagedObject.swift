@@ -303,7 +303,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         _checkQueue(key)
         let index = propertyIndex(forKey: key)
         willChangeValue(forKey: key)
-        setValue(value, at: index)
+        if !_isFault, let stored = StoreValue.fastConvert(borrowing: value, kind: layout.storageKinds[index]) {
+            setStoreValue(stored, at: index)
+        } else {
+            setValue(value, at: index)
+        }
         didChangeValue(forKey: key)
     }
 
