@@ -32,6 +32,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 // Inserted in a child context and saved into the parent: once the chain's root
                 // has saved it, the object answers with its permanent ID.
                 if _mayBeForwarded, let context = _context, let permanent = context.forwardedID(for: id) {
+                    // The object moves to its new ID on its context's queue only; a read from
+                    // elsewhere (allowed for IDs) gets the permanent ID without changing anything.
+                    guard context.isOnQueue else { return permanent }
                     _mayBeForwarded = false
                     context.reregister(self, as: permanent)
                     return permanent

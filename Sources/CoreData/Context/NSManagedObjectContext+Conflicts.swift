@@ -46,14 +46,18 @@ extension NSManagedObjectContext {
         }
         switch type {
         case .rollbackMergePolicyType:
+            let changedRelationships = object.layout.relationshipIndexes.filter { object._changed.contains($0) }
+            revertRelationships(of: object, at: changedRelationships, to: persisted)
             discardChanges(of: object, taking: persisted)
         case .mergeByPropertyStoreTrumpMergePolicyType:
             let cached = object._snapshot
             for index in object.layout.rowIndexes where object._changed.contains(index) {
                 // The store's change to a property beats the object's.
-                if cached == nil || cached!.values[index] != persisted.values[index] {
+                guard cached == nil || cached!.values[index] != persisted.values[index] else { continue }
+                if object.layout.storageKinds[index] == .toOne {
+                    revertRelationships(of: object, at: [index], to: persisted)
+                } else {
                     object._values[index] = persisted.values[index]
-                    object._relations[index] = nil
                     object._changed.remove(index)
                 }
             }
@@ -68,6 +72,24 @@ extension NSManagedObjectContext {
             for index in object.layout.rowIndexes { object._changed.insert(index) }
         case .errorMergePolicyType:
             break
+        }
+    }
+
+    /// Sets the object's relationships at `indexes` back to what the store holds, through the
+    /// inverse-maintaining setters, so that the objects on the other side stay in step.
+    private func revertRelationships(of object: NSManagedObject, at indexes: [Int], to persisted: RowSnapshot) {
+        for index in indexes {
+            switch object.layout.storageKinds[index] {
+            case .toOne:
+                var target: NSManagedObject?
+                if case .objectID(let id) = persisted.values[index] { target = self.object(with: id) }
+                object.setToOne(target, at: index)
+            case .toMany, .orderedToMany:
+                let ids = relatedObjectIDs(of: object, index: index)
+                object.setToMany(ids.map { self.object(with: $0) }, at: index)
+            default:
+                break
+            }
         }
     }
 

@@ -93,9 +93,11 @@ extension NSManagedObjectContext {
 
     /// The objects a request matches, with pending changes merged in. `applyLimits` false
     /// ignores the request's limit and offset (a child applies them after its own changes).
-    internal func fetchObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription, applyLimits: Bool = true) throws -> [NSManagedObject] {
-        if request.includesPendingChanges { processPendingChanges() }
-        let merging = request.includesPendingChanges && hasChanges
+    internal func fetchObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription, applyLimits: Bool = true,
+                                  includesPendingChanges: Bool? = nil) throws -> [NSManagedObject] {
+        let includesPendingChanges = includesPendingChanges ?? request.includesPendingChanges
+        if includesPendingChanges { processPendingChanges() }
+        let merging = includesPendingChanges && hasChanges
         let needsMemory = merging && (request.fetchLimit > 0 || request.fetchOffset > 0)
         let plan = try self.plan(for: request, entity: entity, withLimits: applyLimits && !needsMemory)
         var objects: [NSManagedObject]

@@ -26,7 +26,15 @@ internal struct SavedObjectIDs: Sendable {
 
     init() {}
 
+    /// The IDs in a notification's value, as the receiving coordinator's IDs (a save through
+    /// another coordinator on the same file names rows by that coordinator's store).
     private static func ids(in value: Any?, coordinator: NSPersistentStoreCoordinator?) -> [NSManagedObjectID] {
+        let found = rawIDs(in: value, coordinator: coordinator)
+        guard let coordinator else { return found }
+        return found.compactMap { coordinator.ownID(for: $0) }
+    }
+
+    private static func rawIDs(in value: Any?, coordinator: NSPersistentStoreCoordinator?) -> [NSManagedObjectID] {
         let elements: [Any]
         switch value {
         case let set as Set<NSManagedObjectID>: return Array(set)

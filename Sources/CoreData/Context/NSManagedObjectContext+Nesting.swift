@@ -39,12 +39,14 @@ internal final class IDForwarding: Sendable {
         var temporaryByPermanent: [IDKey: NSManagedObjectID] = [:]
     }
     private let table = Mutex(Table())
+    private let count = Atomic<Int>(0)
 
     func record(temporary: NSManagedObjectID, permanent: NSManagedObjectID) {
         table.withLock {
             $0.permanentByTemporary[temporary.key] = permanent
             $0.temporaryByPermanent[permanent.key] = temporary
         }
+        count.add(1, ordering: .releasing)
     }
 
     func permanent(for temporaryKey: IDKey) -> NSManagedObjectID? {
@@ -55,7 +57,8 @@ internal final class IDForwarding: Sendable {
         table.withLock { $0.temporaryByPermanent[permanentKey] }
     }
 
-    var isEmpty: Bool { table.withLock { $0.permanentByTemporary.isEmpty } }
+    /// Checked on every registry miss in the chain: no lock.
+    var isEmpty: Bool { count.load(ordering: .acquiring) == 0 }
 }
 
 extension NSManagedObjectContext {
@@ -76,7 +79,12 @@ extension NSManagedObjectContext {
         }
         changes.deleted = savedDeletes.map(\.objectID)
         let pushed = changes
-        parent.performAndWait { parent.absorb(pushed) }
+        let missing = parent.performAndWait { parent.absorb(pushed) }
+        if !missing.isEmpty {
+            throw CoreDataError.make(.merge,
+                "Could not save into the parent context: \(missing.count) object(s) changed here were deleted in the parent (\(missing.map { $0.uriRepresentation().absoluteString }.joined(separator: ", "))). Nothing was saved.",
+                extra: [NSAffectedObjectsErrorKey: missing])
+        }
 
         // Committed one level up: here the objects are saved, with the values just pushed.
         for object in savedInserts {
@@ -89,8 +97,16 @@ extension NSManagedObjectContext {
         forgetSavedDeletesAndClearChanges(savedDeletes)
     }
 
-    /// Takes a child's pushed changes as this context's own unsaved changes.
-    internal func absorb(_ changes: ChildSaveChanges) {
+    /// Takes a child's pushed changes as this context's own unsaved changes. Returns the IDs of
+    /// objects the child changed that this context has deleted (or that no longer exist), and
+    /// then takes nothing.
+    internal func absorb(_ changes: ChildSaveChanges) -> [NSManagedObjectID] {
+        // First, that every object the child updated is still here: otherwise nothing is taken.
+        let missing = changes.updated.map(\.id).filter { id in
+            if let object = registered(id.key) { return object._isDeleted || (object._isFault && !object._hasData && snapshotForFault(id) == nil) }
+            return snapshotForFault(id) == nil
+        }
+        guard missing.isEmpty else { return missing }
         var touched: [(NSManagedObject, ChildSaveChanges.Object)] = []
         touched.reserveCapacity(changes.inserted.count + changes.updated.count)
         for item in changes.inserted {
@@ -120,9 +136,30 @@ extension NSManagedObjectContext {
         }
         for id in changes.deleted {
             guard let object = registered(id.key) ?? (id.isTemporaryID ? nil : self.object(with: id)) else { continue }
-            if object._context === self && !object._isDeleted { delete(object) }
+            if object._context === self && !object._isDeleted { takeDeleteFromChild(object) }
         }
         processPendingChanges()
+        return []
+    }
+
+    /// A delete the child made: its delete rules already ran in the child, and what they changed
+    /// came up as the child's other changes, so they do not run again here (against relationships
+    /// the child may have changed first).
+    private func takeDeleteFromChild(_ object: NSManagedObject) {
+        object.fireFaultIfNeeded()
+        if object._isInserted {
+            inserted.remove(object)
+            object._isInserted = false
+            object._isDeleted = true
+            unregister(object)
+            object._context = nil
+            return
+        }
+        if object._isUpdated { updated.remove(object) }
+        object._isUpdated = false
+        object._isDeleted = true
+        deleted.insert(object)
+        pendingChangeNotice.deleted.append(object)
     }
 
     // MARK: Reading through the parent
@@ -131,7 +168,8 @@ extension NSManagedObjectContext {
     /// their current (possibly unsaved) values. Runs on this context's queue.
     internal func snapshotsForChild<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription,
                                        applyLimits: Bool) throws -> [(NSManagedObjectID, RowSnapshot)] {
-        let objects = try fetchObjects(request, entity: entity, applyLimits: applyLimits)
+        // The parent's unsaved changes are the child's saved data: always included.
+        let objects = try fetchObjects(request, entity: entity, applyLimits: applyLimits, includesPendingChanges: true)
         return objects.map { object in
             (object.objectID, RowSnapshot(entity: object.entity, values: object.persistentValues(),
                                           version: object._snapshot?.version ?? 0))
@@ -178,11 +216,12 @@ extension NSManagedObjectContext {
 
     /// After this (root) context saved: objects that came from a child under a temporary ID now
     /// have a permanent one; the chain's children find them by either.
-    internal func recordForwarding(_ moves: [(NSManagedObject, NSManagedObjectID)], temporaryIDs: [NSManagedObjectID]) {
-        for ((object, permanent), temporary) in zip(moves, temporaryIDs) where object._insertedByChild {
-            idForwarding.record(temporary: temporary, permanent: permanent)
-            object._insertedByChild = false
-        }
+    /// Called whenever an object of this context moves from a temporary to a permanent ID (a save,
+    /// `obtainPermanentIDs(for:)`): a child's insert is recorded for the chain.
+    internal func recordForwarding(of object: NSManagedObject, from temporary: NSManagedObjectID, to permanent: NSManagedObjectID) {
+        guard object._insertedByChild, temporary.isTemporaryID, !permanent.isTemporaryID else { return }
+        rootContext.idForwarding.record(temporary: temporary, permanent: permanent)
+        object._insertedByChild = false
     }
 
     /// The object registered under `key`, following the chain's temporary ⇄ permanent moves.

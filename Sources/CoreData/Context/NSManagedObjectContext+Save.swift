@@ -200,7 +200,6 @@ extension NSManagedObjectContext {
         let temporaryIDs = moves.map { $0.0.objectID }
         let temporaryKeys = temporaryIDs.map(\.key)
         reregister(moves)
-        recordForwarding(moves, temporaryIDs: temporaryIDs)
         var permanent: [IDKey: NSManagedObjectID]? // built only if a saved value refers to a new object
         func commit(_ object: NSManagedObject, _ saved: ContiguousArray<StoreValue>) {
             var values = saved

@@ -288,11 +288,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Moves an object to its new (permanent) ID.
     internal func reregister(_ object: NSManagedObject, as id: NSManagedObjectID) {
         let old = object.idKey
+        let previous = object._objectID
         registry.withLock { registry in
             registry[old] = nil
             object.objectID = id
             registry[id.key] = Unmanaged.passUnretained(object)
         }
+        if let previous { recordForwarding(of: object, from: previous, to: id) }
         if let kept = retained.removeValue(forKey: old) { retained[id.key] = kept }
     }
 
@@ -301,15 +303,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         var oldKeys: [IDKey] = []
         oldKeys.reserveCapacity(retained.isEmpty ? 0 : moves.count)
         let keepsOldKeys = !retained.isEmpty
+        var fromChildren: [(NSManagedObject, NSManagedObjectID, NSManagedObjectID)] = []
         registry.withLock { registry in
             for (object, id) in moves {
                 let old = object.idKey
                 if keepsOldKeys { oldKeys.append(old) }
+                if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous, id)) }
                 registry[old] = nil
                 object.objectID = id
                 registry[id.key] = Unmanaged.passUnretained(object)
             }
         }
+        for (object, previous, id) in fromChildren { recordForwarding(of: object, from: previous, to: id) }
         guard !retained.isEmpty else { return }
         for (offset, (object, _)) in moves.enumerated() {
             retained[oldKeys[offset]] = nil
