@@ -5,15 +5,6 @@ import Testing
 /// Contexts whose parent store is another context: reads walk up the chain, saves go one level up.
 @Suite("Nested contexts")
 struct NestedContextTests {
-    /// A private-queue context on the stack's coordinator, and a private-queue child of it.
-    private func chain(_ stack: TestStack) -> (parent: NSManagedObjectContext, child: NSManagedObjectContext) {
-        let parent = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-        parent.persistentStoreCoordinator = stack.coordinator
-        let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-        child.parent = parent
-        return (parent, child)
-    }
-
     private func names(_ context: NSManagedObjectContext, _ entity: String = "Car") throws -> [String] {
         try context.performAndWait {
             let request = NSFetchRequest<NSManagedObject>(entityName: entity)
@@ -31,7 +22,7 @@ struct NestedContextTests {
         stack.insert("Car", ["name": "a"])
         stack.insert("Car", ["name": "b"])
         try stack.context.save()
-        let (parent, child) = chain(stack)
+        let (parent, child) = stack.parentAndChild()
         try parent.performAndWait {
             let cars = try parent.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
             cars.first { $0.value(forKey: "name") as? String == "a" }?.setValue("a2", forKey: "name")
@@ -54,7 +45,7 @@ struct NestedContextTests {
         let stack = try TestStack()
         stack.insert("Car", ["name": "a"])
         try stack.context.save()
-        let (parent, child) = chain(stack)
+        let (parent, child) = stack.parentAndChild()
         let insertedID = try child.performAndWait { () throws -> NSManagedObjectID in
             let cars = try child.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
             cars[0].setValue("a2", forKey: "name")
@@ -82,7 +73,7 @@ struct NestedContextTests {
         stack.insert("Car", ["name": "a"])
         stack.insert("Car", ["name": "b"])
         try stack.context.save()
-        let (parent, child) = chain(stack)
+        let (parent, child) = stack.parentAndChild()
         try child.performAndWait {
             let cars = try child.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
             child.delete(cars.first { $0.value(forKey: "name") as? String == "b" }!)
@@ -96,7 +87,7 @@ struct NestedContextTests {
 
     @Test func anObjectInsertedInAChildKeepsOneIdentityThroughTwoSaves() throws {
         let stack = try TestStack()
-        let (parent, child) = chain(stack)
+        let (parent, child) = stack.parentAndChild()
         let car = try child.performAndWait { () throws -> NSManagedObject in
             let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: child)
             car.setValue("kept", forKey: "name")
@@ -122,7 +113,7 @@ struct NestedContextTests {
 
     @Test func permanentIDsObtainedEarlyInAChildAreTheStoresKeys() throws {
         let stack = try TestStack()
-        let (parent, child) = chain(stack)
+        let (parent, child) = stack.parentAndChild()
         let id = try child.performAndWait { () throws -> NSManagedObjectID in
             let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: child)
             car.setValue("early", forKey: "name")
@@ -142,7 +133,7 @@ struct NestedContextTests {
 
     @Test func relationshipsCrossTheChain() throws {
         let stack = try TestStack()
-        let (parent, child) = chain(stack)
+        let (parent, child) = stack.parentAndChild()
         try child.performAndWait {
             let person = NSEntityDescription.insertNewObject(forEntityName: "Person", into: child)
             person.setValue("Ada", forKey: "name")
@@ -181,7 +172,7 @@ struct NestedContextTests {
         let stack = try TestStack()
         for name in ["b", "d"] { stack.insert("Car", ["name": name]) }
         try stack.context.save()
-        let (parent, child) = chain(stack)
+        let (parent, child) = stack.parentAndChild()
         parent.performAndWait { NSEntityDescription.insertNewObject(forEntityName: "Car", into: parent).setValue("c", forKey: "name") }
         let firstTwo = try child.performAndWait { () throws -> [String] in
             NSEntityDescription.insertNewObject(forEntityName: "Car", into: child).setValue("a", forKey: "name")

@@ -5,14 +5,6 @@ import Testing
 /// Cases found by review of nested contexts, merging and merge policies.
 @Suite("Review: nesting, merging, policies")
 struct RegressionNestingAndMergingTests {
-    private func chain(_ stack: TestStack) -> (parent: NSManagedObjectContext, child: NSManagedObjectContext) {
-        let parent = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-        parent.persistentStoreCoordinator = stack.coordinator
-        let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
-        child.parent = parent
-        return (parent, child)
-    }
-
     private func named(_ objects: [NSManagedObject], _ name: String) -> NSManagedObject {
         objects.first { $0.value(forKey: "name") as? String == name }!
     }
@@ -29,7 +21,7 @@ struct RegressionNestingAndMergingTests {
         stack.insert("Car", ["name": "car", "owner": p])
         _ = q
         try stack.context.save()
-        let (parent, child) = chain(stack)
+        let (parent, child) = stack.parentAndChild()
         try child.performAndWait {
             let people = try fetch(child, "Person")
             try fetch(child, "Car")[0].setValue(named(people, "Q"), forKey: "owner")
@@ -49,7 +41,7 @@ struct RegressionNestingAndMergingTests {
     /// The parent gives a child's insert a permanent ID early; the child's later edit still arrives.
     @Test func permanentIDsObtainedByTheParentForAChildsInsert() throws {
         let stack = try TestStack()
-        let (parent, child) = chain(stack)
+        let (parent, child) = stack.parentAndChild()
         let car = try child.performAndWait { () throws -> NSManagedObject in
             let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: child)
             car.setValue("v1", forKey: "name")
@@ -75,7 +67,7 @@ struct RegressionNestingAndMergingTests {
     /// A child's fetch that excludes its own pending changes still sees what it saved into the parent.
     @Test func aChildFetchWithoutPendingChangesSeesItsParentsUnsavedState() throws {
         let stack = try TestStack()
-        let (_, child) = chain(stack)
+        let (_, child) = stack.parentAndChild()
         let (count, fetched) = try child.performAndWait { () throws -> (Int, Int) in
             NSEntityDescription.insertNewObject(forEntityName: "Car", into: child).setValue("saved up", forKey: "name")
             try child.save()
@@ -93,7 +85,7 @@ struct RegressionNestingAndMergingTests {
         let stack = try TestStack()
         stack.insert("Car", ["name": "a"])
         try stack.context.save()
-        let (parent, child) = chain(stack)
+        let (parent, child) = stack.parentAndChild()
         let car = try child.performAndWait { try fetch(child, "Car")[0] }
         try parent.performAndWait {
             parent.delete(try fetch(parent, "Car")[0])
