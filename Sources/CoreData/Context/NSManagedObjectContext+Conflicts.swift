@@ -148,7 +148,12 @@ extension NSManagedObjectContext {
                 arguments += [name, value.objectValue ?? NSNull()]
             }
             request.predicate = NSPredicate(format: format.joined(separator: " AND "), argumentArray: arguments)
-            let stored = try fetch(request).filter { candidate in !group.contains { $0 === candidate } && !candidate._isDeleted }
+            // A stored row whose object here has since changed the values (a rename in this
+            // same save) no longer holds them.
+            let stored = try fetch(request).filter { candidate in
+                !group.contains { $0 === candidate } && !candidate._isDeleted
+                    && (!candidate.hasChanges || indexes.map { candidate.persistentValues()[$0] } == key)
+            }
             guard group.count > 1 || !stored.isEmpty else { continue }
             let database = stored.first
             result.append(NSConstraintConflict(

@@ -67,7 +67,14 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
     ///
     /// A row deleted from the store takes its object out of the context under every policy but
     /// error (there is no row left to write to). A delete that met a changed row goes ahead under
-    /// object trump and overwrite and is undone under store trump and rollback.
+    /// object trump and overwrite and is undone under store trump and rollback; what the delete's
+    /// rules did to other objects (cascaded deletes, nullified relationships) is not undone: the
+    /// policy sees the conflicting object only. Relationships a policy puts back are set through
+    /// the inverse-maintaining setters, so both sides stay in step.
+    ///
+    /// The policy runs while the coordinator holds its other contexts' saves back (so that the
+    /// retry cannot meet them): an override must not wait for another context of the same
+    /// coordinator to save.
     open func resolve(optimisticLockingConflicts list: [NSMergeConflict]) throws {
         if mergeType == .errorMergePolicyType { throw Self.lockingError(list) }
         for conflict in list {
