@@ -29,7 +29,10 @@ public let NSPersistentStoreConnectionPoolMaxSizeKey = "NSPersistentStoreConnect
 /// A store of rows: the SQLite file, or memory.
 ///
 /// Stores deal in object IDs and row snapshots, never in objects, like Apple's
-/// `NSIncrementalStore`. The coordinator calls them under its lock, one request at a time.
+/// `NSIncrementalStore`. Their methods are thread-safe: the coordinator calls them from any
+/// thread, without holding its own lock, and each store orders its own work (the SQLite store
+/// reads on a pool of reader connections while one writer connection saves; the in-memory store
+/// takes a lock).
 open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// The kinds of store, by the type strings Apple uses.
     public struct StoreType: RawRepresentable, Hashable, Sendable {
@@ -54,7 +57,13 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// Whether the store refuses saves.
     open var isReadOnly: Bool
     /// The store's metadata dictionary.
-    open var metadata: [String: Any]!
+    open var metadata: [String: Any]! {
+        get { metadataLock.lock(); defer { metadataLock.unlock() }; return _metadata }
+        set { metadataLock.lock(); defer { metadataLock.unlock() }; _metadata = newValue }
+    }
+    private var _metadata: [String: Any]!
+    /// Guards ``metadata``: the coordinator reads it on any thread while a save may replace it.
+    private let metadataLock = NSLock()
     /// The coordinator the store belongs to.
     open internal(set) weak var persistentStoreCoordinator: NSPersistentStoreCoordinator?
 

@@ -4,8 +4,9 @@ import Foundation
 /// `SQLITE_TRANSIENT`: SQLite copies bound text and blobs.
 internal let SQLITE_TRANSIENT_DESTRUCTOR = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
-/// One SQLite connection with a cache of prepared statements. Not thread-safe: its owner
-/// (the store, under the coordinator's lock) serializes access.
+/// One SQLite connection with its own cache of prepared statements. Not thread-safe: one thread
+/// at a time uses it (the store's writer under its write lock; a reader while the reader pool
+/// lends it). Every connection gets the predicate layer's SQL functions when it opens.
 internal final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
