@@ -2,7 +2,7 @@ import CSQLite
 import Foundation
 
 /// Connects contexts to stores: it owns the model and the stores, routes fetches and saves to
-/// the right store.
+/// the right store, and keeps a cache of the rows its contexts saved.
 ///
 /// ```swift
 /// let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
@@ -28,6 +28,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private let queue = DispatchQueue(label: "NSPersistentStoreCoordinator")
     /// Serializes the blocks of ``perform(_:)`` and ``performAndWait(_:)`` with each other.
     private let performLock = NSRecursiveLock()
+    /// Snapshots of the rows this coordinator's saves wrote (see ``RowCache``).
+    internal let rowCache = RowCache()
 
     /// Creates a coordinator for `model`, which can no longer change.
     public init(managedObjectModel model: NSManagedObjectModel) {
@@ -128,6 +130,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             stores.remove(at: index)
         }
         store.close()
+        rowCache.forgetRows(ofStore: store.tag)
     }
 
     /// The store at `url`, if it has been added.
@@ -283,9 +286,14 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return own
     }
 
-    /// The row an ID names (firing a fault).
+    /// The row an ID names (firing a fault): from the row cache when the store vouches for the
+    /// cached snapshot, else from the store.
     internal func row(for id: NSManagedObjectID) throws -> RowSnapshot? {
         guard let store = try ownStore(of: id) else { return nil }
+        if let pk = id.primaryKey {
+            let key = IDKey(store: store.tag, root: id.entity.layout.rootNumber, value: pk)
+            if rowCache.contains(key), let row = store.cachedRow(for: key, in: rowCache) { return row }
+        }
         return try store.row(for: id)
     }
 
@@ -301,12 +309,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Writes a save to the store(s). One store: one transaction, all or nothing.
+    /// Writes a save to the store(s). One store: one transaction, all or nothing. The store
+    /// records the rows it wrote in the row cache before the next save on it can commit.
     internal func save(_ changes: SaveChanges, to store: NSPersistentStore) throws -> SaveResult {
         guard withLock({ stores.contains(where: { $0 === store }) }) else {
             throw CoreDataError.make(.persistentStoreSave,
                 "The changes belong to a store this coordinator does not have (another coordinator's, or one that was removed); nothing was saved")
         }
-        return try store.save(changes)
+        return try store.save(changes, rowCache: rowCache)
     }
 }

@@ -109,12 +109,17 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     internal func count(_ plan: FetchPlan) throws -> Int { try fetchRows(plan).count }
     /// One row, or `nil` if it does not exist (firing a fault).
     internal func row(for id: NSManagedObjectID) throws -> RowSnapshot? { nil }
+    /// The row for `key` from `cache` if the store can vouch that it is still what the store
+    /// holds, without waiting for a save; `nil` sends the caller to ``row(for:)``. Stores that
+    /// do not use a row cache return `nil`.
+    internal func cachedRow(for key: IDKey, in cache: StoreRowCache) -> RowSnapshot? { nil }
     /// The destination IDs of a to-many relationship of the object `id`, in order.
     internal func relatedIDs(for relationship: NSRelationshipDescription, of id: NSManagedObjectID) throws -> [NSManagedObjectID] { [] }
     /// Hands out `count` primary keys for `entity`, consecutive and in order.
     internal func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] { [] }
     /// Writes one save: all or nothing. Throws ``StoreConflictError`` on optimistic-locking conflicts.
-    internal func save(_ changes: SaveChanges) throws -> SaveResult { SaveResult() }
+    /// A store that uses `rowCache` records the rows it wrote there, in commit order.
+    internal func save(_ changes: SaveChanges, rowCache: StoreRowCache?) throws -> SaveResult { SaveResult() }
     /// Writes the metadata dictionary.
     internal func writeMetadata(_ metadata: [String: Any]) throws {}
 }

@@ -140,7 +140,8 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    override func save(_ changes: SaveChanges) throws -> SaveResult {
+    /// The rows are in memory already: no row cache.
+    override func save(_ changes: SaveChanges, rowCache: StoreRowCache?) throws -> SaveResult {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was saved") }
         return try locked { try write(changes) }
     }

@@ -101,6 +101,12 @@ internal final class SQLiteConnection {
 
     var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// `PRAGMA data_version`: a number that changes when another connection (of this process or
+    /// another) commits to the file, and never for this connection's own commits.
+    func dataVersion() throws -> Int64 {
+        try scalarInt("PRAGMA data_version") ?? 0
+    }
+
     /// Single-value query helper.
     func scalarInt(_ sql: String) throws -> Int64? {
         let statement = try cached(sql)

@@ -135,3 +135,104 @@ extension SQLiteStore {
         return .null
     }
 }
+// MARK: Rows just written, as a reader would decode them (for the row cache)
+
+extension SQLiteStore {
+    /// Records in `cache` the rows a committed save wrote, as a reader would now decode them,
+    /// and makes the cache forget the rows the save deleted or changed without recording them.
+    /// Runs under ``writeLock``, right after the commit.
+    func recordSaved(_ changes: SaveChanges, _ result: SaveResult, in cache: StoreRowCache) {
+        func key(_ id: NSManagedObjectID) -> IDKey? {
+            id.primaryKey.map { IDKey(store: tag, root: id.entity.layout.rootNumber, value: $0) }
+        }
+        var stale = changes.deletes.compactMap { key($0.id) }
+        var rows: [(key: IDKey, row: RowSnapshot)] = []
+        // Only the newest `capacity` rows would stay in the cache: the others are not decoded,
+        // and those of them that were updated are forgotten instead.
+        let skipped = max(0, changes.inserts.count + changes.updates.count - cache.capacity)
+        var resolver = TemporaryIDResolver(inserts: changes.inserts, permanent: result.insertedIDs)
+        rows.reserveCapacity(min(cache.capacity, changes.inserts.count + changes.updates.count))
+        for (offset, (insert, id)) in zip(changes.inserts, result.insertedIDs).enumerated() where offset >= skipped {
+            guard let key = key(id),
+                  let row = writtenRow(of: id.entity, values: insert.values, version: 1, resolve: { resolver.resolve($0) }) else { continue }
+            rows.append((key, row))
+        }
+        for (offset, update) in changes.updates.enumerated() {
+            guard let key = key(update.id) else { continue }
+            if offset + changes.inserts.count >= skipped,
+               let values = updatedValues(update, cached: cache.row(for: key)),
+               let row = writtenRow(of: update.id.entity, values: values, version: update.expectedVersion + 1,
+                                    resolve: { resolver.resolve($0) }) {
+                rows.append((key, row))
+            } else {
+                stale.append(key)
+            }
+        }
+        if stale.count > cache.capacity {
+            cache.forgetRows(ofStore: tag)
+            stale.removeAll()
+        }
+        cache.record(rows, forgetting: stale)
+    }
+
+    /// The values of a row after `update`, or `nil` when they cannot be told without reading.
+    ///
+    /// An update carries all of the object's values but writes only the changed ones. The
+    /// others are the row's (the update matched its `Z_OPT`), except transformable values, which
+    /// the context encodes again at every save (the bytes may differ from the stored ones):
+    /// those are taken from `cached`, the row as the cache holds it, if that is the version the
+    /// update replaced.
+    private func updatedValues(_ update: SaveChanges.Update, cached: RowSnapshot?) -> ContiguousArray<StoreValue>? {
+        let entity = update.id.entity
+        // The ID of an update may name a super-entity of the row's (an ID made from a URI): only
+        // a leaf entity is surely the row's own.
+        guard entity.subentities.isEmpty else { return nil }
+        var values = update.values
+        for index in entity.layout.objectAttributeIndexes where !update.changedIndexes.contains(index) {
+            guard let cached, cached.version == update.expectedVersion, cached.entity === entity,
+                  index < cached.values.count else { return nil }
+            values[index] = cached.values[index]
+        }
+        return values
+    }
+
+    /// The snapshot a reader decodes from a row of `entity` just written with `values` (in the
+    /// form the save bound them), or `nil` when the store would not read a value back as it was
+    /// written (the row is then left to be read from disk). Mirrors `decodeRow` and `decodeValue`.
+    private func writtenRow(of entity: NSEntityDescription, values: ContiguousArray<StoreValue>, version: Int64,
+                            resolve: (NSManagedObjectID) -> NSManagedObjectID) -> RowSnapshot? {
+        let decoder = self.decoder(for: entity)
+        let number = entity.layout.entityNumber
+        guard number < decoder.plans.count, let plan = decoder.plans[number], values.count == plan.propertyCount else { return nil }
+        var row = ContiguousArray<StoreValue>(repeating: .null, count: plan.propertyCount)
+        for slot in plan.slots {
+            let value = values[slot.index]
+            switch (slot.kind, value) {
+            case (_, .null):
+                continue
+            case (.int, .int), (.bool, .bool), (.string, .string), (.data, .data), (.uuid, .uuid):
+                row[slot.index] = value
+            case (.double, .double(let double)):
+                row[slot.index] = double.isNaN ? .null : value // SQLite stores NaN as NULL
+            case (.date, .date(let date)):
+                row[slot.index] = date.timeIntervalSinceReferenceDate.isNaN ? .null : value
+            case (.decimal, .decimal(let decimal)):
+                // Written as its text, read back by parsing it.
+                guard !decimal.isNaN, let read = Decimal(string: decimal.description, locale: Locale(identifier: "en_US_POSIX")) else { return nil }
+                row[slot.index] = .decimal(read)
+            case (.url, .url(let url)):
+                row[slot.index] = URL(string: url.absoluteString).map(StoreValue.url) ?? .null
+            case (.toOne(let destination), .objectID(let id)):
+                let target = resolve(id)
+                guard let pk = target.primaryKey else { return nil }
+                // Read back with the destination entity, or the exact one where an entity column keeps it.
+                let entity = slot.entityColumn >= 0 ? target.entity : destination
+                row[slot.index] = target.entity === entity && target.persistentStore === self
+                    ? .objectID(target) : .objectID(NSManagedObjectID(entity: entity, store: self, primaryKey: pk))
+            default:
+                return nil // object-ID attributes, unencoded objects, a value of another type than the column's
+            }
+        }
+        return RowSnapshot(entity: plan.entity, values: row, version: version)
+    }
+}

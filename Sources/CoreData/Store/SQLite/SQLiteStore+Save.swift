@@ -24,8 +24,9 @@ extension SQLiteStore {
         return Array((max - Int64(count) + 1)...max)
     }
 
-    /// ``save(_:)``: the save in one transaction on the writer.
-    func saveOnWriter(_ changes: SaveChanges) throws -> SaveResult {
+    /// ``save(_:rowCache:)``: the save in one transaction on the writer, then the rows it wrote
+    /// recorded in `rowCache` before another save can start (so the cache changes in commit order).
+    func saveOnWriter(_ changes: SaveChanges, rowCache: StoreRowCache?) throws -> SaveResult {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only; nothing was saved") }
         return try withWriter { db in
             let result: SaveResult
@@ -37,6 +38,7 @@ extension SQLiteStore {
                     "A uniqueness constraint is violated: \(error.localizedDescription). Nothing was saved.",
                     extra: [NSUnderlyingErrorKey: error])
             }
+            if let rowCache { recordSaved(changes, result, in: rowCache) }
             return result
         }
     }

@@ -8,7 +8,7 @@ import Foundation
 /// read-only connections (``SQLiteReaderPool``) and never wait for the writer: WAL lets them
 /// read the last commit while a save is under way.
 internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
-    /// Orders the writer's work: saves, key allocation, metadata.
+    /// Orders the writer's work: saves, key allocation, metadata, and the row-cache checks.
     let writeLock = NSLock()
     /// The writer connection, used under ``writeLock``; `nil` once the store is closed.
     var writer: SQLiteConnection?
@@ -16,6 +16,9 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     var insertStatements: [Int: (SQLiteStatement, [InsertSlot])] = [:]
     /// See ``beforeCommit`` (under ``writeLock``).
     var beforeCommitHook: (@Sendable () -> Void)?
+    /// The writer's `PRAGMA data_version` when the row cache was last known to match the file
+    /// (under ``writeLock``); `nil` when unknown. See ``cachedRow(for:in:)``.
+    private var cacheDataVersion: Int64?
     /// The reader connections; set once by ``open(model:)``.
     private var readers: SQLiteReaderPool?
     private(set) var schema: SQLiteSchema!
@@ -134,6 +137,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             for pragma in readerPragmas { try? reader.execute(pragma) }
             return reader
         }, closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
+        cacheDataVersion = try? connection.dataVersion()
         writer = connection
     }
 
@@ -439,8 +443,32 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try allocateKeys(for: entity, count: count)
     }
 
-    override func save(_ changes: SaveChanges) throws -> SaveResult {
-        try saveOnWriter(changes)
+    override func save(_ changes: SaveChanges, rowCache: StoreRowCache?) throws -> SaveResult {
+        try saveOnWriter(changes, rowCache: rowCache)
+    }
+
+    // MARK: The row cache
+
+    /// A row of the coordinator's cache, served only if the file has not changed since the
+    /// cache was last known to match it, and never waiting for a save.
+    ///
+    /// Every row in the cache was recorded by this store's saves, under ``writeLock``, right
+    /// after their commit. Another connection's commit (another coordinator, another process)
+    /// may have changed those rows: the writer's `PRAGMA data_version` changes exactly when
+    /// another connection commits, so when it differs from ``cacheDataVersion`` the store's
+    /// rows are dropped from the cache. The check and the lookup run under ``writeLock``, taken
+    /// only if free: while a save runs, the caller reads the row from disk instead.
+    override func cachedRow(for key: IDKey, in cache: StoreRowCache) -> RowSnapshot? {
+        guard writeLock.try() else { return nil }
+        defer { writeLock.unlock() }
+        guard let writer else { return nil }
+        let version = try? writer.dataVersion()
+        guard let version, version == cacheDataVersion else {
+            cache.forgetRows(ofStore: tag)
+            cacheDataVersion = version
+            return nil
+        }
+        return cache.row(for: key)
     }
 
     override func relatedIDs(for relationship: NSRelationshipDescription, of id: NSManagedObjectID) throws -> [NSManagedObjectID] {
