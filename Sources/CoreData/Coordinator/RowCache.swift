@@ -11,19 +11,20 @@ import Synchronization
 /// itself only guards its dictionaries.
 internal final class RowCache: StoreRowCache {
     private struct Generations {
-        var current: [IDKey: RowSnapshot] = [:]
+        var current: [IDKey: RowSnapshot]
         var previous: [IDKey: RowSnapshot] = [:]
     }
 
     /// The most rows held (both generations together).
     let capacity: Int
     private let generationSize: Int
-    private let generations = Mutex(Generations())
+    private let generations: Mutex<Generations>
 
     /// A cache of at most `capacity` rows (at least 2).
     init(capacity: Int = 4096) {
         self.capacity = max(capacity, 2)
         self.generationSize = self.capacity / 2
+        self.generations = Mutex(Generations(current: Dictionary(minimumCapacity: self.capacity / 2)))
     }
 
     /// How many rows are cached (a row may be counted twice, once per generation).
@@ -38,22 +39,21 @@ internal final class RowCache: StoreRowCache {
         generations.withLock { $0.current[key] ?? $0.previous[key] }
     }
 
-    func record(_ rows: [(key: IDKey, row: RowSnapshot)], forgetting stale: [IDKey]) {
-        let dropped: [[IDKey: RowSnapshot]] = generations.withLock { generations in
-            var dropped: [[IDKey: RowSnapshot]] = []
+    func record(_ rows: [CachedRow], forgetting stale: [IDKey]) {
+        var dropped: [[IDKey: RowSnapshot]] = []
+        generations.withLock { generations in
             for key in stale {
                 generations.current.removeValue(forKey: key)
                 generations.previous.removeValue(forKey: key)
             }
-            for (key, row) in rows.suffix(capacity) {
+            for index in max(0, rows.count - capacity)..<rows.count {
                 if generations.current.count >= generationSize {
                     dropped.append(generations.previous)
                     generations.previous = generations.current
                     generations.current = Dictionary(minimumCapacity: generationSize)
                 }
-                generations.current[key] = row
+                generations.current[rows[index].key] = rows[index].row
             }
-            return dropped
         }
         withExtendedLifetime(dropped) {} // the evicted rows are freed here, outside the lock
     }

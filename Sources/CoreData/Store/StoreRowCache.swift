@@ -1,5 +1,11 @@
 import Foundation
 
+/// A row for the cache: its key and its snapshot.
+internal struct CachedRow: Sendable {
+    var key: IDKey
+    var row: RowSnapshot
+}
+
 /// A cache of snapshots of a store's rows, kept above the store (the coordinator's row cache,
 /// `Coordinator/RowCache.swift`), as the store sees it.
 ///
@@ -15,7 +21,7 @@ internal protocol StoreRowCache: AnyObject, Sendable {
     /// The cached row for `key`, if any.
     func row(for key: IDKey) -> RowSnapshot?
     /// After a commit: caches `rows` (newer than anything cached for them), forgets `stale`.
-    func record(_ rows: [(key: IDKey, row: RowSnapshot)], forgetting stale: [IDKey])
+    func record(_ rows: [CachedRow], forgetting stale: [IDKey])
     /// Forgets every row of the store whose ``NSPersistentStore/tag`` is `store`.
     func forgetRows(ofStore store: Int)
 }

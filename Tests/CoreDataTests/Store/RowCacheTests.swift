@@ -201,10 +201,10 @@ struct RowCacheTests {
         let entity = TestModel.make().entitiesByName["Car"]!
         func key(_ value: Int64) -> IDKey { IDKey(store: 1, root: 1, value: value) }
         func row(_ version: Int64) -> RowSnapshot { RowSnapshot(entity: entity, values: [], version: version) }
-        cache.record((1...6).map { (key($0), row($0)) }, forgetting: [])
+        cache.record((1...6).map { CachedRow(key: key($0), row: row($0)) }, forgetting: [])
         #expect(!cache.contains(key(1)) && !cache.contains(key(2)))
         #expect((3...6).allSatisfy { cache.contains(key($0)) })
-        cache.record([(key(3), row(30))], forgetting: [key(6)])
+        cache.record([CachedRow(key: key(3), row: row(30))], forgetting: [key(6)])
         #expect(cache.row(for: key(3))?.version == 30, "the newer copy wins")
         #expect(!cache.contains(key(6)))
         cache.forgetRows(ofStore: 1)

@@ -13,10 +13,31 @@ internal final class SQLiteRowDecoder: @unchecked Sendable {
         let entity: NSEntityDescription
         let slots: [Slot]
         let propertyCount: Int
+        /// The property indexes no column fills (to-many relationships, transient properties):
+        /// always `.null` in a decoded row.
+        let unreadIndexes: [Int]
         init(entity: NSEntityDescription, slots: [Slot], propertyCount: Int) {
             self.entity = entity
             self.slots = slots
             self.propertyCount = propertyCount
+            let read = Set(slots.map(\.index))
+            self.unreadIndexes = (0..<propertyCount).filter { !read.contains($0) }
+        }
+
+        /// Whether `values`, as a save bound them, decode back unchanged: the common case, in
+        /// which the saved values are the snapshot as they are (no copy).
+        func readsBack(_ values: ContiguousArray<StoreValue>) -> Bool {
+            guard values.count == propertyCount else { return false }
+            for slot in slots {
+                switch (slot.kind, values[slot.index]) {
+                case (_, .null), (.int, .int), (.bool, .bool), (.string, .string), (.data, .data), (.uuid, .uuid): continue
+                case (.double, .double(let double)) where !double.isNaN: continue
+                case (.date, .date(let date)) where !date.timeIntervalSinceReferenceDate.isNaN: continue
+                default: return false
+                }
+            }
+            for index in unreadIndexes where !values[index].isNull { return false }
+            return true
         }
     }
     let selectList: String
@@ -145,25 +166,34 @@ extension SQLiteStore {
         func key(_ id: NSManagedObjectID) -> IDKey? {
             id.primaryKey.map { IDKey(store: tag, root: id.entity.layout.rootNumber, value: $0) }
         }
+        let inserts = changes.inserts, updates = changes.updates
         var stale = changes.deletes.compactMap { key($0.id) }
-        var rows: [(key: IDKey, row: RowSnapshot)] = []
         // Only the newest `capacity` rows would stay in the cache: the others are not decoded,
-        // and those of them that were updated are forgotten instead.
-        let skipped = max(0, changes.inserts.count + changes.updates.count - cache.capacity)
-        var resolver = TemporaryIDResolver(inserts: changes.inserts, permanent: result.insertedIDs)
-        rows.reserveCapacity(min(cache.capacity, changes.inserts.count + changes.updates.count))
-        for (offset, (insert, id)) in zip(changes.inserts, result.insertedIDs).enumerated() where offset >= skipped {
-            guard let key = key(id),
-                  let row = writtenRow(of: id.entity, values: insert.values, version: 1, resolve: { resolver.resolve($0) }) else { continue }
-            rows.append((key, row))
+        // and those of them that were updated are forgotten instead. Of a bulk insert, only
+        // the last quarter of that is recorded (new rows are not in the cache: leaving some
+        // out costs nothing but a read if another context faults them).
+        let skipped = max(0, inserts.count + updates.count - cache.capacity)
+        let firstInsert = max(skipped, inserts.count - cache.capacity / 4)
+        var rows: [CachedRow] = []
+        rows.reserveCapacity(inserts.count - firstInsert + updates.count)
+        var resolver = TemporaryIDResolver(inserts: inserts, permanent: result.insertedIDs)
+        if firstInsert < inserts.count, result.insertedIDs.count == inserts.count {
+            for offset in firstInsert..<inserts.count {
+                let id = result.insertedIDs[offset]
+                guard let key = key(id),
+                      let row = writtenRow(of: id.entity, values: inserts[offset].values, version: 1, resolve: { resolver.resolve($0) })
+                else { continue }
+                rows.append(CachedRow(key: key, row: row))
+            }
         }
-        for (offset, update) in changes.updates.enumerated() {
+        for offset in updates.indices {
+            let update = updates[offset]
             guard let key = key(update.id) else { continue }
-            if offset + changes.inserts.count >= skipped,
-               let values = updatedValues(update, cached: cache.row(for: key)),
+            if offset + inserts.count >= skipped,
+               let values = updatedValues(update, cached: { cache.row(for: key) }),
                let row = writtenRow(of: update.id.entity, values: values, version: update.expectedVersion + 1,
                                     resolve: { resolver.resolve($0) }) {
-                rows.append((key, row))
+                rows.append(CachedRow(key: key, row: row))
             } else {
                 stale.append(key)
             }
@@ -180,19 +210,19 @@ extension SQLiteStore {
     /// An update carries all of the object's values but writes only the changed ones. The
     /// others are the row's (the update matched its `Z_OPT`), except transformable values, which
     /// the context encodes again at every save (the bytes may differ from the stored ones):
-    /// those are taken from `cached`, the row as the cache holds it, if that is the version the
-    /// update replaced.
-    private func updatedValues(_ update: SaveChanges.Update, cached: RowSnapshot?) -> ContiguousArray<StoreValue>? {
+    /// those are taken from `cached()`, the row as the cache holds it, if that is the version
+    /// the update replaced.
+    private func updatedValues(_ update: SaveChanges.Update, cached: () -> RowSnapshot?) -> ContiguousArray<StoreValue>? {
         let entity = update.id.entity
         // The ID of an update may name a super-entity of the row's (an ID made from a URI): only
         // a leaf entity is surely the row's own.
         guard entity.subentities.isEmpty else { return nil }
+        let unchanged = entity.layout.objectAttributeIndexes.filter { !update.changedIndexes.contains($0) }
+        guard !unchanged.isEmpty else { return update.values }
+        guard let cached = cached(), cached.version == update.expectedVersion, cached.entity === entity,
+              cached.values.count == update.values.count else { return nil }
         var values = update.values
-        for index in entity.layout.objectAttributeIndexes where !update.changedIndexes.contains(index) {
-            guard let cached, cached.version == update.expectedVersion, cached.entity === entity,
-                  index < cached.values.count else { return nil }
-            values[index] = cached.values[index]
-        }
+        for index in unchanged { values[index] = cached.values[index] }
         return values
     }
 
@@ -204,6 +234,7 @@ extension SQLiteStore {
         let decoder = self.decoder(for: entity)
         let number = entity.layout.entityNumber
         guard number < decoder.plans.count, let plan = decoder.plans[number], values.count == plan.propertyCount else { return nil }
+        if plan.readsBack(values) { return RowSnapshot(entity: plan.entity, values: values, version: version) }
         var row = ContiguousArray<StoreValue>(repeating: .null, count: plan.propertyCount)
         for slot in plan.slots {
             let value = values[slot.index]

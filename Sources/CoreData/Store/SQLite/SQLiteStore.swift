@@ -25,8 +25,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// Entities by `Z_ENT` number (index 0 unused): an array, read once per fetched row.
     private var entitiesByNumber: [NSEntityDescription?] = []
     /// Row decoders by the root entity's `Z_ENT` number; built when the store opens, then shared
-    /// by every reader.
-    private var decoders: [SQLiteRowDecoder?] = []
+    /// by every reader (read-only from then on, so without exclusivity checks).
+    @exclusivity(unchecked) private var decoders: [SQLiteRowDecoder?] = []
 
     /// The default of ``NSPersistentStoreConnectionPoolMaxSizeKey``: how many reader connections
     /// the store opens at most.
