@@ -2,7 +2,7 @@ import CSQLite
 import Foundation
 
 /// Connects contexts to stores: it owns the model and the stores, routes fetches and saves to
-/// the right store, and serializes access to them.
+/// the right store, and keeps a cache of the rows its contexts saved.
 ///
 /// ```swift
 /// let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
@@ -12,18 +12,26 @@ import Foundation
 /// context.persistentStoreCoordinator = coordinator
 /// ```
 ///
-/// A coordinator is `Sendable`: contexts on any queue share it.
+/// A coordinator is `Sendable`: contexts on any queue share it. Its lock guards only its own
+/// state (the store list and the per-entity routing); requests run on the stores without it,
+/// and the stores order their own work, so a fetch or a fault never waits for another
+/// context's save.
 open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The model of the coordinator's stores; frozen from now on.
     public let managedObjectModel: NSManagedObjectModel
     /// A name for debugging.
     open var name: String?
+    /// Guards ``stores`` and ``_storesByEntity``; never held across a store's I/O.
     private let lock = NSRecursiveLock()
     private var stores: [NSPersistentStore] = [] { didSet { _storesByEntity.removeAll() } }
     private var _storesByEntity: [ObjectIdentifier: [NSPersistentStore]] = [:]
     private let queue = DispatchQueue(label: "NSPersistentStoreCoordinator")
     /// Held by a context for a whole save, conflict resolution and retries included.
     private let saveLock = NSRecursiveLock()
+    /// Serializes the blocks of ``perform(_:)`` and ``performAndWait(_:)`` with each other.
+    private let performLock = NSRecursiveLock()
+    /// Snapshots of the rows this coordinator's saves wrote (see ``RowCache``).
+    internal let rowCache = RowCache()
 
     /// Creates a coordinator for `model`, which can no longer change.
     public init(managedObjectModel model: NSManagedObjectModel) {
@@ -50,13 +58,22 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try body()
     }
 
-    /// Runs `block` asynchronously on the coordinator's queue.
+    /// Runs `block` asynchronously on the coordinator's queue, after the blocks given before.
     open func perform(_ block: @escaping @Sendable () -> Void) {
-        queue.async { self.withLock(block) }
+        queue.async { self.performAndWait(block) }
     }
 
-    /// Runs `block` synchronously, holding the coordinator.
-    open func performAndWait(_ block: () -> Void) { withLock(block) }
+    /// Runs `block` synchronously, serialized with the other blocks given to the coordinator
+    /// (not with the contexts' requests, which do not wait for it).
+    open func performAndWait(_ block: () -> Void) {
+        // The save lock first, in the order a context's save takes it: a block that saves a
+        // context cannot deadlock with a save resolving its conflicts.
+        withSaveLock {
+            performLock.lock()
+            defer { performLock.unlock() }
+            block()
+        }
+    }
 
     // MARK: Adding and removing stores
 
@@ -77,10 +94,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             guard let storeURL, storeURL.isFileURL else {
                 throw CoreDataError.make(.persistentStoreOpen, "A SQLite store needs a file URL")
             }
-            if let existing = withLock({ stores.first { $0.url?.standardizedFileURL == storeURL.standardizedFileURL } }) {
-                throw CoreDataError.make(.persistentStoreOpen, "The store at \(storeURL.path) is already added to this coordinator",
-                                         extra: [NSAffectedStoresErrorKey: [existing]])
-            }
+            if let existing = persistentStore(for: storeURL) { throw alreadyAdded(storeURL, existing) }
             store = SQLiteStore(persistentStoreCoordinator: self, configurationName: configuration, at: storeURL, options: options)
         case NSInMemoryStoreType:
             store = InMemoryStore(persistentStoreCoordinator: self, configurationName: configuration,
@@ -89,11 +103,27 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             throw CoreDataError.make(.persistentStoreInvalidType,
                 "Unsupported store type '\(storeType)'; this Core Data supports \(NSSQLiteStoreType) and \(NSInMemoryStoreType)")
         }
-        try withLock {
-            try store.open(model: managedObjectModel)
+        // Opened without the lock (it reads and may create the file); added under it, unless
+        // another thread added the same file meanwhile.
+        try store.open(model: managedObjectModel)
+        let existing: NSPersistentStore? = withLock {
+            if let url = store.url, store is SQLiteStore,
+               let existing = stores.first(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
+                return existing
+            }
             stores.append(store)
+            return nil
+        }
+        if let existing, let url = store.url {
+            store.close()
+            throw alreadyAdded(url, existing)
         }
         return store
+    }
+
+    private func alreadyAdded(_ url: URL, _ existing: NSPersistentStore) -> NSError {
+        CoreDataError.make(.persistentStoreOpen, "The store at \(url.path) is already added to this coordinator",
+                           extra: [NSAffectedStoresErrorKey: [existing]])
     }
 
     /// Adds a store of `type`; the newer spelling of ``addPersistentStore(ofType:configurationName:at:options:)``.
@@ -103,15 +133,17 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try addPersistentStore(ofType: type.rawValue, configurationName: configuration, at: storeURL, options: options)
     }
 
-    /// Removes a store from the coordinator, closing its file.
+    /// Removes a store from the coordinator, closing its file (after a save under way on it
+    /// has finished; requests that arrive later throw).
     open func remove(_ store: NSPersistentStore) throws {
         try withLock {
             guard let index = stores.firstIndex(where: { $0 === store }) else {
                 throw CoreDataError.make(.persistentStoreOperation, "The store is not part of this coordinator")
             }
             stores.remove(at: index)
-            store.close()
         }
+        store.close()
+        rowCache.forgetRows(ofStore: store.tag)
     }
 
     /// The store at `url`, if it has been added.
@@ -123,17 +155,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// A store's metadata.
     open func metadata(for store: NSPersistentStore) -> [String: Any] {
-        withLock { store.metadata ?? [:] }
+        store.metadata ?? [:]
     }
 
     /// Replaces a store's metadata (written with the next save; here at once).
     open func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
-        withLock {
-            var merged = metadata ?? [:]
-            merged[NSStoreUUIDKey] = store.identifier
-            merged[NSStoreTypeKey] = store.type
-            try? store.writeMetadata(merged)
-        }
+        var merged = metadata ?? [:]
+        merged[NSStoreUUIDKey] = store.identifier
+        merged[NSStoreTypeKey] = store.type
+        try? store.writeMetadata(merged)
     }
 
     /// Reads the metadata of the store file at `url` without adding it.
@@ -240,20 +270,20 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return targets
     }
 
+    // The requests below take the lock only to find their stores; the stores do the I/O.
+
     internal func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] {
-        try withLock {
-            let targets = try fetchTargets(plan.entity)
-            if targets.count == 1 { return try targets[0].fetchRows(plan) }
-            return try targets.flatMap { try $0.fetchRows(plan) }
-        }
+        let targets = try fetchTargets(plan.entity)
+        if targets.count == 1 { return try targets[0].fetchRows(plan) }
+        return try targets.flatMap { try $0.fetchRows(plan) }
     }
 
     internal func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {
-        try withLock { try fetchTargets(plan.entity).flatMap { try $0.fetchIDs(plan) } }
+        try fetchTargets(plan.entity).flatMap { try $0.fetchIDs(plan) }
     }
 
     internal func count(_ plan: FetchPlan) throws -> Int {
-        try withLock { try fetchTargets(plan.entity).reduce(0) { $0 + (try $1.count(plan)) } }
+        try fetchTargets(plan.entity).reduce(0) { $0 + (try $1.count(plan)) }
     }
 
     /// This coordinator's store for an ID: the ID's own store, or the one of ours that has the
@@ -269,33 +299,36 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return own
     }
 
+    /// The row an ID names (firing a fault): from the row cache when the store vouches for the
+    /// cached snapshot, else from the store.
     internal func row(for id: NSManagedObjectID) throws -> RowSnapshot? {
         guard let store = try ownStore(of: id) else { return nil }
-        return try withLock { try store.row(for: id) }
+        if let pk = id.primaryKey {
+            let key = IDKey(store: store.tag, root: id.entity.layout.rootNumber, value: pk)
+            if rowCache.contains(key), let row = store.cachedRow(for: key, in: rowCache) { return row }
+        }
+        return try store.row(for: id)
     }
 
     internal func relatedIDs(for relationship: NSRelationshipDescription, of id: NSManagedObjectID) throws -> [NSManagedObjectID] {
         guard let store = try ownStore(of: id) else { return [] }
-        return try withLock { try store.relatedIDs(for: relationship, of: id) }
+        return try store.relatedIDs(for: relationship, of: id)
     }
 
     internal func permanentIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
-        try withLock {
-            let store = try store(forNew: entity)
-            return try store.allocatePrimaryKeys(for: entity, count: count).map {
-                NSManagedObjectID(entity: entity, store: store, primaryKey: $0)
-            }
+        let store = try store(forNew: entity)
+        return try store.allocatePrimaryKeys(for: entity, count: count).map {
+            NSManagedObjectID(entity: entity, store: store, primaryKey: $0)
         }
     }
 
-    /// Writes a save to the store(s). One store: one transaction, all or nothing.
+    /// Writes a save to the store(s). One store: one transaction, all or nothing. The store
+    /// records the rows it wrote in the row cache before the next save on it can commit.
     internal func save(_ changes: SaveChanges, to store: NSPersistentStore) throws -> SaveResult {
-        try withLock {
-            guard stores.contains(where: { $0 === store }) else {
-                throw CoreDataError.make(.persistentStoreSave,
-                    "The changes belong to a store this coordinator does not have (another coordinator's, or one that was removed); nothing was saved")
-            }
-            return try store.save(changes)
+        guard withLock({ stores.contains(where: { $0 === store }) }) else {
+            throw CoreDataError.make(.persistentStoreSave,
+                "The changes belong to a store this coordinator does not have (another coordinator's, or one that was removed); nothing was saved")
         }
+        return try store.save(changes, rowCache: rowCache)
     }
 }

@@ -29,7 +29,10 @@ public let NSPersistentStoreConnectionPoolMaxSizeKey = "NSPersistentStoreConnect
 /// A store of rows: the SQLite file, or memory.
 ///
 /// Stores deal in object IDs and row snapshots, never in objects, like Apple's
-/// `NSIncrementalStore`. The coordinator calls them under its lock, one request at a time.
+/// `NSIncrementalStore`. Their methods are thread-safe: the coordinator calls them from any
+/// thread, without holding its own lock, and each store orders its own work (the SQLite store
+/// reads on a pool of reader connections while one writer connection saves; the in-memory store
+/// takes a lock).
 open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// The kinds of store, by the type strings Apple uses.
     public struct StoreType: RawRepresentable, Hashable, Sendable {
@@ -54,7 +57,13 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// Whether the store refuses saves.
     open var isReadOnly: Bool
     /// The store's metadata dictionary.
-    open var metadata: [String: Any]!
+    open var metadata: [String: Any]! {
+        get { metadataLock.lock(); defer { metadataLock.unlock() }; return _metadata }
+        set { metadataLock.lock(); defer { metadataLock.unlock() }; _metadata = newValue }
+    }
+    private var _metadata: [String: Any]!
+    /// Guards ``metadata``: the coordinator reads it on any thread while a save may replace it.
+    private let metadataLock = NSLock()
     /// The coordinator the store belongs to.
     open internal(set) weak var persistentStoreCoordinator: NSPersistentStoreCoordinator?
 
@@ -100,12 +109,17 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     internal func count(_ plan: FetchPlan) throws -> Int { try fetchRows(plan).count }
     /// One row, or `nil` if it does not exist (firing a fault).
     internal func row(for id: NSManagedObjectID) throws -> RowSnapshot? { nil }
+    /// The row for `key` from `cache` if the store can vouch that it is still what the store
+    /// holds, without waiting for a save; `nil` sends the caller to ``row(for:)``. Stores that
+    /// do not use a row cache return `nil`.
+    internal func cachedRow(for key: IDKey, in cache: StoreRowCache) -> RowSnapshot? { nil }
     /// The destination IDs of a to-many relationship of the object `id`, in order.
     internal func relatedIDs(for relationship: NSRelationshipDescription, of id: NSManagedObjectID) throws -> [NSManagedObjectID] { [] }
     /// Hands out `count` primary keys for `entity`, consecutive and in order.
     internal func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] { [] }
     /// Writes one save: all or nothing. Throws ``StoreConflictError`` on optimistic-locking conflicts.
-    internal func save(_ changes: SaveChanges) throws -> SaveResult { SaveResult() }
+    /// A store that uses `rowCache` records the rows it wrote there, in commit order.
+    internal func save(_ changes: SaveChanges, rowCache: StoreRowCache?) throws -> SaveResult { SaveResult() }
     /// Writes the metadata dictionary.
     internal func writeMetadata(_ metadata: [String: Any]) throws {}
 }

@@ -91,7 +91,8 @@ final class TestStack {
     let context: NSManagedObjectContext
     private let ownsDirectory: Bool
 
-    init(model: NSManagedObjectModel = TestModel.make(), inMemory: Bool = false, directory: URL? = nil) throws {
+    init(model: NSManagedObjectModel = TestModel.make(), inMemory: Bool = false, directory: URL? = nil,
+         options: [AnyHashable: Any]? = nil) throws {
         ownsDirectory = directory == nil
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("coredata-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
@@ -99,7 +100,7 @@ final class TestStack {
         self.model = model
         coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(ofType: inMemory ? NSInMemoryStoreType : NSSQLiteStoreType, configurationName: nil,
-                                           at: inMemory ? nil : url, options: nil)
+                                           at: inMemory ? nil : url, options: options)
         context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
         context.persistentStoreCoordinator = coordinator
     }

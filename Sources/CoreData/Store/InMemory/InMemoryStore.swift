@@ -1,7 +1,12 @@
 import Foundation
 
 /// The in-memory store: the same rows, keys and versions as the SQLite store, without a file.
+///
+/// Every request takes the store's lock (reads too: they are fast, in memory). The lock is
+/// recursive because requests build on each other (a fetch's records read to-many IDs, a save
+/// reads rows and allocates keys).
 internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
+    private let lock = NSRecursiveLock()
     private struct Row {
         var snapshot: RowSnapshot
     }
@@ -28,7 +33,14 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         metadata[NSStoreTypeKey] = NSInMemoryStoreType
     }
 
-    override func writeMetadata(_ metadata: [String: Any]) throws { self.metadata = metadata }
+    override func writeMetadata(_ metadata: [String: Any]) throws { locked { self.metadata = metadata } }
+
+    /// Runs `body` holding the store's lock.
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
 
     private func id(_ entity: NSEntityDescription, _ pk: Int64) -> NSManagedObjectID {
         NSManagedObjectID(entity: entity, store: self, primaryKey: pk)
@@ -45,7 +57,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         }
         for index in layout.relationshipIndexes {
             guard let relationship = layout.properties[index] as? NSRelationshipDescription, relationship.isToMany else { continue }
-            record[relationship.name] = (try? relatedIDs(for: relationship, of: objectID)) ?? []
+            record[relationship.name] = relatedIDs(relationship, of: objectID)
         }
         record["self"] = objectID
         return record
@@ -80,17 +92,21 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
     }
 
     override func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] {
-        try matching(plan).map { FetchedRow(id: id($0.1.snapshot.entity, $0.0), snapshot: $0.1.snapshot) }
+        try locked { try matching(plan).map { FetchedRow(id: id($0.1.snapshot.entity, $0.0), snapshot: $0.1.snapshot) } }
     }
 
-    override func count(_ plan: FetchPlan) throws -> Int { try matching(plan).count }
+    override func count(_ plan: FetchPlan) throws -> Int { try locked { try matching(plan).count } }
 
     override func row(for id: NSManagedObjectID) throws -> RowSnapshot? {
         guard let pk = id.primaryKey else { return nil }
-        return rows[id.entity.layout.root.layout.entityNumber]?[pk]?.snapshot
+        return locked { rows[id.entity.layout.root.layout.entityNumber]?[pk]?.snapshot }
     }
 
     override func relatedIDs(for relationship: NSRelationshipDescription, of owner: NSManagedObjectID) throws -> [NSManagedObjectID] {
+        locked { relatedIDs(relationship, of: owner) }
+    }
+
+    private func relatedIDs(_ relationship: NSRelationshipDescription, of owner: NSManagedObjectID) -> [NSManagedObjectID] {
         guard let pk = owner.primaryKey, let destination = relationship.destinationEntity else { return [] }
         let table = rows[destination.layout.root.layout.entityNumber] ?? [:]
         var members: [Int64] = []
@@ -116,14 +132,22 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
     }
 
     override func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] {
-        let root = entity.layout.root.layout.entityNumber
-        let start = (maxKeys[root] ?? 0) + 1
-        maxKeys[root] = start + Int64(count) - 1
-        return count > 0 ? Array(start...(start + Int64(count) - 1)) : []
+        locked {
+            let root = entity.layout.root.layout.entityNumber
+            let start = (maxKeys[root] ?? 0) + 1
+            maxKeys[root] = start + Int64(count) - 1
+            return count > 0 ? Array(start...(start + Int64(count) - 1)) : []
+        }
     }
 
-    override func save(_ changes: SaveChanges) throws -> SaveResult {
+    /// The rows are in memory already: no row cache.
+    override func save(_ changes: SaveChanges, rowCache: StoreRowCache?) throws -> SaveResult {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was saved") }
+        return try locked { try write(changes) }
+    }
+
+    /// One save, all or nothing, under the lock.
+    private func write(_ changes: SaveChanges) throws -> SaveResult {
         // Check everything first so that a failed save changes nothing.
         var conflicts: [StoreConflict] = []
         for update in changes.updates {

@@ -4,8 +4,9 @@ import Foundation
 /// `SQLITE_TRANSIENT`: SQLite copies bound text and blobs.
 internal let SQLITE_TRANSIENT_DESTRUCTOR = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
-/// One SQLite connection with a cache of prepared statements. Not thread-safe: its owner
-/// (the store, under the coordinator's lock) serializes access.
+/// One SQLite connection with its own cache of prepared statements. Not thread-safe: one thread
+/// at a time uses it (the store's writer under its write lock; a reader while the reader pool
+/// lends it). Every connection gets the predicate layer's SQL functions when it opens.
 internal final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
@@ -99,6 +100,12 @@ internal final class SQLiteConnection {
     var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
 
     var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// `PRAGMA data_version`: a number that changes when another connection (of this process or
+    /// another) commits to the file, and never for this connection's own commits.
+    func dataVersion() throws -> Int64 {
+        try scalarInt("PRAGMA data_version") ?? 0
+    }
 
     /// Single-value query helper.
     func scalarInt(_ sql: String) throws -> Int64? {

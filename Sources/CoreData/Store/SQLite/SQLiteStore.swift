@@ -2,24 +2,61 @@ import CSQLite
 import Foundation
 
 /// The SQLite store: a file in Core Data's own layout, in WAL mode, written one transaction per save.
+///
+/// One writer connection does every write (saves, primary keys, metadata), one thread at a
+/// time under ``writeLock``; reads (fetches, counts, faults, to-many IDs) run on a pool of
+/// read-only connections (``SQLiteReaderPool``) and never wait for the writer: WAL lets them
+/// read the last commit while a save is under way.
 internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
-    private var connection: SQLiteConnection?
-    private var schema: SQLiteSchema!
+    /// Orders the writer's work: saves, key allocation, metadata, and the row-cache checks.
+    let writeLock = NSLock()
+    /// The writer connection, used under ``writeLock``; `nil` once the store is closed.
+    var writer: SQLiteConnection?
+    /// Each entity's INSERT on the writer, by entity number (under ``writeLock``).
+    var insertStatements: [Int: (SQLiteStatement, [InsertSlot])] = [:]
+    /// See ``beforeCommit`` (under ``writeLock``).
+    var beforeCommitHook: (@Sendable () -> Void)?
+    /// The writer's `PRAGMA data_version` when the row cache was last known to match the file
+    /// (under ``writeLock``); `nil` when unknown. See ``cachedRow(for:in:)``.
+    private var cacheDataVersion: Int64?
+    /// The reader connections; set once by ``open(model:)``.
+    private var readers: SQLiteReaderPool?
+    private(set) var schema: SQLiteSchema!
     /// Entities by `Z_ENT` number (index 0 unused): an array, read once per fetched row.
     private var entitiesByNumber: [NSEntityDescription?] = []
-    private var decodePlans: [ObjectIdentifier: FamilyDecoder] = [:]
+    /// Row decoders by the root entity's `Z_ENT` number; built when the store opens, then shared
+    /// by every reader (read-only from then on, so without exclusivity checks).
+    @exclusivity(unchecked) private var decoders: [SQLiteRowDecoder?] = []
+
+    /// The default of ``NSPersistentStoreConnectionPoolMaxSizeKey``: how many reader connections
+    /// the store opens at most.
+    static let defaultReaderCount = 4
 
     override var type: String { NSSQLiteStoreType }
 
-    /// The open connection; throws once the store has been removed from its coordinator (objects
+    /// The error of every request once the store has been removed from its coordinator (objects
     /// and IDs may outlive their store: their faults then read as deleted, their saves fail).
-    private var db: SQLiteConnection {
-        get throws {
-            guard let connection else {
-                throw CoreDataError.make(.persistentStoreOperation, "The store at \(url?.path ?? "") has been removed from its coordinator")
-            }
-            return connection
-        }
+    private var removedError: NSError {
+        CoreDataError.make(.persistentStoreOperation, "The store at \(url?.path ?? "") has been removed from its coordinator")
+    }
+
+    /// Runs `body` with the writer connection, holding ``writeLock``.
+    func withWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        guard let writer else { throw removedError }
+        return try body(writer)
+    }
+
+    /// Runs `body` with a reader connection of the pool, which no other thread uses meanwhile.
+    func withReader<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        guard let readers else { throw removedError }
+        return try readers.withReader(body)
+    }
+
+    /// The reader pool's counters, for tests: connections open now, and the most ever open at once.
+    var readerCounts: (open: Int, peak: Int, maximum: Int) {
+        (readers?.openConnections ?? 0, readers?.peakOpenConnections ?? 0, readers?.maximum ?? 0)
     }
 
     // MARK: Opening
@@ -27,6 +64,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     override func open(model: NSManagedObjectModel) throws {
         guard let url else { throw CoreDataError.make(.persistentStoreOpen, "A SQLite store needs a file URL") }
         let path = url.path
+        let readerCount = try Self.readerCount(options)
         try Self.checkHeader(at: url)
         let fileExists = FileManager.default.fileExists(atPath: path)
         if !fileExists {
@@ -86,13 +124,49 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         } catch let error as NSError {
             throw Self.openError(error, url: url)
         }
-        self.connection = connection
+        decoders = Array(repeating: nil, count: highest + 1)
+        for root in schema.entities where root.superentity == nil {
+            decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
+        }
+        let readerPragmas = userPragmas
+        let removedMessage = removedError.localizedDescription
+        readers = SQLiteReaderPool(maximum: readerCount, connect: {
+            let reader = try SQLiteConnection(path: path, readOnly: true, create: false)
+            // The writer has applied them; one that writes (user_version, …) fails on a reader
+            // and is skipped there, one that changes reading (case_sensitive_like, …) applies.
+            for pragma in readerPragmas { try? reader.execute(pragma) }
+            return reader
+        }, closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
+        cacheDataVersion = try? connection.dataVersion()
+        writer = connection
     }
 
+    /// The reader pool's size: ``NSPersistentStoreConnectionPoolMaxSizeKey`` (a positive
+    /// integer), or ``defaultReaderCount``.
+    private static func readerCount(_ options: [AnyHashable: Any]?) throws -> Int {
+        guard let value = options?[NSPersistentStoreConnectionPoolMaxSizeKey] else { return defaultReaderCount }
+        let count: Int?
+        switch value {
+        case let number as Int: count = number
+        case let number as NSNumber: count = Int(exactly: number.doubleValue)
+        case let text as String: count = Int(text)
+        default: count = nil
+        }
+        guard let count, count > 0 else {
+            throw CoreDataError.make(.persistentStoreOpen,
+                "\(NSPersistentStoreConnectionPoolMaxSizeKey) must be a positive integer (the most reader connections), not '\(value)'")
+        }
+        return count
+    }
+
+    /// Closes the connections: the writer once a save under way has finished, idle readers at
+    /// once, lent readers when their reads end. Requests then throw.
     override func close() {
+        writeLock.lock()
         insertStatements.removeAll()
-        connection = nil
-        decodePlans.removeAll()
+        writer = nil
+        writeLock.unlock()
+        readers?.close()
     }
 
     private func applyPragmas(_ connection: SQLiteConnection) throws {
@@ -103,13 +177,18 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if let seconds = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue, seconds.isFinite, seconds >= 0 {
             sqlite3_busy_timeout(connection.handle, Int32(min(seconds, 2_000_000) * 1000)) // how long to wait for a lock
         }
-        if let pragmas = options?[NSSQLitePragmasOption] as? [String: Any] {
-            for (name, value) in pragmas.sorted(by: { $0.key < $1.key }) {
-                guard name.allSatisfy({ $0.isLetter || $0 == "_" }) else { continue }
-                let text = "\(value)"
-                guard text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else { continue }
-                try connection.execute("PRAGMA \(name) = \(text)")
-            }
+        for pragma in userPragmas { try connection.execute(pragma) }
+    }
+
+    /// The statements of the ``NSSQLitePragmasOption`` option (names and values of letters,
+    /// digits, `_` and `-` only; others are skipped).
+    private var userPragmas: [String] {
+        guard let pragmas = options?[NSSQLitePragmasOption] as? [String: Any] else { return [] }
+        return pragmas.sorted(by: { $0.key < $1.key }).compactMap { name, value in
+            guard name.allSatisfy({ $0.isLetter || $0 == "_" }) else { return nil }
+            let text = "\(value)"
+            guard text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else { return nil }
+            return "PRAGMA \(name) = \(text)"
         }
     }
 
@@ -216,8 +295,10 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     override func writeMetadata(_ metadata: [String: Any]) throws {
-        try db.transaction { try Self.writeMetadata(metadata, uuid: identifier, to: db) }
-        self.metadata = metadata
+        try withWriter { db in
+            try db.transaction { try Self.writeMetadata(metadata, uuid: identifier, to: db) }
+            self.metadata = metadata
+        }
     }
 
     /// Throws `NSPersistentStoreIncompatibleVersionHashError` (134100) naming the entities whose
@@ -249,147 +330,14 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Reading
 
-    /// Decodes rows of one root table: which column holds which property, per row entity.
-    private final class FamilyDecoder {
-        struct Slot { var index: Int; var column: Int32; var kind: Kind; var entityColumn: Int32 }
-        enum Kind { case int, bool, double, decimal, string, date, data, uuid, url, objectIDAttribute, toOne(NSEntityDescription) }
-        /// What a row of one entity of the family decodes to.
-        final class Plan {
-            let entity: NSEntityDescription
-            let slots: [Slot]
-            let propertyCount: Int
-            init(entity: NSEntityDescription, slots: [Slot], propertyCount: Int) {
-                self.entity = entity
-                self.slots = slots
-                self.propertyCount = propertyCount
-            }
-        }
-        let selectList: String
-        /// Plans by `Z_ENT` number (`nil` for numbers outside the family).
-        var plans: [Plan?] = []
-
-        init(root: NSEntityDescription, schema: SQLiteSchema) {
-            let table = schema.tables.first { $0.root === root }!
-            let columns = table.columns.map(\.name)
-            selectList = columns.map { "t0." + $0 }.joined(separator: ", ")
-            var position: [String: Int32] = [:]
-            for (offset, name) in columns.enumerated() { position[name] = Int32(offset) }
-            for entity in schema.entities where entity.rootEntity === root {
-                var slots: [Slot] = []
-                for index in entity.layout.rowIndexes {
-                    let property = entity.layout.properties[index]
-                    guard let column = position[property.columnName] else { continue }
-                    let kind: Kind
-                    var entityColumn: Int32 = -1
-                    if let relationship = property as? NSRelationshipDescription {
-                        kind = .toOne(relationship.destinationEntity!)
-                        if let name = relationship.entityColumn, let p = position[name] { entityColumn = p }
-                    } else {
-                        switch (property as! NSAttributeDescription).attributeType {
-                        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: kind = .int
-                        case .booleanAttributeType: kind = .bool
-                        case .doubleAttributeType, .floatAttributeType: kind = .double
-                        case .decimalAttributeType: kind = .decimal
-                        case .stringAttributeType: kind = .string
-                        case .dateAttributeType: kind = .date
-                        case .UUIDAttributeType: kind = .uuid
-                        case .URIAttributeType: kind = .url
-                        case .objectIDAttributeType: kind = .objectIDAttribute
-                        case .binaryDataAttributeType, .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: kind = .data
-                        }
-                    }
-                    slots.append(Slot(index: index, column: column, kind: kind, entityColumn: entityColumn))
-                }
-                let number = entity.layout.entityNumber
-                if plans.count <= number { plans.append(contentsOf: repeatElement(nil, count: number + 1 - plans.count)) }
-                plans[number] = Plan(entity: entity, slots: slots, propertyCount: entity.layout.properties.count)
-            }
-        }
-    }
-
-    private func decoder(for entity: NSEntityDescription) -> FamilyDecoder {
-        let root = entity.rootEntity
-        if let decoder = decodePlans[ObjectIdentifier(root)] { return decoder }
-        let decoder = FamilyDecoder(root: root, schema: schema)
-        decodePlans[ObjectIdentifier(root)] = decoder
-        return decoder
-    }
-
     /// The entity whose `Z_ENT` is `number`, if the model has one.
-    private func entity(numbered number: Int64) -> NSEntityDescription? {
+    func entity(numbered number: Int64) -> NSEntityDescription? {
         number >= 0 && number < entitiesByNumber.count ? entitiesByNumber[Int(number)] : nil
     }
 
-    /// Reads the current row of `statement` (whose first columns are Z_PK, Z_ENT, Z_OPT, then the family's columns).
-    private func decodeRow(_ statement: SQLiteStatement, decoder: FamilyDecoder) -> FetchedRow? {
-        let pk = statement.int64(0)
-        let number = Int(statement.int64(1))
-        guard number >= 0, number < decoder.plans.count, let plan = decoder.plans[number] else { return nil }
-        let entity = plan.entity
-        // Written in place: every slot starts as .null (no payload), so a decoded value may be
-        // stored over it without destroying anything.
-        let values = ContiguousArray<StoreValue>(unsafeUninitializedCapacity: plan.propertyCount) { buffer, count in
-            count = plan.propertyCount
-            guard count > 0, let base = buffer.baseAddress else { return }
-            base.initialize(repeating: .null, count: count)
-            for slot in plan.slots {
-                let column = slot.column
-                if case .int = slot.kind {
-                    // One call per integer column: NULL reads as 0, so the type is checked only then.
-                    let value = statement.int64(column)
-                    if value != 0 || !statement.isNull(column) { (base + slot.index).initialize(to: .int(value)) }
-                    continue
-                }
-                if statement.isNull(column) { continue }
-                (base + slot.index).initialize(to: decodeValue(slot, statement))
-            }
-        }
-        let snapshot = RowSnapshot(entity: entity, values: values, version: statement.int64(2))
-        return FetchedRow(store: self, primaryKey: pk, snapshot: snapshot)
-    }
-
-    /// The value of a non-NULL column in the storage form of its property (`.null` if unreadable).
-    private func decodeValue(_ slot: FamilyDecoder.Slot, _ statement: SQLiteStatement) -> StoreValue {
-        let column = slot.column
-        switch slot.kind {
-        case .int: return .int(statement.int64(column))
-        case .bool: return .bool(statement.int64(column) != 0)
-        case .double: return .double(statement.double(column))
-        case .decimal:
-            if statement.columnType(column) == SQLITE_TEXT, let d = Decimal(string: statement.string(column), locale: Locale(identifier: "en_US_POSIX")) {
-                return .decimal(d)
-            } else if statement.columnType(column) == SQLITE_INTEGER {
-                return .decimal(Decimal(statement.int64(column)))
-            } else {
-                // The shortest decimal text of the double is the value that was written.
-                let double = statement.double(column)
-                return .decimal(Decimal(string: "\(double)", locale: Locale(identifier: "en_US_POSIX")) ?? Decimal(double))
-            }
-        case .string: return .string(statement.string(column))
-        case .date: return .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
-        case .data: return .data(statement.data(column))
-        case .uuid:
-            let data = statement.data(column)
-            if data.count == 16 {
-                return .uuid(data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) })
-            } else if let uuid = UUID(uuidString: statement.string(column)) {
-                return .uuid(uuid)
-            }
-        case .url:
-            if let url = URL(string: statement.string(column)) { return .url(url) }
-        case .objectIDAttribute:
-            if let url = URL(string: statement.string(column)), let id = persistentStoreCoordinator?.managedObjectID(forURIRepresentation: url) {
-                return .objectID(id)
-            }
-        case .toOne(let destination):
-            var target = destination
-            if slot.entityColumn >= 0, !statement.isNull(slot.entityColumn),
-               let exact = self.entity(numbered: statement.int64(slot.entityColumn)) {
-                target = exact
-            }
-            return .objectID(NSManagedObjectID(entity: target, store: self, primaryKey: statement.int64(column)))
-        }
-        return .null
+    /// The decoder of the rows of `entity`'s table.
+    func decoder(for entity: NSEntityDescription) -> SQLiteRowDecoder {
+        decoders[entity.layout.rootNumber]!
     }
 
     /// The SQL and bindings of a plan's query, selecting `columns`.
@@ -431,18 +379,25 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     override func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] {
         let decoder = self.decoder(for: plan.entity)
         let (sql, bindings) = try query(plan, columns: decoder.selectList)
-        let statement = try db.cached(sql)
-        defer { statement.reset() }
-        for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
-        var rows: [FetchedRow] = []
-        while try statement.step() {
-            if let row = decodeRow(statement, decoder: decoder) { rows.append(row) }
+        return try withReader { db in
+            let statement = try db.cached(sql)
+            defer { statement.reset() }
+            for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
+            var rows: [FetchedRow] = []
+            while try statement.step() {
+                if let row = decodeRow(statement, decoder: decoder) { rows.append(row) }
+            }
+            return rows
         }
-        return rows
     }
 
     override func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {
         let (sql, bindings) = try query(plan, columns: "t0.Z_PK, t0.Z_ENT")
+        return try withReader { db in try readIDs(db, sql: sql, bindings: bindings) }
+    }
+
+    /// The object IDs of a query selecting `Z_PK, Z_ENT`.
+    private func readIDs(_ db: SQLiteConnection, sql: String, bindings: [StoreValue]) throws -> [NSManagedObjectID] {
         let statement = try db.cached(sql)
         defer { statement.reset() }
         for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
@@ -461,14 +416,21 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         var wrapped = "SELECT count(*) FROM (\(sql)"
         if plan.limit > 0 || plan.offset > 0 { wrapped += " LIMIT \(plan.limit > 0 ? plan.limit : -1) OFFSET \(max(plan.offset, 0))" }
         wrapped += ")"
-        let statement = try db.cached(wrapped)
-        defer { statement.reset() }
-        for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
-        guard try statement.step() else { return 0 }
-        return Int(statement.int64(0))
+        return try withReader { db in
+            let statement = try db.cached(wrapped)
+            defer { statement.reset() }
+            for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
+            guard try statement.step() else { return 0 }
+            return Int(statement.int64(0))
+        }
     }
 
     override func row(for id: NSManagedObjectID) throws -> RowSnapshot? {
+        try withReader { db in try readRow(id, on: db) }
+    }
+
+    /// The row `id` names as `db` sees it (a reader, or the writer inside a save).
+    func readRow(_ id: NSManagedObjectID, on db: SQLiteConnection) throws -> RowSnapshot? {
         guard let pk = id.primaryKey else { return nil }
         let decoder = self.decoder(for: id.entity)
         let statement = try db.cached("SELECT \(decoder.selectList) FROM \(id.entity.layout.tableName) t0 WHERE t0.Z_PK = ?")
@@ -476,6 +438,40 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         statement.bind(pk, at: 1)
         guard try statement.step(), let row = decodeRow(statement, decoder: decoder) else { return nil }
         return row.snapshot
+    }
+
+    // MARK: Writing (SQLiteStore+Save.swift)
+
+    override func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] {
+        try allocateKeys(for: entity, count: count)
+    }
+
+    override func save(_ changes: SaveChanges, rowCache: StoreRowCache?) throws -> SaveResult {
+        try saveOnWriter(changes, rowCache: rowCache)
+    }
+
+    // MARK: The row cache
+
+    /// A row of the coordinator's cache, served only if the file has not changed since the
+    /// cache was last known to match it, and never waiting for a save.
+    ///
+    /// Every row in the cache was recorded by this store's saves, under ``writeLock``, right
+    /// after their commit. Another connection's commit (another coordinator, another process)
+    /// may have changed those rows: the writer's `PRAGMA data_version` changes exactly when
+    /// another connection commits, so when it differs from ``cacheDataVersion`` the store's
+    /// rows are dropped from the cache. The check and the lookup run under ``writeLock``, taken
+    /// only if free: while a save runs, the caller reads the row from disk instead.
+    override func cachedRow(for key: IDKey, in cache: StoreRowCache) -> RowSnapshot? {
+        guard writeLock.try() else { return nil }
+        defer { writeLock.unlock() }
+        guard let writer else { return nil }
+        let version = try? writer.dataVersion()
+        guard let version, version == cacheDataVersion else {
+            cache.forgetRows(ofStore: tag)
+            cacheDataVersion = version
+            return nil
+        }
+        return cache.row(for: key)
     }
 
     override func relatedIDs(for relationship: NSRelationshipDescription, of id: NSManagedObjectID) throws -> [NSManagedObjectID] {
@@ -493,243 +489,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         } else {
             return []
         }
-        let statement = try db.cached(sql)
-        defer { statement.reset() }
-        statement.bind(pk, at: 1)
-        var ids: [NSManagedObjectID] = []
-        while try statement.step() {
-            guard let entity = self.entity(numbered: statement.int64(1)) else { continue }
-            ids.append(NSManagedObjectID(entity: entity, store: self, primaryKey: statement.int64(0)))
-        }
-        return ids
+        return try withReader { db in try readIDs(db, sql: sql, bindings: [.int(pk)]) }
     }
 
-    // MARK: Writing
-
-    override func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] {
-        guard count > 0 else { return [] }
-        guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only") }
-        return try db.transaction { try allocateKeys(root: entity.rootEntity, count: count) }
-    }
-
-    /// Hands out keys from the root entity's `Z_MAX` (rows of a hierarchy share one table, so one sequence).
-    private func allocateKeys(root: NSEntityDescription, count: Int) throws -> [Int64] {
-        let update = try db.cached("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? RETURNING Z_MAX")
-        defer { update.reset() }
-        update.bind(Int64(count), at: 1)
-        update.bind(Int64(root.layout.entityNumber), at: 2)
-        guard try update.step() else {
-            throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity \(root.name ?? "")")
-        }
-        let max = update.int64(0)
-        return Array((max - Int64(count) + 1)...max)
-    }
-
-    override func save(_ changes: SaveChanges) throws -> SaveResult {
-        guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only; nothing was saved") }
-        do {
-            return try write(changes)
-        } catch let error as NSError where error.code == NSSQLiteError
-                    && (error.userInfo[NSSQLiteErrorDomain] as? Int).map({ $0 == 2067 /* SQLITE_CONSTRAINT_UNIQUE */ || $0 == 1555 /* SQLITE_CONSTRAINT_PRIMARYKEY */ }) == true {
-            throw CoreDataError.make(.constraintMerge,
-                "A uniqueness constraint is violated: \(error.localizedDescription). Nothing was saved.",
-                extra: [NSUnderlyingErrorKey: error])
-        }
-    }
-
-    /// One save in one transaction.
-    private func write(_ changes: SaveChanges) throws -> SaveResult {
-        let db = try self.db
-        return try db.transaction {
-            // Primary keys in insertion order, one sequence per root table.
-            var insertedIDs = changes.inserts.map(\.id)
-            var pending: [ObjectIdentifier: [Int]] = [:]
-            var roots: [NSEntityDescription] = []
-            for (offset, insert) in changes.inserts.enumerated() where insert.id.isTemporaryID {
-                let root = insert.id.entity.rootEntity
-                if pending[ObjectIdentifier(root)] == nil { roots.append(root) }
-                pending[ObjectIdentifier(root), default: []].append(offset)
-            }
-            for root in roots {
-                let offsets = pending[ObjectIdentifier(root)]!
-                let keys = try allocateKeys(root: root, count: offsets.count)
-                for (offset, key) in zip(offsets, keys) {
-                    insertedIDs[offset] = NSManagedObjectID(entity: changes.inserts[offset].id.entity, store: self, primaryKey: key)
-                }
-            }
-            var resolver = TemporaryIDResolver(inserts: changes.inserts, permanent: insertedIDs)
-            func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { resolver.resolve(id) }
-
-            var conflicts: [StoreConflict] = []
-            for delete in changes.deletes {
-                guard let pk = delete.id.primaryKey else { continue }
-                let table = delete.id.entity.layout.tableName
-                let statement = try db.cached("DELETE FROM \(table) WHERE Z_PK = ? AND Z_OPT = ?")
-                statement.bind(pk, at: 1)
-                statement.bind(delete.expectedVersion, at: 2)
-                try statement.step()
-                statement.reset()
-                if db.changes == 0 {
-                    conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion, persisted: try row(for: delete.id)))
-                    continue
-                }
-                for join in schema.joinTables {
-                    for column in [join.first, join.second] where joinColumn(column, refersTo: delete.id.entity) {
-                        let statement = try db.cached("DELETE FROM \(join.name) WHERE \(column) = ?")
-                        statement.bind(pk, at: 1)
-                        try statement.step()
-                        statement.reset()
-                    }
-                }
-            }
-            for (offset, insert) in changes.inserts.enumerated() {
-                let id = insertedIDs[offset]
-                let layout = id.entity.layout
-                let (statement, slots) = try insertStatement(for: id.entity)
-                statement.bind(id.primaryKey!, at: 1)
-                statement.bind(Int64(layout.entityNumber), at: 2)
-                var position: Int32 = 3
-                for slot in slots {
-                    bindSlot(slot, values: insert.values, statement: statement, at: &position, resolve: resolve)
-                }
-                // Every parameter was bound above: no need to clear them.
-                do { try statement.step() } catch { statement.reset(); throw error }
-                statement.resetKeepingBindings()
-            }
-            for update in changes.updates {
-                guard let pk = update.id.primaryKey else { continue }
-                let layout = update.id.entity.layout
-                var assignments = ["Z_OPT = ?"]
-                var slots: [InsertSlot] = []
-                for index in update.changedIndexes {
-                    let property = layout.properties[index]
-                    guard property.isStoredInRow else { continue }
-                    let slot = InsertSlot(property: property)
-                    if let entityColumn = slot.entityColumn { assignments.append("\(entityColumn) = ?") }
-                    assignments.append("\(property.columnName) = ?")
-                    slots.append(slot)
-                }
-                let statement = try db.cached("UPDATE \(layout.tableName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?")
-                statement.bind(update.expectedVersion + 1, at: 1)
-                var position: Int32 = 2
-                for slot in slots {
-                    bindSlot(slot, values: update.values, statement: statement, at: &position, resolve: resolve)
-                }
-                statement.bind(pk, at: position)
-                statement.bind(update.expectedVersion, at: position + 1)
-                try statement.step()
-                statement.reset()
-                if db.changes == 0 {
-                    conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion, persisted: try row(for: update.id)))
-                }
-            }
-            if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
-            for row in changes.joinDeletes {
-                guard let source = resolve(row.first).primaryKey, let destination = resolve(row.second).primaryKey else { continue }
-                let statement = try db.cached("DELETE FROM \(row.table) WHERE \(row.firstColumn) = ? AND \(row.secondColumn) = ?")
-                statement.bind(source, at: 1)
-                statement.bind(destination, at: 2)
-                try statement.step()
-                statement.reset()
-            }
-            for row in changes.joinInserts {
-                guard let source = resolve(row.first).primaryKey, let destination = resolve(row.second).primaryKey else { continue }
-                let statement = try db.cached("INSERT OR IGNORE INTO \(row.table) (\(row.firstColumn), \(row.secondColumn)) VALUES (?, ?)")
-                statement.bind(source, at: 1)
-                statement.bind(destination, at: 2)
-                try statement.step()
-                statement.reset()
-            }
-            for update in changes.foreignKeyUpdates {
-                guard let member = resolve(update.member).primaryKey, let column = update.relationship.hiddenForeignKeyColumn,
-                      let destination = update.relationship.destinationEntity else { continue }
-                let statement = try db.cached("UPDATE \(destination.layout.tableName) SET \(column) = ? WHERE Z_PK = ?")
-                if let owner = update.owner.flatMap({ resolve($0).primaryKey }) { statement.bind(owner, at: 1) } else { statement.bindNull(1) }
-                statement.bind(member, at: 2)
-                try statement.step()
-                statement.reset()
-            }
-            for order in changes.orderUpdates {
-                guard let owner = resolve(order.owner).primaryKey, let member = resolve(order.member).primaryKey else { continue }
-                let statement: SQLiteStatement
-                if let join = order.relationship.joinTable, let column = join.orderColumn {
-                    statement = try db.cached("UPDATE \(join.name) SET \(column) = ? WHERE \(join.sourceColumn) = ? AND \(join.destinationColumn) = ?")
-                    statement.bind(order.position, at: 1)
-                    statement.bind(owner, at: 2)
-                    statement.bind(member, at: 3)
-                } else if let column = order.relationship.orderColumn, let destination = order.relationship.destinationEntity {
-                    // One-to-many, or to-many without inverse: the order lives in the member's row.
-                    statement = try db.cached("UPDATE \(destination.layout.tableName) SET \(column) = ? WHERE Z_PK = ?")
-                    statement.bind(order.position, at: 1)
-                    statement.bind(member, at: 2)
-                } else {
-                    continue
-                }
-                try statement.step()
-                statement.reset()
-            }
-            return SaveResult(insertedIDs: insertedIDs)
-        }
-    }
-
-    private func joinColumn(_ column: String, refersTo entity: NSEntityDescription) -> Bool {
-        // Join columns are named Z_<entity number><NAME>; the number identifies the side's entity.
-        let digits = column.dropFirst(2).prefix { $0.isNumber }
-        guard let number = Int64(digits), let side = self.entity(numbered: number) else { return true }
-        return side.rootEntity === entity.rootEntity
-    }
-
-    private struct InsertSlot {
-        var index: Int
-        var entityColumn: String?
-        init(property: NSPropertyDescription) {
-            index = property.index
-            entityColumn = (property as? NSRelationshipDescription)?.entityColumn
-        }
-    }
-
-    /// Each entity's INSERT, prepared once (looked up by entity number, not by SQL text).
-    private var insertStatements: [Int: (SQLiteStatement, [InsertSlot])] = [:]
-
-    private func insertStatement(for entity: NSEntityDescription) throws -> (SQLiteStatement, [InsertSlot]) {
-        let number = entity.layout.entityNumber
-        if let cached = insertStatements[number] {
-            cached.0.reset() // a failed step of an earlier save may have left it mid-run
-            return cached
-        }
-        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
-        var slots: [InsertSlot] = []
-        for index in entity.layout.rowIndexes {
-            let property = entity.layout.properties[index]
-            let slot = InsertSlot(property: property)
-            if let entityColumn = slot.entityColumn { columns.append(entityColumn) }
-            columns.append(property.columnName)
-            slots.append(slot)
-        }
-        let placeholders = ["?", "?", "1"] + Array(repeating: "?", count: columns.count - 3)
-        let sql = "INSERT INTO \(entity.layout.tableName) (\(columns.joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
-        let statement = try db.cached(sql)
-        insertStatements[number] = (statement, slots)
-        return (statement, slots)
-    }
-
-    private func bindSlot(_ slot: InsertSlot, values: ContiguousArray<StoreValue>, statement: SQLiteStatement,
-                          at position: inout Int32, resolve: (NSManagedObjectID) -> NSManagedObjectID) {
-        let value = values[slot.index]
-        if case .objectID(let id) = value {
-            let target = resolve(id)
-            if slot.entityColumn != nil {
-                statement.bind(Int64(target.entity.layout.entityNumber), at: position)
-                position += 1
-            }
-            statement.bind(.objectID(target), at: position)
-        } else {
-            if slot.entityColumn != nil {
-                statement.bindNull(position)
-                position += 1
-            }
-            statement.bind(value, at: position)
-        }
-        position += 1
-    }
 }

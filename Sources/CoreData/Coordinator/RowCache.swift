@@ -1,0 +1,67 @@
+import Foundation
+import Synchronization
+
+/// The coordinator's row cache: snapshots of the rows its stores just saved, so that another
+/// context's fault (or a merge) on one of them does not go back to disk.
+///
+/// Keyed by ``IDKey`` (store tag, root entity, primary key) and bounded: rows go into a
+/// current generation of `capacity / 2` entries; when it is full it becomes the previous
+/// generation and the one before is dropped, so the oldest rows leave first. A store fills and
+/// reads the cache only under the lock that orders its commits (``StoreRowCache``); the cache
+/// itself only guards its dictionaries.
+internal final class RowCache: StoreRowCache {
+    private struct Generations {
+        var current: [IDKey: RowSnapshot]
+        var previous: [IDKey: RowSnapshot] = [:]
+    }
+
+    /// The most rows held (both generations together).
+    let capacity: Int
+    private let generationSize: Int
+    private let generations: Mutex<Generations>
+
+    /// A cache of at most `capacity` rows (at least 2).
+    init(capacity: Int = 4096) {
+        self.capacity = max(capacity, 2)
+        self.generationSize = self.capacity / 2
+        self.generations = Mutex(Generations(current: Dictionary(minimumCapacity: self.capacity / 2)))
+    }
+
+    /// How many rows are cached (a row may be counted twice, once per generation).
+    var count: Int { generations.withLock { $0.current.count + $0.previous.count } }
+
+    func contains(_ key: IDKey) -> Bool {
+        generations.withLock { $0.current[key] != nil || $0.previous[key] != nil }
+    }
+
+    func row(for key: IDKey) -> RowSnapshot? {
+        // The current generation holds the newer copy when both have one.
+        generations.withLock { $0.current[key] ?? $0.previous[key] }
+    }
+
+    func record(_ rows: [CachedRow], forgetting stale: [IDKey]) {
+        var dropped: [[IDKey: RowSnapshot]] = []
+        generations.withLock { generations in
+            for key in stale {
+                generations.current.removeValue(forKey: key)
+                generations.previous.removeValue(forKey: key)
+            }
+            for index in max(0, rows.count - capacity)..<rows.count {
+                if generations.current.count >= generationSize {
+                    dropped.append(generations.previous)
+                    generations.previous = generations.current
+                    generations.current = Dictionary(minimumCapacity: generationSize)
+                }
+                generations.current[rows[index].key] = rows[index].row
+            }
+        }
+        withExtendedLifetime(dropped) {} // the evicted rows are freed here, outside the lock
+    }
+
+    func forgetRows(ofStore store: Int) {
+        generations.withLock { generations in
+            generations.current = generations.current.filter { $0.key.store != store }
+            generations.previous = generations.previous.filter { $0.key.store != store }
+        }
+    }
+}

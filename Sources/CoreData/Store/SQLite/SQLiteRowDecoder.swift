@@ -1,0 +1,269 @@
+import CSQLite
+import Foundation
+
+/// Decodes rows of one root table: which column holds which property, per row entity.
+///
+/// Built for every root entity when the store opens and never changed afterwards, so reader
+/// connections on several threads share it without a lock.
+internal final class SQLiteRowDecoder: @unchecked Sendable {
+    struct Slot { var index: Int; var column: Int32; var kind: Kind; var entityColumn: Int32 }
+    enum Kind { case int, bool, double, decimal, string, date, data, uuid, url, objectIDAttribute, toOne(NSEntityDescription) }
+    /// What a row of one entity of the family decodes to.
+    final class Plan {
+        let entity: NSEntityDescription
+        let slots: [Slot]
+        let propertyCount: Int
+        /// The property indexes no column fills (to-many relationships, transient properties):
+        /// always `.null` in a decoded row.
+        let unreadIndexes: [Int]
+        init(entity: NSEntityDescription, slots: [Slot], propertyCount: Int) {
+            self.entity = entity
+            self.slots = slots
+            self.propertyCount = propertyCount
+            let read = Set(slots.map(\.index))
+            self.unreadIndexes = (0..<propertyCount).filter { !read.contains($0) }
+        }
+
+        /// Whether `values`, as a save bound them, decode back unchanged: the common case, in
+        /// which the saved values are the snapshot as they are (no copy).
+        func readsBack(_ values: ContiguousArray<StoreValue>) -> Bool {
+            guard values.count == propertyCount else { return false }
+            for slot in slots {
+                switch (slot.kind, values[slot.index]) {
+                case (_, .null), (.int, .int), (.bool, .bool), (.string, .string), (.data, .data), (.uuid, .uuid): continue
+                case (.double, .double(let double)) where !double.isNaN: continue
+                case (.date, .date(let date)) where !date.timeIntervalSinceReferenceDate.isNaN: continue
+                default: return false
+                }
+            }
+            for index in unreadIndexes where !values[index].isNull { return false }
+            return true
+        }
+    }
+    let selectList: String
+    /// Plans by `Z_ENT` number (`nil` for numbers outside the family).
+    var plans: [Plan?] = []
+
+    init(root: NSEntityDescription, schema: SQLiteSchema) {
+        let table = schema.tables.first { $0.root === root }!
+        let columns = table.columns.map(\.name)
+        selectList = columns.map { "t0." + $0 }.joined(separator: ", ")
+        var position: [String: Int32] = [:]
+        for (offset, name) in columns.enumerated() { position[name] = Int32(offset) }
+        for entity in schema.entities where entity.rootEntity === root {
+            var slots: [Slot] = []
+            for index in entity.layout.rowIndexes {
+                let property = entity.layout.properties[index]
+                guard let column = position[property.columnName] else { continue }
+                let kind: Kind
+                var entityColumn: Int32 = -1
+                if let relationship = property as? NSRelationshipDescription {
+                    kind = .toOne(relationship.destinationEntity!)
+                    if let name = relationship.entityColumn, let p = position[name] { entityColumn = p }
+                } else {
+                    switch (property as! NSAttributeDescription).attributeType {
+                    case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: kind = .int
+                    case .booleanAttributeType: kind = .bool
+                    case .doubleAttributeType, .floatAttributeType: kind = .double
+                    case .decimalAttributeType: kind = .decimal
+                    case .stringAttributeType: kind = .string
+                    case .dateAttributeType: kind = .date
+                    case .UUIDAttributeType: kind = .uuid
+                    case .URIAttributeType: kind = .url
+                    case .objectIDAttributeType: kind = .objectIDAttribute
+                    case .binaryDataAttributeType, .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: kind = .data
+                    }
+                }
+                slots.append(Slot(index: index, column: column, kind: kind, entityColumn: entityColumn))
+            }
+            let number = entity.layout.entityNumber
+            if plans.count <= number { plans.append(contentsOf: repeatElement(nil, count: number + 1 - plans.count)) }
+            plans[number] = Plan(entity: entity, slots: slots, propertyCount: entity.layout.properties.count)
+        }
+    }
+}
+
+extension SQLiteStore {
+    /// Reads the current row of `statement` (whose first columns are Z_PK, Z_ENT, Z_OPT, then the family's columns).
+    func decodeRow(_ statement: SQLiteStatement, decoder: SQLiteRowDecoder) -> FetchedRow? {
+        let pk = statement.int64(0)
+        let number = Int(statement.int64(1))
+        guard number >= 0, number < decoder.plans.count, let plan = decoder.plans[number] else { return nil }
+        let entity = plan.entity
+        // Written in place: every slot starts as .null (no payload), so a decoded value may be
+        // stored over it without destroying anything.
+        let values = ContiguousArray<StoreValue>(unsafeUninitializedCapacity: plan.propertyCount) { buffer, count in
+            count = plan.propertyCount
+            guard count > 0, let base = buffer.baseAddress else { return }
+            base.initialize(repeating: .null, count: count)
+            for slot in plan.slots {
+                let column = slot.column
+                if case .int = slot.kind {
+                    // One call per integer column: NULL reads as 0, so the type is checked only then.
+                    let value = statement.int64(column)
+                    if value != 0 || !statement.isNull(column) { (base + slot.index).initialize(to: .int(value)) }
+                    continue
+                }
+                if statement.isNull(column) { continue }
+                (base + slot.index).initialize(to: decodeValue(slot, statement))
+            }
+        }
+        let snapshot = RowSnapshot(entity: entity, values: values, version: statement.int64(2))
+        return FetchedRow(store: self, primaryKey: pk, snapshot: snapshot)
+    }
+
+    /// The value of a non-NULL column in the storage form of its property (`.null` if unreadable).
+    private func decodeValue(_ slot: SQLiteRowDecoder.Slot, _ statement: SQLiteStatement) -> StoreValue {
+        let column = slot.column
+        switch slot.kind {
+        case .int: return .int(statement.int64(column))
+        case .bool: return .bool(statement.int64(column) != 0)
+        case .double: return .double(statement.double(column))
+        case .decimal:
+            if statement.columnType(column) == SQLITE_TEXT, let d = Decimal(string: statement.string(column), locale: Locale(identifier: "en_US_POSIX")) {
+                return .decimal(d)
+            } else if statement.columnType(column) == SQLITE_INTEGER {
+                return .decimal(Decimal(statement.int64(column)))
+            } else {
+                // The shortest decimal text of the double is the value that was written.
+                let double = statement.double(column)
+                return .decimal(Decimal(string: "\(double)", locale: Locale(identifier: "en_US_POSIX")) ?? Decimal(double))
+            }
+        case .string: return .string(statement.string(column))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
+        case .data: return .data(statement.data(column))
+        case .uuid:
+            let data = statement.data(column)
+            if data.count == 16 {
+                return .uuid(data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) })
+            } else if let uuid = UUID(uuidString: statement.string(column)) {
+                return .uuid(uuid)
+            }
+        case .url:
+            if let url = URL(string: statement.string(column)) { return .url(url) }
+        case .objectIDAttribute:
+            if let url = URL(string: statement.string(column)), let id = persistentStoreCoordinator?.managedObjectID(forURIRepresentation: url) {
+                return .objectID(id)
+            }
+        case .toOne(let destination):
+            var target = destination
+            if slot.entityColumn >= 0, !statement.isNull(slot.entityColumn),
+               let exact = self.entity(numbered: statement.int64(slot.entityColumn)) {
+                target = exact
+            }
+            return .objectID(NSManagedObjectID(entity: target, store: self, primaryKey: statement.int64(column)))
+        }
+        return .null
+    }
+}
+// MARK: Rows just written, as a reader would decode them (for the row cache)
+
+extension SQLiteStore {
+    /// Records in `cache` the rows a committed save wrote, as a reader would now decode them,
+    /// and makes the cache forget the rows the save deleted or changed without recording them.
+    /// Runs under ``writeLock``, right after the commit.
+    func recordSaved(_ changes: SaveChanges, _ result: SaveResult, in cache: StoreRowCache) {
+        func key(_ id: NSManagedObjectID) -> IDKey? {
+            id.primaryKey.map { IDKey(store: tag, root: id.entity.layout.rootNumber, value: $0) }
+        }
+        let inserts = changes.inserts, updates = changes.updates
+        var stale = changes.deletes.compactMap { key($0.id) }
+        // Only the newest `capacity` rows would stay in the cache: the others are not decoded,
+        // and those of them that were updated are forgotten instead. Of a bulk insert, only
+        // the last quarter of that is recorded (new rows are not in the cache: leaving some
+        // out costs nothing but a read if another context faults them).
+        let skipped = max(0, inserts.count + updates.count - cache.capacity)
+        let firstInsert = max(skipped, inserts.count - cache.capacity / 4)
+        var rows: [CachedRow] = []
+        rows.reserveCapacity(inserts.count - firstInsert + updates.count)
+        var resolver = TemporaryIDResolver(inserts: inserts, permanent: result.insertedIDs)
+        if firstInsert < inserts.count, result.insertedIDs.count == inserts.count {
+            for offset in firstInsert..<inserts.count {
+                let id = result.insertedIDs[offset]
+                guard let key = key(id),
+                      let row = writtenRow(of: id.entity, values: inserts[offset].values, version: 1, resolve: { resolver.resolve($0) })
+                else { continue }
+                rows.append(CachedRow(key: key, row: row))
+            }
+        }
+        for offset in updates.indices {
+            let update = updates[offset]
+            guard let key = key(update.id) else { continue }
+            if offset + inserts.count >= skipped,
+               let values = updatedValues(update, cached: { cache.row(for: key) }),
+               let row = writtenRow(of: update.id.entity, values: values, version: update.expectedVersion + 1,
+                                    resolve: { resolver.resolve($0) }) {
+                rows.append(CachedRow(key: key, row: row))
+            } else {
+                stale.append(key)
+            }
+        }
+        if stale.count > cache.capacity {
+            cache.forgetRows(ofStore: tag)
+            stale.removeAll()
+        }
+        cache.record(rows, forgetting: stale)
+    }
+
+    /// The values of a row after `update`, or `nil` when they cannot be told without reading.
+    ///
+    /// An update carries all of the object's values but writes only the changed ones. The
+    /// others are the row's (the update matched its `Z_OPT`), except transformable values, which
+    /// the context encodes again at every save (the bytes may differ from the stored ones):
+    /// those are taken from `cached()`, the row as the cache holds it, if that is the version
+    /// the update replaced.
+    private func updatedValues(_ update: SaveChanges.Update, cached: () -> RowSnapshot?) -> ContiguousArray<StoreValue>? {
+        let entity = update.id.entity
+        // The ID of an update may name a super-entity of the row's (an ID made from a URI): only
+        // a leaf entity is surely the row's own.
+        guard entity.subentities.isEmpty else { return nil }
+        let unchanged = entity.layout.objectAttributeIndexes.filter { !update.changedIndexes.contains($0) }
+        guard !unchanged.isEmpty else { return update.values }
+        guard let cached = cached(), cached.version == update.expectedVersion, cached.entity === entity,
+              cached.values.count == update.values.count else { return nil }
+        var values = update.values
+        for index in unchanged { values[index] = cached.values[index] }
+        return values
+    }
+
+    /// The snapshot a reader decodes from a row of `entity` just written with `values` (in the
+    /// form the save bound them), or `nil` when the store would not read a value back as it was
+    /// written (the row is then left to be read from disk). Mirrors `decodeRow` and `decodeValue`.
+    private func writtenRow(of entity: NSEntityDescription, values: ContiguousArray<StoreValue>, version: Int64,
+                            resolve: (NSManagedObjectID) -> NSManagedObjectID) -> RowSnapshot? {
+        let decoder = self.decoder(for: entity)
+        let number = entity.layout.entityNumber
+        guard number < decoder.plans.count, let plan = decoder.plans[number], values.count == plan.propertyCount else { return nil }
+        if plan.readsBack(values) { return RowSnapshot(entity: plan.entity, values: values, version: version) }
+        var row = ContiguousArray<StoreValue>(repeating: .null, count: plan.propertyCount)
+        for slot in plan.slots {
+            let value = values[slot.index]
+            switch (slot.kind, value) {
+            case (_, .null):
+                continue
+            case (.int, .int), (.bool, .bool), (.string, .string), (.data, .data), (.uuid, .uuid):
+                row[slot.index] = value
+            case (.double, .double(let double)):
+                row[slot.index] = double.isNaN ? .null : value // SQLite stores NaN as NULL
+            case (.date, .date(let date)):
+                row[slot.index] = date.timeIntervalSinceReferenceDate.isNaN ? .null : value
+            case (.decimal, .decimal(let decimal)):
+                // Written as its text, read back by parsing it.
+                guard !decimal.isNaN, let read = Decimal(string: decimal.description, locale: Locale(identifier: "en_US_POSIX")) else { return nil }
+                row[slot.index] = .decimal(read)
+            case (.url, .url(let url)):
+                row[slot.index] = URL(string: url.absoluteString).map(StoreValue.url) ?? .null
+            case (.toOne(let destination), .objectID(let id)):
+                let target = resolve(id)
+                guard let pk = target.primaryKey else { return nil }
+                // Read back with the destination entity, or the exact one where an entity column keeps it.
+                let entity = slot.entityColumn >= 0 ? target.entity : destination
+                row[slot.index] = target.entity === entity && target.persistentStore === self
+                    ? .objectID(target) : .objectID(NSManagedObjectID(entity: entity, store: self, primaryKey: pk))
+            default:
+                return nil // object-ID attributes, unencoded objects, a value of another type than the column's
+            }
+        }
+        return RowSnapshot(entity: plan.entity, values: row, version: version)
+    }
+}
