@@ -301,9 +301,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// The row an ID names (firing a fault): from the row cache when the store vouches for the
     /// cached snapshot, else from the store.
-    internal func row(for id: NSManagedObjectID) throws -> RowSnapshot? {
+    /// The row for `id`: from the row cache (whose rows are never older than the store's: a
+    /// store checks nothing else wrote the file before serving one), or from the store when
+    /// `usingCache` is false or the cache has no row.
+    internal func row(for id: NSManagedObjectID, usingCache: Bool = true) throws -> RowSnapshot? {
         guard let store = try ownStore(of: id) else { return nil }
-        if let pk = id.primaryKey {
+        if usingCache, let pk = id.primaryKey {
             let key = IDKey(store: store.tag, root: id.entity.layout.rootNumber, value: pk)
             if rowCache.contains(key), let row = store.cachedRow(for: key, in: rowCache) { return row }
         }
