@@ -38,7 +38,7 @@ internal final class IDForwarding: Sendable {
         var permanentByTemporary: [IDKey: NSManagedObjectID] = [:]
         var temporaryByPermanent: [IDKey: NSManagedObjectID] = [:]
     }
-    private let table = Mutex(Table())
+    private let table = Locked(Table())
     private let count = Atomic<Int>(0)
 
     func record(temporary: NSManagedObjectID, permanent: NSManagedObjectID) {

@@ -87,8 +87,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     // The object graph.
     /// Objects by ID, behind a lock: objects unregister from their `deinit`, on any thread.
-    /// (`Mutex`, not `NSLock`: every fetched object takes it twice, once in and once out.)
-    private let registry = Mutex(ObjectRegistry())
+    /// (A pthread mutex: every fetched object takes it twice, once in and once out.)
+    private let registry = Locked(ObjectRegistry())
     /// Temporary IDs of objects from child contexts that became permanent when this context
     /// saved (used on the root context of a chain; see `NSManagedObjectContext+Nesting.swift`).
     internal let idForwarding = IDForwarding()
