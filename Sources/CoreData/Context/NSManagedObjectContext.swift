@@ -508,7 +508,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingChangeNotice = ([], [], [])
     }
 
-    /// Forgets every object: the context is as new. Objects already handed out become invalid.
+    /// Forgets every object: the context is as new. Objects already handed out become invalid;
+    /// `NSManagedObjectContextObjectsDidChange` is posted with their IDs under `NSInvalidatedAllObjectsKey`.
     open func reset() {
         checkQueue("reset()")
         let objects = registry.withLock { registry in
@@ -522,6 +523,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         deleted.removeAll()
         pendingDeletes.removeAll()
         pendingChangeNotice = ([], [], [])
+        // As Apple's: every object was invalidated.
+        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self,
+                                        userInfo: [NSInvalidatedAllObjectsKey: objects.map(\.objectID)])
     }
 
     /// Updates an object from the store: with `flag` false it becomes a fault (unsaved changes

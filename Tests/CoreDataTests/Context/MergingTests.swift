@@ -57,6 +57,20 @@ struct MergingTests {
         #expect((didSaveIDs.notes.first?.userInfo?[NSInsertedObjectIDsKey] as? Set<NSManagedObjectID>) == [id])
     }
 
+    @Test func resetPostsInvalidatedAll() throws {
+        let stack = try TestStack()
+        let context = privateContext(stack)
+        let changes = Recorder(.NSManagedObjectContextObjectsDidChange, from: context)
+        let id = try context.performAndWait { () throws -> NSManagedObjectID in
+            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+            try context.save()
+            context.reset()
+            return car.objectID
+        }
+        let invalidated = changes.notes.last?.userInfo?[NSInvalidatedAllObjectsKey] as? [NSManagedObjectID]
+        #expect(invalidated == [id])
+    }
+
     /// Seed 002's "old" stack: two contexts on one coordinator, merged by notification.
     @Test func mergeRefreshesUpdatesKeepsUnsavedEditsDeletesAndFaultsInInserts() throws {
         let stack = try TestStack()
