@@ -18,7 +18,8 @@ struct BenchCommand: ParsableCommand {
         abstract: "Benchmarks swift-coredata against the raw SQLite C API and GRDB.",
         discussion: """
             Workloads: a1 (10,000 Car inserts, save each), a2 (10,000 Car inserts, one save), \
-            b (50,000 Item inserts of 10 Integer 64 values, one save), c (fetch 200,000 Items, read 10 values each). \
+            b (50,000 Item inserts of 10 Integer 64 values, one save), c (fetch 200,000 Items, read 10 values each), \
+            stall (main-queue lateness while a background context imports 100,000 Items in saves of 1,000). \
             Run it in a release build: swift run -c release coredata bench
             """
     )
@@ -26,7 +27,7 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "A small run for CI: sizes divided by 20, one repetition.") var quick = false
     @Option(help: "Repetitions of each measurement; the median is reported (default 5, or 1 with --quick).") var repetitions: Int?
     @Option(help: "Divide every workload's size by this (default 1, or 20 with --quick).") var divideSizesBy: Int?
-    @Option(name: .customLong("workload"), help: "Run only these workloads (a, a1, a2, b, c; repeatable).") var workloadNames: [String] = []
+    @Option(name: .customLong("workload"), help: "Run only these workloads (a, a1, a2, b, c, stall; repeatable).") var workloadNames: [String] = []
     @Option(name: .customLong("engine"), help: "Run only these engines (coredata, raw, grdb, grdb-sql; repeatable). Ratios need raw.") var engineNames: [String] = []
 
     func validate() throws {
@@ -36,12 +37,17 @@ struct BenchCommand: ParsableCommand {
         _ = try selectedEngines()
     }
 
+    /// Whether the stall benchmark runs: in a full run, or when asked for by name.
+    var runsStall: Bool {
+        workloadNames.isEmpty || workloadNames.flatMap { $0.split(separator: ",") }.contains("stall")
+    }
+
     func selectedWorkloads() throws -> [BenchWorkload] {
         if workloadNames.isEmpty { return BenchWorkload.allCases }
         var result: [BenchWorkload] = []
-        for name in workloadNames.flatMap({ $0.split(separator: ",").map(String.init) }) {
+        for name in workloadNames.flatMap({ $0.split(separator: ",").map(String.init) }) where name != "stall" {
             let matches = name == "a" ? [.carsSavedOneByOne, .carsSavedOnce] : BenchWorkload(rawValue: name).map { [$0] } ?? []
-            guard !matches.isEmpty else { throw ValidationError("Unknown workload '\(name)': use a, a1, a2, b or c") }
+            guard !matches.isEmpty else { throw ValidationError("Unknown workload '\(name)': use a, a1, a2, b, c or stall") }
             result += matches.filter { !result.contains($0) }
         }
         return BenchWorkload.allCases.filter(result.contains)
@@ -92,8 +98,15 @@ struct BenchCommand: ParsableCommand {
             results.append(result)
         }
 
+        var stall: [StallBench.Result] = []
+        if runsStall {
+            stall = try StallBench.run(objects: max(1_000, 100_000 / divisor), batch: 1_000, folder: folder, progress: progress)
+        }
+
         let invocation = (["coredata"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
-        print(Self.report(results, engines: engines, repetitions: repetitions, divisor: divisor, invocation: invocation))
+        var report = results.isEmpty ? "" : Self.report(results, engines: engines, repetitions: repetitions, divisor: divisor, invocation: invocation)
+        if !stall.isEmpty { report += (report.isEmpty ? "" : "\n") + StallBench.report(stall).joined(separator: "\n") + "\n" }
+        print(report)
     }
 
     static func repetition(_ engine: BenchEngine, _ workload: BenchWorkload, size: Int, folder: BenchFolder) throws -> BenchRepetition {

@@ -140,6 +140,7 @@ extension NSManagedObject {
     /// once the key's cache holds this entity.
     @inlinable @inline(__always)
     internal func _managedIndex(_ key: borrowing ManagedPropertyKey) -> Int {
+        if _checksQueue { _verifyQueue(key.name) } // every @Managed accessor comes through here
         let cached = key._cache.load(ordering: .relaxed)
         if UInt32(truncatingIfNeeded: cached &>> 32) == layout.managedSerial {
             return Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: cached))

@@ -24,7 +24,7 @@ extension NSManagedObject {
         fireFaultIfNeeded()
         if case .toMany(let list)? = _relations[index] { return list }
         var list = ObjectList()
-        if !_isInserted, !objectID.isTemporaryID, let context = _context {
+        if !_isInserted, let context = _context, !objectID.isTemporaryID || context.parent != nil {
             let ids = context.relatedObjectIDs(of: self, index: index)
             list = ObjectList(ids.map { context.object(with: $0) }, original: ids)
         }

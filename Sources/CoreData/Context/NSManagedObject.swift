@@ -28,7 +28,19 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The object's ID: temporary until the object is saved, then permanent.
     open internal(set) var objectID: NSManagedObjectID {
         get {
-            if let id = _objectID { return id }
+            if let id = _objectID {
+                // Inserted in a child context and saved into the parent: once the chain's root
+                // has saved it, the object answers with its permanent ID.
+                if _mayBeForwarded, let context = _context, let permanent = context.forwardedID(for: id) {
+                    // The object moves to its new ID on its context's queue only; a read from
+                    // elsewhere (allowed for IDs) gets the permanent ID without changing anything.
+                    guard context.isOnQueue else { return permanent }
+                    _mayBeForwarded = false
+                    context.reregister(self, as: permanent)
+                    return permanent
+                }
+                return id
+            }
             let id: NSManagedObjectID
             if let store = _idStore {
                 id = NSManagedObjectID(entity: entity, store: store, primaryKey: _idPrimaryKey)
@@ -74,6 +86,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The object's slot in its context's inserted, updated or deleted set.
     @exclusivity(unchecked) internal var _changeSlot = -1
     @exclusivity(unchecked) @usableFromInline final internal var _isFault = false
+    /// Whether accessors check the caller's queue (the concurrency checker is on).
+    @usableFromInline final internal let _checksQueue = ConcurrencyDebug.isEnabled
     @exclusivity(unchecked) internal var _hasData = true
     @exclusivity(unchecked) internal var _isInserted = false
     @exclusivity(unchecked) internal var _isDeleted = false
@@ -81,6 +95,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Whether `setValue(_:forKey:)` stored a value of the wrong type for an attribute since the
     /// last save: only then does validation check every attribute's type.
     @exclusivity(unchecked) internal var _hasMistypedValue = false
+    /// Inserted into this (parent) context by a child's save under a temporary ID: when it gets
+    /// its permanent ID, the chain's forwarding table records the move.
+    @exclusivity(unchecked) internal var _insertedByChild = false
+    /// Inserted here and saved into the parent context under a temporary ID: the ID may have
+    /// become permanent higher up the chain since.
+    @exclusivity(unchecked) internal var _mayBeForwarded = false
 
     /// Creates an object of `entity` and inserts it into `context` (if any).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
@@ -260,6 +280,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// A key that is not a property of the entity is a programmer error and stops the process
     /// (Apple raises `NSUnknownKeyException`).
     open func value(forKey key: String) -> Any? {
+        _checkQueue(key)
         willAccessValue(forKey: key)
         return primitiveValue(at: propertyIndex(forKey: key))
     }
@@ -282,31 +303,40 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// A value of the wrong type is kept, and ``NSManagedObjectContext/save()`` throws a
     /// validation error naming the key (Apple raises an exception at once); nothing is written.
     open func setValue(_ value: Any?, forKey key: String) {
+        _checkQueue(key)
         let index = propertyIndex(forKey: key)
         willChangeValue(forKey: key)
-        setValue(value, at: index)
+        if !_isFault, let stored = StoreValue.fastConvert(borrowing: value, kind: layout.storageKinds[index]) {
+            setStoreValue(stored, at: index)
+        } else {
+            setValue(value, at: index)
+        }
         didChangeValue(forKey: key)
     }
 
     /// The value without firing change tracking hooks (faults still fire).
     open func primitiveValue(forKey key: String) -> Any? {
+        _checkQueue(key)
         fireFaultIfNeeded()
         return primitiveValue(at: propertyIndex(forKey: key))
     }
 
     /// Sets a value as ``setValue(_:forKey:)`` does, for use inside custom accessors.
     open func setPrimitiveValue(_ value: Any?, forKey key: String) {
+        _checkQueue(key)
         setValue(value, at: propertyIndex(forKey: key))
     }
 
     /// A mutable set proxy for a to-many relationship; changes go through inverse maintenance.
     open func mutableSetValue(forKey key: String) -> NSMutableSet {
-        ManagedMutableSet(object: self, index: propertyIndex(forKey: key))
+        _checkQueue(key)
+        return ManagedMutableSet(object: self, index: propertyIndex(forKey: key))
     }
 
     /// A mutable ordered set proxy for an ordered to-many relationship.
     open func mutableOrderedSetValue(forKey key: String) -> NSMutableOrderedSet {
-        ManagedMutableOrderedSet(object: self, index: propertyIndex(forKey: key))
+        _checkQueue(key)
+        return ManagedMutableOrderedSet(object: self, index: propertyIndex(forKey: key))
     }
 
     /// Several values at once.

@@ -9,6 +9,7 @@ extension NSManagedObjectContext {
     ///
     /// Throws for an unknown entity, a malformed predicate format, or a store error.
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
+        checkQueue("fetch(_:) of '\(request.entityName ?? request.entity?.name ?? "?")'")
         let entity = try resolveEntity(request)
         let results: [Any]
         switch request.resultType {
@@ -41,6 +42,7 @@ extension NSManagedObjectContext {
 
     /// The number of objects a fetch request would return.
     public func count<T>(for request: NSFetchRequest<T>) throws -> Int {
+        checkQueue("count(for:)")
         let entity = try resolveEntity(request)
         if request.includesPendingChanges && hasChanges || _parentForFetch != nil {
             return try fetchIDs(request, entity: entity).count
@@ -83,23 +85,34 @@ extension NSManagedObjectContext {
     /// The IDs of the objects a request matches, with pending changes merged in.
     private func fetchIDs<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSManagedObjectID] {
         if request.includesPendingChanges { processPendingChanges() }
-        if !(request.includesPendingChanges && hasChanges) {
+        if !(request.includesPendingChanges && hasChanges) && _parent == nil {
             return try persistentStoreCoordinatorOrThrow().fetchIDs(try plan(for: request, entity: entity, withLimits: true))
         }
         return try fetchObjects(request, entity: entity).map(\.objectID)
     }
 
-    /// The objects a request matches, with pending changes merged in.
-    private func fetchObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSManagedObject] {
-        let coordinator = try persistentStoreCoordinatorOrThrow()
-        if request.includesPendingChanges { processPendingChanges() }
-        let merging = request.includesPendingChanges && hasChanges
+    /// The objects a request matches, with pending changes merged in. `applyLimits` false
+    /// ignores the request's limit and offset (a child applies them after its own changes).
+    internal func fetchObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription, applyLimits: Bool = true,
+                                  includesPendingChanges: Bool? = nil) throws -> [NSManagedObject] {
+        let includesPendingChanges = includesPendingChanges ?? request.includesPendingChanges
+        if includesPendingChanges { processPendingChanges() }
+        let merging = includesPendingChanges && hasChanges
         let needsMemory = merging && (request.fetchLimit > 0 || request.fetchOffset > 0)
-        let plan = try self.plan(for: request, entity: entity, withLimits: !needsMemory)
-        let rows = try coordinator.fetchRows(plan)
-        var objects = materialize(rows, refresh: request.shouldRefreshRefetchedObjects, asFaults: request.returnsObjectsAsFaults)
+        let plan = try self.plan(for: request, entity: entity, withLimits: applyLimits && !needsMemory)
+        var objects: [NSManagedObject]
+        if let parent = _parent {
+            // Reads walk up the chain: the parent answers with its own view, unsaved changes included.
+            let rows = try parent.performAndWait {
+                try parent.snapshotsForChild(request, entity: entity, applyLimits: applyLimits && !needsMemory)
+            }
+            objects = materialize(fromParent: rows, refresh: request.shouldRefreshRefetchedObjects)
+        } else {
+            let rows = try persistentStoreCoordinatorOrThrow().fetchRows(plan)
+            objects = materialize(rows, refresh: request.shouldRefreshRefetchedObjects, asFaults: request.returnsObjectsAsFaults)
+        }
         if merging {
-            objects = try mergePendingChanges(into: objects, plan: plan, request: request)
+            objects = try mergePendingChanges(into: objects, plan: plan, request: request, applyLimits: applyLimits)
         }
         return objects
     }
@@ -148,7 +161,8 @@ extension NSManagedObjectContext {
     }
 
     /// Adds unsaved inserts, drops deleted objects, re-checks updated ones; sorts and limits in memory.
-    private func mergePendingChanges<T>(into objects: [NSManagedObject], plan: FetchPlan, request: NSFetchRequest<T>) throws -> [NSManagedObject] {
+    private func mergePendingChanges<T>(into objects: [NSManagedObject], plan: FetchPlan, request: NSFetchRequest<T>,
+                                        applyLimits: Bool) throws -> [NSManagedObject] {
         let entityNumbers = Set(plan.includesSubentities ? plan.entity.layout.entityNumbers : [plan.entity.layout.entityNumber])
         func isCandidate(_ object: NSManagedObject) -> Bool { entityNumbers.contains(object.layout.entityNumber) }
         func matches(_ object: NSManagedObject) throws -> Bool {
@@ -171,10 +185,13 @@ extension NSManagedObjectContext {
         if !plan.sortKeys.isEmpty {
             result = try PredicateBridge.sort(result, by: plan.sortKeys)
         } else {
-            // Primary-key order, as the store returns it, then unsaved inserts in insertion order.
+            // Primary-key order, as the store returns it, then unsaved inserts (here or in a
+            // parent) in insertion order: temporary IDs are numbered in creation order.
             let saved = result.filter { !$0.objectID.isTemporaryID }.sorted { $0.objectID.key.value < $1.objectID.key.value }
-            result = saved + result.filter { $0.objectID.isTemporaryID }
+            let unsaved = result.filter { $0.objectID.isTemporaryID }.sorted { $0.objectID.key.value < $1.objectID.key.value }
+            result = saved + unsaved
         }
+        guard applyLimits else { return result }
         if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 { result = Array(result.prefix(request.fetchLimit)) }
         return result

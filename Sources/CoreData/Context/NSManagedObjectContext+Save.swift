@@ -6,15 +6,20 @@ extension NSManagedObjectContext {
     /// Before writing, delete rules are applied, `willSave` is called and every changed object is
     /// validated; any failure throws (validation errors in Core Data's codes, 1560 with
     /// `NSDetailedErrorsKey` when there are several) and nothing is written. New objects get
-    /// primary keys in insertion order. Optimistic-locking conflicts throw
-    /// `NSManagedObjectMergeError` (133020) with a `conflictList` under the default `NSErrorMergePolicy`.
+    /// primary keys in insertion order.
+    ///
+    /// Conflicts — rows changed or deleted in the store since they were read (optimistic locking
+    /// through `Z_OPT`), and uniqueness-constraint violations — are resolved by ``mergePolicy``:
+    /// the default `NSErrorMergePolicy` throws `NSManagedObjectMergeError` (133020) or
+    /// `NSManagedObjectConstraintMergeError` (133021) with the conflicts under `conflictList`;
+    /// the other policies adjust the objects in memory and the save is tried again. Nothing is
+    /// written by a save that throws.
     public func save() throws {
+        checkQueue("save()")
         processPendingChanges()
         guard hasChanges else { return }
-        if parent != nil {
-            throw CoreDataError.make(.coreData, "Saving a child context into its parent context is not implemented yet (nested contexts arrive with part 2)")
-        }
-        guard let coordinator = persistentStoreCoordinator else {
+        let parent = self.parent
+        guard parent != nil || persistentStoreCoordinator != nil else {
             throw CoreDataError.make(.persistentStoreSave, "The context has no persistent store coordinator; nothing was saved")
         }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
@@ -27,6 +32,57 @@ extension NSManagedObjectContext {
 
         try validateForSave()
 
+        if let parent {
+            // A child context: the changes go one level up, not to the store.
+            let savedInserts = inserted.objects
+            let savedUpdates = updated.objects
+            let savedDeletes = deleted.objects
+            try saveToParent(parent, inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
+            for object in savedInserts + savedUpdates + savedDeletes { object.didSave() }
+            postDidSave(inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
+            return
+        }
+        let coordinator = persistentStoreCoordinator!
+        // Conflicts are resolved and the save retried while this coordinator's other contexts
+        // wait to save: a retry meets only changes made through another coordinator.
+        let saved = try coordinator.withSaveLock { try saveResolvingConflicts(coordinator) }
+        guard let saved else { return }
+        for object in saved.inserted + saved.updated + saved.deleted { object.didSave() }
+        postDidSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
+    }
+
+    /// Writes, resolving conflicts by the merge policy and trying again; the saved objects, or
+    /// `nil` if the policy left nothing to save.
+    private func saveResolvingConflicts(_ coordinator: NSPersistentStoreCoordinator)
+        throws -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject])? {
+        var attempts = 0
+        while true {
+            do {
+                return try saveToStore(coordinator)
+            } catch let conflict as StoreConflictError {
+                let conflicts = mergeConflicts(for: conflict)
+                try effectiveMergePolicy.resolve(optimisticLockingConflicts: conflicts)
+            } catch let error as NSError where error.code == NSManagedObjectConstraintMergeError && error.userInfo["conflictList"] == nil {
+                let conflicts = try constraintConflicts()
+                guard !conflicts.isEmpty else { throw error }
+                try effectiveMergePolicy.resolve(constraintConflicts: conflicts)
+            }
+            // The policy changed objects in memory: write again (a few rounds at most: each round
+            // takes the store's current versions, so only a concurrent writer can cause another).
+            attempts += 1
+            guard attempts < 8 else {
+                throw CoreDataError.make(.merge, "The save kept meeting new conflicts after \(attempts) attempts; nothing was saved")
+            }
+            processPendingChanges()
+            guard hasChanges else { return nil }
+            try validateForSave()
+        }
+    }
+
+    /// One attempt to write the context's changes to the store(s); throws `StoreConflictError`
+    /// or a constraint error with nothing written.
+    private func saveToStore(_ coordinator: NSPersistentStoreCoordinator)
+        throws -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
         // Group the changes by store (one store in almost every stack), built in place.
         var groups: [StoreChanges] = []
         func group(for store: NSPersistentStore) -> Int {
@@ -134,18 +190,15 @@ extension NSManagedObjectContext {
         var moves: [(NSManagedObject, NSManagedObjectID)] = []
         moves.reserveCapacity(savedInserts.count)
         for group in groups where !group.changes.isEmpty {
-            do {
-                let result = try coordinator.save(group.changes, to: group.store)
-                for (object, id) in zip(group.insertedObjects, result.insertedIDs) where id !== object.objectID {
-                    moves.append((object, id))
-                }
-            } catch let error as StoreConflictError {
-                throw mergeError(for: error)
+            let result = try coordinator.save(group.changes, to: group.store)
+            for (object, id) in zip(group.insertedObjects, result.insertedIDs) where id !== object.objectID {
+                moves.append((object, id))
             }
         }
 
         // Commit in memory.
-        let temporaryKeys = moves.map { $0.0.objectID.key }
+        let temporaryIDs = moves.map { $0.0.objectID }
+        let temporaryKeys = temporaryIDs.map(\.key)
         reregister(moves)
         var permanent: [IDKey: NSManagedObjectID]? // built only if a saved value refers to a new object
         func commit(_ object: NSManagedObject, _ saved: ContiguousArray<StoreValue>) {
@@ -162,6 +215,12 @@ extension NSManagedObjectContext {
         }
         for (object, values) in zip(savedInserts, insertedRows) { commit(object, values) }
         for (object, values) in zip(savedUpdates, updatedRows) { commit(object, values) }
+        forgetSavedDeletesAndClearChanges(savedDeletes)
+        return (savedInserts, savedUpdates, savedDeletes)
+    }
+
+    /// After a save: deleted objects leave the context; nothing is inserted, updated or deleted any more.
+    internal func forgetSavedDeletesAndClearChanges(_ savedDeletes: [NSManagedObject]) {
         for object in savedDeletes {
             object._isDeleted = false
             unregister(object)
@@ -170,10 +229,20 @@ extension NSManagedObjectContext {
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
-        for object in savedInserts + savedUpdates + savedDeletes { object.didSave() }
+    }
 
+    /// `NSManagedObjectContextDidSave` with Apple's keys (the objects), and
+    /// `didSaveObjectIDsNotification` with their IDs. Linux addition: the did-save notification
+    /// carries the IDs too, under the `…ObjectIDsKey` keys, so that a merge on another queue never
+    /// reads this context's objects.
+    private func postDidSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
+        let insertedIDs = Set(inserted.map(\.objectID)), updatedIDs = Set(updated.map(\.objectID)), deletedIDs = Set(deleted.map(\.objectID))
         NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
-            NSInsertedObjectsKey: Set(savedInserts), NSUpdatedObjectsKey: Set(savedUpdates), NSDeletedObjectsKey: Set(savedDeletes),
+            NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted),
+            NSInsertedObjectIDsKey: insertedIDs, NSUpdatedObjectIDsKey: updatedIDs, NSDeletedObjectIDsKey: deletedIDs,
+        ])
+        NotificationCenter.default.post(name: NSManagedObjectContext.didSaveObjectIDsNotification, object: self, userInfo: [
+            NSInsertedObjectIDsKey: insertedIDs, NSUpdatedObjectIDsKey: updatedIDs, NSDeletedObjectIDsKey: deletedIDs,
         ])
     }
 
@@ -204,21 +273,6 @@ extension NSManagedObjectContext {
                 "Multiple validation errors occurred: " + errors.map(\.localizedDescription).joined(separator: "; "),
                 extra: [NSDetailedErrorsKey: errors])
         }
-    }
-
-    /// `NSManagedObjectMergeError` (133020) with the conflicts as `NSMergeConflict`s under `conflictList`.
-    private func mergeError(for error: StoreConflictError) -> NSError {
-        var conflicts: [NSMergeConflict] = []
-        for conflict in error.conflicts {
-            guard let object = registered(conflict.id.key) else { continue }
-            conflicts.append(NSMergeConflict(source: object, newVersion: Int(conflict.persisted?.version ?? 0),
-                                             oldVersion: Int(conflict.expectedVersion),
-                                             cachedSnapshot: object._snapshot.map { object.dictionary(from: $0) },
-                                             persistedSnapshot: conflict.persisted.map { object.dictionary(from: $0) }))
-        }
-        return CoreDataError.make(.merge,
-            "Could not merge changes: \(conflicts.count) object(s) changed in the store since they were read (\(conflicts.map { $0.sourceObject.objectID.uriRepresentation().absoluteString }.joined(separator: ", "))). Nothing was saved.",
-            extra: ["conflictList": conflicts])
     }
 }
 

@@ -51,8 +51,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
     /// How old cached row data may be before a fault goes back to the store (-1: no limit).
     open var stalenessInterval: TimeInterval = -1
-    /// Whether changes saved by the parent (or coordinator) are merged in automatically.
-    open var automaticallyMergesChangesFromParent: Bool = false
+    /// Whether changes saved to the context's parent context (by the parent or a sibling), or —
+    /// for a context on a coordinator — by other contexts on the coordinator, are merged in
+    /// automatically, on this context's queue, as ``mergeChanges(fromContextDidSave:)`` does.
+    ///
+    /// ```swift
+    /// viewContext.automaticallyMergesChangesFromParent = true
+    /// ```
+    open var automaticallyMergesChangesFromParent: Bool = false {
+        didSet { if automaticallyMergesChangesFromParent != oldValue { updateAutomaticMerging() } }
+    }
+    /// The observer behind ``automaticallyMergesChangesFromParent``.
+    internal var autoMergeObserver: (any NSObjectProtocol)?
     /// Free-form information.
     open var userInfo: NSMutableDictionary = NSMutableDictionary()
     /// A transaction author name for persistent history; stored for fidelity.
@@ -68,12 +78,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }()
 
     private var _coordinator: NSPersistentStoreCoordinator?
-    private var _parent: NSManagedObjectContext?
+    internal private(set) var _parent: NSManagedObjectContext?
 
     // The object graph.
     /// Objects by ID, behind a lock: objects unregister from their `deinit`, on any thread.
     /// (`Mutex`, not `NSLock`: every fetched object takes it twice, once in and once out.)
     private let registry = Mutex(ObjectRegistry())
+    /// Temporary IDs of objects from child contexts that became permanent when this context
+    /// saved (used on the root context of a chain; see `NSManagedObjectContext+Nesting.swift`).
+    internal let idForwarding = IDForwarding()
     @exclusivity(unchecked) private var retained: [IDKey: NSManagedObject] = [:]
     @exclusivity(unchecked) internal var inserted = OrderedObjectSet()
     @exclusivity(unchecked) internal var updated = OrderedObjectSet()
@@ -104,6 +117,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     deinit {
+        if let autoMergeObserver { NotificationCenter.default.removeObserver(autoMergeObserver) }
         let objects = registry.withLock { registry in
             defer { registry.removeAll() }
             return registry.values.map { $0.takeUnretainedValue() } // strong, while we detach them
@@ -163,14 +177,24 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             withCurrent(block)
         } else {
             // For a main-queue context `queue` is the main queue: the block waits for the main thread.
-            queue.sync { withCurrent(block) }
+            let holdsMainQueue = Self.isMainQueueHeldByCaller
+            queue.sync { CurrentContext.holdingMainQueue(holdsMainQueue) { withCurrent(block) } }
         }
     }
 
     /// Runs `block` on the calling thread while holding the context's queue, returning its value.
     open func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
         if isOnQueue { return try withCurrent(block) }
-        return try queue.sync { try withCurrent(block) }
+        let holdsMainQueue = Self.isMainQueueHeldByCaller
+        return try queue.sync { try CurrentContext.holdingMainQueue(holdsMainQueue) { try withCurrent(block) } }
+    }
+
+    /// Whether the calling code runs on the main queue — directly, or inside another context's
+    /// `performAndWait` called from it (`queue.sync` runs the block on the caller's thread, which
+    /// keeps the main queue, but `DispatchQueue.getSpecific` then answers for the inner queue).
+    /// A child of a main-queue context reaches its parent from there without deadlock.
+    private static var isMainQueueHeldByCaller: Bool {
+        DispatchQueue.getSpecific(key: mainQueueKey) == true || Thread.isMainThread || CurrentContext.holdsMainQueue
     }
 
     /// Runs `block` on the context's queue and returns its value.
@@ -198,7 +222,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if concurrencyType == .mainQueueConcurrencyType {
             // The main queue is not always drained by the main thread on Linux (Swift's main
             // executor may run it elsewhere), so ask the queue, and accept the main thread too.
-            return DispatchQueue.getSpecific(key: Self.mainQueueKey) == true || Thread.isMainThread
+            return Self.isMainQueueHeldByCaller
         }
         if concurrencyType == .confinementConcurrencyType { return true } // its caller's thread is its queue
         return DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) || CurrentContext.contains(self)
@@ -244,17 +268,33 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     internal func registered(_ key: IDKey) -> NSManagedObject? {
-        registry.withLock { $0[key]?.takeUnretainedValue() }
+        registered(key, followingForwarding: true)
+    }
+
+    internal func registered(_ key: IDKey, followingForwarding: Bool) -> NSManagedObject? {
+        if let object = registry.withLock({ $0[key]?.takeUnretainedValue() }) { return object }
+        return followingForwarding ? registeredFollowingForwarding(key) : nil
+    }
+
+    /// Registers an object a child's save inserted here, as this context's own insert.
+    internal func adoptInsertedFromChild(_ object: NSManagedObject) {
+        object._context = self
+        object._isInserted = true
+        register(object)
+        inserted.insert(object)
+        pendingChangeNotice.inserted.append(object)
     }
 
     /// Moves an object to its new (permanent) ID.
     internal func reregister(_ object: NSManagedObject, as id: NSManagedObjectID) {
         let old = object.idKey
+        let previous = object._objectID
         registry.withLock { registry in
             registry[old] = nil
             object.objectID = id
             registry[id.key] = Unmanaged.passUnretained(object)
         }
+        if let previous { recordForwarding(of: object, from: previous, to: id) }
         if let kept = retained.removeValue(forKey: old) { retained[id.key] = kept }
     }
 
@@ -263,15 +303,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         var oldKeys: [IDKey] = []
         oldKeys.reserveCapacity(retained.isEmpty ? 0 : moves.count)
         let keepsOldKeys = !retained.isEmpty
+        var fromChildren: [(NSManagedObject, NSManagedObjectID, NSManagedObjectID)] = []
         registry.withLock { registry in
             for (object, id) in moves {
                 let old = object.idKey
                 if keepsOldKeys { oldKeys.append(old) }
+                if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous, id)) }
                 registry[old] = nil
                 object.objectID = id
                 registry[id.key] = Unmanaged.passUnretained(object)
             }
         }
+        for (object, previous, id) in fromChildren { recordForwarding(of: object, from: previous, to: id) }
         guard !retained.isEmpty else { return }
         for (offset, (object, _)) in moves.enumerated() {
             retained[oldKeys[offset]] = nil
@@ -281,13 +324,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// The objects registered in the context.
     open var registeredObjects: Set<NSManagedObject> {
+        checkQueue("registeredObjects")
         let objects = registry.withLock { $0.values.map { $0.takeUnretainedValue() } }
         return Set(objects)
     }
 
     /// The object registered for `objectID`, or `nil`.
     open func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
-        registered(objectID.key)
+        checkQueue("registeredObject(for:)")
+        return registered(objectID.key)
     }
 
     /// The object for `objectID`: the registered one, or a fault whose values load on first access.
@@ -295,6 +340,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Never fails; if the object does not exist in the store, the fault reads as deleted when it fires.
     /// Use ``existingObject(with:)`` to find out at once.
     open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
+        checkQueue("object(with:)")
         if let object = registered(objectID.key) { return object }
         let object = objectID.entity.layout.instanceClass.init(entity: objectID.entity, insertInto: nil)
         object.becomeFault(objectID, snapshot: nil, in: self)
@@ -304,6 +350,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The object for `objectID`, with its values loaded; throws
     /// `NSManagedObjectReferentialIntegrityError` (133000) if it does not exist.
     open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
+        checkQueue("existingObject(with:)")
         if let object = registered(objectID.key) {
             if object._isFault && !object._hasData {
                 guard let snapshot = snapshotForFault(objectID) else { throw missingObjectError(objectID) }
@@ -314,7 +361,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             }
             return object
         }
-        guard !objectID.isTemporaryID, let snapshot = snapshotForFault(objectID) else { throw missingObjectError(objectID) }
+        guard !objectID.isTemporaryID || _parent != nil, let snapshot = snapshotForFault(objectID) else { throw missingObjectError(objectID) }
         let object = objectID.entity.layout.instanceClass.init(entity: snapshot.entity, insertInto: nil)
         object.becomeFault(objectID, snapshot: snapshot, in: self)
         return object
@@ -327,15 +374,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// The row for a fault, from the parent context or the store.
     internal func snapshotForFault(_ id: NSManagedObjectID) -> RowSnapshot? {
-        if let parent = _parent {
-            return parent.performAndWait { () -> RowSnapshot? in
-                if let object = parent.registered(id.key), !object._isFault || object._hasData {
-                    object.fireFaultIfNeeded()
-                    return RowSnapshot(entity: object.entity, values: object.persistentValues(), version: object._snapshot?.version ?? 0)
-                }
-                return parent.snapshotForFault(id)
-            }
-        }
+        if let parent = _parent { return parentSnapshot(for: id, in: parent) }
+        if id.isTemporaryID { return nil }
         return try? persistentStoreCoordinator?.row(for: id)
     }
 
@@ -358,6 +398,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Inserting an object that belongs to another context is a programmer error and stops the
     /// process, as Apple raises an exception.
     open func insert(_ object: NSManagedObject) {
+        checkQueue("insert(_:)")
         if object._context === self {
             if object._isDeleted { undelete(object) }
             return
@@ -383,6 +424,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     ///
     /// Deleting an object of another context is a programmer error and stops the process.
     open func delete(_ object: NSManagedObject) {
+        checkQueue("delete(_:)")
         precondition(object._context === self, "Can't delete an object that belongs to another context")
         guard !object._isDeleted else { return }
         object._isDeleted = true
@@ -406,17 +448,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Objects inserted since the last save.
-    open var insertedObjects: Set<NSManagedObject> { Set(inserted.objects) }
+    open var insertedObjects: Set<NSManagedObject> { checkQueue("insertedObjects"); return Set(inserted.objects) }
     /// Objects changed since the last save.
-    open var updatedObjects: Set<NSManagedObject> { Set(updated.objects) }
+    open var updatedObjects: Set<NSManagedObject> { checkQueue("updatedObjects"); return Set(updated.objects) }
     /// Objects that will be deleted at the next save.
-    open var deletedObjects: Set<NSManagedObject> { Set(deleted.objects) }
+    open var deletedObjects: Set<NSManagedObject> { checkQueue("deletedObjects"); return Set(deleted.objects) }
     /// Whether the context has unsaved changes.
     open var hasChanges: Bool { !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty }
 
     /// Applies delete rules to objects deleted since the last call and posts
     /// `NSManagedObjectContextObjectsDidChange`.
     open func processPendingChanges() {
+        checkQueue("processPendingChanges()")
         while !pendingDeletes.isEmpty {
             let object = pendingDeletes.removeFirst()
             object.prepareForDeletion()
@@ -442,6 +485,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Discards all unsaved changes: inserted objects leave the context, deleted and updated ones
     /// get their last saved values back.
     open func rollback() {
+        checkQueue("rollback()")
         pendingDeletes.removeAll()
         for object in inserted.objects {
             object._isInserted = false
@@ -460,6 +504,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Forgets every object: the context is as new. Objects already handed out become invalid.
     open func reset() {
+        checkQueue("reset()")
         let objects = registry.withLock { registry in
             defer { registry.removeAll() }
             return registry.values.map { $0.takeUnretainedValue() }
@@ -476,8 +521,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Updates an object from the store: with `flag` false it becomes a fault (unsaved changes
     /// are discarded); with `flag` true its unsaved changes are kept on top of the stored values.
     open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
+        checkQueue("refresh(_:mergeChanges:)")
         guard object._context === self, !object._isInserted else { return }
-        let fresh = object.objectID.isTemporaryID ? nil : snapshotForFault(object.objectID)
+        let fresh = object.objectID.isTemporaryID && _parent == nil ? nil : snapshotForFault(object.objectID)
         if flag && object.hasChanges {
             object.merge(fresh)
         } else {
@@ -488,11 +534,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Refreshes every registered object, keeping unsaved changes.
     open func refreshAllObjects() {
+        checkQueue("refreshAllObjects()")
         for object in registeredObjects { refresh(object, mergeChanges: true) }
     }
 
     /// Gives the objects permanent IDs now instead of at the next save.
     open func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
+        checkQueue("obtainPermanentIDs(for:)")
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.make(.persistentStoreSave, "The context has no coordinator") }
         let temporary = objects.filter { $0.objectID.isTemporaryID }
         var byEntity: [ObjectIdentifier: [NSManagedObject]] = [:]
@@ -515,7 +563,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 internal enum CurrentContext {
     private static let key = "CoreData.CurrentContext"
 
-    private final class Stack { var contexts: [Unmanaged<NSManagedObjectContext>] = [] }
+    private final class Stack {
+        var contexts: [Unmanaged<NSManagedObjectContext>] = []
+        /// Nesting depth of `performAndWait` calls made while the main queue was held.
+        var mainQueueDepth = 0
+    }
 
     private static var stack: Stack {
         let dictionary = Thread.current.threadDictionary
@@ -528,6 +580,18 @@ internal enum CurrentContext {
     static func push(_ context: NSManagedObjectContext) { stack.contexts.append(.passUnretained(context)) }
     static func pop() { _ = stack.contexts.popLast() }
     static var top: NSManagedObjectContext? { stack.contexts.last?.takeUnretainedValue() }
+    /// Whether this thread holds the main queue through an enclosing `performAndWait`.
+    static var holdsMainQueue: Bool { stack.mainQueueDepth > 0 }
+
+    /// Runs `body` noting, if `held`, that this thread holds the main queue meanwhile.
+    static func holdingMainQueue<T>(_ held: Bool, _ body: () throws -> T) rethrows -> T {
+        guard held else { return try body() }
+        let stack = self.stack
+        stack.mainQueueDepth += 1
+        defer { stack.mainQueueDepth -= 1 }
+        return try body()
+    }
+
     static func contains(_ context: NSManagedObjectContext) -> Bool {
         stack.contexts.contains { $0.takeUnretainedValue() === context }
     }

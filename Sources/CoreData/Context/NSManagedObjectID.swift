@@ -52,9 +52,23 @@ open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         return URL(string: "x-coredata://\(persistentStore?.identifier ?? "")/\(name)/p\(key.value)")!
     }
 
-    open override var hash: Int { key.hashValue }
+    /// A cheap mix of the key (sets and dictionaries of IDs hash it again with their own seed).
+    open override var hash: Int {
+        Int(truncatingIfNeeded: UInt64(bitPattern: key.value) &* 0x9E37_79B9_7F4A_7C15)
+            ^ (key.root &* 31 &+ key.store)
+    }
 
+    /// Equal IDs name the same object: same store, same entity hierarchy, same key. (Decided
+    /// without a dynamic cast when `object` is an `NSManagedObjectID`: sets of IDs compare on
+    /// every hash collision.)
     open override func isEqual(_ object: Any?) -> Bool {
+        guard let object else { return false }
+        if Swift.type(of: object) == NSManagedObjectID.self {
+            // The existential holds the reference in its first word.
+            let address = withUnsafeBytes(of: object) { $0.load(as: UnsafeRawPointer.self) }
+            let other = Unmanaged<NSManagedObjectID>.fromOpaque(address).takeUnretainedValue()
+            return other === self || other.key == key
+        }
         guard let other = object as? NSManagedObjectID else { return false }
         return other === self || other.key == key
     }

@@ -15,6 +15,11 @@ open class NSMergeConflict: NSObject {
     /// The version the context read.
     public let oldVersionNumber: Int
 
+    /// The store's row as the store returned it (`nil`: deleted), for the merge policies.
+    internal var persistedRow: RowSnapshot?
+    /// Whether the row was deleted from the store (rather than changed).
+    internal var rowWasDeleted = false
+
     public init(source srcObject: NSManagedObject, newVersion newvers: Int, oldVersion oldvers: Int,
                 cachedSnapshot cachesnap: [String: Any]?, persistedSnapshot persnap: [String: Any]?) {
         self.sourceObject = srcObject
@@ -34,45 +39,3 @@ open class NSMergeConflict: NSObject {
         "NSMergeConflict (\(sourceObject.objectID)) oldVersion = \(oldVersionNumber), newVersion = \(newVersionNumber)"
     }
 }
-
-/// How a context resolves save conflicts.
-open class NSMergePolicy: NSObject, @unchecked Sendable {
-    /// The kinds of merge policy.
-    public enum MergePolicyType: UInt, Sendable {
-        case errorMergePolicyType = 0
-        case mergeByPropertyStoreTrumpMergePolicyType = 1
-        case mergeByPropertyObjectTrumpMergePolicyType = 2
-        case overwriteMergePolicyType = 3
-        case rollbackMergePolicyType = 4
-    }
-
-    /// The policy's kind.
-    public let mergeType: MergePolicyType
-
-    public init(merge ty: MergePolicyType) {
-        self.mergeType = ty
-        super.init()
-    }
-
-    /// Fails the save with `NSManagedObjectMergeError` (the default).
-    public static let error = NSMergePolicy(merge: .errorMergePolicyType)
-    /// Property by property, the store's values win.
-    public static let mergeByPropertyStoreTrump = NSMergePolicy(merge: .mergeByPropertyStoreTrumpMergePolicyType)
-    /// Property by property, the context's values win.
-    public static let mergeByPropertyObjectTrump = NSMergePolicy(merge: .mergeByPropertyObjectTrumpMergePolicyType)
-    /// The context's objects overwrite the store's rows.
-    public static let overwrite = NSMergePolicy(merge: .overwriteMergePolicyType)
-    /// The context's changes to conflicting objects are discarded.
-    public static let rollback = NSMergePolicy(merge: .rollbackMergePolicyType)
-}
-
-/// Fails a save on conflicts (the default merge policy).
-nonisolated(unsafe) public let NSErrorMergePolicy: Any = NSMergePolicy.error
-/// Merges property by property; the store's values win.
-nonisolated(unsafe) public let NSMergeByPropertyStoreTrumpMergePolicy: Any = NSMergePolicy.mergeByPropertyStoreTrump
-/// Merges property by property; the context's values win.
-nonisolated(unsafe) public let NSMergeByPropertyObjectTrumpMergePolicy: Any = NSMergePolicy.mergeByPropertyObjectTrump
-/// The context's objects overwrite the store.
-nonisolated(unsafe) public let NSOverwriteMergePolicy: Any = NSMergePolicy.overwrite
-/// The context's conflicting changes are discarded.
-nonisolated(unsafe) public let NSRollbackMergePolicy: Any = NSMergePolicy.rollback

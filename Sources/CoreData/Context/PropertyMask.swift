@@ -29,6 +29,14 @@ internal struct PropertyMask: Sequence {
         return !overflow.isDisjoint(with: others)
     }
 
+    mutating func remove(_ index: Int) {
+        if index < 64 {
+            bits &= ~(1 << UInt64(index))
+        } else {
+            overflow?.remove(index)
+        }
+    }
+
     mutating func removeAll() {
         bits = 0
         overflow = nil

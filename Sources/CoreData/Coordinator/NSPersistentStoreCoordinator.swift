@@ -28,6 +28,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private let queue = DispatchQueue(label: "NSPersistentStoreCoordinator")
     /// Serializes the blocks of ``perform(_:)`` and ``performAndWait(_:)`` with each other.
     private let performLock = NSRecursiveLock()
+    /// Held by a context for a whole save, conflict resolution and retries included.
+    private let saveLock = NSRecursiveLock()
     /// Snapshots of the rows this coordinator's saves wrote (see ``RowCache``).
     internal let rowCache = RowCache()
 
@@ -46,6 +48,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     internal func withLock<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Runs `body` while no other context saves through this coordinator (reads do not wait for it).
+    internal func withSaveLock<T>(_ body: () throws -> T) rethrows -> T {
+        saveLock.lock()
+        defer { saveLock.unlock() }
         return try body()
     }
 

@@ -273,7 +273,10 @@ internal enum RelationshipStorage {
                 let table = "Z_" + String(ownerNumber) + owner.name.uppercased()
                 // Each side's column holds that side's keys and is named after the relationship pointing at it.
                 let myColumn = "Z_" + String(number) + inverse.name.uppercased()
-                let destinationColumn = "Z_" + String(destination.frozenLayout!.entityNumber) + relationship.name.uppercased()
+                var destinationColumn = "Z_" + String(destination.frozenLayout!.entityNumber) + relationship.name.uppercased()
+                // A relationship that is its own inverse (Author.collaborators): the second
+                // column takes a "1", as Apple's store names it.
+                if destinationColumn == myColumn { destinationColumn += "1" }
                 relationship.joinTable = .init(name: table, sourceColumn: myColumn, destinationColumn: destinationColumn,
                                                orderColumn: relationship.isOrdered ? "Z_FOK_" + destinationColumn.dropFirst(2) : nil,
                                                isOwner: owns)

@@ -84,11 +84,7 @@ extension StoreValue {
             if type == Int.self { v = Int64(unboxInline(value, as: Int.self)) }
             else if type == Int64.self { v = unboxInline(value, as: Int64.self) }
             else { return nil }
-            switch kind {
-            case .integer16: return v >= Int64(Int16.min) && v <= Int64(Int16.max) ? .int(v) : nil
-            case .integer32: return v >= Int64(Int32.min) && v <= Int64(Int32.max) ? .int(v) : nil
-            default: return .int(v)
-            }
+            return integer(v, fitting: kind)
         case .double:
             if type == Double.self { return .double(unboxInline(value, as: Double.self)) }
             if type == Int.self { return .double(Double(unboxInline(value, as: Int.self))) }
@@ -102,6 +98,54 @@ extension StoreValue {
         default:
             return nil
         }
+    }
+
+    /// ``fastConvert(_:kind:)`` for the `Any?` that `setValue(_:forKey:)` receives, read in place:
+    /// an `Optional<Any>` is an existential container (three words of inline value, then the
+    /// value's type metadata; no metadata for `nil`), so an `Int`, `Int64`, `Double` or `Bool`
+    /// is recognized and read without copying the container. Anything else: `nil`.
+    @inline(__always)
+    static func fastConvert(borrowing value: borrowing Any?, kind: ManagedStorageKind) -> StoreValue? {
+        withUnsafeBytes(of: value) { bytes -> StoreValue? in
+            guard bytes.count == 4 * MemoryLayout<Int>.size else { return nil }
+            let metadata = bytes.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self)
+            guard metadata != 0 else { return nil } // nil: the general path stores .null
+            switch kind {
+            case .integer64, .integer32, .integer16:
+                let v: Int64
+                if metadata == Metadata.int { v = Int64(bytes.load(as: Int.self)) }
+                else if metadata == Metadata.int64 { v = bytes.load(as: Int64.self) }
+                else { return nil }
+                return integer(v, fitting: kind)
+            case .double:
+                if metadata == Metadata.double { return .double(bytes.load(as: Double.self)) }
+                if metadata == Metadata.int { return .double(Double(bytes.load(as: Int.self))) }
+                return nil
+            case .bool:
+                return metadata == Metadata.bool ? .bool(bytes.load(as: Bool.self)) : nil
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// `.int(v)` if `v` fits the integer kind's range, else `nil` (the general path reports it).
+    @inline(__always)
+    private static func integer(_ v: Int64, fitting kind: ManagedStorageKind) -> StoreValue? {
+        switch kind {
+        case .integer16: return v >= Int64(Int16.min) && v <= Int64(Int16.max) ? .int(v) : nil
+        case .integer32: return v >= Int64(Int32.min) && v <= Int64(Int32.max) ? .int(v) : nil
+        default: return .int(v)
+        }
+    }
+
+    /// Type metadata addresses of the types ``fastConvert(borrowing:kind:)`` reads in place.
+    private enum Metadata {
+        static let int = address(of: Int.self)
+        static let int64 = address(of: Int64.self)
+        static let double = address(of: Double.self)
+        static let bool = address(of: Bool.self)
+        private static func address(of type: Any.Type) -> UInt { UInt(bitPattern: unsafeBitCast(type, to: UnsafeRawPointer.self)) }
     }
 
     /// Whether a value is `NSNull`, tested on its dynamic type so that Swift values are not

@@ -31,4 +31,22 @@ struct ReadmeExampleTests {
         }
         #expect(printed == ["Model T"])
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func containerExampleRuns() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+
+        let container = NSPersistentContainer(name: "Car")
+        container.persistentStoreDescriptions.first?.url = folder.appendingPathComponent("Car.sqlite") // not ~/.local/share
+        container.loadPersistentStores { description, error in
+            if let error { Issue.record("Can't open \(description): \(error)") } // the README stops the process here
+        }
+        let names = try await container.performBackgroundTask { context in
+            NSEntityDescription.insertNewObject(forEntityName: "Car", into: context).setValue("Model T", forKey: "name")
+            try context.save()
+            return try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")).compactMap { $0.value(forKey: "name") as? String }
+        }
+        #expect(names == ["Model T"])
+    }
 }

@@ -114,6 +114,15 @@ final class TestStack {
         return context
     }
 
+    /// A private-queue context on the coordinator, and a private-queue child of it.
+    func parentAndChild() -> (parent: NSManagedObjectContext, child: NSManagedObjectContext) {
+        let parent = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        parent.persistentStoreCoordinator = coordinator
+        let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        child.parent = parent
+        return (parent, child)
+    }
+
     @discardableResult
     func insert(_ entity: String, _ values: [String: Any] = [:]) -> NSManagedObject {
         let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: context)

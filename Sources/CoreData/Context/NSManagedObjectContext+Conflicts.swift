@@ -1,0 +1,212 @@
+import Foundation
+
+// Save conflicts: turning a store's conflict report into `NSMergeConflict`s and
+// `NSConstraintConflict`s, and carrying out the merge policies' decisions on the objects.
+
+extension NSManagedObjectContext {
+    /// The context's merge policy as an `NSMergePolicy` (`NSErrorMergePolicy` for anything else).
+    internal var effectiveMergePolicy: NSMergePolicy { mergePolicy as? NSMergePolicy ?? .error }
+
+    // MARK: Optimistic locking
+
+    /// The store's optimistic-locking conflicts as `NSMergeConflict`s of this context's objects.
+    internal func mergeConflicts(for error: StoreConflictError) -> [NSMergeConflict] {
+        error.conflicts.compactMap { conflict in
+            guard let object = registered(conflict.id.key) else { return nil }
+            let merge = NSMergeConflict(source: object, newVersion: Int(conflict.persisted?.version ?? 0),
+                                        oldVersion: Int(conflict.expectedVersion),
+                                        cachedSnapshot: object._snapshot.map { object.dictionary(from: $0) },
+                                        persistedSnapshot: conflict.persisted.map { object.dictionary(from: $0) })
+            merge.persistedRow = conflict.persisted
+            merge.rowWasDeleted = conflict.persisted == nil
+            return merge
+        }
+    }
+
+    /// Applies a merge policy's rule to one object whose row changed (`persisted`) or was deleted
+    /// (`nil`) in the store. See ``NSMergePolicy/resolve(optimisticLockingConflicts:)``.
+    internal func resolveLockingConflict(of object: NSManagedObject, persisted: RowSnapshot?, type: NSMergePolicyType) {
+        guard object._context === self else { return }
+        guard let persisted else {
+            forgetDeletedElsewhere(object)
+            return
+        }
+        let storeWins = type == .rollbackMergePolicyType || type == .mergeByPropertyStoreTrumpMergePolicyType
+        if object._isDeleted {
+            if storeWins {
+                // The delete is undone: the object comes back with the store's values.
+                deleted.remove(object)
+                pendingDeletes.removeAll { $0 === object }
+                object._isDeleted = false
+                object.turnIntoFault(keepingSnapshot: persisted)
+            } else {
+                object._snapshot = persisted // delete the row as it is now
+            }
+            return
+        }
+        switch type {
+        case .rollbackMergePolicyType:
+            let changedRelationships = object.layout.relationshipIndexes.filter { object._changed.contains($0) }
+            revertRelationships(of: object, at: changedRelationships, to: persisted)
+            discardChanges(of: object, taking: persisted)
+        case .mergeByPropertyStoreTrumpMergePolicyType:
+            let cached = object._snapshot
+            for index in object.layout.rowIndexes where object._changed.contains(index) {
+                // The store's change to a property beats the object's.
+                guard cached == nil || cached!.values[index] != persisted.values[index] else { continue }
+                if object.layout.storageKinds[index] == .toOne {
+                    revertRelationships(of: object, at: [index], to: persisted)
+                } else {
+                    object._values[index] = persisted.values[index]
+                    object._changed.remove(index)
+                }
+            }
+            object.merge(persisted)
+            if !object.hasPersistentChangedValues { discardChanges(of: object, taking: persisted) }
+        case .mergeByPropertyObjectTrumpMergePolicyType:
+            object.merge(persisted)
+        case .overwriteMergePolicyType:
+            // The object's whole state, as it is in memory, over the row as it is now.
+            object.fireFaultIfNeeded()
+            object._snapshot = persisted
+            for index in object.layout.rowIndexes { object._changed.insert(index) }
+        case .errorMergePolicyType:
+            break
+        }
+    }
+
+    /// Sets the object's relationships at `indexes` back to what the store holds, through the
+    /// inverse-maintaining setters, so that the objects on the other side stay in step.
+    private func revertRelationships(of object: NSManagedObject, at indexes: [Int], to persisted: RowSnapshot) {
+        for index in indexes {
+            switch object.layout.storageKinds[index] {
+            case .toOne:
+                var target: NSManagedObject?
+                if case .objectID(let id) = persisted.values[index] { target = self.object(with: id) }
+                object.setToOne(target, at: index)
+            case .toMany, .orderedToMany:
+                let ids = relatedObjectIDs(of: object, index: index)
+                object.setToMany(ids.map { self.object(with: $0) }, at: index)
+            default:
+                break
+            }
+        }
+    }
+
+    /// The object loses its unsaved changes and takes `snapshot`'s values.
+    private func discardChanges(of object: NSManagedObject, taking snapshot: RowSnapshot) {
+        if object._isUpdated { updated.remove(object) }
+        object._isUpdated = false
+        object.turnIntoFault(keepingSnapshot: snapshot)
+    }
+
+    // MARK: Uniqueness constraints
+
+    /// The uniqueness-constraint conflicts of the changes about to be saved: objects of the save
+    /// that share constrained values with each other, or with a row already stored.
+    internal func constraintConflicts() throws -> [NSConstraintConflict] {
+        let candidates = (inserted.objects + updated.objects).filter { !$0._isDeleted }
+        var conflicts: [NSConstraintConflict] = []
+        var checked: [ObjectIdentifier] = []
+        for object in candidates {
+            var entity: NSEntityDescription? = object.entity
+            while let current = entity {
+                entity = current.superentity
+                guard !current.uniquenessConstraints.isEmpty, !checked.contains(ObjectIdentifier(current)) else { continue }
+                checked.append(ObjectIdentifier(current))
+                for constraint in current.uniquenessConstraints {
+                    let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+                    conflicts += try self.conflicts(of: current, constraint: names, among: candidates.filter { $0.entity.isKindOf(entity: current) })
+                }
+            }
+        }
+        return conflicts
+    }
+
+    private func conflicts(of entity: NSEntityDescription, constraint names: [String],
+                           among objects: [NSManagedObject]) throws -> [NSConstraintConflict] {
+        let indexes = names.compactMap { entity.layout.indexByName[$0] }
+        guard indexes.count == names.count, !indexes.isEmpty else { return [] }
+        var groups: [[StoreValue]: [NSManagedObject]] = [:]
+        var order: [[StoreValue]] = []
+        for object in objects {
+            let key = indexes.map { object.persistentValues()[$0] }
+            if key.contains(where: \.isNull) { continue }
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(object)
+        }
+        var result: [NSConstraintConflict] = []
+        for key in order {
+            let group = groups[key]!
+            // A row already stored with these values (not one of the group's own rows).
+            let request = NSFetchRequest<NSManagedObject>(entityName: entity.name ?? "")
+            request.includesPendingChanges = false
+            var format: [String] = []
+            var arguments: [Any] = []
+            for (name, value) in zip(names, key) {
+                format.append("%K == %@")
+                arguments += [name, value.objectValue ?? NSNull()]
+            }
+            request.predicate = NSPredicate(format: format.joined(separator: " AND "), argumentArray: arguments)
+            // A stored row whose object here has since changed the values (a rename in this
+            // same save) no longer holds them.
+            let stored = try fetch(request).filter { candidate in
+                !group.contains { $0 === candidate } && !candidate._isDeleted
+                    && (!candidate.hasChanges || indexes.map { candidate.persistentValues()[$0] } == key)
+            }
+            guard group.count > 1 || !stored.isEmpty else { continue }
+            let database = stored.first
+            result.append(NSConstraintConflict(
+                constraint: names, databaseObject: database,
+                databaseSnapshot: database.map { $0.committedValues(forKeys: nil) },
+                conflicting: group, conflictingSnapshots: group.map { $0.isInserted ? [String: Any]() : $0.committedValues(forKeys: nil) }))
+        }
+        return result
+    }
+
+    /// Applies a merge policy's rule to one constraint conflict. See
+    /// ``NSMergePolicy/resolve(constraintConflicts:)``.
+    internal func resolveConstraintConflict(_ conflict: NSConstraintConflict, type: NSMergePolicyType) {
+        let objects = conflict.conflictingObjects.filter { $0._context === self && !$0._isDeleted }
+        guard !objects.isEmpty else { return }
+        let objectWins = type == .mergeByPropertyObjectTrumpMergePolicyType || type == .overwriteMergePolicyType
+        func lose(_ object: NSManagedObject) {
+            if object._isInserted { delete(object) } else { refresh(object, mergeChanges: false) }
+        }
+        if let database = conflict.databaseObject, database._context === self, !database._isDeleted {
+            guard objectWins else {
+                objects.forEach(lose)
+                return
+            }
+            let winner = objects.last!
+            if !winner._isInserted {
+                // A changed row took the values: it wins and the stored holder goes.
+                delete(database)
+                objects.dropLast().forEach(lose)
+                return
+            }
+            database.take(from: winner, everything: type == .overwriteMergePolicyType)
+            objects.forEach(lose)
+        } else {
+            let winner = objectWins ? objects.last! : objects.first!
+            objects.filter { $0 !== winner }.forEach(lose)
+        }
+    }
+}
+
+extension NSManagedObject {
+    /// Takes `other`'s values: every persistent property (`everything`), or those `other` set.
+    /// Relationships move over with inverse maintenance.
+    internal func take(from other: NSManagedObject, everything: Bool) {
+        fireFaultIfNeeded()
+        other.fireFaultIfNeeded()
+        for (sourceIndex, property) in other.layout.properties.enumerated() where !property.isTransient {
+            guard everything || other._changed.contains(sourceIndex), let index = layout.nameTable.index(of: property.name) else { continue }
+            switch other.layout.storageKinds[sourceIndex] {
+            case .toOne: setToOne(other.toOneObject(at: sourceIndex), at: index)
+            case .toMany, .orderedToMany: setToMany(other.toManyList(at: sourceIndex).objects, at: index)
+            default: setStoreValue(other._values[sourceIndex], at: index)
+            }
+        }
+    }
+}

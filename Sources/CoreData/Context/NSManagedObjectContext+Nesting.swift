@@ -1,0 +1,267 @@
+import Foundation
+import Synchronization
+
+// Nested contexts: a context whose parent store is another context.
+//
+// Reads walk up the chain: a child's fetch asks its parent for the matching objects as the parent
+// sees them (its unsaved inserts, updates and deletes, and its own parent's), and a child's fault
+// takes the parent's current values. A child's save pushes its changes one level up, where they
+// become the parent's unsaved changes; only a context on the coordinator writes the store.
+//
+// Identity: an object inserted in a child keeps its temporary ID in the parent. When the context
+// at the root of the chain saves it and it gets its permanent ID, the root records the move in an
+// `IDForwarding` table shared by the whole chain, so that the child's object answers to the
+// permanent ID too and takes it as its own the next time its ID is read.
+
+/// The changes a child context pushes into its parent: IDs and values, never objects.
+internal struct ChildSaveChanges: @unchecked Sendable {
+    struct Object {
+        let id: NSManagedObjectID
+        let entity: NSEntityDescription
+        /// Attribute values in storage form, by property index (every attribute for an insert,
+        /// the changed ones for an update).
+        var attributes: [(index: Int, value: StoreValue)] = []
+        /// To-one relationships: the destination's ID, or `nil`.
+        var toOne: [(index: Int, id: NSManagedObjectID?)] = []
+        /// To-many relationships: the destinations' IDs, in order.
+        var toMany: [(index: Int, ids: [NSManagedObjectID])] = []
+    }
+    var inserted: [Object] = []
+    var updated: [Object] = []
+    var deleted: [NSManagedObjectID] = []
+}
+
+/// Temporary IDs that became permanent in a chain of contexts, both ways (thread-safe: every
+/// context of the chain reads it on its own queue).
+internal final class IDForwarding: Sendable {
+    private struct Table {
+        var permanentByTemporary: [IDKey: NSManagedObjectID] = [:]
+        var temporaryByPermanent: [IDKey: NSManagedObjectID] = [:]
+    }
+    private let table = Mutex(Table())
+    private let count = Atomic<Int>(0)
+
+    func record(temporary: NSManagedObjectID, permanent: NSManagedObjectID) {
+        table.withLock {
+            $0.permanentByTemporary[temporary.key] = permanent
+            $0.temporaryByPermanent[permanent.key] = temporary
+        }
+        count.add(1, ordering: .releasing)
+    }
+
+    func permanent(for temporaryKey: IDKey) -> NSManagedObjectID? {
+        table.withLock { $0.permanentByTemporary[temporaryKey] }
+    }
+
+    func temporary(for permanentKey: IDKey) -> NSManagedObjectID? {
+        table.withLock { $0.temporaryByPermanent[permanentKey] }
+    }
+
+    /// Checked on every registry miss in the chain: no lock.
+    var isEmpty: Bool { count.load(ordering: .acquiring) == 0 }
+}
+
+extension NSManagedObjectContext {
+    /// The context at the top of the chain: the one on the coordinator.
+    internal var rootContext: NSManagedObjectContext { parent?.rootContext ?? self }
+
+    // MARK: Saving into the parent
+
+    /// Pushes the validated changes into `parent` (on the parent's queue, waiting for it), then
+    /// commits them here. Nothing reaches the store.
+    internal func saveToParent(_ parent: NSManagedObjectContext, inserted savedInserts: [NSManagedObject],
+                               updated savedUpdates: [NSManagedObject], deleted savedDeletes: [NSManagedObject]) throws {
+        var changes = ChildSaveChanges()
+        changes.inserted = savedInserts.map { $0.childSaveChanges(all: true) }
+        changes.updated = savedUpdates.compactMap { object in
+            let item = object.childSaveChanges(all: false)
+            return item.attributes.isEmpty && item.toOne.isEmpty && item.toMany.isEmpty ? nil : item
+        }
+        changes.deleted = savedDeletes.map(\.objectID)
+        let pushed = changes
+        let missing = parent.performAndWait { parent.absorb(pushed) }
+        if !missing.isEmpty {
+            throw CoreDataError.make(.merge,
+                "Could not save into the parent context: \(missing.count) object(s) changed here were deleted in the parent (\(missing.map { $0.uriRepresentation().absoluteString }.joined(separator: ", "))). Nothing was saved.",
+                extra: [NSAffectedObjectsErrorKey: missing])
+        }
+
+        // Committed one level up: here the objects are saved, with the values just pushed.
+        for object in savedInserts {
+            object._mayBeForwarded = object.objectID.isTemporaryID
+            object.didCommit(values: object.persistentValues(), version: object._snapshot?.version ?? 0)
+        }
+        for object in savedUpdates {
+            object.didCommit(values: object.persistentValues(), version: object._snapshot?.version ?? 0)
+        }
+        forgetSavedDeletesAndClearChanges(savedDeletes)
+    }
+
+    /// Takes a child's pushed changes as this context's own unsaved changes. Returns the IDs of
+    /// objects the child changed that this context has deleted (or that no longer exist), and
+    /// then takes nothing.
+    internal func absorb(_ changes: ChildSaveChanges) -> [NSManagedObjectID] {
+        // First, that every object the child updated is still here: otherwise nothing is taken.
+        let missing = changes.updated.map(\.id).filter { id in
+            if let object = registered(id.key) { return object._isDeleted || (object._isFault && !object._hasData && snapshotForFault(id) == nil) }
+            return snapshotForFault(id) == nil
+        }
+        guard missing.isEmpty else { return missing }
+        var touched: [(NSManagedObject, ChildSaveChanges.Object)] = []
+        touched.reserveCapacity(changes.inserted.count + changes.updated.count)
+        for item in changes.inserted {
+            if let existing = registered(item.id.key) {
+                touched.append((existing, item))
+                continue
+            }
+            let object = item.entity.layout.instanceClass.init(entity: item.entity, insertInto: nil)
+            object.objectID = item.id
+            object._insertedByChild = true
+            adoptInsertedFromChild(object)
+            touched.append((object, item))
+        }
+        for item in changes.updated {
+            let object = self.object(with: item.id)
+            object.fireFaultIfNeeded()
+            touched.append((object, item))
+        }
+        for (object, item) in touched {
+            for (index, value) in item.attributes { object.setStoreValue(value, at: index) }
+            for (index, id) in item.toOne { object.rawSetToOne(id.map { self.object(with: $0) }, at: index) }
+            for (index, ids) in item.toMany {
+                let original = object.toManyList(at: index).original
+                object._relations[index] = .toMany(ObjectList(ids.map { self.object(with: $0) }, original: original))
+                object.markChanged(index)
+            }
+        }
+        for id in changes.deleted {
+            guard let object = registered(id.key) ?? (id.isTemporaryID ? nil : self.object(with: id)) else { continue }
+            if object._context === self && !object._isDeleted { takeDeleteFromChild(object) }
+        }
+        processPendingChanges()
+        return []
+    }
+
+    /// A delete the child made: its delete rules already ran in the child, and what they changed
+    /// came up as the child's other changes, so they do not run again here (against relationships
+    /// the child may have changed first).
+    private func takeDeleteFromChild(_ object: NSManagedObject) {
+        object.fireFaultIfNeeded()
+        if object._isInserted {
+            inserted.remove(object)
+            object._isInserted = false
+            object._isDeleted = true
+            unregister(object)
+            object._context = nil
+            return
+        }
+        if object._isUpdated { updated.remove(object) }
+        object._isUpdated = false
+        object._isDeleted = true
+        deleted.insert(object)
+        pendingChangeNotice.deleted.append(object)
+    }
+
+    // MARK: Reading through the parent
+
+    /// The objects a child's request matches as this context sees them, as IDs and snapshots of
+    /// their current (possibly unsaved) values. Runs on this context's queue.
+    internal func snapshotsForChild<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription,
+                                       applyLimits: Bool) throws -> [(NSManagedObjectID, RowSnapshot)] {
+        // The parent's unsaved changes are the child's saved data: always included.
+        let objects = try fetchObjects(request, entity: entity, applyLimits: applyLimits, includesPendingChanges: true)
+        return objects.map { object in
+            (object.objectID, RowSnapshot(entity: object.entity, values: object.persistentValues(),
+                                          version: object._snapshot?.version ?? 0))
+        }
+    }
+
+    /// Registered objects for rows that came from the parent context: existing ones are reused,
+    /// new ones are faults carrying the parent's values.
+    internal func materialize(fromParent rows: [(NSManagedObjectID, RowSnapshot)], refresh: Bool) -> [NSManagedObject] {
+        var objects: [NSManagedObject] = []
+        objects.reserveCapacity(rows.count)
+        for (id, snapshot) in rows {
+            if let existing = registered(id.key) {
+                if existing._isFault && !existing._hasData {
+                    existing.adopt(snapshot)
+                } else if refresh && !existing.hasChanges {
+                    existing.adopt(snapshot)
+                    existing._relations.removeAll()
+                }
+                objects.append(existing)
+                continue
+            }
+            let object = snapshot.entity.layout.instanceClass.init(entity: snapshot.entity, insertInto: nil)
+            object.becomeFault(id, snapshot: snapshot, in: self)
+            objects.append(object)
+        }
+        return objects
+    }
+
+    /// The snapshot of the parent's object for `id` (its current values, unsaved ones included),
+    /// or the row from the parent's own store. `nil` if the parent deleted the object.
+    internal func parentSnapshot(for id: NSManagedObjectID, in parent: NSManagedObjectContext) -> RowSnapshot? {
+        parent.performAndWait { () -> RowSnapshot? in
+            if let object = parent.registered(id.key), !object._isFault || object._hasData {
+                if object._isDeleted { return nil }
+                object.fireFaultIfNeeded()
+                return RowSnapshot(entity: object.entity, values: object.persistentValues(), version: object._snapshot?.version ?? 0)
+            }
+            return parent.snapshotForFault(id)
+        }
+    }
+
+    // MARK: Identity across the chain
+
+    /// After this (root) context saved: objects that came from a child under a temporary ID now
+    /// have a permanent one; the chain's children find them by either.
+    /// Called whenever an object of this context moves from a temporary to a permanent ID (a save,
+    /// `obtainPermanentIDs(for:)`): a child's insert is recorded for the chain.
+    internal func recordForwarding(of object: NSManagedObject, from temporary: NSManagedObjectID, to permanent: NSManagedObjectID) {
+        guard object._insertedByChild, temporary.isTemporaryID, !permanent.isTemporaryID else { return }
+        rootContext.idForwarding.record(temporary: temporary, permanent: permanent)
+        object._insertedByChild = false
+    }
+
+    /// The object registered under `key`, following the chain's temporary ⇄ permanent moves.
+    internal func registeredFollowingForwarding(_ key: IDKey) -> NSManagedObject? {
+        let forwarding = rootContext.idForwarding
+        guard !forwarding.isEmpty else { return nil }
+        if key.store == IDKey.temporaryStore {
+            guard let permanent = forwarding.permanent(for: key) else { return nil }
+            return registered(permanent.key, followingForwarding: false)
+        }
+        guard let temporary = forwarding.temporary(for: key), let object = registered(temporary.key, followingForwarding: false),
+              let permanent = forwarding.permanent(for: temporary.key) else { return nil }
+        reregister(object, as: permanent)
+        object._mayBeForwarded = false
+        return object
+    }
+
+    /// The permanent ID an object inserted here (and saved into the parent) has received since, if any.
+    internal func forwardedID(for id: NSManagedObjectID) -> NSManagedObjectID? {
+        rootContext.idForwarding.permanent(for: id.key)
+    }
+}
+
+extension NSManagedObject {
+    /// What a child's save pushes for this object: every persistent property for an insert
+    /// (`all`), the changed ones for an update.
+    internal func childSaveChanges(all: Bool) -> ChildSaveChanges.Object {
+        fireFaultIfNeeded()
+        var item = ChildSaveChanges.Object(id: objectID, entity: entity)
+        for (index, property) in layout.properties.enumerated() where !property.isTransient && (all || _changed.contains(index)) {
+            switch layout.storageKinds[index] {
+            case .toOne:
+                item.toOne.append((index, toOneObject(at: index).flatMap { $0._isDeleted ? nil : $0.objectID }))
+            case .toMany, .orderedToMany:
+                if all && _relations[index] == nil { continue } // never touched: nothing to push
+                item.toMany.append((index, toManyList(at: index).objects.filter { !$0._isDeleted }.map(\.objectID)))
+            default:
+                item.attributes.append((index, index < _values.count ? _values[index] : .null))
+            }
+        }
+        return item
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+/// Save notifications and merging another context's saved changes.
+@Suite("Notifications and merging")
+struct MergingTests {
+    private func privateContext(_ stack: TestStack) -> NSManagedObjectContext {
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = stack.coordinator
+        return context
+    }
+
+    private func car(named name: String, in context: NSManagedObjectContext) throws -> NSManagedObject? {
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        request.predicate = NSPredicate(format: "name == %@", name)
+        return try context.fetch(request).first
+    }
+
+    /// Collects the notifications of one name from one sender.
+    private final class Recorder: @unchecked Sendable {
+        private let lock = NSLock()
+        private var _notes: [Notification] = []
+        private var _onQueue: [Bool] = []
+        private var token: (any NSObjectProtocol)?
+        var notes: [Notification] { lock.withLock { _notes } }
+        var onQueue: [Bool] { lock.withLock { _onQueue } }
+
+        init(_ name: Notification.Name, from context: NSManagedObjectContext) {
+            token = NotificationCenter.default.addObserver(forName: name, object: context, queue: nil) { [weak self, weak context] note in
+                let onQueue = context?.isOnQueue ?? false
+                self?.lock.withLock { self?._notes.append(note); self?._onQueue.append(onQueue) }
+            }
+        }
+        deinit { if let token { NotificationCenter.default.removeObserver(token) } }
+    }
+
+    @Test func didSaveCarriesObjectsAndIDsAndIsPostedOnTheSavingQueue() throws {
+        let stack = try TestStack()
+        let context = privateContext(stack)
+        let didSave = Recorder(.NSManagedObjectContextDidSave, from: context)
+        let didSaveIDs = Recorder(NSManagedObjectContext.didSaveObjectIDsNotification, from: context)
+        let willSave = Recorder(.NSManagedObjectContextWillSave, from: context)
+        let (car, id) = try context.performAndWait { () throws -> (NSManagedObject, NSManagedObjectID) in
+            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+            car.setValue("a", forKey: "name")
+            try context.save()
+            return (car, car.objectID)
+        }
+        #expect(willSave.notes.count == 1)
+        let note = try #require(didSave.notes.first)
+        #expect(didSave.onQueue == [true], "posted on the saving context's queue")
+        #expect((note.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject>) == [car])
+        #expect((note.userInfo?[NSUpdatedObjectsKey] as? Set<NSManagedObject>)?.isEmpty == true)
+        #expect((note.userInfo?[NSInsertedObjectIDsKey] as? Set<NSManagedObjectID>) == [id])
+        #expect(!id.isTemporaryID, "the IDs are the permanent ones")
+        #expect((didSaveIDs.notes.first?.userInfo?[NSInsertedObjectIDsKey] as? Set<NSManagedObjectID>) == [id])
+    }
+
+    /// Seed 002's "old" stack: two contexts on one coordinator, merged by notification.
+    @Test func mergeRefreshesUpdatesKeepsUnsavedEditsDeletesAndFaultsInInserts() throws {
+        let stack = try TestStack()
+        stack.insert("Car", ["name": "a", "year": 2001])
+        stack.insert("Car", ["name": "b"])
+        try stack.context.save()
+        let main = privateContext(stack)
+        let worker = privateContext(stack)
+        let (a, b) = try main.performAndWait { () throws -> (NSManagedObject, NSManagedObject) in
+            let a = try car(named: "a", in: main)!, b = try car(named: "b", in: main)!
+            a.setValue(1999, forKey: "year") // an unsaved edit the merge must keep
+            _ = b.value(forKey: "name")
+            return (a, b)
+        }
+        let didSave = Recorder(.NSManagedObjectContextDidSave, from: worker)
+        try worker.performAndWait {
+            try car(named: "a", in: worker)!.setValue(12.5, forKey: "price")
+            worker.delete(try car(named: "b", in: worker)!)
+            NSEntityDescription.insertNewObject(forEntityName: "Car", into: worker).setValue("c", forKey: "name")
+            try worker.save()
+        }
+        let objectsDidChange = Recorder(.NSManagedObjectContextObjectsDidChange, from: main)
+        let didMerge = Recorder(NSManagedObjectContext.didMergeChangesObjectIDsNotification, from: main)
+        let note = try #require(didSave.notes.first)
+        try main.performAndWait {
+            main.mergeChanges(fromContextDidSave: note)
+            #expect(a.value(forKey: "price") as? Double == 12.5, "the saved change arrived")
+            #expect(a.value(forKey: "year") as? Int == 1999, "the unsaved edit was kept")
+            #expect(a.isUpdated)
+            #expect(b.isDeleted && b.managedObjectContext == nil)
+            #expect(try car(named: "c", in: main) != nil)
+            try main.save() // no false conflict: the merge took the new version
+        }
+        let change = try #require(objectsDidChange.notes.last)
+        #expect((change.userInfo?[NSRefreshedObjectsKey] as? Set<NSManagedObject>)?.contains(a) == true)
+        #expect((change.userInfo?[NSDeletedObjectsKey] as? Set<NSManagedObject>)?.contains(b) == true)
+        #expect((change.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject>)?.count == 1)
+        #expect((didMerge.notes.first?.userInfo?[NSDeletedObjectIDsKey] as? Set<NSManagedObjectID>)?.count == 1)
+        let reopened = try stack.reopen()
+        let stored = try reopened.fetch("Car") { $0.predicate = NSPredicate(format: "name == 'a'") }.first
+        #expect(stored?.value(forKey: "year") as? Int == 1999)
+        #expect(stored?.value(forKey: "price") as? Double == 12.5)
+    }
+
+    @Test func mergeFromARemoteSaveTakesIDsOrURIs() throws {
+        let stack = try TestStack()
+        stack.insert("Car", ["name": "a"])
+        try stack.context.save()
+        let main = privateContext(stack)
+        let a = try main.performAndWait { try car(named: "a", in: main)! }
+        // Another coordinator (another process) changes the row.
+        let other = try stack.reopen()
+        let remote = try other.fetch("Car").first!
+        remote.setValue("a2", forKey: "name")
+        try other.context.save()
+        let uri = a.objectID.uriRepresentation()
+        NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSUpdatedObjectsKey: [uri]], into: [main])
+        #expect(main.performAndWait { a.value(forKey: "name") as? String } == "a2")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func automaticMergingOnACoordinator() throws {
+        let stack = try TestStack()
+        stack.insert("Car", ["name": "a"])
+        try stack.context.save()
+        let view = privateContext(stack)
+        view.automaticallyMergesChangesFromParent = true
+        let a = try view.performAndWait { try car(named: "a", in: view)! }
+        #expect(view.performAndWait { a.value(forKey: "name") as? String } == "a")
+        let changes = Recorder(.NSManagedObjectContextObjectsDidChange, from: view)
+        let background = privateContext(stack)
+        try background.performAndWait {
+            try car(named: "a", in: background)!.setValue("a2", forKey: "name")
+            NSEntityDescription.insertNewObject(forEntityName: "Car", into: background).setValue("b", forKey: "name")
+            try background.save()
+        }
+        // The merge was enqueued on the view context's queue by the save: it runs before this block.
+        #expect(view.performAndWait { a.value(forKey: "name") as? String } == "a2")
+        let merged = try #require(changes.notes.last?.userInfo)
+        #expect((merged[NSInsertedObjectsKey] as? Set<NSManagedObject>)?.count == 1, "the inserted object was faulted in")
+        #expect((merged[NSRefreshedObjectsKey] as? Set<NSManagedObject>) == [a])
+
+        view.automaticallyMergesChangesFromParent = false
+        try background.performAndWait {
+            try car(named: "a2", in: background)!.setValue("a3", forKey: "name")
+            try background.save()
+        }
+        #expect(view.performAndWait { a.value(forKey: "name") as? String } == "a2", "no merge once turned off")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func automaticMergingFromTheParentAndSiblings() throws {
+        let stack = try TestStack()
+        stack.insert("Car", ["name": "a"])
+        try stack.context.save()
+        let parent = privateContext(stack)
+        let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        child.parent = parent
+        child.automaticallyMergesChangesFromParent = true
+        let a = try child.performAndWait { try car(named: "a", in: child)! }
+        let sibling = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        sibling.parent = parent
+        try sibling.performAndWait {
+            try car(named: "a", in: sibling)!.setValue("from sibling", forKey: "name")
+            try sibling.save()
+        }
+        #expect(child.performAndWait { a.value(forKey: "name") as? String } == "from sibling")
+        try parent.performAndWait {
+            try car(named: "from sibling", in: parent)!.setValue("from parent", forKey: "name")
+            try parent.save()
+        }
+        #expect(child.performAndWait { a.value(forKey: "name") as? String } == "from parent")
+    }
+
+    /// Seed 004: a temporary context on the shared coordinator. The wrong way (a relationship to
+    /// the main context's object) fails cleanly; the right way (`object(with:)`) saves; the
+    /// observer ignores its own context and other coordinators and merges on the main context's queue.
+    @Test(.timeLimit(.minutes(1)))
+    func seed004TemporaryContextAndMerge() throws {
+        let stack = try TestStack()
+        let main = privateContext(stack) // stands for the main context (its queue is what matters)
+        let team = try main.performAndWait { () throws -> NSManagedObject in
+            let team = NSEntityDescription.insertNewObject(forEntityName: "Person", into: main)
+            team.setValue("Rockets", forKey: "name")
+            try main.save()
+            return team
+        }
+        let teamID = team.objectID
+        let merged = NSLock()
+        nonisolated(unsafe) var mergeCount = 0
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: nil, queue: nil) { note in
+            guard let saved = note.object as? NSManagedObjectContext, saved !== main,
+                  saved.persistentStoreCoordinator === main.persistentStoreCoordinator else { return }
+            // Notification is not Sendable: a Swift 6 client says it crosses queues knowingly
+            // (the did-save notification's content is IDs and objects only read for their IDs).
+            nonisolated(unsafe) let note = note
+            main.perform {
+                main.mergeChanges(fromContextDidSave: note)
+                merged.withLock { mergeCount += 1 }
+            }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+
+        let queue = DispatchQueue(label: "seed004")
+        let wrong: NSError? = queue.sync {
+            let temporary = NSManagedObjectContext()
+            temporary.persistentStoreCoordinator = stack.coordinator
+            let player = NSEntityDescription.insertNewObject(forEntityName: "Car", into: temporary)
+            player.setValue("Yao", forKey: "name")
+            player.setValue(team, forKey: "owner") // the main context's object: wrong
+            do { try temporary.save(); return nil } catch { return error as NSError }
+        }
+        #expect(wrong?.domain == NSCocoaErrorDomain)
+        #expect(wrong?.localizedDescription.contains("owner") == true)
+        try queue.sync {
+            let temporary = NSManagedObjectContext()
+            temporary.persistentStoreCoordinator = stack.coordinator
+            let player = NSEntityDescription.insertNewObject(forEntityName: "Car", into: temporary)
+            player.setValue("Yao", forKey: "name")
+            player.setValue(temporary.object(with: teamID), forKey: "owner") // the right way
+            try temporary.save()
+        }
+        // The other coordinator's save is ignored by the observer.
+        let other = try stack.reopen()
+        other.insert("Car", ["name": "elsewhere"])
+        try other.context.save()
+
+        let (players, count) = main.performAndWait { () -> ([String], Int) in
+            let cars = (team.value(forKey: "cars") as? Set<NSManagedObject>) ?? []
+            return (cars.compactMap { $0.value(forKey: "name") as? String }, merged.withLock { mergeCount })
+        }
+        #expect(count == 1)
+        #expect(players == ["Yao"])
+    }
+}

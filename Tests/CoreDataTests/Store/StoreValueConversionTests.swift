@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+/// The fast conversions of `setValue(_:forKey:)` agree with the general one wherever they answer.
+@Suite("StoreValue fast conversions")
+struct StoreValueConversionTests {
+    nonisolated(unsafe) static let values: [Any?] = [nil, 0, 7, -3, Int(Int16.max) + 1, Int(Int32.max) + 1, Int64(42), Int64.min, 2.5, -0.0, Double.nan,
+                                 true, false, "text", Date(timeIntervalSinceReferenceDate: 12), Int16(5), Int32(6), UInt8(1),
+                                 NSNumber(value: 9), NSNull(), Float(1.5), Decimal(3)]
+    static let kinds: [(ManagedStorageKind, NSAttributeType)] = [
+        (.integer16, .integer16AttributeType), (.integer32, .integer32AttributeType), (.integer64, .integer64AttributeType),
+        (.double, .doubleAttributeType), (.bool, .booleanAttributeType), (.string, .stringAttributeType), (.date, .dateAttributeType),
+    ]
+
+    @Test(arguments: 0..<kinds.count)
+    func fastPathsAgreeWithTheGeneralConversion(kindIndex: Int) {
+        let (kind, type) = Self.kinds[kindIndex]
+        for value in Self.values {
+            let general: StoreValue? = value.flatMap { StoreValue.isNull($0) ? nil : StoreValue.convert($0, to: type) }
+            if let fast = StoreValue.fastConvert(borrowing: value, kind: kind) {
+                #expect(fast.isNaNSafeEqual(general), "in place: \(String(describing: value)) as \(kind)")
+            }
+            if let value, let fast = StoreValue.fastConvert(value, kind: kind) {
+                #expect(fast.isNaNSafeEqual(general), "by type: \(value) as \(kind)")
+            }
+        }
+    }
+
+    @Test func nilAndOtherTypesTakeTheGeneralPath() {
+        #expect(StoreValue.fastConvert(borrowing: nil, kind: .integer64) == nil)
+        #expect(StoreValue.fastConvert(borrowing: "1", kind: .integer64) == nil)
+        #expect(StoreValue.fastConvert(borrowing: NSNumber(value: 1), kind: .integer64) == nil)
+        #expect(StoreValue.fastConvert(borrowing: Int(Int16.max) + 1, kind: .integer16) == nil, "out of range: the general path reports it")
+    }
+}
+
+extension StoreValue {
+    /// Equality that treats two NaN doubles as equal.
+    func isNaNSafeEqual(_ other: StoreValue?) -> Bool {
+        if case .double(let a) = self, case .double(let b)? = other, a.isNaN && b.isNaN { return true }
+        return self == other
+    }
+}
