@@ -49,7 +49,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open var retainsRegisteredObjects: Bool = false {
         didSet { if !retainsRegisteredObjects { retained.removeAll() } }
     }
-    /// How old cached row data may be before a fault goes back to the store (-1: no limit).
+    /// How old cached row data may be before a fault goes back to the store (negative, the
+    /// default: no limit; `0`: never use cached data).
+    ///
+    /// Linux note: the coordinator's row cache is checked against the store file before each
+    /// use (SQLite's `data_version`), so its rows are never older than the store's; only `0`
+    /// changes anything — faults then always read the store.
     open var stalenessInterval: TimeInterval = -1
     /// Whether changes saved to the context's parent context (by the parent or a sibling), or —
     /// for a context on a coordinator — by other contexts on the coordinator, are merged in
@@ -376,7 +381,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     internal func snapshotForFault(_ id: NSManagedObjectID) -> RowSnapshot? {
         if let parent = _parent { return parentSnapshot(for: id, in: parent) }
         if id.isTemporaryID { return nil }
-        return try? persistentStoreCoordinator?.row(for: id)
+        // stalenessInterval 0: no cached data acceptable, read the store.
+        return try? persistentStoreCoordinator?.row(for: id, usingCache: stalenessInterval != 0)
     }
 
     /// The destination IDs of a to-many relationship as the store has them.

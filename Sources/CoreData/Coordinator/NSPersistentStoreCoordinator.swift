@@ -26,10 +26,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private var stores: [NSPersistentStore] = [] { didSet { _storesByEntity.removeAll() } }
     private var _storesByEntity: [ObjectIdentifier: [NSPersistentStore]] = [:]
     private let queue = DispatchQueue(label: "NSPersistentStoreCoordinator")
-    /// Serializes the blocks of ``perform(_:)`` and ``performAndWait(_:)`` with each other.
-    private let performLock = NSRecursiveLock()
     /// Held by a context for a whole save, conflict resolution and retries included.
     private let saveLock = NSRecursiveLock()
+    /// Serializes the blocks of ``perform(_:)`` and ``performAndWait(_:)`` with each other.
+    private let performLock = NSRecursiveLock()
     /// Snapshots of the rows this coordinator's saves wrote (see ``RowCache``).
     internal let rowCache = RowCache()
 
@@ -66,9 +66,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Runs `block` synchronously, serialized with the other blocks given to the coordinator
     /// (not with the contexts' requests, which do not wait for it).
     open func performAndWait(_ block: () -> Void) {
-        performLock.lock()
-        defer { performLock.unlock() }
-        block()
+        // The save lock first, in the order a context's save takes it: a block that saves a
+        // context cannot deadlock with a save resolving its conflicts.
+        withSaveLock {
+            performLock.lock()
+            defer { performLock.unlock() }
+            block()
+        }
     }
 
     // MARK: Adding and removing stores
@@ -295,11 +299,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return own
     }
 
-    /// The row an ID names (firing a fault): from the row cache when the store vouches for the
-    /// cached snapshot, else from the store.
-    internal func row(for id: NSManagedObjectID) throws -> RowSnapshot? {
+    /// The row for `id` (firing a fault): from the row cache (whose rows are never older than
+    /// the store's: a store checks nothing else wrote the file before serving one), or from the
+    /// store when `usingCache` is false or the cache has no row.
+    internal func row(for id: NSManagedObjectID, usingCache: Bool = true) throws -> RowSnapshot? {
         guard let store = try ownStore(of: id) else { return nil }
-        if let pk = id.primaryKey {
+        if usingCache, let pk = id.primaryKey {
             let key = IDKey(store: store.tag, root: id.entity.layout.rootNumber, value: pk)
             if rowCache.contains(key), let row = store.cachedRow(for: key, in: rowCache) { return row }
         }

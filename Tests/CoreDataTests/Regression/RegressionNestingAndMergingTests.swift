@@ -132,3 +132,26 @@ struct RegressionNestingAndMergingTests {
         #expect(main.performAndWait { car.value(forKey: "name") as? String } == "a2")
     }
 }
+
+/// A rename frees a unique value that an insert of the same save takes: no conflict.
+@Suite("Review: constraints and renames")
+struct RegressionConstraintRenameTests {
+    @Test(arguments: [false, true])
+    func renameAndReuseInOneSave(inMemory: Bool) throws {
+        let model = TestModel.make()
+        model.entitiesByName["Tag"]!.uniquenessConstraints = [["label"]]
+        let stack = try TestStack(model: model, inMemory: inMemory)
+        let red = stack.insert("Tag", ["label": "red"])
+        try stack.context.save()
+        red.setValue("blue", forKey: "label")
+        stack.insert("Tag", ["label": "red"])
+        try stack.context.save()
+        let labels = try stack.reopenOrSelf(inMemory).fetch("Tag").compactMap { $0.value(forKey: "label") as? String }.sorted()
+        #expect(labels == ["blue", "red"])
+    }
+}
+
+extension TestStack {
+    /// A reopened stack on the same file, or this one for an in-memory store.
+    func reopenOrSelf(_ inMemory: Bool) throws -> TestStack { inMemory ? self : try reopen() }
+}

@@ -212,6 +212,24 @@ struct RowCacheTests {
     }
 
     /// The cache key of an object ID of `stack`'s store.
+    /// `stalenessInterval = 0` means no cached data is acceptable: the fault reads the store.
+    @Test func aContextWithZeroStalenessIgnoresTheCache() throws {
+        let stack = try TestStack()
+        let car = stack.insert("Car", ["name": "stored"])
+        try stack.context.save()
+        let key = try #require(cacheKey(car.objectID, stack))
+        var planted = try #require(stack.coordinator.rowCache.row(for: key))
+        planted.values[car.entity.layout.indexByName["name"]!] = .string("planted in the cache")
+        stack.coordinator.rowCache.record([CachedRow(key: key, row: planted)], forgetting: [])
+        func name(staleness: TimeInterval) -> String? {
+            let context = stack.newContext()
+            context.stalenessInterval = staleness
+            return context.object(with: car.objectID).value(forKey: "name") as? String
+        }
+        #expect(name(staleness: -1) == "planted in the cache", "the default takes the cached row")
+        #expect(name(staleness: 0) == "stored")
+    }
+
     private func cacheKey(_ id: NSManagedObjectID, _ stack: TestStack) -> IDKey? {
         guard let store = stack.coordinator.persistentStores.first, let pk = id.primaryKey else { return nil }
         return IDKey(store: store.tag, root: id.entity.layout.rootNumber, value: pk)

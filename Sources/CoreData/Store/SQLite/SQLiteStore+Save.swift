@@ -94,20 +94,7 @@ extension SQLiteStore {
                     }
                 }
             }
-            for (offset, insert) in changes.inserts.enumerated() {
-                let id = insertedIDs[offset]
-                let layout = id.entity.layout
-                let (statement, slots) = try insertStatement(for: id.entity, on: db)
-                statement.bind(id.primaryKey!, at: 1)
-                statement.bind(Int64(layout.entityNumber), at: 2)
-                var position: Int32 = 3
-                for slot in slots {
-                    bindSlot(slot, values: insert.values, statement: statement, at: &position, resolve: resolve)
-                }
-                // Every parameter was bound above: no need to clear them.
-                do { try statement.step() } catch { statement.reset(); throw error }
-                statement.resetKeepingBindings()
-            }
+            // Updates before inserts: an update may free a unique value an insert takes.
             for update in changes.updates {
                 guard let pk = update.id.primaryKey else { continue }
                 let layout = update.id.entity.layout
@@ -134,6 +121,20 @@ extension SQLiteStore {
                 if db.changes == 0 {
                     conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion, persisted: try readRow(update.id, on: db)))
                 }
+            }
+            for (offset, insert) in changes.inserts.enumerated() {
+                let id = insertedIDs[offset]
+                let layout = id.entity.layout
+                let (statement, slots) = try insertStatement(for: id.entity, on: db)
+                statement.bind(id.primaryKey!, at: 1)
+                statement.bind(Int64(layout.entityNumber), at: 2)
+                var position: Int32 = 3
+                for slot in slots {
+                    bindSlot(slot, values: insert.values, statement: statement, at: &position, resolve: resolve)
+                }
+                // Every parameter was bound above: no need to clear them.
+                do { try statement.step() } catch { statement.reset(); throw error }
+                statement.resetKeepingBindings()
             }
             if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
             /// Runs `sql(row)` for each join-table row, bound to the row's two keys.
