@@ -51,7 +51,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try body()
     }
 
-    /// Runs `body` while no other context saves through this coordinator.
+    /// Runs `body` while no other context saves through this coordinator (reads do not wait for it).
     internal func withSaveLock<T>(_ body: () throws -> T) rethrows -> T {
         saveLock.lock()
         defer { saveLock.unlock() }
@@ -299,11 +299,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return own
     }
 
-    /// The row an ID names (firing a fault): from the row cache when the store vouches for the
-    /// cached snapshot, else from the store.
-    /// The row for `id`: from the row cache (whose rows are never older than the store's: a
-    /// store checks nothing else wrote the file before serving one), or from the store when
-    /// `usingCache` is false or the cache has no row.
+    /// The row for `id` (firing a fault): from the row cache (whose rows are never older than
+    /// the store's: a store checks nothing else wrote the file before serving one), or from the
+    /// store when `usingCache` is false or the cache has no row.
     internal func row(for id: NSManagedObjectID, usingCache: Bool = true) throws -> RowSnapshot? {
         guard let store = try ownStore(of: id) else { return nil }
         if usingCache, let pk = id.primaryKey {

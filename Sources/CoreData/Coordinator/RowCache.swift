@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The coordinator's row cache: snapshots of the rows its stores just saved, so that another
 /// context's fault (or a merge) on one of them does not go back to disk.
@@ -8,8 +7,9 @@ import Synchronization
 /// current generation of `capacity / 2` entries; when it is full it becomes the previous
 /// generation and the one before is dropped, so the oldest rows leave first. A store fills and
 /// reads the cache only under the lock that orders its commits (``StoreRowCache``); the cache
-/// itself only guards its dictionaries.
-internal final class RowCache: StoreRowCache {
+/// itself only guards its dictionaries, with an `NSLock` (a pthread mutex, which
+/// ThreadSanitizer sees; it does not see `Synchronization.Mutex` on Linux).
+internal final class RowCache: StoreRowCache, @unchecked Sendable {
     private struct Generations {
         var current: [IDKey: RowSnapshot]
         var previous: [IDKey: RowSnapshot] = [:]
@@ -18,30 +18,38 @@ internal final class RowCache: StoreRowCache {
     /// The most rows held (both generations together).
     let capacity: Int
     private let generationSize: Int
-    private let generations: Mutex<Generations>
+    private let lock = NSLock()
+    private var generations: Generations
 
     /// A cache of at most `capacity` rows (at least 2).
     init(capacity: Int = 4096) {
         self.capacity = max(capacity, 2)
         self.generationSize = self.capacity / 2
-        self.generations = Mutex(Generations(current: Dictionary(minimumCapacity: self.capacity / 2)))
+        self.generations = Generations(current: Dictionary(minimumCapacity: self.capacity / 2))
+    }
+
+    /// Runs `body` on the generations, holding the lock.
+    private func withGenerations<T>(_ body: (inout Generations) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&generations)
     }
 
     /// How many rows are cached (a row may be counted twice, once per generation).
-    var count: Int { generations.withLock { $0.current.count + $0.previous.count } }
+    var count: Int { withGenerations { $0.current.count + $0.previous.count } }
 
     func contains(_ key: IDKey) -> Bool {
-        generations.withLock { $0.current[key] != nil || $0.previous[key] != nil }
+        withGenerations { $0.current[key] != nil || $0.previous[key] != nil }
     }
 
     func row(for key: IDKey) -> RowSnapshot? {
         // The current generation holds the newer copy when both have one.
-        generations.withLock { $0.current[key] ?? $0.previous[key] }
+        withGenerations { $0.current[key] ?? $0.previous[key] }
     }
 
     func record(_ rows: [CachedRow], forgetting stale: [IDKey]) {
         var dropped: [[IDKey: RowSnapshot]] = []
-        generations.withLock { generations in
+        withGenerations { generations in
             for key in stale {
                 generations.current.removeValue(forKey: key)
                 generations.previous.removeValue(forKey: key)
@@ -59,7 +67,7 @@ internal final class RowCache: StoreRowCache {
     }
 
     func forgetRows(ofStore store: Int) {
-        generations.withLock { generations in
+        withGenerations { generations in
             generations.current = generations.current.filter { $0.key.store != store }
             generations.previous = generations.previous.filter { $0.key.store != store }
         }

@@ -2,15 +2,21 @@ import Foundation
 import Synchronization
 @testable import CoreData
 
-/// Events in the order threads report them, and the errors they met.
-final class EventLog: Sendable {
-    private let events = Mutex<[String]>([])
-    private let failures = Mutex<[String]>([])
+/// Events in the order threads report them, and the errors they met. (`NSLock`, not
+/// `Mutex`: ThreadSanitizer sees pthread mutexes, not `Synchronization.Mutex` on Linux.)
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [String] = []
+    private var failures: [String] = []
+    private var count = 0
 
-    func record(_ event: String) { events.withLock { $0.append(event) } }
-    func fail(_ failure: String) { failures.withLock { $0.append(failure) } }
-    var recorded: [String] { events.withLock { $0 } }
-    var errors: [String] { failures.withLock { $0 } }
+    func record(_ event: String) { lock.withLock { events.append(event) } }
+    func fail(_ failure: String) { lock.withLock { failures.append(failure) } }
+    /// Counts one more round of some loop.
+    func tick() { lock.withLock { count += 1 } }
+    var recorded: [String] { lock.withLock { events } }
+    var errors: [String] { lock.withLock { failures } }
+    var ticks: Int { lock.withLock { count } }
 }
 
 /// A flag threads read while another sets or clears it.

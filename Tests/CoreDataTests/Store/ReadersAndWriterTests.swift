@@ -168,7 +168,6 @@ struct ReadersAndWriterTests {
         let ids = try stack.fetch("Car").map(\.objectID)
         let store = try #require(stack.coordinator.persistentStores.first)
         let log = EventLog()
-        let rounds = Mutex(0)
         let removed = Flag(false)
         let threads = onContextThreads(3, stack.coordinator) { thread, context in
             // Until 20 rounds after the removal.
@@ -189,11 +188,11 @@ struct ReadersAndWriterTests {
                     if error.domain != NSCocoaErrorDomain { log.fail("not Core Data's error: \(error)") }
                     context.rollback()
                 }
-                rounds.withLock { $0 += 1 }
+                log.tick()
             }
         }
         // Remove the store once every thread is well under way.
-        for _ in 0..<6_000 where rounds.withLock({ $0 }) < 30 { Thread.sleep(forTimeInterval: 0.005) }
+        for _ in 0..<6_000 where log.ticks < 30 { Thread.sleep(forTimeInterval: 0.005) }
         removed.set() // first: a thread may fail as soon as the removal starts
         try stack.coordinator.remove(store)
         for thread in threads { #expect(finished(thread)) }

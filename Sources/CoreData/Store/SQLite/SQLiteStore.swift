@@ -129,9 +129,11 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
         }
         let readerPragmas = userPragmas
+        let readerTimeout = busyTimeout
         let removedMessage = removedError.localizedDescription
         readers = SQLiteReaderPool(maximum: readerCount, connect: {
             let reader = try SQLiteConnection(path: path, readOnly: true, create: false)
+            if let timeout = readerTimeout { sqlite3_busy_timeout(reader.handle, timeout) }
             // The writer has applied them; one that writes (user_version, …) fails on a reader
             // and is skipped there, one that changes reading (case_sensitive_like, …) applies.
             for pragma in readerPragmas { try? reader.execute(pragma) }
@@ -174,10 +176,17 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try connection.execute("PRAGMA synchronous = NORMAL")
         try connection.execute("PRAGMA foreign_keys = OFF")
         try connection.execute("PRAGMA recursive_triggers = ON")
-        if let seconds = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue, seconds.isFinite, seconds >= 0 {
-            sqlite3_busy_timeout(connection.handle, Int32(min(seconds, 2_000_000) * 1000)) // how long to wait for a lock
-        }
+        if let timeout = busyTimeout { sqlite3_busy_timeout(connection.handle, timeout) }
         for pragma in userPragmas { try connection.execute(pragma) }
+    }
+
+    /// ``NSPersistentStoreTimeoutOption`` (seconds) in milliseconds: how long a connection waits
+    /// for a lock; `nil` for the connections' default (5 s).
+    private var busyTimeout: Int32? {
+        guard let seconds = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue, seconds.isFinite, seconds >= 0 else {
+            return nil
+        }
+        return Int32(min(seconds, 2_000_000) * 1000)
     }
 
     /// The statements of the ``NSSQLitePragmasOption`` option (names and values of letters,
