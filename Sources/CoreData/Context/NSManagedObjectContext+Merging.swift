@@ -115,13 +115,15 @@ extension NSManagedObjectContext {
             deletedObjects.append(object)
         }
         pendingChangeNotice = ([], [], [])
-        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: [
-            NSInsertedObjectsKey: Set(insertedObjects), NSRefreshedObjectsKey: Set(refreshedObjects), NSDeletedObjectsKey: Set(deletedObjects),
-        ])
-        NotificationCenter.default.post(name: NSManagedObjectContext.didMergeChangesObjectIDsNotification, object: self, userInfo: [
-            NSInsertedObjectIDsKey: Set(insertedObjects.map(\.objectID)), NSRefreshedObjectIDsKey: Set(refreshedObjects.map(\.objectID)),
-            NSDeletedObjectIDsKey: Set(deletedObjects.map(\.objectID)),
-        ])
+        var objects = ChangeInfo(), ids = ChangeInfo()
+        objects.add(NSInsertedObjectsKey, insertedObjects)
+        objects.add(NSRefreshedObjectsKey, refreshedObjects)
+        objects.add(NSDeletedObjectsKey, deletedObjects)
+        ids.add(NSInsertedObjectIDsKey, Set(insertedObjects.map(\.objectID)))
+        ids.add(NSRefreshedObjectIDsKey, Set(refreshedObjects.map(\.objectID)))
+        ids.add(NSDeletedObjectIDsKey, Set(deletedObjects.map(\.objectID)))
+        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: objects.userInfo)
+        NotificationCenter.default.post(name: NSManagedObjectContext.didMergeChangesObjectIDsNotification, object: self, userInfo: ids.userInfo)
     }
 
     /// An object whose row another context deleted: it leaves this context, whatever its unsaved changes.

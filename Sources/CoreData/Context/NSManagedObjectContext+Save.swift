@@ -232,18 +232,20 @@ extension NSManagedObjectContext {
     }
 
     /// `NSManagedObjectContextDidSave` with Apple's keys (the objects), and
-    /// `didSaveObjectIDsNotification` with their IDs. Linux addition: the did-save notification
-    /// carries the IDs too, under the `…ObjectIDsKey` keys, so that a merge on another queue never
-    /// reads this context's objects.
+    /// `didSaveObjectIDsNotification` with their IDs; as Apple's, only non-empty sets are present.
+    /// Linux addition: the did-save notification carries the IDs too, under the `…ObjectIDsKey`
+    /// keys, so that a merge on another queue never reads this context's objects.
     private func postDidSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
-        let insertedIDs = Set(inserted.map(\.objectID)), updatedIDs = Set(updated.map(\.objectID)), deletedIDs = Set(deleted.map(\.objectID))
-        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: [
-            NSInsertedObjectsKey: Set(inserted), NSUpdatedObjectsKey: Set(updated), NSDeletedObjectsKey: Set(deleted),
-            NSInsertedObjectIDsKey: insertedIDs, NSUpdatedObjectIDsKey: updatedIDs, NSDeletedObjectIDsKey: deletedIDs,
-        ])
-        NotificationCenter.default.post(name: NSManagedObjectContext.didSaveObjectIDsNotification, object: self, userInfo: [
-            NSInsertedObjectIDsKey: insertedIDs, NSUpdatedObjectIDsKey: updatedIDs, NSDeletedObjectIDsKey: deletedIDs,
-        ])
+        var ids = ChangeInfo()
+        ids.add(NSInsertedObjectIDsKey, Set(inserted.map(\.objectID)))
+        ids.add(NSUpdatedObjectIDsKey, Set(updated.map(\.objectID)))
+        ids.add(NSDeletedObjectIDsKey, Set(deleted.map(\.objectID)))
+        var objects = ids
+        objects.add(NSInsertedObjectsKey, inserted)
+        objects.add(NSUpdatedObjectsKey, updated)
+        objects.add(NSDeletedObjectsKey, deleted)
+        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: objects.userInfo)
+        NotificationCenter.default.post(name: NSManagedObjectContext.didSaveObjectIDsNotification, object: self, userInfo: ids.userInfo)
     }
 
     /// Validates every changed object; throws one error, or 1560 with all of them.

@@ -480,9 +480,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let notice = pendingChangeNotice
         pendingChangeNotice = ([], [], [])
         if !notice.inserted.isEmpty || !notice.updated.isEmpty || !notice.deleted.isEmpty {
-            NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: [
-                NSInsertedObjectsKey: Set(notice.inserted), NSUpdatedObjectsKey: Set(notice.updated), NSDeletedObjectsKey: Set(notice.deleted),
-            ])
+            var info = ChangeInfo()
+            info.add(NSInsertedObjectsKey, notice.inserted)
+            info.add(NSUpdatedObjectsKey, notice.updated)
+            info.add(NSDeletedObjectsKey, notice.deleted)
+            NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.userInfo)
         }
     }
 

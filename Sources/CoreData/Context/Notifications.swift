@@ -34,3 +34,19 @@ public let NSUpdatedObjectIDsKey = "updated_objectIDs"
 public let NSDeletedObjectIDsKey = "deleted_objectIDs"
 public let NSRefreshedObjectIDsKey = "refreshed_objectIDs"
 public let NSInvalidatedObjectIDsKey = "invalidated_objectIDs"
+
+/// The user info of a change notification: only the keys whose sets are not empty, as in Apple's
+/// notifications (so `userInfo[NSUpdatedObjectsKey]` is `nil` when nothing was updated). Also
+/// cheaper: a `[AnyHashable: Any]` entry costs a string hash and, on a collision, an
+/// `AnyHashable` comparison.
+internal struct ChangeInfo {
+    private(set) var userInfo: [AnyHashable: Any] = [:]
+
+    mutating func add(_ key: String, _ objects: [NSManagedObject]) {
+        if !objects.isEmpty { userInfo[key] = Set(objects) }
+    }
+
+    mutating func add(_ key: String, _ ids: Set<NSManagedObjectID>) {
+        if !ids.isEmpty { userInfo[key] = ids }
+    }
+}
