@@ -191,7 +191,8 @@ struct MergingTests {
     @Test(.timeLimit(.minutes(1)))
     func seed004TemporaryContextAndMerge() throws {
         let stack = try TestStack()
-        let main = privateContext(stack) // stands for the main context (its queue is what matters)
+        let main = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
+        main.persistentStoreCoordinator = stack.coordinator
         let team = try main.performAndWait { () throws -> NSManagedObject in
             let team = NSEntityDescription.insertNewObject(forEntityName: "Person", into: main)
             team.setValue("Rockets", forKey: "name")
@@ -208,6 +209,8 @@ struct MergingTests {
             // (the did-save notification's content is IDs and objects only read for their IDs).
             nonisolated(unsafe) let note = note
             main.perform {
+                // On the main queue, as the seed's observer dispatches it.
+                #expect(main.isOnQueue)
                 main.mergeChanges(fromContextDidSave: note)
                 merged.withLock { mergeCount += 1 }
             }
