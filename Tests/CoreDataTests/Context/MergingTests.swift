@@ -57,6 +57,34 @@ struct MergingTests {
         #expect((didSaveIDs.notes.first?.userInfo?[NSInsertedObjectIDsKey] as? Set<NSManagedObjectID>) == [id])
     }
 
+    /// A fault whose row was deleted elsewhere: by default it reads as deleted; with
+    /// `shouldDeleteInaccessibleFaults` off, firing it stops the process (Apple raises).
+    @Test func inaccessibleFaults() async throws {
+        let stack = try TestStack()
+        stack.insert("Car", ["name": "gone"])
+        try stack.context.save()
+        let id = try stack.fetch("Car")[0].objectID
+        let reader = stack.newContext()
+        let fault = reader.object(with: id)
+        stack.context.delete(try stack.fetch("Car")[0])
+        try stack.context.save()
+        #expect(fault.value(forKey: "name") == nil)
+        #expect(fault.isDeleted)
+
+        await #expect(processExitsWith: .failure) {
+            let stack = try TestStack()
+            stack.insert("Car", ["name": "gone"])
+            try stack.context.save()
+            let id = try stack.fetch("Car")[0].objectID
+            let reader = stack.newContext()
+            reader.shouldDeleteInaccessibleFaults = false
+            let fault = reader.object(with: id)
+            stack.context.delete(try stack.fetch("Car")[0])
+            try stack.context.save()
+            _ = fault.value(forKey: "name")
+        }
+    }
+
     @Test func resetPostsInvalidatedAll() throws {
         let stack = try TestStack()
         let context = privateContext(stack)
