@@ -194,9 +194,13 @@ extension SQLiteStore {
     struct InsertSlot {
         var index: Int
         var entityColumn: String?
+        /// An attribute of type object ID: stored as the ID's URI (the row decoder reads it back
+        /// so), not as a primary key as a to-one relationship is.
+        var isObjectIDAttribute: Bool
         init(property: NSPropertyDescription) {
             index = property.index
             entityColumn = (property as? NSRelationshipDescription)?.entityColumn
+            isObjectIDAttribute = (property as? NSAttributeDescription)?.attributeType == .objectIDAttributeType
         }
     }
 
@@ -226,7 +230,13 @@ extension SQLiteStore {
     private func bindSlot(_ slot: InsertSlot, values: ContiguousArray<StoreValue>, statement: SQLiteStatement,
                           at position: inout Int32, resolve: (NSManagedObjectID) -> NSManagedObjectID) {
         let value = values[slot.index]
-        if case .objectID(let id) = value {
+        if slot.isObjectIDAttribute {
+            if case .objectID(let id) = value, !resolve(id).isTemporaryID {
+                statement.bind(resolve(id).uriRepresentation().absoluteString, at: position)
+            } else {
+                statement.bindNull(position)
+            }
+        } else if case .objectID(let id) = value {
             let target = resolve(id)
             if slot.entityColumn != nil {
                 statement.bind(Int64(target.entity.layout.entityNumber), at: position)
