@@ -101,10 +101,16 @@ extension NSManagedObjectContext {
     /// objects the child changed that this context has deleted (or that no longer exist), and
     /// then takes nothing.
     internal func absorb(_ changes: ChildSaveChanges) -> [NSManagedObjectID] {
-        // First, that every object the child updated is still here: otherwise nothing is taken.
-        let missing = changes.updated.map(\.id).filter { id in
-            if let object = registered(id.key) { return object._isDeleted || (object._isFault && !object._hasData && snapshotForFault(id) == nil) }
-            return snapshotForFault(id) == nil
+        // First, that every object the child updated is still here (its row read once, and kept
+        // for the changes below): otherwise nothing is taken.
+        var updatedObjects: [NSManagedObject] = []
+        var missing: [NSManagedObjectID] = []
+        for item in changes.updated {
+            let object = registered(item.id.key) ?? self.object(with: item.id)
+            if object._isFault && !object._hasData {
+                if let snapshot = snapshotForFault(item.id) { object.adopt(snapshot) } else { missing.append(item.id); continue }
+            }
+            if object._isDeleted { missing.append(item.id) } else { updatedObjects.append(object) }
         }
         guard missing.isEmpty else { return missing }
         var touched: [(NSManagedObject, ChildSaveChanges.Object)] = []
@@ -120,8 +126,7 @@ extension NSManagedObjectContext {
             adoptInsertedFromChild(object)
             touched.append((object, item))
         }
-        for item in changes.updated {
-            let object = self.object(with: item.id)
+        for (object, item) in zip(updatedObjects, changes.updated) {
             object.fireFaultIfNeeded()
             touched.append((object, item))
         }
