@@ -130,7 +130,7 @@ extension NSManagedObjectContext {
         var groups: [[StoreValue]: [NSManagedObject]] = [:]
         var order: [[StoreValue]] = []
         for object in objects {
-            let key = indexes.map { object.persistentValues()[$0] }
+            let key = object.constrainedValues(at: indexes)
             if key.contains(where: \.isNull) { continue }
             if groups[key] == nil { order.append(key) }
             groups[key, default: []].append(object)
@@ -152,7 +152,7 @@ extension NSManagedObjectContext {
             // same save) no longer holds them.
             let stored = try fetch(request).filter { candidate in
                 !group.contains { $0 === candidate } && !candidate._isDeleted
-                    && (!candidate.hasChanges || indexes.map { candidate.persistentValues()[$0] } == key)
+                    && (!candidate.hasChanges || candidate.constrainedValues(at: indexes) == key)
             }
             guard group.count > 1 || !stored.isEmpty else { continue }
             let database = stored.first
@@ -195,6 +195,12 @@ extension NSManagedObjectContext {
 }
 
 extension NSManagedObject {
+    /// The object's current values at `indexes` (to-one relationships as IDs), read once.
+    fileprivate func constrainedValues(at indexes: [Int]) -> [StoreValue] {
+        let values = persistentValues()
+        return indexes.map { values[$0] }
+    }
+
     /// Takes `other`'s values: every persistent property (`everything`), or those `other` set.
     /// Relationships move over with inverse maintenance.
     internal func take(from other: NSManagedObject, everything: Bool) {
