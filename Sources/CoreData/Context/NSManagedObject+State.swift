@@ -41,6 +41,12 @@ extension NSManagedObject {
         return values
     }
 
+    /// The object's current values, unsaved ones included, as a row at its last saved version:
+    /// what a parent context hands its children.
+    internal var currentSnapshot: RowSnapshot {
+        RowSnapshot(entity: entity, values: persistentValues(), version: _snapshot?.version ?? 0)
+    }
+
     /// Discards unsaved changes, going back to the last saved values.
     internal func revertToSnapshot() {
         _relations.removeAll()

@@ -175,10 +175,7 @@ extension NSManagedObjectContext {
                                        applyLimits: Bool) throws -> [(NSManagedObjectID, RowSnapshot)] {
         // The parent's unsaved changes are the child's saved data: always included.
         let objects = try fetchObjects(request, entity: entity, applyLimits: applyLimits, includesPendingChanges: true)
-        return objects.map { object in
-            (object.objectID, RowSnapshot(entity: object.entity, values: object.persistentValues(),
-                                          version: object._snapshot?.version ?? 0))
-        }
+        return objects.map { ($0.objectID, $0.currentSnapshot) }
     }
 
     /// Registered objects for rows that came from the parent context: existing ones are reused,
@@ -211,7 +208,7 @@ extension NSManagedObjectContext {
             if let object = parent.registered(id.key), !object._isFault || object._hasData {
                 if object._isDeleted { return nil }
                 object.fireFaultIfNeeded()
-                return RowSnapshot(entity: object.entity, values: object.persistentValues(), version: object._snapshot?.version ?? 0)
+                return object.currentSnapshot
             }
             return parent.snapshotForFault(id)
         }
