@@ -157,7 +157,7 @@ extension NSManagedObject {
             // Cached for a super-entity: inherited properties keep their indexes in sub-entities.
             return Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: cached))
         }
-        guard let index = layout.indexByName[key.name] else { _unknownManagedKey(key.name) }
+        guard let index = layout.nameTable.index(of: key.name) else { _unknownManagedKey(key.name) }
         // Cache the index for the entity that declares the property, so that objects of its
         // sub-entities hit the cache too (above) instead of replacing it.
         let declaring = layout.properties[index].entity?.frozenLayout?.managedSerial ?? layout.managedSerial

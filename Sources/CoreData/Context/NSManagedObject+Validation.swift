@@ -5,7 +5,7 @@ import Foundation
 // (`NSValidationValueErrorKey`); several errors come together as 1560 with `NSDetailedErrorsKey`.
 extension NSManagedObject {
     internal func validateValueAgainstModel(_ value: Any?, forKey key: String) throws {
-        guard let index = layout.indexByName[key] else { return }
+        guard let index = layout.nameTable.index(of: key) else { return }
         if let error = validationError(for: value, at: index, checkRelationship: true) { throw error }
     }
 

@@ -442,7 +442,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         let names = keys ?? layout.properties.filter { !$0.isTransient }.map(\.name)
         var result: [String: Any] = [:]
         for name in names {
-            guard let index = layout.indexByName[name] else { continue }
+            guard let index = layout.nameTable.index(of: name) else { continue }
             let property = layout.properties[index]
             guard let snapshot = _snapshot else { result[name] = NSNull(); continue }
             if let relationship = property as? NSRelationshipDescription {

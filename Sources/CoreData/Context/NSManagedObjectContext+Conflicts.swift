@@ -125,7 +125,7 @@ extension NSManagedObjectContext {
 
     private func conflicts(of entity: NSEntityDescription, constraint names: [String],
                            among objects: [NSManagedObject]) throws -> [NSConstraintConflict] {
-        let indexes = names.compactMap { entity.layout.indexByName[$0] }
+        let indexes = names.compactMap { entity.layout.nameTable.index(of: $0) }
         guard indexes.count == names.count, !indexes.isEmpty else { return [] }
         var groups: [[StoreValue]: [NSManagedObject]] = [:]
         var order: [[StoreValue]] = []

@@ -207,7 +207,7 @@ extension NSManagedObjectContext {
         for row in try coordinator.fetchRows(plan) {
             let layout = row.snapshot.entity.layout
             var dictionary: [String: Any] = [:]
-            let indexes = names.isEmpty ? layout.rowIndexes : names.compactMap { layout.indexByName[$0] }
+            let indexes = names.isEmpty ? layout.rowIndexes : names.compactMap { layout.nameTable.index(of: $0) }
             for index in indexes {
                 if let value = row.snapshot.values[index].objectValue { dictionary[layout.properties[index].name] = value }
             }

@@ -21,8 +21,7 @@ internal final class EntityLayout: @unchecked Sendable {
     /// Every property, inherited ones first; a sub-entity shares its parent's indexes.
     let properties: [NSPropertyDescription]
     let propertiesByName: [String: NSPropertyDescription]
-    let indexByName: [String: Int]
-    /// The same as ``indexByName``, faster to query: key-value coding's lookups go through it.
+    /// Property indexes by name (every lookup by name goes through it).
     let nameTable: PropertyNameTable
     /// Each attribute's type by property index (`.undefinedAttributeType` for relationships),
     /// so the hot paths need no cast of the property description.
@@ -75,7 +74,6 @@ internal final class EntityLayout: @unchecked Sendable {
         let properties = entity.properties
         self.properties = properties
         var byName: [String: NSPropertyDescription] = [:]
-        var indexByName: [String: Int] = [:]
         var rowIndexes: [Int] = []
         var relationshipIndexes: [Int] = []
         var attributeIndexes: [Int] = []
@@ -84,7 +82,6 @@ internal final class EntityLayout: @unchecked Sendable {
         var attributeTypes = ContiguousArray<NSAttributeType>(repeating: .undefinedAttributeType, count: properties.count)
         for (index, property) in properties.enumerated() {
             byName[property.name] = property
-            indexByName[property.name] = index
             if property.isStoredInRow { rowIndexes.append(index) }
             if let attribute = property as? NSAttributeDescription {
                 attributeIndexes.append(index)
@@ -103,7 +100,6 @@ internal final class EntityLayout: @unchecked Sendable {
         precondition(serial != 0, "CoreData: more than 4 billion entity layouts in one process")
         self.managedSerial = serial
         self.propertiesByName = byName
-        self.indexByName = indexByName
         self.nameTable = PropertyNameTable(properties.map(\.name))
         self.attributeTypes = attributeTypes
         self.rowIndexes = rowIndexes

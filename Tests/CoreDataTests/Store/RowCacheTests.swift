@@ -219,7 +219,7 @@ struct RowCacheTests {
         try stack.context.save()
         let key = try #require(cacheKey(car.objectID, stack))
         var planted = try #require(stack.coordinator.rowCache.row(for: key))
-        planted.values[car.entity.layout.indexByName["name"]!] = .string("planted in the cache")
+        planted.values[car.entity.layout.nameTable.index(of: "name")!] = .string("planted in the cache")
         stack.coordinator.rowCache.record([CachedRow(key: key, row: planted)], forgetting: [])
         func name(staleness: TimeInterval) -> String? {
             let context = stack.newContext()

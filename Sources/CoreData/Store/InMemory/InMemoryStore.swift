@@ -245,7 +245,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         }
         for entity in constrained {
             for constraint in entity.uniquenessConstraints {
-                let indexes = constraint.compactMap { (($0 as? String) ?? ($0 as? NSPropertyDescription)?.name).flatMap { entity.layout.indexByName[$0] } }
+                let indexes = constraint.compactMap { (($0 as? String) ?? ($0 as? NSPropertyDescription)?.name).flatMap { entity.layout.nameTable.index(of: $0) } }
                 guard !indexes.isEmpty else { continue }
                 var seen = Set<[StoreValue]>()
                 for row in (after[entity.layout.rootNumber] ?? [:]).values where row.entity.isKindOf(entity: entity) {
