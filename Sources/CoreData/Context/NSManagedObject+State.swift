@@ -15,6 +15,17 @@ extension NSManagedObject {
     /// Gives a data-less fault its row.
     internal func adopt(_ snapshot: RowSnapshot) { load(snapshot) }
 
+    /// A registered object met again by a fetch: a data-less fault takes the row; with
+    /// `refresh` (`shouldRefreshRefetchedObjects`), an unchanged object takes it too.
+    internal func takeRefetched(_ snapshot: RowSnapshot, refresh: Bool) {
+        if _isFault && !_hasData {
+            adopt(snapshot)
+        } else if refresh && !hasChanges {
+            adopt(snapshot)
+            _relations.removeAll()
+        }
+    }
+
     /// Takes a row's values as the object's data, or forgets the data (`nil`).
     internal func load(_ snapshot: RowSnapshot?) {
         if let snapshot {

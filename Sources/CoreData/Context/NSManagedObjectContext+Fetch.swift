@@ -130,12 +130,7 @@ extension NSManagedObjectContext {
             for row in rows {
                 let key = row.key
                 if let existing = registry[key]?.takeUnretainedValue() {
-                    if existing._isFault && !existing._hasData {
-                        existing.adopt(row.snapshot)
-                    } else if refresh && !existing.hasChanges {
-                        existing.adopt(row.snapshot)
-                        existing._relations.removeAll()
-                    }
+                    existing.takeRefetched(row.snapshot, refresh: refresh)
                     objects.append(existing)
                     continue
                 }

@@ -185,12 +185,7 @@ extension NSManagedObjectContext {
         objects.reserveCapacity(rows.count)
         for (id, snapshot) in rows {
             if let existing = registered(id.key) {
-                if existing._isFault && !existing._hasData {
-                    existing.adopt(snapshot)
-                } else if refresh && !existing.hasChanges {
-                    existing.adopt(snapshot)
-                    existing._relations.removeAll()
-                }
+                existing.takeRefetched(snapshot, refresh: refresh)
                 objects.append(existing)
                 continue
             }
