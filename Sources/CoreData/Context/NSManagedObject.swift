@@ -383,21 +383,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         let stored: StoreValue
         if let value, let converted = StoreValue.fastConvert(value, kind: kind) {
             stored = converted
-        } else if let value, !StoreValue.isNull(value) {
-            let type = layout.attributeTypes[index]
-            if let converted = StoreValue.convert(value, to: type) {
-                stored = converted
-            } else {
-                // Transformable values are kept as given; a value of the wrong type too, and
-                // validation at save reports it (Apple raises at once).
-                stored = .object(ObjectBox(value))
-                switch type {
-                case .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: break
-                default: _hasMistypedValue = true
-                }
-            }
+        } else if let converted = StoreValue.storage(of: value, for: layout.attributeTypes[index]) {
+            stored = converted
         } else {
-            stored = .null
+            // A value of the wrong type (never nil: nil is .null) is kept as given, and
+            // validation at save reports it (Apple raises at once).
+            stored = .object(ObjectBox(value!))
+            _hasMistypedValue = true
         }
         setStoreValue(stored, at: index)
     }

@@ -86,7 +86,7 @@ internal final class EntityLayout: @unchecked Sendable {
             if let attribute = property as? NSAttributeDescription {
                 attributeIndexes.append(index)
                 if let value = attribute.defaultValue {
-                    defaults[index] = (try? StoreValue(converting: value, for: attribute)) ?? .null
+                    defaults[index] = StoreValue.storage(of: value, for: attribute.attributeType) ?? .null
                 }
                 kinds[index] = ManagedStorageKind(attribute.attributeType)
                 attributeTypes[index] = attribute.attributeType

@@ -44,23 +44,17 @@ internal final class ObjectBox: @unchecked Sendable, Hashable {
 }
 
 extension StoreValue {
-    /// Converts a value given through key-value coding (`NSNumber`, `Int`, `String`, `Date`, `Data`,
-    /// `UUID`, `URL`, `Decimal`, `NSNull`, `nil`, …) to the attribute's storage form, or throws a
-    /// validation error (`NSManagedObjectValidationError`, 1550) naming the key and the type expected.
-    init(converting value: Any?, for attribute: NSAttributeDescription) throws {
-        guard let value, !StoreValue.isNull(value) else { self = .null; return }
-        if let converted = StoreValue.convert(value, to: attribute.attributeType) {
-            self = converted
-            return
+    /// The storage form of a value given through key-value coding (`NSNumber`, `Int`, `String`,
+    /// `Date`, `Data`, `UUID`, `URL`, `Decimal`, `NSNull`, `nil`, …) for an attribute of `type`:
+    /// `.null` for `nil` and `NSNull`, the value boxed for attributes that hold objects
+    /// (transformable, undefined, composite), `nil` when the value has the wrong type.
+    static func storage(of value: Any?, for type: NSAttributeType) -> StoreValue? {
+        guard let value, !StoreValue.isNull(value) else { return .null }
+        if let converted = StoreValue.convert(value, to: type) { return converted }
+        switch type {
+        case .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: return .object(ObjectBox(value))
+        default: return nil
         }
-        if attribute.attributeType == .transformableAttributeType || attribute.attributeType == .undefinedAttributeType
-            || attribute.attributeType == .compositeAttributeType {
-            self = .object(ObjectBox(value))
-            return
-        }
-        throw CoreDataError.make(.managedObjectValidation,
-            "The value \(value) (\(type(of: value))) for the key '\(attribute.name)' of '\(attribute.entity?.name ?? "")' is not of the attribute's type (\(attribute.attributeValueClassName ?? "\(attribute.attributeType)"))",
-            extra: [NSValidationKeyErrorKey: attribute.name, NSValidationValueErrorKey: value])
     }
 
     /// Reads a trivial value stored inline in an `Any` (an existential container keeps values of up
