@@ -135,8 +135,7 @@ extension NSManagedObjectContext {
         object._isUpdated = false
         object._isInserted = false
         object._isDeleted = true
-        unregister(object)
-        object._context = nil
+        leaveContext(object)
     }
 
     // MARK: Merging automatically

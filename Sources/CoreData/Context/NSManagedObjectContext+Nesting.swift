@@ -156,8 +156,7 @@ extension NSManagedObjectContext {
             inserted.remove(object)
             object._isInserted = false
             object._isDeleted = true
-            unregister(object)
-            object._context = nil
+            leaveContext(object)
             return
         }
         if object._isUpdated { updated.remove(object) }

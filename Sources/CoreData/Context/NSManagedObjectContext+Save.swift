@@ -223,8 +223,7 @@ extension NSManagedObjectContext {
     internal func forgetSavedDeletesAndClearChanges(_ savedDeletes: [NSManagedObject]) {
         for object in savedDeletes {
             object._isDeleted = false
-            unregister(object)
-            object._context = nil
+            leaveContext(object)
         }
         inserted.removeAll()
         updated.removeAll()

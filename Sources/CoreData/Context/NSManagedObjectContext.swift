@@ -258,6 +258,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         retained[object.idKey] = nil
     }
 
+    /// The object leaves this context: unregistered, and no longer pointing at it.
+    internal func leaveContext(_ object: NSManagedObject) {
+        unregister(object)
+        object._context = nil
+    }
+
     /// Runs `body` with the registry locked (one lock for a whole fetch).
     internal func withRegistryLock(_ body: (inout ObjectRegistry) -> Void) {
         registry.withLock { body(&$0) }
@@ -473,8 +479,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             if object._isInserted {
                 // A new object deleted before it was saved leaves the context altogether.
                 object._isInserted = false
-                unregister(object)
-                object._context = nil
+                leaveContext(object)
             }
         }
         let notice = pendingChangeNotice
@@ -497,8 +502,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingDeletes.removeAll()
         for object in inserted.objects {
             object._isInserted = false
-            unregister(object)
-            object._context = nil
+            leaveContext(object)
         }
         for object in deleted.objects + updated.objects {
             object._isDeleted = false
