@@ -1,14 +1,22 @@
 import Foundation
 
-// Foundation on Linux declares `NSPredicate` but marks its format initializers unavailable. These
-// declarations, with the same signatures, win overload resolution in code that imports CoreData,
+// Foundation on Linux declares `NSPredicate` but marks its format initializers unavailable. The
+// initializers below, with the same signatures, are found instead in code that imports CoreData,
 // so `NSPredicate(format: "name == %@", name)` compiles and works as on Apple platforms.
 //
-// A format predicate is a Foundation block predicate whose closure holds the parsed tree: asked to
-// evaluate an internal `PredicateProbe`, it hands the tree over instead (see `predicateTree()`);
-// asked to evaluate anything else, it evaluates the tree in memory.
+// As Apple's, they return a predicate of the parsed shape: an `NSComparisonPredicate` (CoreData's,
+// see its file), an `NSCompoundPredicate` (Foundation's, whose `predicateFormat` is fixed by an
+// internal subclass) or `NSPredicate(value:)`. A Swift
+// convenience initializer cannot return a subclass, so they are declared in an extension of a
+// protocol NSPredicate conforms to, where an initializer may assign `self`.
 
-extension NSPredicate {
+/// Implementation detail: lets `NSPredicate(format:…)` return the subclass the format parses
+/// to, as on Apple platforms. Not for use in code.
+public protocol _CoreDataPredicateFormatInitializable {}
+
+extension NSPredicate: _CoreDataPredicateFormatInitializable {}
+
+extension _CoreDataPredicateFormatInitializable where Self == NSPredicate {
     /// Creates a predicate from a format string in Apple's predicate syntax, with `%@`, `%K`, `%d`,
     /// … taken from `args` in order.
     ///
@@ -18,12 +26,13 @@ extension NSPredicate {
     /// let some = NSPredicate(format: "name IN %@", ["Ada", "Grace"])
     /// ```
     ///
-    /// As on Apple platforms a malformed format is a programmer error, but here it does not trap:
-    /// the predicate evaluates to `false`, and a fetch that uses it throws the parse error
-    /// (`NSCocoaErrorDomain` 2048, naming the position). Use ``init(validatingFormat:_:)`` to get
-    /// the error at once.
-    public convenience init(format predicateFormat: String, _ args: CVarArg...) {
-        self.init(coreDataFormat: predicateFormat, arguments: args.map { $0 as Any })
+    /// As on Apple platforms the result is an `NSComparisonPredicate`, an `NSCompoundPredicate`
+    /// or `NSPredicate(value:)`. A malformed format is a programmer error on Apple platforms, but
+    /// here it does not trap: the predicate evaluates to `false`, and a fetch that uses it throws
+    /// the parse error (`NSCocoaErrorDomain` 2048, naming the position). Use
+    /// ``init(validatingFormat:_:)`` to get the error at once.
+    public init(format predicateFormat: String, _ args: CVarArg...) {
+        self = NSPredicate.make(format: predicateFormat, arguments: args.map { $0 as Any })
     }
 
     /// Creates a predicate from a format string, with `%@`, `%K`, `%d`, … taken from `arguments`
@@ -32,8 +41,8 @@ extension NSPredicate {
     /// ```swift
     /// let predicate = NSPredicate(format: "%K > %@", argumentArray: ["price", 9.99])
     /// ```
-    public convenience init(format predicateFormat: String, argumentArray arguments: [Any]?) {
-        self.init(coreDataFormat: predicateFormat, arguments: arguments ?? [])
+    public init(format predicateFormat: String, argumentArray arguments: [Any]?) {
+        self = NSPredicate.make(format: predicateFormat, arguments: arguments ?? [])
     }
 
     /// Creates a predicate from a format string, throwing if it is malformed.
@@ -50,9 +59,8 @@ extension NSPredicate {
     ///     print(error.localizedDescription) // …expected an expression at position 7…
     /// }
     /// ```
-    public convenience init(validatingFormat predicateFormat: String, _ args: CVarArg...) throws {
-        let tree = try PredicateParser.parse(predicateFormat, arguments: args.map { $0 as Any })
-        self.init(predicateTree: tree)
+    public init(validatingFormat predicateFormat: String, _ args: CVarArg...) throws {
+        self = NSPredicate.make(from: try PredicateParser.parse(predicateFormat, arguments: args.map { $0 as Any }))
     }
 
     /// Creates a predicate from a format string and an argument array, throwing if it is malformed.
@@ -62,11 +70,12 @@ extension NSPredicate {
     /// ```swift
     /// let predicate = try NSPredicate(validatingFormat: "name == %@", argumentArray: ["Ada"])
     /// ```
-    public convenience init(validatingFormat predicateFormat: String, argumentArray arguments: [Any]?) throws {
-        let tree = try PredicateParser.parse(predicateFormat, arguments: arguments ?? [])
-        self.init(predicateTree: tree)
+    public init(validatingFormat predicateFormat: String, argumentArray arguments: [Any]?) throws {
+        self = NSPredicate.make(from: try PredicateParser.parse(predicateFormat, arguments: arguments ?? []))
     }
+}
 
+extension NSPredicate {
     /// Returns a copy of the predicate with each `$NAME` replaced by `variables["NAME"]`.
     /// Variables not in the dictionary are left in place (a fetch that meets one throws).
     ///
@@ -76,68 +85,106 @@ extension NSPredicate {
     /// ```
     public func withSubstitutionVariables(_ variables: [String: Any]) -> NSPredicate {
         do {
-            return NSPredicate(predicateTree: try predicateTree().substituting(variables))
+            return NSPredicate.make(from: try predicateTree().substituting(variables))
         } catch {
-            return NSPredicate(parseResult: .failure(error))
+            return MalformedPredicate(error: error, format: formatText)
         }
     }
 
     // MARK: Internal
 
-    internal convenience init(coreDataFormat format: String, arguments: [Any]) {
+    /// `predicateFormat` without Foundation's deprecation warning: the parsed tree in format
+    /// syntax, a malformed predicate's format, or `BLOCKPREDICATE`.
+    internal var formatText: String {
+        if let malformed = self as? MalformedPredicate { return malformed.format }
+        return (try? predicateTree())?.description ?? "BLOCKPREDICATE"
+    }
+
+    /// The predicate for a format, or one that carries its parse error.
+    internal static func make(format: String, arguments: [Any]) -> NSPredicate {
         do {
-            self.init(parseResult: .success(try PredicateParser.parse(format, arguments: arguments)))
+            return make(from: try PredicateParser.parse(format, arguments: arguments))
         } catch {
-            self.init(parseResult: .failure(error))
+            return MalformedPredicate(error: error, format: format)
         }
     }
 
-    /// A predicate for an already-parsed tree.
-    internal convenience init(predicateTree tree: PredicateNode) {
-        self.init(parseResult: .success(tree))
-    }
-
-    internal convenience init(parseResult: Result<PredicateNode, any Error>) {
-        self.init(block: { object, bindings in
-            if let probe = object as? PredicateProbe {
-                probe.result = parseResult
-                return false
-            }
-            guard case .success(let tree) = parseResult else { return false }
-            return PredicateEvaluator.evaluate(tree, object: object, variables: bindings)
-        })
+    /// The predicate of Apple's shape for a parsed tree: `NSPredicate(value:)`, an
+    /// `NSCompoundPredicate` (`NONE` is `NOT ANY`) or an `NSComparisonPredicate`.
+    internal static func make(from tree: PredicateNode) -> NSPredicate {
+        switch tree {
+        case .constant(let value): return NSPredicate(value: value)
+        case .and(let parts): return FormatCompoundPredicate(type: .and, subpredicates: parts.map(make(from:)))
+        case .or(let parts): return FormatCompoundPredicate(type: .or, subpredicates: parts.map(make(from:)))
+        case .not(let inner): return FormatCompoundPredicate(type: .not, subpredicates: [make(from: inner)])
+        case .comparison(var comparison):
+            guard comparison.modifier == .none else { return NSComparisonPredicate(comparison: comparison) }
+            comparison.modifier = .any
+            return FormatCompoundPredicate(type: .not, subpredicates: [NSComparisonPredicate(comparison: comparison)])
+        }
     }
 
     /// The predicate's parsed tree, for the SQL compiler and the in-memory evaluator.
     ///
-    /// Understands format predicates made here, Foundation's `NSCompoundPredicate` and
-    /// `NSPredicate(value:)`. Throws the parse error of a malformed format, and an
-    /// `unimplemented SQL generation for predicate` error for a block predicate. (A block predicate
-    /// is called once with an internal probe object to find out; like Apple's SQLite store, fetches
-    /// do not support block predicates.)
+    /// Understands the predicates made here, CoreData's `NSComparisonPredicate`, Foundation's
+    /// `NSCompoundPredicate` and `NSPredicate(value:)`.
+    /// Throws the parse error of a malformed format, and an `unimplemented SQL generation for
+    /// predicate` error (134091) for a block predicate: like Apple's SQLite store, fetches do not
+    /// support block predicates.
     internal func predicateTree() throws -> PredicateNode {
+        if let comparison = self as? NSComparisonPredicate {
+            guard !comparison.unsupportedOperator else {
+                throw PredicateErrors.unsupportedPredicate("custom selectors are not available on Linux")
+            }
+            return .comparison(comparison.comparison)
+        }
         if let compound = self as? NSCompoundPredicate {
-            let parts = try compound.subpredicates.map { try $0.predicateTree() }
+            var parts: [PredicateNode] = []
+            for predicate in compound.subpredicates { parts.append(try predicate.predicateTree()) }
             switch compound.compoundPredicateType {
             case .and: return .and(parts)
             case .or: return .or(parts)
             case .not:
-                guard let first = parts.first else { return .constant(true) }
-                return .not(first)
+                guard !parts.isEmpty else { return .constant(false) }
+                return .not(parts.count == 1 ? parts[0] : .and(parts))
             }
         }
+        if let malformed = self as? MalformedPredicate { throw malformed.error }
         if isEqual(NSPredicate(value: true)) { return .constant(true) }
         if isEqual(NSPredicate(value: false)) { return .constant(false) }
-        let probe = PredicateProbe()
-        _ = evaluate(with: probe, substitutionVariables: nil)
-        guard let result = probe.result else {
-            throw PredicateErrors.unsupportedPredicate("block predicates cannot be evaluated by a persistent store; use a format predicate")
-        }
-        return try result.get()
+        throw PredicateErrors.unsupportedPredicate("block predicates cannot be evaluated by a persistent store; use a format predicate")
     }
 }
 
-/// Handed to a predicate's block to get its parsed tree back. Never seen by user code.
-internal final class PredicateProbe {
-    var result: Result<PredicateNode, any Error>?
+/// What `NSPredicate(format:)` returns for `AND`, `OR` and `NOT`: Foundation's class (so
+/// `as? NSCompoundPredicate` and `subpredicates` work as on Apple platforms), with the
+/// `predicateFormat` Foundation on Linux does not compute.
+internal final class FormatCompoundPredicate: NSCompoundPredicate {
+    override init(type: NSCompoundPredicate.LogicalType, subpredicates: [NSPredicate]) {
+        super.init(type: type, subpredicates: subpredicates)
+    }
+
+    required init?(coder: NSCoder) { nil }
+
+    override var predicateFormat: String { formatText }
+    override var description: String { formatText }
+}
+
+/// What `NSPredicate(format:)` returns for a malformed format: never matches; a fetch that uses
+/// it throws the parse error.
+internal final class MalformedPredicate: NSPredicate {
+    let error: any Error
+    let format: String
+
+    init(error: any Error, format: String) {
+        self.error = error
+        self.format = format
+        super.init(value: false)
+    }
+
+    required init?(coder: NSCoder) { nil }
+
+    override var predicateFormat: String { format }
+    override var description: String { format }
+    override func evaluate(with object: Any?, substitutionVariables bindings: [String: Any]?) -> Bool { false }
 }

@@ -125,19 +125,75 @@ internal struct PredicateEvaluator {
     }
 }
 
-/// The functions expressions can call, by Apple's `NSExpression` names. Arithmetic on numbers
-/// (any `nil` or non-number operand gives `nil`); `now()`.
+/// A running sum: exact while every value is an integer and the total fits in `Int64`, otherwise
+/// a `Double` sum (in the order added). The SQLite store's `cd_sum` aggregate uses the same
+/// struct, so `@sum` agrees in SQL and in memory. Plain data: SQLite keeps it in aggregate memory.
+internal struct PredicateSum {
+    private var exact: Int64 = 0
+    private var approximate: Double = 0
+    private var isExact = true
+
+    mutating func add(_ value: PredicateValue) {
+        switch value {
+        case .int(let v):
+            approximate += Double(v)
+            if isExact {
+                let (total, overflow) = exact.addingReportingOverflow(v)
+                if overflow { isExact = false } else { exact = total }
+            }
+        case .double(let v):
+            approximate += v
+            isExact = false
+        default: break
+        }
+    }
+
+    var value: PredicateValue { isExact ? .int(exact) : .double(approximate) }
+}
+
+/// The functions expressions can call, by Apple's `NSExpression(forFunction:arguments:)` names.
+/// Arithmetic on numbers (any `nil` or non-number operand gives `nil`), statistics of a
+/// collection (a single value counts as a one-element collection), strings, `now()`, `random`.
+/// The SQLite store calls the same code through `cd_fn` (``PredicateSQLFunctions``), so a
+/// function of stored values gives the same answer in SQL as in memory.
 internal enum PredicateFunctions {
+    /// Argument counts by function name, Apple's list (less `distanceToLocation:fromLocation:`,
+    /// which needs Core Location) plus the internal `negate:`, `objectFrom:withIndex:` and
+    /// `castObject:toType:` that format syntax produces.
+    static let arities: [String: Int] = [
+        "average:": 1, "sum:": 1, "count:": 1, "min:": 1, "max:": 1, "median:": 1, "mode:": 1, "stddev:": 1,
+        "add:to:": 2, "from:subtract:": 2, "multiply:by:": 2, "divide:by:": 2, "modulus:by:": 2,
+        "raise:toPower:": 2, "sqrt:": 1, "log:": 1, "ln:": 1, "exp:": 1, "ceiling:": 1, "floor:": 1,
+        "abs:": 1, "trunc:": 1, "uppercase:": 1, "lowercase:": 1, "length:": 1, "noindex:": 1,
+        "bitwiseAnd:with:": 2, "bitwiseOr:with:": 2, "bitwiseXor:with:": 2, "leftshift:by:": 2,
+        "rightshift:by:": 2, "onesComplement:": 1, "random": 0, "random:": 1, "now": 0,
+        "negate:": 1, "objectFrom:withIndex:": 2, "castObject:toType:": 2,
+    ]
+
+    /// The statistics functions, whose argument is a collection.
+    static let statistics: Set<String> = ["average:", "sum:", "count:", "min:", "max:", "median:", "mode:", "stddev:"]
+
+    static func isKnown(_ name: String, argumentCount: Int) -> Bool {
+        arities[name] == argumentCount
+    }
+
     static func apply(_ name: String, _ args: [PredicateValue]) -> PredicateValue {
-        switch (name, args.count) {
-        case ("now", 0): return .date(Date())
-        case ("negate:", 1):
+        guard arities[name] == args.count else { return .null }
+        if statistics.contains(name) { return statistic(name, args[0]) }
+        switch name {
+        case "now": return .date(Date())
+        case "random": return .double(Double.random(in: 0..<1))
+        case "random:":
+            guard case .int(let bound) = args[0], bound > 0 else { return .null }
+            return .int(Int64.random(in: 0..<bound))
+        case "negate:":
             switch args[0] {
             case .int(let v): return v == Int64.min ? .double(-Double(v)) : .int(-v)
             case .double(let v): return .double(-v)
             default: return .null
             }
-        case ("objectFrom:withIndex:", 2):
+        case "noindex:": return args[0]
+        case "objectFrom:withIndex:":
             guard case .collection(let items) = args[0] else { return .null }
             switch args[1] {
             case .string("FIRST"): return items.first ?? .null
@@ -146,12 +202,108 @@ internal enum PredicateFunctions {
             case .int(let i): return i >= 0 && i < items.count ? items[Int(i)] : .null
             default: return .null
             }
-        case ("castObject:toType:", 2):
+        case "castObject:toType:":
             guard case .string(let type) = args[1] else { return .null }
             return cast(args[0], to: type)
-        case ("add:to:", 2), ("from:subtract:", 2), ("multiply:by:", 2), ("divide:by:", 2), ("raise:toPower:", 2):
+        case "add:to:", "from:subtract:", "multiply:by:", "divide:by:", "raise:toPower:", "modulus:by:":
             return arithmetic(name, args[0], args[1])
+        case "bitwiseAnd:with:", "bitwiseOr:with:", "bitwiseXor:with:", "leftshift:by:", "rightshift:by:":
+            guard case .int(let x) = args[0], case .int(let y) = args[1] else { return .null }
+            switch name {
+            case "bitwiseAnd:with:": return .int(x & y)
+            case "bitwiseOr:with:": return .int(x | y)
+            case "bitwiseXor:with:": return .int(x ^ y)
+            case "leftshift:by:": return .int(x << y)
+            default: return .int(x >> y)
+            }
+        case "onesComplement:":
+            guard case .int(let x) = args[0] else { return .null }
+            return .int(~x)
+        case "abs:":
+            switch args[0] {
+            case .int(let v): return v == Int64.min ? .double(-Double(v)) : .int(Swift.abs(v))
+            case .double(let v): return .double(Swift.abs(v))
+            default: return .null
+            }
+        case "sqrt:", "log:", "ln:", "exp:", "ceiling:", "floor:", "trunc:":
+            guard let x = double(args[0]) else { return .null }
+            switch name {
+            case "sqrt:": return .double(x.squareRoot())
+            case "log:": return .double(log10(x))
+            case "ln:": return .double(Foundation.log(x))
+            case "exp:": return .double(Foundation.exp(x))
+            case "ceiling:": return .double(x.rounded(.up))
+            case "floor:": return .double(x.rounded(.down))
+            default: return .double(x.rounded(.towardZero))
+            }
+        case "uppercase:", "lowercase:", "length:":
+            guard case .string(let text) = args[0] else { return .null }
+            switch name {
+            case "uppercase:": return .string(text.uppercased())
+            case "lowercase:": return .string(text.lowercased())
+            default: return .int(Int64(text.utf16.count))
+            }
         default: return .null
+        }
+    }
+
+    /// `sum:`, `count:`, `min:`, `max:`, `average:`, `median:`, `mode:`, `stddev:` of a collection,
+    /// with the semantics of the key-path operators (`@sum` of nothing is 0, `@avg`/`@min`/`@max`
+    /// of nothing are `nil`; `nil` elements are skipped except by `count:`).
+    static func statistic(_ name: String, _ argument: PredicateValue) -> PredicateValue {
+        let items: [PredicateValue]
+        switch argument {
+        case .collection(let elements): items = elements
+        case .null: items = []
+        default: items = [argument]
+        }
+        if name == "count:" { return .int(Int64(items.count)) }
+        let values = items.filter { !$0.isNull }
+        switch name {
+        case "min:", "max:":
+            var best: PredicateValue?
+            for value in values {
+                guard let current = best else { best = value; continue }
+                if let order = PredicateValue.order(value, current),
+                   order == (name == "min:" ? .orderedAscending : .orderedDescending) { best = value }
+            }
+            return best ?? .null
+        case "mode:":
+            var counts: [(PredicateValue, Int)] = []
+            for value in values {
+                if let index = counts.firstIndex(where: { PredicateValue.equal($0.0, value) }) { counts[index].1 += 1 } else { counts.append((value, 1)) }
+            }
+            return counts.max { $0.1 < $1.1 }?.0 ?? .null
+        default: break
+        }
+        var numbers: [Double] = []
+        var sum = PredicateSum()
+        for value in values {
+            switch value {
+            case .int(let v): numbers.append(Double(v))
+            case .double(let v): numbers.append(v)
+            default: return .null
+            }
+            sum.add(value)
+        }
+        switch name {
+        case "sum:": return sum.value
+        case "average:":
+            guard !numbers.isEmpty else { return .null }
+            switch sum.value {
+            case .int(let total): return .double(Double(total) / Double(numbers.count))
+            case .double(let total): return .double(total / Double(numbers.count))
+            default: return .null
+            }
+        case "median:":
+            guard !numbers.isEmpty else { return .null }
+            let sorted = numbers.sorted()
+            let middle = sorted.count / 2
+            return .double(sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2)
+        default: // stddev:
+            guard !numbers.isEmpty else { return .null }
+            let mean = numbers.reduce(0, +) / Double(numbers.count)
+            return .double((numbers.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(numbers.count)).squareRoot())
         }
     }
 
@@ -164,8 +316,14 @@ internal enum PredicateFunctions {
             default: break
             }
         }
+        if name == "modulus:by:", case .int(let x) = a, case .int(let y) = b {
+            guard y != 0 else { return .null }
+            let (r, o) = x.remainderReportingOverflow(dividingBy: y)
+            return .int(o ? 0 : r)
+        }
         guard let x = double(a), let y = double(b) else { return .null }
         switch name {
+        case "modulus:by:": return .double(fmod(x, y))
         case "add:to:": return .double(x + y)
         case "from:subtract:": return .double(x - y)
         case "multiply:by:": return .double(x * y)

@@ -115,18 +115,8 @@ internal enum PredicateKeyValue {
             let values = items.map { PredicateValue(walk($0, rest)) }.filter { !$0.isNull }
             switch key.lowercased() {
             case "@sum", "@avg":
-                var sum = 0.0
-                var intSum: Int64 = 0
-                var allInts = true
-                for value in values {
-                    switch value {
-                    case .int(let v): intSum = intSum &+ v; sum += Double(v)
-                    case .double(let v): allInts = false; sum += v
-                    default: return nil
-                    }
-                }
-                if key.lowercased() == "@sum" { return allInts ? NSNumber(value: intSum) : NSNumber(value: sum) }
-                return values.isEmpty ? nil : NSNumber(value: sum / Double(values.count))
+                let result = PredicateFunctions.statistic(key.lowercased() == "@sum" ? "sum:" : "average:", .collection(values))
+                return result.walkable
             default:
                 let wantMin = key.lowercased() == "@min"
                 var best: PredicateValue?

@@ -86,7 +86,13 @@ internal struct PredicateLexer {
         guard let s = peek() else { return PredicateToken(kind: .end, position: start) }
 
         if Self.isIdentifierStart(s) {
-            return PredicateToken(kind: .identifier(readIdentifier()), position: start)
+            var name = readIdentifier()
+            // `sum:(price)`: Apple's spelling of a function call, the selector name with its colon.
+            if peek() == ":", peek(1) == "(" {
+                name += ":"
+                index += 1
+            }
+            return PredicateToken(kind: .identifier(name), position: start)
         }
         if Self.isDigit(s) {
             return PredicateToken(kind: try readNumber(), position: start)

@@ -66,6 +66,23 @@ internal struct PredicateParser {
         }
     }
 
+    /// Parses a format string that is one expression (`NSExpression(format:)`), as ``parse(_:arguments:)``.
+    static func parseExpression(_ format: String, arguments: [Any?] = []) throws -> ExpressionNode {
+        do {
+            let tokens = try PredicateLexer.tokenize(format)
+            var parser = PredicateParser(tokens: tokens, arguments: arguments)
+            let node = try parser.parseExpression()
+            guard case .end = parser.current.kind else {
+                throw parser.error("expected the end of the expression")
+            }
+            return node
+        } catch let error as PredicateLexError {
+            throw PredicateErrors.parse(format: format, position: error.position, message: error.message)
+        } catch let error as ParseError {
+            throw PredicateErrors.parse(format: format, position: error.position, message: error.message)
+        }
+    }
+
     // MARK: Tokens
 
     private var current: PredicateToken { tokens[index] }
@@ -426,14 +443,27 @@ internal struct PredicateParser {
                 guard args.count >= 2, case .constant(.string(let selector)) = args[1] else {
                     throw ParseError(position: start.position, message: "FUNCTION needs a receiver and a selector name at position \(start.position)")
                 }
-                return .function(selector, [args[0]] + args.dropFirst(2))
+                let arguments = [args[0]] + args.dropFirst(2)
+                guard PredicateFunctions.isKnown(selector, argumentCount: arguments.count) else {
+                    throw ParseError(position: start.position, message: "unsupported function '\(selector)' with \(arguments.count) argument(s) at position \(start.position) (Linux has no Objective-C selectors; the functions are NSExpression(forFunction:)'s)")
+                }
+                return .function(selector, arguments)
             case "CAST":
                 guard args.count == 2 else {
                     throw ParseError(position: start.position, message: "CAST needs a value and a type name at position \(start.position)")
                 }
                 return .function("castObject:toType:", args)
             default:
-                return .function(args.isEmpty ? name : name + ":", args)
+                let written = args.isEmpty || name.hasSuffix(":") ? name : name + ":"
+                guard let function = PredicateFunctions.arities.keys.first(where: { $0.lowercased() == written.lowercased() }) else {
+                    throw ParseError(position: start.position, message: "unknown function '\(name)' at position \(start.position)")
+                }
+                // `max(1, 5, 10)`: the statistics functions take their arguments as one collection.
+                if PredicateFunctions.statistics.contains(function), args.count != 1 { args = [.aggregate(args)] }
+                guard PredicateFunctions.isKnown(function, argumentCount: args.count) else {
+                    throw ParseError(position: start.position, message: "the function '\(name)' at position \(start.position) takes \(PredicateFunctions.arities[function] ?? 0) argument(s), not \(args.count)")
+                }
+                return .function(function, args)
             }
         }
     }

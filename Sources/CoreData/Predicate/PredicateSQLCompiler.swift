@@ -73,7 +73,7 @@ internal struct PredicateSQLCompiler {
         var rest: [String]
     }
 
-    private struct Scope {
+    struct Scope {
         var alias: String
         var entity: NSEntityDescription
         var joins: [String] = []
@@ -85,8 +85,10 @@ internal struct PredicateSQLCompiler {
     let entity: NSEntityDescription
     /// Values for `$VARIABLE`s.
     let variables: [String: Any]
-    private var scopes: [Scope]
+    var scopes: [Scope]
     private var nextAlias = 1
+    /// `SUBQUERY` iterator variables in force, by name: the scope of the element they stand for.
+    var iterators: [String: Int] = [:]
 
     init(entity: NSEntityDescription, variables: [String: Any] = [:]) {
         self.entity = entity
@@ -154,18 +156,23 @@ internal struct PredicateSQLCompiler {
 
     // MARK: Key paths and expressions
 
-    private var currentScope: Int { scopes.count - 1 }
+    var currentScope: Int { scopes.count - 1 }
 
     mutating func operand(_ expression: ExpressionNode) throws(CompileError) -> Operand {
         switch expression {
         case .keyPath(let path):
-            return try resolve(path)
+            // Bare key paths are read from the fetched object, also inside a SUBQUERY's
+            // predicate (as the evaluator does: only `$variable` stands for the element).
+            return try resolve(path, in: 0)
         case .constant(let value):
             return .constant(value)
         case .evaluatedObject:
-            let scope = scopes[currentScope]
+            let scope = scopes[0]
             return .value(SQLFragment(scope.alias + ".Z_PK"), .object(scope.entity.rootEntity))
         case .variable(let name):
+            if let scope = iterators[name] {
+                return .value(SQLFragment(scopes[scope].alias + ".Z_PK"), .object(scopes[scope].entity.rootEntity))
+            }
             guard let value = variables[name] else { throw CompileError(reason: "the variable $\(name) has no value") }
             return .constant(PredicateValue(value))
         case .aggregate(let items):
@@ -178,28 +185,30 @@ internal struct PredicateSQLCompiler {
             }
             return .constant(.collection(values))
         case .function(let name, let args):
-            var values: [PredicateValue] = []
-            for arg in args {
-                guard case .constant(let value) = try operand(arg) else {
-                    throw CompileError(reason: "functions of key paths are not supported yet: \(expression)")
-                }
-                values.append(value)
+            var operands: [Operand] = []
+            for arg in args { operands.append(try operand(arg)) }
+            return try function(name, operands, expression)
+        case .keyPathFrom(.variable(let name), let path) where iterators[name] != nil:
+            return try resolve(path, in: iterators[name]!)
+        case .keyPathFrom(.subquery(let collection, let variable, let predicate), let path):
+            guard path.count == 1, path[0].lowercased() == "@count" else {
+                throw CompileError(reason: "only SUBQUERY(…).@count is supported in a fetch: \(expression)")
             }
-            return .constant(PredicateFunctions.apply(name, values))
+            return try subqueryCount(collection, variable, predicate)
         case .keyPathFrom(let base, let path):
             guard case .constant(let value) = try operand(base) else {
                 throw CompileError(reason: "key paths from \(base) are not supported: \(expression)")
             }
             return .constant(PredicateValue(PredicateKeyValue.value(of: value.walkable, keyPath: path)))
         case .subquery, .conditional:
-            throw CompileError(reason: "\(expression) is not supported yet")
+            throw CompileError(reason: "\(expression) is not supported in a fetch (SUBQUERY needs .@count)")
         }
     }
 
-    /// Resolves a key path in the current scope: attributes become columns, to-one relationships
-    /// foreign keys (joined when the path goes on), a to-many relationship a ``ToManyPath``.
-    private mutating func resolve(_ path: [String]) throws(CompileError) -> Operand {
-        let scopeIndex = currentScope
+    /// Resolves a key path in a scope: attributes become columns, to-one relationships foreign
+    /// keys (joined when the path goes on), a to-many relationship a ``ToManyPath``, or a scalar
+    /// subquery when a collection operator follows it (`items.@count`, `items.@sum.price`).
+    mutating func resolve(_ path: [String], in scopeIndex: Int) throws(CompileError) -> Operand {
         var alias = scopes[scopeIndex].alias
         var entity = scopes[scopeIndex].entity
         for (offset, key) in path.enumerated() {
@@ -224,7 +233,11 @@ internal struct PredicateSQLCompiler {
                 throw CompileError(reason: "\(key) is not an attribute or relationship")
             }
             if relationship.isToMany {
-                return .toMany(ToManyPath(sourceAlias: alias, relationship: relationship, rest: Array(path[(offset + 1)...])))
+                let rest = Array(path[(offset + 1)...])
+                if let first = rest.first, first.hasPrefix("@") {
+                    return try collectionOperator(first, ToManyPath(sourceAlias: alias, relationship: relationship, rest: Array(rest.dropFirst())))
+                }
+                return .toMany(ToManyPath(sourceAlias: alias, relationship: relationship, rest: rest))
             }
             let foreignKey = alias + "." + relationship.columnName
             if isLast { return .value(SQLFragment(foreignKey), .object(destination.rootEntity)) }
@@ -243,7 +256,7 @@ internal struct PredicateSQLCompiler {
         return .value(SQLFragment(scope.alias + ".Z_PK"), .object(scope.entity.rootEntity))
     }
 
-    private mutating func newAlias() -> String {
+    mutating func newAlias() -> String {
         defer { nextAlias += 1 }
         return "t\(nextAlias)"
     }
@@ -272,26 +285,14 @@ internal struct PredicateSQLCompiler {
         guard let destination = relationship.destinationEntity else {
             throw CompileError(reason: "the relationship \(relationship.name) has no destination")
         }
-        let alias = newAlias()
-        let from: String
-        let link: String
-        if let table = relationship.joinTable {
-            let joinAlias = newAlias()
-            from = "\(table.name) \(joinAlias) JOIN \(destination.layout.tableName) \(alias) ON \(alias).Z_PK = \(joinAlias).\(table.destinationColumn)"
-            link = "\(joinAlias).\(table.sourceColumn) = \(path.sourceAlias).Z_PK"
-        } else if let inverse = relationship.inverseRelationship, !inverse.isToMany, !inverse.isTransient {
-            from = "\(destination.layout.tableName) \(alias)"
-            link = "\(alias).\(inverse.columnName) = \(path.sourceAlias).Z_PK"
-        } else {
-            throw CompileError(reason: "the storage of the to-many relationship \(relationship.name) is unknown")
-        }
+        let (alias, from, link) = try elements(of: path)
         scopes.append(Scope(alias: alias, entity: destination))
         defer { scopes.removeLast() }
         let inner: SQLFragment
         if path.rest.isEmpty {
             inner = try condition(&self, .value(SQLFragment(alias + ".Z_PK"), .object(destination.rootEntity)))
         } else {
-            switch try resolve(path.rest) {
+            switch try resolve(path.rest, in: currentScope) {
             case .toMany(let nested): inner = try exists(nested, condition)
             case let element: inner = try condition(&self, element)
             }

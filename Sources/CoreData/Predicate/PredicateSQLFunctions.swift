@@ -9,6 +9,9 @@ import Foundation
 // - `cd_strop(code, lhs, rhs, flags)`: `1` or `0` for BEGINSWITH (1), ENDSWITH (2), CONTAINS (3),
 //   LIKE (4), MATCHES (5), IN (6, `rhs` contains `lhs`), with `[c]`/`[d]` flags; `0` when either
 //   operand is not TEXT (so `NULL` never leaks into the condition).
+// - `cd_sum(value)`: an aggregate, the sum as `PredicateSum` computes it.
+// - `cd_fn(name, args…)`: `PredicateFunctions.apply(name, args)` for a function of stored values
+//   (`price * 2`, `abs:(delta)`, `uppercase:(name)`); INTEGER, REAL, TEXT and NULL arguments.
 // - Collations `CD_LOCALIZED`, `CD_LOCALIZED_NOCASE`, `CD_LOCALIZED_STANDARD` for the
 //   `localizedCompare:`, `localizedCaseInsensitiveCompare:`, `localizedStandardCompare:` sort selectors.
 
@@ -44,6 +47,49 @@ extension PredicateSQLCompiler {
             let options = ComparisonOptions(rawValue: Int(sqlite3_value_int64(values[3]))).folding
             sqlite3_result_int(context, PredicateStrings.evaluate(op, lhs, rhs, options: options) ? 1 : 0)
         }, nil, nil, nil)
+
+        // Not deterministic: `random` and `now` are functions too.
+        sqlite3_create_function_v2(db, "cd_fn", -1, SQLITE_UTF8, nil, { context, count, values in
+            guard let context, let values, count >= 1, let name = PredicateSQLFunctionSupport.text(values[0]) else { return }
+            var args: [PredicateValue] = []
+            for index in 1..<Int(count) {
+                let value = values[index]
+                switch sqlite3_value_type(value) {
+                case SQLITE_INTEGER: args.append(.int(sqlite3_value_int64(value)))
+                case SQLITE_FLOAT: args.append(.double(sqlite3_value_double(value)))
+                case SQLITE_TEXT: args.append(PredicateSQLFunctionSupport.text(value).map { .string($0) } ?? .null)
+                default: args.append(.null)
+                }
+            }
+            switch PredicateFunctions.apply(name, args) {
+            case .int(let v): sqlite3_result_int64(context, v)
+            case .double(let v): sqlite3_result_double(context, v)
+            case .string(let v): PredicateSQLFunctionSupport.resultText(context, v)
+            case .date(let v): sqlite3_result_double(context, v.timeIntervalSinceReferenceDate)
+            default: sqlite3_result_null(context)
+            }
+        }, nil, nil, nil)
+
+        // `@sum` and `sum:` of stored values: integers while they fit, else the sum as a double
+        // (SQLite's SUM fails on overflow), as `PredicateFunctions.sum`.
+        sqlite3_create_function_v2(db, "cd_sum", 1, flags, nil, nil, { context, count, values in
+            guard let context, let values, count == 1,
+                  let state = sqlite3_aggregate_context(context, Int32(MemoryLayout<PredicateSum>.stride)) else { return }
+            let sum = state.assumingMemoryBound(to: PredicateSum.self)
+            switch sqlite3_value_type(values[0]) {
+            case SQLITE_INTEGER: sum.pointee.add(.int(sqlite3_value_int64(values[0])))
+            case SQLITE_FLOAT: sum.pointee.add(.double(sqlite3_value_double(values[0])))
+            default: break
+            }
+        }, { context in
+            guard let context else { return }
+            let state = sqlite3_aggregate_context(context, 0)
+            switch state?.assumingMemoryBound(to: PredicateSum.self).pointee.value ?? .int(0) {
+            case .double(let v): sqlite3_result_double(context, v)
+            case .int(let v): sqlite3_result_int64(context, v)
+            default: sqlite3_result_int64(context, 0)
+            }
+        }, nil)
 
         for comparison in [SortKey.Comparison.localizedCompare, .localizedCaseInsensitiveCompare, .localizedStandardCompare] {
             guard let name = comparison.collationName else { continue }

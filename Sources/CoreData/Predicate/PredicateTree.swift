@@ -184,7 +184,11 @@ extension ExpressionNode: CustomStringConvertible {
                                            "divide:by:": "/", "raise:toPower:": "**"]
             if let symbol = infix[name], args.count == 2 { return "(\(args[0]) \(symbol) \(args[1]))" }
             if name == "negate:", args.count == 1 { return "-\(args[0])" }
-            return "FUNCTION(\(([name.debugDescription] + args.map(\.description)).joined(separator: ", ")))"
+            if name.firstIndex(of: ":") == nil || name.firstIndex(of: ":") == name.index(before: name.endIndex) {
+                return "\(name)(\(args.map(\.description).joined(separator: ", ")))" // now(), sum:(price)
+            }
+            guard let receiver = args.first else { return "FUNCTION(nil, \(name.debugDescription))" }
+            return "FUNCTION(\(([receiver.description, name.debugDescription] + args.dropFirst().map(\.description)).joined(separator: ", ")))"
         case .subquery(let collection, let variable, let predicate):
             return "SUBQUERY(\(collection), $\(variable), \(predicate))"
         case .conditional(let predicate, let a, let b): return "TERNARY(\(predicate), \(a), \(b))"

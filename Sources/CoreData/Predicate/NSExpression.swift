@@ -1,0 +1,309 @@
+import Foundation
+
+// Linux difference: swift-corelibs-foundation declares `NSExpression` but deprecates it as
+// unsupported. This class, declared in CoreData (which imports Foundation), shadows Foundation's
+// in code that imports CoreData, so `NSExpression(forKeyPath: "price")` means this one.
+
+/// An expression in a predicate: a constant, a key path, a variable, `SELF`, a function, an
+/// aggregate, a subquery or a conditional.
+///
+/// Comparison predicates compare two expressions; dictionary-result fetches compute them
+/// through ``NSExpressionDescription``:
+///
+/// ```swift
+/// let price = NSExpression(forKeyPath: "price")
+/// let predicate = NSComparisonPredicate(leftExpression: price,
+///                                       rightExpression: NSExpression(forConstantValue: 10),
+///                                       modifier: .direct, type: .greaterThan)
+/// let total = NSExpression(forFunction: "sum:", arguments: [price])
+/// let doubled = NSExpression(format: "price * 2")
+/// doubled.expressionValue(with: ["price": 21], context: nil) // 42
+/// ```
+open class NSExpression: NSObject, NSCopying {
+    /// What kind of expression it is, with Apple's raw values.
+    public enum ExpressionType: UInt, Sendable {
+        case constantValue = 0
+        case evaluatedObject = 1
+        case variable = 2
+        case keyPath = 3
+        case function = 4
+        case unionSet = 5
+        case intersectSet = 6
+        case minusSet = 7
+        case subquery = 13
+        case aggregate = 14
+        case anyKey = 15
+        case block = 19
+        case conditional = 20
+    }
+
+    /// The parsed form, shared with the SQL compiler and the evaluator.
+    internal let node: ExpressionNode
+
+    internal init(node: ExpressionNode) {
+        self.node = node
+        super.init()
+    }
+
+    /// An expression of the given type; only `.evaluatedObject` needs nothing more (`SELF`).
+    public convenience init(expressionType type: ExpressionType) {
+        self.init(node: type == .evaluatedObject ? .evaluatedObject : .constant(.null))
+    }
+
+    /// Parses an expression in Apple's format syntax, with `%@`, `%K`, … taken from `args`.
+    ///
+    /// ```swift
+    /// let expression = NSExpression(format: "%K + 1", "year")
+    /// ```
+    ///
+    /// A malformed format is a programmer error (Apple raises an exception): it stops the process
+    /// with the parse error. Use ``init(validatingFormat:argumentArray:)`` for formats from input.
+    public convenience init(format expressionFormat: String, _ args: CVarArg...) {
+        self.init(format: expressionFormat, argumentArray: args.map { $0 as Any })
+    }
+
+    /// Parses an expression, with `%@`, `%K`, … taken from `arguments`.
+    ///
+    /// A malformed format stops the process, as ``init(format:_:)``.
+    public convenience init(format expressionFormat: String, argumentArray arguments: [Any]) {
+        do {
+            try self.init(validatingFormat: expressionFormat, argumentArray: arguments)
+        } catch {
+            preconditionFailure("NSExpression(format:): \(error.localizedDescription)")
+        }
+    }
+
+    /// Parses an expression, throwing a parse error (`NSCocoaErrorDomain` 2048, naming the
+    /// position) instead of stopping. Linux addition.
+    ///
+    /// ```swift
+    /// let expression = try NSExpression(validatingFormat: "price * %@", argumentArray: [2])
+    /// ```
+    public convenience init(validatingFormat expressionFormat: String, argumentArray arguments: [Any]) throws {
+        self.init(node: try PredicateParser.parseExpression(expressionFormat, arguments: arguments))
+    }
+
+    /// A constant: a number, string, date, collection, managed object, object ID, or `nil`.
+    ///
+    /// ```swift
+    /// let ten = NSExpression(forConstantValue: 10)
+    /// ```
+    public convenience init(forConstantValue obj: Any?) {
+        self.init(node: .constant(PredicateValue(obj)))
+    }
+
+    /// `SELF`: the object being evaluated.
+    ///
+    /// ```swift
+    /// let me = NSExpression.expressionForEvaluatedObject()
+    /// ```
+    open class func expressionForEvaluatedObject() -> NSExpression {
+        NSExpression(node: .evaluatedObject)
+    }
+
+    /// `$name`, replaced by `withSubstitutionVariables(_:)` or an evaluation's variables.
+    ///
+    /// ```swift
+    /// let variable = NSExpression(forVariable: "NAME")
+    /// ```
+    public convenience init(forVariable string: String) {
+        self.init(node: .variable(string))
+    }
+
+    /// A key path from the evaluated object (`"owner.name"`; `"SELF"` alone is the object).
+    ///
+    /// ```swift
+    /// let ownerName = NSExpression(forKeyPath: "owner.name")
+    /// ```
+    public convenience init(forKeyPath keyPath: String) {
+        let keys = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        if keys.first?.uppercased() == "SELF" {
+            self.init(node: keys.count == 1 ? .evaluatedObject : .keyPath(Array(keys.dropFirst())))
+        } else {
+            self.init(node: .keyPath(keys))
+        }
+    }
+
+    /// A function of `parameters`, by Apple's names: `sum:`, `count:`, `min:`, `max:`,
+    /// `average:`, `median:`, `mode:`, `stddev:`, `add:to:`, `from:subtract:`, `multiply:by:`,
+    /// `divide:by:`, `modulus:by:`, `sqrt:`, `log:`, `ln:`, `raise:toPower:`, `exp:`,
+    /// `ceiling:`, `floor:`, `abs:`, `trunc:`, `uppercase:`, `lowercase:`, `length:`,
+    /// `bitwiseAnd:with:`, `bitwiseOr:with:`, `bitwiseXor:with:`, `leftshift:by:`,
+    /// `rightshift:by:`, `onesComplement:`, `noindex:`, `random`, `random:`, `now`.
+    ///
+    /// An unknown name is a programmer error and stops the process (Apple raises an exception).
+    ///
+    /// ```swift
+    /// let total = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "price")])
+    /// ```
+    public convenience init(forFunction name: String, arguments parameters: [Any]) {
+        guard PredicateFunctions.isKnown(name, argumentCount: parameters.count) else {
+            preconditionFailure("NSExpression(forFunction:arguments:): unsupported function '\(name)' with \(parameters.count) argument(s)")
+        }
+        self.init(node: .function(name, parameters.map(NSExpression.node(of:))))
+    }
+
+    /// An aggregate `{a, b, …}` of expressions.
+    ///
+    /// ```swift
+    /// let bounds = NSExpression(forAggregate: [NSExpression(forConstantValue: 1), NSExpression(forConstantValue: 5)])
+    /// ```
+    public convenience init(forAggregate subexpressions: [NSExpression]) {
+        self.init(node: .aggregate(subexpressions.map(\.node)))
+    }
+
+    /// `SUBQUERY(expression, $variable, predicate)`: the elements of a collection for which the
+    /// predicate holds, with each element as `$variable`.
+    ///
+    /// ```swift
+    /// let cheap = NSExpression(forSubquery: NSExpression(forKeyPath: "items"), usingIteratorVariable: "item",
+    ///                          predicate: NSPredicate(format: "$item.price < 5"))
+    /// let predicate = NSPredicate(format: "%@.@count > 0", cheap) // or compare NSExpression(format:)
+    /// ```
+    ///
+    /// A predicate that is not a format, comparison or compound predicate stops the process.
+    public convenience init(forSubquery expression: NSExpression, usingIteratorVariable variable: String, predicate: NSPredicate) {
+        do {
+            self.init(node: .subquery(expression.node, variable, try predicate.predicateTree()))
+        } catch {
+            preconditionFailure("NSExpression(forSubquery:): \(error.localizedDescription)")
+        }
+    }
+
+    /// `TERNARY(predicate, trueExpression, falseExpression)`.
+    ///
+    /// ```swift
+    /// let label = NSExpression(forConditional: NSPredicate(format: "price > 10"),
+    ///                          trueExpression: NSExpression(forConstantValue: "dear"),
+    ///                          falseExpression: NSExpression(forConstantValue: "cheap"))
+    /// ```
+    public convenience init(forConditional predicate: NSPredicate, trueExpression: NSExpression, falseExpression: NSExpression) {
+        do {
+            self.init(node: .conditional(try predicate.predicateTree(), trueExpression.node, falseExpression.node))
+        } catch {
+            preconditionFailure("NSExpression(forConditional:): \(error.localizedDescription)")
+        }
+    }
+
+    /// `NSExpression`s as they are, anything else as a constant.
+    private static func node(of parameter: Any) -> ExpressionNode {
+        (parameter as? NSExpression)?.node ?? .constant(PredicateValue(parameter))
+    }
+
+    // MARK: Properties
+
+    /// The kind of expression.
+    open var expressionType: ExpressionType {
+        switch node {
+        case .constant: return .constantValue
+        case .evaluatedObject: return .evaluatedObject
+        case .variable: return .variable
+        case .keyPath, .keyPathFrom: return .keyPath
+        case .function: return .function
+        case .aggregate: return .aggregate
+        case .subquery: return .subquery
+        case .conditional: return .conditional
+        }
+    }
+
+    /// The value of a constant expression (numbers as `NSNumber`, collections as arrays).
+    open var constantValue: Any? {
+        if case .constant(let value) = node { return value.walkable }
+        if case .aggregate = node { return nil }
+        return nil
+    }
+
+    /// The key path of a key-path expression (`"owner.name"`).
+    open var keyPath: String {
+        switch node {
+        case .keyPath(let path), .keyPathFrom(_, let path): return path.joined(separator: ".")
+        default: return ""
+        }
+    }
+
+    /// The function name of a function expression (`"sum:"`).
+    open var function: String {
+        if case .function(let name, _) = node { return name }
+        return ""
+    }
+
+    /// The variable name of a variable expression, or a subquery's iterator variable.
+    open var variable: String {
+        switch node {
+        case .variable(let name), .subquery(_, let name, _): return name
+        default: return ""
+        }
+    }
+
+    /// What a key path starts from (`$item` in `$item.price`); `SELF` otherwise.
+    open var operand: NSExpression {
+        if case .keyPathFrom(let base, _) = node { return NSExpression(node: base) }
+        return NSExpression.expressionForEvaluatedObject()
+    }
+
+    /// The arguments of a function expression.
+    open var arguments: [NSExpression]? {
+        if case .function(_, let args) = node { return args.map(NSExpression.init(node:)) }
+        return nil
+    }
+
+    /// The subexpressions of an aggregate (an array of `NSExpression`), or a subquery's collection
+    /// expression.
+    open var collection: Any {
+        switch node {
+        case .aggregate(let items): return items.map(NSExpression.init(node:))
+        case .constant(.collection(let items)): return items.map { NSExpression(node: .constant($0)) }
+        case .subquery(let source, _, _): return NSExpression(node: source)
+        default: return [NSExpression]()
+        }
+    }
+
+    /// The predicate of a subquery or conditional expression.
+    open var predicate: NSPredicate {
+        switch node {
+        case .subquery(_, _, let predicate), .conditional(let predicate, _, _): return NSPredicate.make(from: predicate)
+        default: return NSPredicate(value: true)
+        }
+    }
+
+    /// The expression a conditional gives when its predicate holds.
+    open var `true`: NSExpression {
+        if case .conditional(_, let a, _) = node { return NSExpression(node: a) }
+        return NSExpression(forConstantValue: nil)
+    }
+
+    /// The expression a conditional gives when its predicate does not hold.
+    open var `false`: NSExpression {
+        if case .conditional(_, _, let b) = node { return NSExpression(node: b) }
+        return NSExpression(forConstantValue: nil)
+    }
+
+    // MARK: Evaluation
+
+    /// The expression's value for `object`, with `$variables` from `context`.
+    ///
+    /// ```swift
+    /// NSExpression(format: "2 + 3").expressionValue(with: nil, context: nil) // 5
+    /// NSExpression(forKeyPath: "name").expressionValue(with: car, context: nil) // "Model T"
+    /// ```
+    open func expressionValue(with object: Any?, context: NSMutableDictionary?) -> Any? {
+        var variables: [String: Any] = [:]
+        context?.forEach { key, value in if let key = key as? String { variables[key] = value } }
+        return PredicateEvaluator(variables: variables).value(of: node, object: object).walkable
+    }
+
+    /// Allows evaluation of an expression decoded from an archive; nothing to do here.
+    open func allowEvaluation() {}
+
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+
+    /// The expression in Apple's format syntax (`price * 2`, `sum:(price)`).
+    open override var description: String { node.description }
+
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSExpression else { return false }
+        return other === self || other.description == description
+    }
+
+    open override var hash: Int { description.hashValue }
+}

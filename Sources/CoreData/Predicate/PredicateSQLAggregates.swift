@@ -1,0 +1,129 @@
+import Foundation
+
+// Scalar values computed in SQL: collection operators on to-many key paths (`items.@count`,
+// `items.@sum.price`), `SUBQUERY(…).@count`, and functions of stored values (`price * 2`,
+// `abs:(delta)`). Each gives what `PredicateEvaluator` gives for the same row.
+
+extension PredicateSQLCompiler {
+    /// The rows of a to-many relationship's destination for the current row of its source:
+    /// the destination's alias, the `FROM` text and the condition that links them.
+    mutating func elements(of path: ToManyPath) throws(CompileError) -> (alias: String, from: String, link: String) {
+        let relationship = path.relationship
+        guard let destination = relationship.destinationEntity else {
+            throw CompileError(reason: "the relationship \(relationship.name) has no destination")
+        }
+        let alias = newAlias()
+        if let table = relationship.joinTable {
+            let joinAlias = newAlias()
+            return (alias,
+                    "\(table.name) \(joinAlias) JOIN \(destination.layout.tableName) \(alias) ON \(alias).Z_PK = \(joinAlias).\(table.destinationColumn)",
+                    "\(joinAlias).\(table.sourceColumn) = \(path.sourceAlias).Z_PK")
+        }
+        if let inverse = relationship.inverseRelationship, !inverse.isToMany, !inverse.isTransient {
+            return (alias, "\(destination.layout.tableName) \(alias)", "\(alias).\(inverse.columnName) = \(path.sourceAlias).Z_PK")
+        }
+        throw CompileError(reason: "the storage of the to-many relationship \(relationship.name) is unknown")
+    }
+
+    /// `(SELECT <aggregate> FROM <elements> WHERE <link> [AND <filter>])` with `element` resolved
+    /// in the elements' scope first (`nil`: the aggregate needs no column).
+    private mutating func scalarSubquery(_ path: ToManyPath,
+                                         _ body: (inout PredicateSQLCompiler) throws(CompileError) -> (select: SQLFragment, filter: SQLFragment, kind: ValueKind)) throws(CompileError) -> Operand {
+        guard let destination = path.relationship.destinationEntity else {
+            throw CompileError(reason: "the relationship \(path.relationship.name) has no destination")
+        }
+        let (alias, from, link) = try elements(of: path)
+        scopes.append(Scope(alias: alias, entity: destination))
+        defer { scopes.removeLast() }
+        let (select, filter, kind) = try body(&self)
+        let joins = scopes[currentScope].joins
+        let joinText = joins.isEmpty ? "" : " " + joins.joined(separator: " ")
+        if filter.sql == "0" {
+            // No element qualifies: what the aggregate gives for none.
+            return .value(SQLFragment("(SELECT ") + select + " FROM \(from)\(joinText) WHERE 0)", kind)
+        }
+        let condition = filter.sql == "1" ? SQLFragment(link) : link + " AND " + filter
+        return .value("(SELECT " + select + " FROM \(from)\(joinText) WHERE " + condition + ")", kind)
+    }
+
+    /// `@count`, `@sum.x`, `@avg.x`, `@min.x`, `@max.x` of a to-many key path.
+    mutating func collectionOperator(_ key: String, _ path: ToManyPath) throws(CompileError) -> Operand {
+        let op = key.lowercased()
+        if op == "@count" {
+            guard path.rest.isEmpty else { throw CompileError(reason: "nothing may follow @count in a fetch") }
+            return try scalarSubquery(path) { _ throws(CompileError) in (SQLFragment("COUNT(*)"), .alwaysTrue, .integer) }
+        }
+        guard ["@sum", "@avg", "@min", "@max"].contains(op) else {
+            throw CompileError(reason: "the collection operator \(key) is not supported")
+        }
+        guard !path.rest.isEmpty else { throw CompileError(reason: "\(key) needs a key path after it (\(key).price)") }
+        return try scalarSubquery(path) { (compiler: inout PredicateSQLCompiler) throws(CompileError) in
+            guard case .value(let column, let kind) = try compiler.resolve(path.rest, in: compiler.currentScope) else {
+                throw CompileError(reason: "\(key) of a to-many key path inside a to-many key path is not supported in a fetch")
+            }
+            switch op {
+            case "@sum", "@avg":
+                guard kind.isNumeric else { throw CompileError(reason: "\(key) needs a number attribute, not \(path.rest.joined(separator: "."))") }
+                return op == "@sum" ? ("cd_sum(" + column + ")", .alwaysTrue, kind) : ("(cd_sum(" + column + ") * 1.0 / COUNT(" + column + "))", .alwaysTrue, .real)
+            default:
+                guard kind.isOrdered else { throw CompileError(reason: "\(key) needs an attribute with an order, not \(path.rest.joined(separator: "."))") }
+                return ((op == "@min" ? "MIN(" : "MAX(") + column + ")", .alwaysTrue, kind)
+            }
+        }
+    }
+
+    /// `SUBQUERY(collection, $variable, predicate).@count`.
+    mutating func subqueryCount(_ collection: ExpressionNode, _ variable: String, _ predicate: PredicateNode) throws(CompileError) -> Operand {
+        guard case .toMany(let path) = try operand(collection), path.rest.isEmpty else {
+            throw CompileError(reason: "SUBQUERY needs a to-many relationship as its collection in a fetch")
+        }
+        return try scalarSubquery(path) { (compiler: inout PredicateSQLCompiler) throws(CompileError) in
+            let saved = compiler.iterators[variable]
+            compiler.iterators[variable] = compiler.currentScope
+            defer { compiler.iterators[variable] = saved }
+            return (SQLFragment("COUNT(*)"), try compiler.compileNode(predicate), .integer)
+        }
+    }
+
+    /// A function of operands: folded when they are all constants; `sum:`… of a to-many key
+    /// path as its collection operator; otherwise `cd_fn(name, …)` of numbers or strings.
+    mutating func function(_ name: String, _ operands: [Operand], _ expression: ExpressionNode) throws(CompileError) -> Operand {
+        var constants: [PredicateValue] = []
+        for case .constant(let value) in operands { constants.append(value) }
+        if constants.count == operands.count { return .constant(PredicateFunctions.apply(name, constants)) }
+        let statistics = ["sum:": "@sum", "count:": "@count", "min:": "@min", "max:": "@max", "average:": "@avg"]
+        if operands.count == 1, case .toMany(let path) = operands[0], let op = statistics[name] {
+            return try collectionOperator(op, path)
+        }
+        let stringFunctions: Set<String> = ["uppercase:", "lowercase:", "length:"]
+        let wantsStrings = stringFunctions.contains(name)
+        var arguments: [SQLFragment] = [.bind(.string(name))]
+        for item in operands {
+            switch item {
+            case .toMany:
+                throw CompileError(reason: "to-many key not allowed here: \(expression)")
+            case .constant(let value):
+                switch value {
+                case .null: arguments.append("NULL")
+                case .int(let v) where !wantsStrings: arguments.append(.bind(.int(v)))
+                case .double(let v) where !wantsStrings: arguments.append(.bind(.double(v)))
+                case .string(let v) where wantsStrings: arguments.append(.bind(.string(v)))
+                default: throw CompileError(reason: "\(value.formatDescription) cannot be an argument of \(name) in a fetch")
+                }
+            case .value(let column, let kind):
+                guard wantsStrings ? kind.isString : kind.isNumeric else {
+                    throw CompileError(reason: "\(name) needs \(wantsStrings ? "string" : "number") values in a fetch: \(expression)")
+                }
+                arguments.append(column)
+            }
+        }
+        let kind: ValueKind
+        switch name {
+        case "uppercase:", "lowercase:": kind = .string
+        case "length:", "count:", "bitwiseAnd:with:", "bitwiseOr:with:", "bitwiseXor:with:", "leftshift:by:",
+             "rightshift:by:", "onesComplement:": kind = .integer
+        default: kind = .real
+        }
+        return .value("cd_fn(" + SQLFragment.joined(arguments, separator: ", ") + ")", kind)
+    }
+}
