@@ -92,9 +92,10 @@ extension NSManagedObjectContext {
     }
 
     /// The objects a request matches, with pending changes merged in. `applyLimits` false
-    /// ignores the request's limit and offset (a child applies them after its own changes).
+    /// ignores the request's limit and offset (a child applies them after its own changes);
+    /// `forChild` reads the rows' values at once (a child takes them all), never batched.
     internal func fetchObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription, applyLimits: Bool = true,
-                                  includesPendingChanges: Bool? = nil) throws -> [NSManagedObject] {
+                                  includesPendingChanges: Bool? = nil, forChild: Bool = false) throws -> [NSManagedObject] {
         let includesPendingChanges = includesPendingChanges ?? request.includesPendingChanges
         if includesPendingChanges { processPendingChanges() }
         let merging = includesPendingChanges && hasChanges
@@ -108,7 +109,7 @@ extension NSManagedObjectContext {
             }
             objects = materialize(fromParent: rows, refresh: request.shouldRefreshRefetchedObjects,
                                   asFaults: request.returnsObjectsAsFaults, withValues: request.includesPropertyValues)
-        } else if request.fetchBatchSize > 0 || !request.includesPropertyValues {
+        } else if !forChild && (request.fetchBatchSize > 0 || !request.includesPropertyValues) {
             // IDs first; rows as faults fire, a batch at a time (NSManagedObjectContext+Batching.swift).
             let keys = try persistentStoreCoordinatorOrThrow().fetchKeys(plan)
             objects = materializeFaults(keys, batchSize: max(request.fetchBatchSize, 0),

@@ -173,7 +173,7 @@ extension NSManagedObjectContext {
     internal func snapshotsForChild<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription,
                                        applyLimits: Bool) throws -> [(NSManagedObjectID, RowSnapshot)] {
         // The parent's unsaved changes are the child's saved data: always included.
-        let objects = try fetchObjects(request, entity: entity, applyLimits: applyLimits, includesPendingChanges: true)
+        let objects = try fetchObjects(request, entity: entity, applyLimits: applyLimits, includesPendingChanges: true, forChild: true)
         return objects.map { ($0.objectID, $0.currentSnapshot) }
     }
 

@@ -22,6 +22,14 @@ struct AsynchronousFetchTests {
         var onQueue = false
         var sameResult = false
         var progress: (completed: Int64, total: Int64)?
+
+        /// Records what a completion block got, and says it ran.
+        func take(_ result: NSAsynchronousFetchResult<NSManagedObject>) {
+            names = result.finalResult?.compactMap { $0.value(forKey: "name") as? String }
+            error = result.operationError as NSError?
+            progress = result.progress.map { ($0.completedUnitCount, $0.totalUnitCount) }
+            done.signal()
+        }
     }
 
     @Test func returnsAtOnceAndCompletesOnTheContextsQueue() throws {
@@ -35,10 +43,7 @@ struct AsynchronousFetchTests {
             let request = NSAsynchronousFetchRequest(fetchRequest: fetch) { result in
                 outcome.onQueue = context.isOnQueue
                 outcome.sameResult = result === executed
-                outcome.names = result.finalResult?.compactMap { $0.value(forKey: "name") as? String }
-                outcome.error = result.operationError as NSError?
-                outcome.progress = result.progress.map { ($0.completedUnitCount, $0.totalUnitCount) }
-                outcome.done.signal()
+                outcome.take(result)
             }
             request.estimatedResultCount = 3
             #expect(request.fetchRequest === fetch && request.completionBlock != nil)
@@ -56,37 +61,28 @@ struct AsynchronousFetchTests {
         #expect(outcome.progress?.completed == 5 && outcome.progress?.total == 5)
     }
 
-    @Test func aCancelledFetchCompletesWithAnErrorAndNoResult() throws {
+    /// Executes an asynchronous fetch of `entity` (cancelled at once if `cancel`) and waits for its completion block.
+    private func outcome(fetching entity: String, cancel: Bool) throws -> Outcome {
         let (stack, context) = try seeded(3)
         defer { withExtendedLifetime(stack) {} }
         let outcome = Outcome()
         try context.performAndWait {
-            let request = NSAsynchronousFetchRequest(fetchRequest: NSFetchRequest<NSManagedObject>(entityName: "Car")) { result in
-                outcome.names = result.finalResult?.compactMap { $0.value(forKey: "name") as? String }
-                outcome.error = result.operationError as NSError?
-                outcome.done.signal()
-            }
+            let request = NSAsynchronousFetchRequest(fetchRequest: NSFetchRequest<NSManagedObject>(entityName: entity), completionBlock: outcome.take)
             let result = try context.execute(request) as? NSPersistentStoreAsynchronousResult
-            result?.cancel()
+            if cancel { result?.cancel() }
         }
         #expect(outcome.done.wait(timeout: .now() + 30) == .success)
+        return outcome
+    }
+
+    @Test func aCancelledFetchCompletesWithAnErrorAndNoResult() throws {
+        let outcome = try outcome(fetching: "Car", cancel: true)
         #expect(outcome.names == nil)
         #expect(outcome.error?.domain == NSCocoaErrorDomain && outcome.error?.code == CocoaError.Code.userCancelled.rawValue)
     }
 
     @Test func aFailingFetchCompletesWithItsError() throws {
-        let (stack, context) = try seeded(1)
-        defer { withExtendedLifetime(stack) {} }
-        let outcome = Outcome()
-        try context.performAndWait {
-            let request = NSAsynchronousFetchRequest(fetchRequest: NSFetchRequest<NSManagedObject>(entityName: "Nope")) { result in
-                outcome.names = result.finalResult?.map { _ in "" }
-                outcome.error = result.operationError as NSError?
-                outcome.done.signal()
-            }
-            _ = try context.execute(request)
-        }
-        #expect(outcome.done.wait(timeout: .now() + 30) == .success)
+        let outcome = try outcome(fetching: "Nope", cancel: false)
         #expect(outcome.names == nil)
         #expect(outcome.error?.domain == NSCocoaErrorDomain && outcome.error?.code == NSCoreDataError)
     }
