@@ -16,13 +16,18 @@ extension NSManagedObject {
     internal func adopt(_ snapshot: RowSnapshot) { load(snapshot) }
 
     /// A registered object met again by a fetch: a data-less fault takes the row; with
-    /// `refresh` (`shouldRefreshRefetchedObjects`), an unchanged object takes it too.
+    /// `refresh` (`shouldRefreshRefetchedObjects`), a loaded object takes it too — its unsaved
+    /// changes, if any, stay on top of the refreshed values, as Apple's do.
     internal func takeRefetched(_ snapshot: RowSnapshot, refresh: Bool) {
         if _isFault && !_hasData {
             adopt(snapshot)
-        } else if refresh && !hasChanges {
-            adopt(snapshot)
-            _relations.removeAll()
+        } else if refresh {
+            if hasChanges {
+                merge(snapshot)
+            } else {
+                adopt(snapshot)
+                _relations.removeAll()
+            }
         }
     }
 

@@ -101,6 +101,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Inserted here and saved into the parent context under a temporary ID: the ID may have
     /// become permanent higher up the chain since.
     @exclusivity(unchecked) internal var _mayBeForwarded = false
+    /// The batch of a batched fetch (`fetchBatchSize`) this data-less fault belongs to: firing
+    /// it loads the whole batch with one query (`NSManagedObjectContext+Batching.swift`).
+    @exclusivity(unchecked) internal var _fetchBatch: FetchBatch?
 
     /// Creates an object of `entity` and inserts it into `context` (if any).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
@@ -233,6 +236,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     @usableFromInline
     final internal func fireFault() {
         guard _isFault else { return }
+        if !_hasData, let batch = _fetchBatch {
+            _fetchBatch = nil
+            _context?.loadBatch(batch)
+        }
         if !_hasData {
             if let snapshot = _context?.snapshotForFault(objectID) {
                 load(snapshot)

@@ -92,9 +92,10 @@ extension NSManagedObjectContext {
     }
 
     /// The objects a request matches, with pending changes merged in. `applyLimits` false
-    /// ignores the request's limit and offset (a child applies them after its own changes).
+    /// ignores the request's limit and offset (a child applies them after its own changes);
+    /// `forChild` reads the rows' values at once (a child takes them all), never batched.
     internal func fetchObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription, applyLimits: Bool = true,
-                                  includesPendingChanges: Bool? = nil) throws -> [NSManagedObject] {
+                                  includesPendingChanges: Bool? = nil, forChild: Bool = false) throws -> [NSManagedObject] {
         let includesPendingChanges = includesPendingChanges ?? request.includesPendingChanges
         if includesPendingChanges { processPendingChanges() }
         let merging = includesPendingChanges && hasChanges
@@ -106,23 +107,31 @@ extension NSManagedObjectContext {
             let rows = try parent.performAndWait {
                 try parent.snapshotsForChild(request, entity: entity, applyLimits: applyLimits && !needsMemory)
             }
-            objects = materialize(fromParent: rows, refresh: request.shouldRefreshRefetchedObjects)
+            objects = materialize(fromParent: rows, refresh: request.shouldRefreshRefetchedObjects,
+                                  asFaults: request.returnsObjectsAsFaults, withValues: request.includesPropertyValues)
+        } else if !forChild && (request.fetchBatchSize > 0 || !request.includesPropertyValues) {
+            // IDs first; rows as faults fire, a batch at a time (NSManagedObjectContext+Batching.swift).
+            let keys = try persistentStoreCoordinatorOrThrow().fetchKeys(plan)
+            objects = materializeFaults(keys, batchSize: max(request.fetchBatchSize, 0),
+                                        prefetching: request.relationshipKeyPathsForPrefetching)
         } else {
             let rows = try persistentStoreCoordinatorOrThrow().fetchRows(plan)
             objects = materialize(rows, refresh: request.shouldRefreshRefetchedObjects, asFaults: request.returnsObjectsAsFaults)
+            try prefetch(request.relationshipKeyPathsForPrefetching, of: objects, entity: entity)
         }
         if merging {
-            objects = try mergePendingChanges(into: objects, plan: plan, request: request, applyLimits: applyLimits)
+            objects = try mergePendingChanges(into: objects, plan: plan, request: request, applyLimits: applyLimits,
+                                              keepsStoreOrder: request.fetchBatchSize > 0)
         }
         return objects
     }
 
     /// Registered objects for fetched rows: existing ones are reused (uniquing), new ones are
-    /// faults that carry their row, so firing them does not go back to the store.
+    /// faults that carry their row, so firing them does not go back to the store. With
+    /// `asFaults` false (`returnsObjectsAsFaults`), every returned object is fired.
     internal func materialize(_ rows: [FetchedRow], refresh: Bool, asFaults: Bool) -> [NSManagedObject] {
         var objects: [NSManagedObject] = []
         objects.reserveCapacity(rows.count)
-        var fresh: [NSManagedObject] = []
         var lastEntity: NSEntityDescription?
         var lastClass: NSManagedObject.Type = NSManagedObject.self
         withRegistryLock { registry in
@@ -147,17 +156,18 @@ extension NSManagedObjectContext {
                 object._isFault = true
                 registry[key] = Unmanaged.passUnretained(object)
                 objects.append(object)
-                if !asFaults { fresh.append(object) }
             }
         }
         if retainsRegisteredObjects { for object in objects { retainRegistered(object) } }
-        for object in fresh { object.fireFaultIfNeeded() }
+        if !asFaults { for object in objects { object.fireFaultIfNeeded() } }
         return objects
     }
 
     /// Adds unsaved inserts, drops deleted objects, re-checks updated ones; sorts and limits in memory.
+    /// `keepsStoreOrder` (a batched fetch): the store's objects stay in the store's order and
+    /// only the changed ones are placed among them, so that sorting fires few faults.
     private func mergePendingChanges<T>(into objects: [NSManagedObject], plan: FetchPlan, request: NSFetchRequest<T>,
-                                        applyLimits: Bool) throws -> [NSManagedObject] {
+                                        applyLimits: Bool, keepsStoreOrder: Bool = false) throws -> [NSManagedObject] {
         let entityNumbers = Set(plan.includesSubentities ? plan.entity.layout.entityNumbers : [plan.entity.layout.entityNumber])
         func isCandidate(_ object: NSManagedObject) -> Bool { entityNumbers.contains(object.layout.entityNumber) }
         func matches(_ object: NSManagedObject) throws -> Bool {
@@ -178,17 +188,46 @@ extension NSManagedObjectContext {
             if try matches(object) { result.append(object) }
         }
         if !plan.sortKeys.isEmpty {
-            result = try PredicateBridge.sort(result, by: plan.sortKeys)
+            result = keepsStoreOrder ? try placeChanged(result, by: plan.sortKeys) : try PredicateBridge.sort(result, by: plan.sortKeys)
         } else {
             // Primary-key order, as the store returns it, then unsaved inserts (here or in a
             // parent) in insertion order: temporary IDs are numbered in creation order.
-            let saved = result.filter { !$0.objectID.isTemporaryID }.sorted { $0.objectID.key.value < $1.objectID.key.value }
-            let unsaved = result.filter { $0.objectID.isTemporaryID }.sorted { $0.objectID.key.value < $1.objectID.key.value }
+            let saved = result.filter { $0.idKey.store != IDKey.temporaryStore }.sorted { $0.idKey.value < $1.idKey.value }
+            let unsaved = result.filter { $0.idKey.store == IDKey.temporaryStore }.sorted { $0.idKey.value < $1.idKey.value }
             result = saved + unsaved
         }
         guard applyLimits else { return result }
         if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 { result = Array(result.prefix(request.fetchLimit)) }
+        return result
+    }
+
+    /// `objects` in sort order, when the unchanged ones already are (they came from the store,
+    /// sorted): the changed ones are sorted, then each placed by binary search, comparing with
+    /// (and so firing) about log₂(n) of the others. Ties go by primary key, unsaved objects last.
+    private func placeChanged(_ objects: [NSManagedObject], by keys: [SortKey]) throws -> [NSManagedObject] {
+        func isChanged(_ object: NSManagedObject) -> Bool { object._isUpdated || object.idKey.store == IDKey.temporaryStore }
+        func before(_ a: NSManagedObject, _ b: NSManagedObject) -> Bool {
+            for key in keys {
+                switch key.compare(a, b) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            let (x, y) = (a.idKey, b.idKey)
+            if (x.store == IDKey.temporaryStore) != (y.store == IDKey.temporaryStore) { return y.store == IDKey.temporaryStore }
+            return x.value < y.value
+        }
+        var result = objects.filter { !isChanged($0) }
+        for object in try PredicateBridge.sort(objects.filter(isChanged), by: keys) {
+            var low = 0, high = result.count
+            while low < high {
+                let middle = (low + high) / 2
+                if before(result[middle], object) { low = middle + 1 } else { high = middle }
+            }
+            result.insert(object, at: low)
+        }
         return result
     }
 

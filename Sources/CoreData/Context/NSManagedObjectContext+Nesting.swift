@@ -173,25 +173,28 @@ extension NSManagedObjectContext {
     internal func snapshotsForChild<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription,
                                        applyLimits: Bool) throws -> [(NSManagedObjectID, RowSnapshot)] {
         // The parent's unsaved changes are the child's saved data: always included.
-        let objects = try fetchObjects(request, entity: entity, applyLimits: applyLimits, includesPendingChanges: true)
+        let objects = try fetchObjects(request, entity: entity, applyLimits: applyLimits, includesPendingChanges: true, forChild: true)
         return objects.map { ($0.objectID, $0.currentSnapshot) }
     }
 
     /// Registered objects for rows that came from the parent context: existing ones are reused,
-    /// new ones are faults carrying the parent's values.
-    internal func materialize(fromParent rows: [(NSManagedObjectID, RowSnapshot)], refresh: Bool) -> [NSManagedObject] {
+    /// new ones are faults carrying the parent's values (or, without `withValues`, data-less
+    /// faults that ask the parent when they fire). With `asFaults` false every object is fired.
+    internal func materialize(fromParent rows: [(NSManagedObjectID, RowSnapshot)], refresh: Bool,
+                              asFaults: Bool, withValues: Bool) -> [NSManagedObject] {
         var objects: [NSManagedObject] = []
         objects.reserveCapacity(rows.count)
         for (id, snapshot) in rows {
             if let existing = registered(id.key) {
-                existing.takeRefetched(snapshot, refresh: refresh)
+                if withValues { existing.takeRefetched(snapshot, refresh: refresh) }
                 objects.append(existing)
                 continue
             }
             let object = snapshot.entity.layout.instanceClass.init(entity: snapshot.entity, insertInto: nil)
-            object.becomeFault(id, snapshot: snapshot, in: self)
+            object.becomeFault(id, snapshot: withValues ? snapshot : nil, in: self)
             objects.append(object)
         }
+        if !asFaults && withValues { for object in objects { object.fireFaultIfNeeded() } }
         return objects
     }
 

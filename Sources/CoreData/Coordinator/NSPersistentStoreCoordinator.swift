@@ -282,6 +282,30 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try fetchTargets(plan.entity).flatMap { try $0.fetchIDs(plan) }
     }
 
+    /// The entities and primary keys of the matching rows, store by store.
+    internal func fetchKeys(_ plan: FetchPlan) throws -> [(store: NSPersistentStore, keys: [FetchedKey])] {
+        try fetchTargets(plan.entity).map { ($0, try $0.fetchKeys(plan)) }
+    }
+
+    /// The rows of `root`'s family in `store` with the given primary keys (a fetch batch, prefetched to-ones).
+    internal func rows(primaryKeys: [Int64], root: NSEntityDescription, in store: NSPersistentStore) throws -> [FetchedRow] {
+        try own(store).rows(primaryKeys: primaryKeys, root: root)
+    }
+
+    /// The destination rows of a to-many relationship of many owners in `store` (prefetching).
+    internal func relatedRows(for relationship: NSRelationshipDescription, owners: [Int64], ownerEntity: NSEntityDescription,
+                              in store: NSPersistentStore) throws -> [RelatedRow] {
+        try own(store).relatedRows(for: relationship, owners: owners, ownerEntity: ownerEntity)
+    }
+
+    /// `store`, if this coordinator still has it.
+    private func own(_ store: NSPersistentStore) throws -> NSPersistentStore {
+        guard withLock({ stores.contains { $0 === store } }) else {
+            throw CoreDataError.make(.persistentStoreOperation, "The store at \(store.url?.path ?? "") is not one of this coordinator's stores (it was removed)")
+        }
+        return store
+    }
+
     internal func count(_ plan: FetchPlan) throws -> Int {
         try fetchTargets(plan.entity).reduce(0) { $0 + (try $1.count(plan)) }
     }

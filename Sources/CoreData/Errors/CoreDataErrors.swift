@@ -92,6 +92,11 @@ internal enum CoreDataError {
         case fileReadNoSuchFile = 260
     }
 
+    /// `NSUserCancelledError` (3072) in `NSCocoaErrorDomain`: a cancelled asynchronous request.
+    static func cancelled(_ message: String) -> NSError {
+        NSError(domain: NSCocoaErrorDomain, code: CocoaError.Code.userCancelled.rawValue, userInfo: [NSLocalizedDescriptionKey: message])
+    }
+
     /// An `NSError` in `NSCocoaErrorDomain` whose `localizedDescription` is `message`.
     static func make(_ code: Code, _ message: String, extra: [String: Any] = [:]) -> NSError {
         var info = extra

@@ -105,6 +105,30 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     internal func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] { [] }
     /// The IDs of rows matching a plan, in order.
     internal func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] { try fetchRows(plan).map(\.id) }
+    /// The entities and primary keys of the rows matching a plan, in order, without their
+    /// values (a batched fetch, `includesPropertyValues` false).
+    internal func fetchKeys(_ plan: FetchPlan) throws -> [FetchedKey] {
+        try fetchIDs(plan).map { FetchedKey(entity: $0.entity, primaryKey: $0.key.value) }
+    }
+    /// The rows of `root`'s table whose primary keys are `primaryKeys`, in any order; keys of
+    /// rows that no longer exist are left out (a batch of a batched fetch, prefetched to-ones).
+    internal func rows(primaryKeys: [Int64], root: NSEntityDescription) throws -> [FetchedRow] {
+        try primaryKeys.compactMap { pk in
+            try row(for: NSManagedObjectID(entity: root, store: self, primaryKey: pk)).map { FetchedRow(store: self, primaryKey: pk, snapshot: $0) }
+        }
+    }
+    /// The destination rows of the to-many `relationship` of every owner in `owners` (primary
+    /// keys of `ownerEntity`'s table), each with its owner, each owner's rows in the
+    /// relationship's order (prefetching).
+    internal func relatedRows(for relationship: NSRelationshipDescription, owners: [Int64], ownerEntity: NSEntityDescription) throws -> [RelatedRow] {
+        var result: [RelatedRow] = []
+        for owner in owners {
+            for id in try relatedIDs(for: relationship, of: NSManagedObjectID(entity: ownerEntity, store: self, primaryKey: owner)) {
+                if let snapshot = try row(for: id) { result.append(RelatedRow(owner: owner, row: FetchedRow(id: id, snapshot: snapshot))) }
+            }
+        }
+        return result
+    }
     /// The number of rows matching a plan.
     internal func count(_ plan: FetchPlan) throws -> Int { try fetchRows(plan).count }
     /// One row, or `nil` if it does not exist (firing a fault).

@@ -36,6 +36,18 @@ internal struct FetchedRow: @unchecked Sendable {
     var id: NSManagedObjectID { NSManagedObjectID(entity: snapshot.entity, store: store, primaryKey: primaryKey) }
 }
 
+/// A row's identity without its values: what a batched or ID-only fetch reads first.
+internal struct FetchedKey: @unchecked Sendable {
+    let entity: NSEntityDescription
+    let primaryKey: Int64
+}
+
+/// A destination row of a prefetched to-many relationship, with its owner's primary key.
+internal struct RelatedRow: @unchecked Sendable {
+    let owner: Int64
+    let row: FetchedRow
+}
+
 /// What a fetch asks a store for, compiled from an `NSFetchRequest`.
 internal struct FetchPlan: @unchecked Sendable {
     var entity: NSEntityDescription

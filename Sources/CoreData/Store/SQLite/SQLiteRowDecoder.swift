@@ -41,6 +41,8 @@ internal final class SQLiteRowDecoder: @unchecked Sendable {
         }
     }
     let selectList: String
+    /// The number of columns of ``selectList``: a query may select more after them.
+    let columnCount: Int
     /// Plans by `Z_ENT` number (`nil` for numbers outside the family).
     var plans: [Plan?] = []
 
@@ -48,6 +50,7 @@ internal final class SQLiteRowDecoder: @unchecked Sendable {
         let table = schema.tables.first { $0.root === root }!
         let columns = table.columns.map(\.name)
         selectList = columns.map { "t0." + $0 }.joined(separator: ", ")
+        columnCount = columns.count
         var position: [String: Int32] = [:]
         for (offset, name) in columns.enumerated() { position[name] = Int32(offset) }
         for entity in schema.entities where entity.rootEntity === root {

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Synchronization
 
 /// The SQLite store: a file in Core Data's own layout, in WAL mode, written one transaction per save.
 ///
@@ -27,6 +28,16 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// Row decoders by the root entity's `Z_ENT` number; built when the store opens, then shared
     /// by every reader (read-only from then on, so without exclusivity checks).
     @exclusivity(unchecked) private var decoders: [SQLiteRowDecoder?] = []
+
+    /// How many read statements (fetches, counts, faults, batches, prefetches) the store has
+    /// run: tests count queries with it.
+    let readStatementCount = Atomic<Int>(0)
+
+    /// A read statement of `db` for `sql`, counted in ``readStatementCount``.
+    func readStatement(_ db: SQLiteConnection, _ sql: String) throws -> SQLiteStatement {
+        readStatementCount.add(1, ordering: .relaxed)
+        return try db.cached(sql)
+    }
 
     /// The default of ``NSPersistentStoreConnectionPoolMaxSizeKey``: how many reader connections
     /// the store opens at most.
@@ -389,7 +400,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let decoder = self.decoder(for: plan.entity)
         let (sql, bindings) = try query(plan, columns: decoder.selectList)
         return try withReader { db in
-            let statement = try db.cached(sql)
+            let statement = try readStatement(db, sql)
             defer { statement.reset() }
             for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
             var rows: [FetchedRow] = []
@@ -405,17 +416,35 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return try withReader { db in try readIDs(db, sql: sql, bindings: bindings) }
     }
 
+    override func fetchKeys(_ plan: FetchPlan) throws -> [FetchedKey] {
+        let (sql, bindings) = try query(plan, columns: "t0.Z_PK, t0.Z_ENT")
+        return try withReader { db in try readKeys(db, sql: sql, bindings: bindings) }
+    }
+
     /// The object IDs of a query selecting `Z_PK, Z_ENT`.
     private func readIDs(_ db: SQLiteConnection, sql: String, bindings: [StoreValue]) throws -> [NSManagedObjectID] {
-        let statement = try db.cached(sql)
+        try readKeys(db, sql: sql, bindings: bindings).map { NSManagedObjectID(entity: $0.entity, store: self, primaryKey: $0.primaryKey) }
+    }
+
+    /// The entities and primary keys of a query selecting `Z_PK, Z_ENT`.
+    private func readKeys(_ db: SQLiteConnection, sql: String, bindings: [StoreValue]) throws -> [FetchedKey] {
+        let statement = try readStatement(db, sql)
         defer { statement.reset() }
         for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
-        var ids: [NSManagedObjectID] = []
+        var keys: [FetchedKey] = []
         while try statement.step() {
             guard let entity = self.entity(numbered: statement.int64(1)) else { continue }
-            ids.append(NSManagedObjectID(entity: entity, store: self, primaryKey: statement.int64(0)))
+            keys.append(FetchedKey(entity: entity, primaryKey: statement.int64(0)))
         }
-        return ids
+        return keys
+    }
+
+    override func rows(primaryKeys: [Int64], root: NSEntityDescription) throws -> [FetchedRow] {
+        try withReader { db in try readRows(primaryKeys: primaryKeys, root: root, on: db) }
+    }
+
+    override func relatedRows(for relationship: NSRelationshipDescription, owners: [Int64], ownerEntity: NSEntityDescription) throws -> [RelatedRow] {
+        try withReader { db in try readRelatedRows(for: relationship, owners: owners, on: db) }
     }
 
     override func count(_ plan: FetchPlan) throws -> Int {
@@ -426,7 +455,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if plan.limit > 0 || plan.offset > 0 { wrapped += " LIMIT \(plan.limit > 0 ? plan.limit : -1) OFFSET \(max(plan.offset, 0))" }
         wrapped += ")"
         return try withReader { db in
-            let statement = try db.cached(wrapped)
+            let statement = try readStatement(db, wrapped)
             defer { statement.reset() }
             for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
             guard try statement.step() else { return 0 }
@@ -442,7 +471,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     func readRow(_ id: NSManagedObjectID, on db: SQLiteConnection) throws -> RowSnapshot? {
         guard let pk = id.primaryKey else { return nil }
         let decoder = self.decoder(for: id.entity)
-        let statement = try db.cached("SELECT \(decoder.selectList) FROM \(id.entity.layout.tableName) t0 WHERE t0.Z_PK = ?")
+        let statement = try readStatement(db, "SELECT \(decoder.selectList) FROM \(id.entity.layout.tableName) t0 WHERE t0.Z_PK = ?")
         defer { statement.reset() }
         statement.bind(pk, at: 1)
         guard try statement.step(), let row = decodeRow(statement, decoder: decoder) else { return nil }

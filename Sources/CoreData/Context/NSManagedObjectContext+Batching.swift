@@ -1,0 +1,91 @@
+import Foundation
+
+// Batched fetches (`fetchBatchSize` > 0) and ID-only fetches (`includesPropertyValues` false).
+//
+// The fetch reads only the matching rows' primary keys, in order, and returns an array of
+// registered, data-less faults (uniqued as any fetched object). With a batch size, the faults
+// are cut into batches of that size; each fault points at its `FetchBatch`, and the first fault
+// of a batch to fire loads the rows of the whole batch with one query (`WHERE Z_PK IN (…)`).
+// So the result has its count and order at once, and only touched batches ever hold row data.
+
+/// The primary keys of up to `fetchBatchSize` consecutive results of a batched fetch (of one
+/// store and one table), loaded together when the first of their faults fires.
+internal final class FetchBatch {
+    let store: NSPersistentStore
+    let root: NSEntityDescription
+    let primaryKeys: [Int64]
+    /// Relationship key paths to prefetch for the batch's objects once loaded.
+    let prefetching: [String]?
+    var isLoaded = false
+
+    init(store: NSPersistentStore, root: NSEntityDescription, primaryKeys: [Int64], prefetching: [String]?) {
+        self.store = store
+        self.root = root
+        self.primaryKeys = primaryKeys
+        self.prefetching = prefetching
+    }
+}
+
+extension NSManagedObjectContext {
+    /// Registered data-less faults for fetched keys, in order. With `batchSize` > 0, each new
+    /// fault (and each registered data-less one) belongs to a batch of `batchSize` neighbours.
+    internal func materializeFaults(_ groups: [(store: NSPersistentStore, keys: [FetchedKey])], batchSize: Int,
+                                    prefetching: [String]?) -> [NSManagedObject] {
+        var objects: [NSManagedObject] = []
+        objects.reserveCapacity(groups.reduce(0) { $0 + $1.keys.count })
+        withRegistryLock { registry in
+            for (store, keys) in groups {
+                registry.reserveCapacity(keys.count)
+                var start = 0
+                while start < keys.count {
+                    let end = batchSize > 0 ? min(start + batchSize, keys.count) : keys.count
+                    let batch = batchSize > 0
+                        ? FetchBatch(store: store, root: keys[start].entity.layout.root, primaryKeys: keys[start..<end].map(\.primaryKey), prefetching: prefetching)
+                        : nil
+                    for key in keys[start..<end] {
+                        let idKey = IDKey(store: store.tag, root: key.entity.layout.rootNumber, value: key.primaryKey)
+                        if let existing = registry[idKey]?.takeUnretainedValue() {
+                            if existing._isFault && !existing._hasData && existing._fetchBatch == nil { existing._fetchBatch = batch }
+                            objects.append(existing)
+                            continue
+                        }
+                        let object = key.entity.layout.instanceClass.init(entity: key.entity, insertInto: nil)
+                        object.setPermanentKey(key.primaryKey, store: store)
+                        object._context = self
+                        object.load(nil)
+                        object._isFault = true
+                        object._fetchBatch = batch
+                        registry[idKey] = Unmanaged.passUnretained(object)
+                        objects.append(object)
+                    }
+                    start = end
+                }
+            }
+        }
+        if retainsRegisteredObjects { for object in objects { retainRegistered(object) } }
+        return objects
+    }
+
+    /// Gives a batch's rows to those of its objects that are still data-less faults: one query
+    /// for the batch. A row that has gone leaves its fault to fire alone (and read as deleted).
+    internal func loadBatch(_ batch: FetchBatch) {
+        guard !batch.isLoaded, let coordinator = persistentStoreCoordinator else { return }
+        batch.isLoaded = true
+        guard let rows = try? coordinator.rows(primaryKeys: batch.primaryKeys, root: batch.root, in: batch.store) else { return }
+        var loaded: [NSManagedObject] = []
+        loaded.reserveCapacity(rows.count)
+        withRegistryLock { registry in
+            for row in rows {
+                guard let object = registry[row.key]?.takeUnretainedValue() else { continue }
+                if object._fetchBatch === batch { object._fetchBatch = nil }
+                if object._isFault && !object._hasData {
+                    object.adopt(row.snapshot)
+                    loaded.append(object)
+                }
+            }
+        }
+        if let keyPaths = batch.prefetching, let entity = loaded.first?.entity {
+            try? prefetch(keyPaths, of: loaded, entity: entity)
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// A request ``NSManagedObjectContext/execute(_:)`` knows how to run.
+internal protocol ContextExecutableRequest {
+    func execute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult
+}
+
+extension NSManagedObjectContext {
+    /// Runs a request and returns its result: for an `NSFetchRequest`, an
+    /// ``NSAsynchronousFetchResult`` whose `finalResult` holds the fetched objects (the fetch has
+    /// run); for an ``NSAsynchronousFetchRequest``, at once, an ``NSAsynchronousFetchResult``
+    /// whose fetch then runs on the context's queue and ends in the request's completion block.
+    ///
+    /// ```swift
+    /// let result = try context.execute(NSFetchRequest<Car>(entityName: "Car")) as! NSAsynchronousFetchResult<Car>
+    /// let cars = result.finalResult ?? []
+    /// ```
+    ///
+    /// Throws `NSPersistentStoreUnsupportedRequestTypeError` (134091) for other requests, and
+    /// the fetch's error for a plain fetch request.
+    public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
+        checkQueue("execute(_:)")
+        guard let executable = request as? ContextExecutableRequest else {
+            throw CoreDataError.make(.unsupportedRequestType, "execute(_:) can't run a \(type(of: request)) here: only NSFetchRequest and NSAsynchronousFetchRequest are supported")
+        }
+        return try executable.execute(in: self)
+    }
+}
+
+extension NSFetchRequest: ContextExecutableRequest {
+    func execute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult {
+        let objects = try context.fetch(self)
+        let progress = Progress(totalUnitCount: Int64(objects.count))
+        progress.completedUnitCount = progress.totalUnitCount
+        let result = NSAsynchronousFetchResult(context: context, request: NSAsynchronousFetchRequest(fetchRequest: self), progress: progress)
+        result._finalResult = objects
+        return result
+    }
+}
+
+/// A value handed to the context's queue, where only that queue touches it.
+private struct OnContextQueue<Value>: @unchecked Sendable {
+    let value: Value
+}
+
+extension NSAsynchronousFetchRequest: ContextExecutableRequest {
+    func execute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult {
+        let progress = Progress(totalUnitCount: Int64(max(estimatedResultCount, 0))) // a child of the current progress
+        progress.isCancellable = true
+        let result = NSAsynchronousFetchResult(context: context, request: self, progress: progress)
+        let work = OnContextQueue(value: (self, result))
+        context.perform { work.value.0.run(work.value.1, in: context) }
+        return result
+    }
+
+    /// The fetch, on the context's queue.
+    private func run(_ result: NSAsynchronousFetchResult<ResultType>, in context: NSManagedObjectContext) {
+        defer { completionBlock?(result) }
+        let cancelled = CoreDataError.cancelled("The asynchronous fetch was cancelled")
+        guard !result.isCancelled else { result.fail(cancelled); return }
+        do {
+            let objects = try context.fetch(fetchRequest)
+            guard !result.isCancelled else { result.fail(cancelled); return }
+            result.progress?.totalUnitCount = Int64(objects.count)
+            result.progress?.completedUnitCount = Int64(objects.count)
+            result._finalResult = objects
+        } catch {
+            result.fail(error as NSError)
+        }
+    }
+}

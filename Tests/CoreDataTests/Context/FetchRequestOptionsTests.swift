@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+@Suite("Fetch requests: includesPropertyValues, returnsObjectsAsFaults, shouldRefreshRefetchedObjects")
+struct FetchRequestOptionsTests {
+    private func seeded(inMemory: Bool = false) throws -> TestStack {
+        let stack = try TestStack(inMemory: inMemory)
+        for (offset, name) in ["a", "b", "c"].enumerated() { stack.insert("Car", ["name": name, "year": 2001 + offset]) }
+        try stack.context.save()
+        return stack
+    }
+
+    @Test func withoutPropertyValuesObjectsAreDataLessFaultsThatLoadOnFirstTouch() throws {
+        let seed = try seeded()
+        defer { withExtendedLifetime(seed) {} }
+        let stack = try seed.reopen() // a new coordinator: no cached rows
+        let before = stack.readStatements
+        let cars = try stack.fetch("Car") { $0.includesPropertyValues = false }
+        #expect(stack.readStatements == before + 1)
+        #expect(cars.count == 3)
+        #expect(cars.allSatisfy { $0.isFault && !$0._hasData })
+        #expect(cars[1].value(forKey: "name") as? String == "b")
+        #expect(stack.readStatements == before + 2)      // one row, for the object touched
+        #expect(cars[0].isFault && !cars[0]._hasData)
+        #expect(cars.map { $0.value(forKey: "name") as? String } == ["a", "b", "c"])
+    }
+
+    @Test func withoutPropertyValuesInMemory() throws {
+        let stack = try seeded(inMemory: true)
+        stack.context.reset()
+        let cars = try stack.fetch("Car") { $0.includesPropertyValues = false; $0.predicate = NSPredicate(format: "year > 2001") }
+        #expect(cars.allSatisfy { $0.isFault && !$0._hasData })
+        #expect(cars.map { $0.value(forKey: "name") as? String } == ["b", "c"])
+    }
+
+    @Test func withoutPropertyValuesInAChildContext() throws {
+        let stack = try seeded()
+        let (_, child) = stack.parentAndChild()
+        let names = try child.performAndWait {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            request.includesPropertyValues = false
+            let cars = try child.fetch(request)
+            #expect(cars.allSatisfy { $0.isFault && !$0._hasData })
+            return cars.map { $0.value(forKey: "name") as? String }
+        }
+        #expect(names == ["a", "b", "c"])
+    }
+
+    @Test func returnsObjectsAsFaultsFalseHoldsInAChildContext() throws {
+        let stack = try seeded()
+        let (_, child) = stack.parentAndChild()
+        let states = child.performAndWait { () -> (faults: [Bool], loaded: [Bool]) in
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            let faults = (try? child.fetch(request))?.map(\.isFault) ?? []
+            child.reset()
+            request.returnsObjectsAsFaults = false
+            let loaded = (try? child.fetch(request))?.map(\.isFault) ?? []
+            return (faults, loaded)
+        }
+        #expect(states.faults == [true, true, true])
+        #expect(states.loaded == [false, false, false])
+    }
+
+    @Test func returnsObjectsAsFaultsFalseFiresObjectsAlreadyRegistered() throws {
+        let seed = try seeded()
+        defer { withExtendedLifetime(seed) {} }
+        let stack = try seed.reopen()
+        let faults = try stack.fetch("Car")
+        #expect(faults.allSatisfy { $0.isFault })
+        let loaded = try stack.fetch("Car") { $0.returnsObjectsAsFaults = false }
+        #expect(loaded.allSatisfy { !$0.isFault })
+        #expect(zip(faults, loaded).allSatisfy { $0 === $1 })
+    }
+
+    /// Changes another context saved while `stack.context` holds the object.
+    private func saveElsewhere(_ stack: TestStack, year: Int, name: String? = nil) throws {
+        let other = stack.newContext()
+        let car = try other.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))[0]
+        car.setValue(year, forKey: "year")
+        if let name { car.setValue(name, forKey: "name") }
+        try other.save()
+    }
+
+    @Test func refetchedObjectsKeepTheirValuesUnlessRefreshed() throws {
+        let stack = try seeded()
+        let car = try stack.fetch("Car")[0]
+        #expect(car.value(forKey: "year") as? Int == 2001)
+        try saveElsewhere(stack, year: 1999)
+        _ = try stack.fetch("Car")
+        #expect(car.value(forKey: "year") as? Int == 2001)      // not refreshed: the values it had
+        let again = try stack.fetch("Car") { $0.shouldRefreshRefetchedObjects = true }
+        #expect(again[0] === car)
+        #expect(car.value(forKey: "year") as? Int == 1999)      // the store's
+        #expect(!car.hasChanges)
+    }
+
+    @Test func refreshingKeepsPendingChangesOnTopOfTheStoresValues() throws {
+        let stack = try seeded()
+        let car = try stack.fetch("Car")[0]
+        car.setValue("mine", forKey: "name")
+        try saveElsewhere(stack, year: 1990, name: "theirs")
+        _ = try stack.fetch("Car") { $0.shouldRefreshRefetchedObjects = true }
+        #expect(car.value(forKey: "year") as? Int == 1990)      // the store's value
+        #expect(car.value(forKey: "name") as? String == "mine") // the unsaved change, kept
+        #expect(car.hasChanges)
+        try stack.context.save()                                 // the refreshed version: no conflict
+        let reloaded = try stack.reopen().fetch("Car")[0]
+        #expect(reloaded.value(forKey: "name") as? String == "mine")
+        #expect(reloaded.value(forKey: "year") as? Int == 1990)
+    }
+}
