@@ -68,6 +68,10 @@ extension NSManagedObject {
 
     @usableFromInline @inline(never)
     internal func _verifyQueue(_ key: String) {
-        _context?.verifyQueue("access to '\(key)'", object: self)
+        guard let context = _context else {
+            ManagedKeyRecorder.current?.record(self, key: key)
+            return
+        }
+        context.verifyQueue("access to '\(key)'", object: self)
     }
 }

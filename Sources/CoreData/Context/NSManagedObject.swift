@@ -86,8 +86,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The object's slot in its context's inserted, updated or deleted set.
     @exclusivity(unchecked) internal var _changeSlot = -1
     @exclusivity(unchecked) @usableFromInline final internal var _isFault = false
-    /// Whether accessors check the caller's queue (the concurrency checker is on).
-    @usableFromInline final internal let _checksQueue = ConcurrencyDebug.isEnabled
+    /// Whether accessors check the caller's queue (the concurrency checker is on), or report
+    /// their key (a key-path probe, `TypedKeyPaths.swift`).
+    @exclusivity(unchecked) @usableFromInline final internal var _checksQueue = ConcurrencyDebug.isEnabled
     @exclusivity(unchecked) internal var _hasData = true
     @exclusivity(unchecked) internal var _isInserted = false
     @exclusivity(unchecked) internal var _isDeleted = false

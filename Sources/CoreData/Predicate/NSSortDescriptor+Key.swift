@@ -55,7 +55,7 @@ extension NSSortDescriptor {
     /// NSSortDescriptor(key: "owner.name", ascending: true).key // "owner.name"
     /// ```
     public var key: String? {
-        guard let specification = sortSpecification() else { return nil }
+        guard let specification = try? sortSpecification() else { return nil }
         return specification.keyPath.isEmpty ? nil : specification.keyPath.joined(separator: ".")
     }
 
@@ -71,10 +71,11 @@ extension NSSortDescriptor {
         })
     }
 
-    private func sortSpecification() -> SortSpecification? {
+    private func sortSpecification() throws -> SortSpecification? {
         guard keyPath == SortSpecification.identityKeyPath as AnyKeyPath else { return nil }
         let probe = SortProbe()
         _ = compare(probe, to: probe)
+        if let error = probe.error { throw error }
         return probe.specification
     }
 
@@ -82,7 +83,7 @@ extension NSSortDescriptor {
     /// from Swift key paths (`NSSortDescriptor(keyPath:ascending:)`), whose property name Linux
     /// cannot recover.
     internal func sortKey() throws -> SortKey {
-        guard let specification = sortSpecification() else {
+        guard let specification = try sortSpecification() else {
             throw PredicateErrors.unsupportedSort("a sort descriptor made from a Swift key path cannot be used in a fetch on Linux; use NSSortDescriptor(key:ascending:)")
         }
         return specification.sortKey(ascending: ascending)
@@ -113,4 +114,6 @@ internal struct SortSpecification: Sendable {
 /// Handed to a sort descriptor's comparator to get its key back. Never seen by user code.
 internal final class SortProbe {
     var specification: SortSpecification?
+    /// Why a descriptor has no specification (a `SortDescriptor` whose key path is not a Core Data one).
+    var error: (any Error)?
 }

@@ -1,0 +1,171 @@
+import Foundation
+
+/// Turns Swift key paths of `NSManagedObject` subclasses (`\Car.name`, `\Car.owner?.name`) into
+/// the entity property names a `PredicateNode` or `SortKey` uses (`["name"]`, `["owner", "name"]`).
+///
+/// How: the key path is applied once to a *probe*, a blank object of the root class's entity
+/// (made with `init(entity:insertInto: nil)`, never inserted anywhere), whose `@Managed`
+/// accessors report the key they read. Every `@Managed` getter goes through
+/// `_managedIndex(_:)`, which calls `_verifyQueue(key)` when the object's `_checksQueue` is set;
+/// a probe sets it, and `_verifyQueue` on an object without a context hands the key to the
+/// ``ManagedKeyRecorder`` of the current task. A to-one relationship read on a probe answers
+/// another probe (of the destination entity), so a chained key path reports each key in turn.
+/// Results are cached per key path (one probe per key path per process).
+///
+/// Why not the alternatives:
+/// - `AnyKeyPath.debugDescription` names stored properties, but `@Managed` properties are
+///   computed, and for those the standard library can only find the accessor's symbol through
+///   `dladdr`: measured on this toolchain (Swift 6.3.1, Linux) a `swiftc -O` executable prints
+///   `\Car.<computed 0x000055818d360e80 (Int)>` for `\Car.year` (even `\Set<P>.count` prints as
+///   `<computed …>`). Release builds would fail where debug builds work.
+/// - A table recorded by the `@Managed` macro: the macro sees one property at a time and Swift
+///   cannot enumerate a class's static members, so a table could only be filled as accessors
+///   run (too late for the first fetch) or by a second, class-level macro users would have to add.
+///
+/// What counts as a Core Data key path: each step must read exactly one managed property
+/// (through `@Managed`, or a hand-written accessor on ``ManagedPropertyKey`` or
+/// `value(forKey:)`) of the object the previous step returned. A stored Swift property, a
+/// computed property that reads no managed property or several, and a key path whose root is
+/// not a managed object class of a loaded model are refused with an error naming the key path
+/// (``TypedKeyPathError``), never a crash. A computed property is run once on the blank probe
+/// (values are the model's defaults, relationships empty), so its getter must not trap on those;
+/// a computed property that reads exactly one managed property is taken for that property when
+/// its type fits the property's (`String` for a string attribute, a number for a numeric one, …).
+internal enum TypedKeyPaths {
+    /// Successful mappings, by key path.
+    private static let cache = Locked<[AnyKeyPath: [String]]>([:])
+
+    /// The entity property names `keyPath` reads, from its root class's entity.
+    static func names(of keyPath: AnyKeyPath) throws -> [String] {
+        if let cached = cache.withLock({ $0[keyPath] }) { return cached }
+        let names = try probe(keyPath)
+        cache.withLock { $0[keyPath] = names }
+        return names
+    }
+
+    /// The entity of a managed object class, from the models coordinators use.
+    static func entity(of type: Any.Type, for keyPath: AnyKeyPath) throws -> NSEntityDescription {
+        guard let objectClass = type as? NSManagedObject.Type else {
+            throw TypedKeyPathError.notManaged(keyPath, "\(type) is not an NSManagedObject subclass")
+        }
+        for model in LoadedModels.all {
+            if let entity = objectClass.entity(in: model) { return entity }
+        }
+        throw TypedKeyPathError.notManaged(keyPath, "no entity of a loaded model has the class \(String(reflecting: objectClass)) (add the model to a coordinator first)")
+    }
+
+    private static func probe(_ keyPath: AnyKeyPath) throws -> [String] {
+        let entity = try entity(of: type(of: keyPath).rootType, for: keyPath)
+        let recorder = ManagedKeyRecorder()
+        let root = recorder.makeProbe(entity, as: type(of: keyPath).rootType as? NSManagedObject.Type)
+        _ = ManagedKeyRecorder.$current.withValue(recorder) { root[keyPath: keyPath] }
+        let names = try recorder.chain(from: root, keyPath: keyPath)
+        var property: NSPropertyDescription?
+        var current: NSEntityDescription? = entity
+        for name in names {
+            property = current?.propertiesByName[name]
+            current = (property as? NSRelationshipDescription)?.destinationEntity
+        }
+        let valueType = type(of: keyPath).valueType
+        if let property, !isCompatible(valueType, with: property) {
+            throw TypedKeyPathError.notManaged(keyPath, "it reads \(names.joined(separator: ".")) but its value is a \(valueType) (a computed property derived from a managed one?)")
+        }
+        return names
+    }
+
+    /// Whether a key path's value type can be the Swift form of `property` (catches computed
+    /// properties such as `var isOld: Bool { year < 1950 }` that read one managed property).
+    static func isCompatible(_ valueType: Any.Type, with property: NSPropertyDescription) -> Bool {
+        let type = (valueType as? any TypedOptional.Type)?.wrappedType ?? valueType
+        if let relationship = property as? NSRelationshipDescription {
+            return relationship.isToMany != (type is NSManagedObject.Type)
+        }
+        guard let attribute = property as? NSAttributeDescription else { return true }
+        switch attribute.attributeType {
+        case .booleanAttributeType:
+            return type == Bool.self || type == NSNumber.self
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
+             .doubleAttributeType, .floatAttributeType, .decimalAttributeType:
+            return type is any Numeric.Type || type == NSNumber.self || type == NSDecimalNumber.self
+        case .stringAttributeType: return type == String.self || type == NSString.self
+        case .dateAttributeType: return type == Date.self || type == NSDate.self
+        case .binaryDataAttributeType: return type == Data.self || type == NSData.self
+        case .UUIDAttributeType: return type == UUID.self || type == NSUUID.self
+        case .URIAttributeType: return type == URL.self || type == NSURL.self
+        default: return true
+        }
+    }
+}
+
+/// `Optional`, seen through its wrapped type.
+internal protocol TypedOptional {
+    static var wrappedType: Any.Type { get }
+}
+
+extension Optional: TypedOptional {
+    static var wrappedType: Any.Type { Wrapped.self }
+}
+
+/// Collects the keys read on probe objects while a key path is applied to one.
+internal final class ManagedKeyRecorder: @unchecked Sendable {
+    /// The recorder of the probe under way on this task or thread.
+    @TaskLocal static var current: ManagedKeyRecorder?
+
+    private var probes: Set<ObjectIdentifier> = []
+    /// Each key read on a probe, with the probe that read it and the probe it returned (to-one).
+    private var reads: [(object: ObjectIdentifier, key: String, next: ObjectIdentifier?)] = []
+    private var keep: [NSManagedObject] = []
+
+    func makeProbe(_ entity: NSEntityDescription, as objectClass: NSManagedObject.Type?) -> NSManagedObject {
+        let cls = objectClass ?? entity.layout.instanceClass
+        let probe = cls.init(entity: entity, insertInto: nil)
+        probe._checksQueue = true
+        probes.insert(ObjectIdentifier(probe))
+        keep.append(probe)
+        return probe
+    }
+
+    /// Called by `_verifyQueue` for objects without a context.
+    func record(_ object: NSManagedObject, key: String) {
+        guard probes.contains(ObjectIdentifier(object)) else { return }
+        var next: ObjectIdentifier?
+        if let index = object.layout.nameTable.index(of: key),
+           let relationship = object.layout.properties[index] as? NSRelationshipDescription,
+           !relationship.isToMany, let destination = relationship.destinationEntity {
+            let probe = makeProbe(destination, as: nil)
+            object._relations[index] = .toOne(probe)
+            next = ObjectIdentifier(probe)
+        }
+        reads.append((ObjectIdentifier(object), key, next))
+    }
+
+    /// The keys read from `root`, each on the object the previous read returned.
+    func chain(from root: NSManagedObject, keyPath: AnyKeyPath) throws -> [String] {
+        guard !reads.isEmpty else {
+            throw TypedKeyPathError.notManaged(keyPath, "it reads no managed property (a stored Swift property, or a computed property not backed by the model)")
+        }
+        var names: [String] = []
+        var expected: ObjectIdentifier? = ObjectIdentifier(root)
+        for read in reads {
+            guard read.object == expected else {
+                throw TypedKeyPathError.notManaged(keyPath, "it reads several managed properties (\(reads.map(\.key).joined(separator: ", "))); use a key path to one @Managed property")
+            }
+            names.append(read.key)
+            expected = read.next
+        }
+        return names
+    }
+}
+
+/// A key path that is not a chain of Core Data properties.
+internal enum TypedKeyPathError {
+    static func notManaged(_ keyPath: AnyKeyPath, _ reason: String) -> NSError {
+        CoreDataError.make(.unsupportedRequestType, "the key path \(describe(keyPath)) is not a Core Data property: \(reason)")
+    }
+
+    /// `\Car.<computed …>` is all the standard library can say in release builds; add the types.
+    static func describe(_ keyPath: AnyKeyPath) -> String {
+        let type = Swift.type(of: keyPath)
+        return "\(keyPath.debugDescription) (\(String(reflecting: type.rootType)) → \(String(reflecting: type.valueType)))"
+    }
+}
