@@ -150,6 +150,7 @@ extension NSPredicate {
             }
         }
         if let malformed = self as? MalformedPredicate { throw malformed.error }
+        if let swift = self as? SwiftPredicate { return try swift.translation.result.get() }
         if isEqual(NSPredicate(value: true)) { return .constant(true) }
         if isEqual(NSPredicate(value: false)) { return .constant(false) }
         throw PredicateErrors.unsupportedPredicate("block predicates cannot be evaluated by a persistent store; use a format predicate")

@@ -5,7 +5,7 @@ import Foundation
 // into the same `PredicateNode` tree a format string parses into, so the SQLite store compiles it
 // to the same SQL and the context evaluates it in memory with the same evaluator.
 
-extension NSPredicate {
+extension _CoreDataPredicateFormatInitializable where Self == NSPredicate {
     /// Creates a predicate from a Swift `Predicate` over a managed object class.
     ///
     /// ```swift
@@ -25,22 +25,38 @@ extension NSPredicate {
     /// `contains(_:)` on a to-many relationship or on a captured collection (`IN`),
     /// `contains(where:)` (`ANY`) and `allSatisfy(_:)` (`ALL`) with one comparison of the element,
     /// `count` and `isEmpty` of a to-many relationship (`@count`), ranges' `contains(_:)`.
-    public convenience init?<Input: NSObject>(_ predicate: Predicate<Input>) {
-        let translation = TypedLazyResult { try TypedPredicateTranslator.translate(predicate) }
-        self.init(block: { object, bindings in
-            if let probe = object as? PredicateProbe {
-                probe.result = translation.result
-                return false
-            }
-            switch translation.result {
-            case .success(let tree):
-                return PredicateEvaluator.evaluate(tree, object: object, variables: bindings)
-            case .failure:
-                guard let input = object as? Input else { return false }
-                return (try? predicate.evaluate(input)) ?? false
-            }
-        })
+    public init?<Input: NSObject>(_ predicate: Predicate<Input>) {
+        self = SwiftPredicate(predicate)
     }
+}
+
+/// What `NSPredicate(_: Predicate<Input>)` returns: the Swift predicate, translated on first use.
+internal final class SwiftPredicate: NSPredicate {
+    let translation: TypedLazyResult<PredicateNode>
+    private let evaluateOriginal: (Any?) -> Bool
+
+    init<Input: NSObject>(_ predicate: Predicate<Input>) {
+        translation = TypedLazyResult { try TypedPredicateTranslator.translate(predicate) }
+        evaluateOriginal = { object in
+            guard let input = object as? Input else { return false }
+            return (try? predicate.evaluate(input)) ?? false
+        }
+        super.init(value: false)
+    }
+
+    required init?(coder: NSCoder) { nil }
+
+    /// In memory: the translated tree (as a fetch would run it), or the Swift predicate itself
+    /// when it cannot be translated.
+    override func evaluate(with object: Any?, substitutionVariables bindings: [String: Any]?) -> Bool {
+        switch translation.result {
+        case .success(let tree): return PredicateEvaluator.evaluate(tree, object: object, variables: bindings)
+        case .failure: return evaluateOriginal(object)
+        }
+    }
+
+    override var predicateFormat: String { formatText }
+    override var description: String { formatText }
 }
 
 /// A value worked out on first use (a translation needs the model, in use only by fetch time)

@@ -131,20 +131,11 @@ final class TypedStacks {
         }.sorted()
     }
 
-    /// Checks the typed predicate against the format predicate on both stacks; returns the result.
-    /// `sqlite: false` for what the SQLite store does not compile yet (for format predicates
-    /// too): then both are evaluated in memory on the unsaved objects, and the typed one must
-    /// make a SQLite fetch throw as the format one does.
+    /// Checks the typed predicate against the format predicate on both stacks (unsaved objects
+    /// evaluated in memory, saved rows fetched from SQLite); returns the result.
     @discardableResult
-    func expectSame(_ entity: String, _ typed: NSPredicate?, _ format: NSPredicate, sqlite: Bool = true,
+    func expectSame(_ entity: String, _ typed: NSPredicate?, _ format: NSPredicate,
                     sourceLocation: SourceLocation = #_sourceLocation) throws -> [String] {
-        guard sqlite else {
-            let memory = try evaluate(entity, typed)
-            #expect(memory == (try evaluate(entity, format)), sourceLocation: sourceLocation)
-            #expect(throws: NSError.self, sourceLocation: sourceLocation) { try self.fetch(entity, from: self.saved, predicate: typed) }
-            #expect(throws: NSError.self, sourceLocation: sourceLocation) { try self.fetch(entity, from: self.saved, predicate: format) }
-            return memory
-        }
         let memory = try fetch(entity, from: unsaved, predicate: typed)
         #expect(memory == (try fetch(entity, from: unsaved, predicate: format)), sourceLocation: sourceLocation)
         do {
@@ -226,19 +217,17 @@ struct TypedPredicateTests {
         #expect(try stacks.expectSame("Person", NSPredicate(#Predicate<TPPerson> { $0.cars.contains { $0.price > 50000 } == false }),
                                       NSPredicate(format: "NOT ANY cars.price > 50000")) == ["Grace", "Linus"])
         // (`#Predicate` cannot capture a managed object: `Value` needs a Codable, Sendable value.)
-        // @count runs in memory; the SQLite store does not compile collection operators yet.
-        #expect(try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { $0.tags.count >= 2 }), NSPredicate(format: "tags.@count >= 2"),
-                                      sqlite: false) == ["Beetle/1938"])
-        #expect(try stacks.expectSame("Person", NSPredicate(#Predicate<TPPerson> { $0.cars.isEmpty }), NSPredicate(format: "cars.@count == 0"),
-                                      sqlite: false) == ["Linus"])
+        // `count` and `isEmpty` are `@count`, a subquery in SQLite.
+        #expect(try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { $0.tags.count >= 2 }), NSPredicate(format: "tags.@count >= 2"))
+                == ["Beetle/1938"])
+        #expect(try stacks.expectSame("Person", NSPredicate(#Predicate<TPPerson> { $0.cars.isEmpty }), NSPredicate(format: "cars.@count == 0"))
+                == ["Linus"])
     }
 
-    @Test func arithmeticRunsInMemory() throws {
+    @Test func arithmeticOnKeyPaths() throws {
         let stacks = try TypedStacks()
-        try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { $0.price * 2 > 30000 }), NSPredicate(format: "price * 2 > 30000"),
-                              sqlite: false)
-        try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { $0.year - 1900 < 50 }), NSPredicate(format: "year - 1900 < 50"),
-                              sqlite: false)
+        try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { $0.price * 2 > 30000 }), NSPredicate(format: "price * 2 > 30000"))
+        try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { $0.year - 1900 < 50 }), NSPredicate(format: "year - 1900 < 50"))
         // Constants fold: this compiles to SQL.
         let base: Int32 = 1000
         try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { $0.year > base * 2 }), NSPredicate(format: "year > 2000"))
