@@ -209,7 +209,6 @@ open class NSExpression: NSObject, NSCopying {
     /// The value of a constant expression (numbers as `NSNumber`, collections as arrays).
     open var constantValue: Any? {
         if case .constant(let value) = node { return value.walkable }
-        if case .aggregate = node { return nil }
         return nil
     }
 

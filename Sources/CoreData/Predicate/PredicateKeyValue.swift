@@ -112,22 +112,10 @@ internal enum PredicateKeyValue {
         switch key.lowercased() {
         case "@count": return NSNumber(value: items.count)
         case "@sum", "@avg", "@min", "@max":
-            let values = items.map { PredicateValue(walk($0, rest)) }.filter { !$0.isNull }
-            switch key.lowercased() {
-            case "@sum", "@avg":
-                let result = PredicateFunctions.statistic(key.lowercased() == "@sum" ? "sum:" : "average:", .collection(values))
-                return result.walkable
-            default:
-                let wantMin = key.lowercased() == "@min"
-                var best: PredicateValue?
-                for value in values {
-                    guard let current = best else { best = value; continue }
-                    if let order = PredicateValue.order(value, current) {
-                        if (wantMin && order == .orderedAscending) || (!wantMin && order == .orderedDescending) { best = value }
-                    }
-                }
-                return best?.walkable
-            }
+            // The statistics functions skip nil elements, as key-value coding does.
+            let values = items.map { PredicateValue(walk($0, rest)) }
+            let function = ["@sum": "sum:", "@avg": "average:", "@min": "min:", "@max": "max:"][key.lowercased()]!
+            return PredicateFunctions.statistic(function, .collection(values)).walkable
         default: return nil
         }
     }
