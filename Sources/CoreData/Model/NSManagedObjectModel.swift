@@ -152,6 +152,17 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
     /// Whether a coordinator uses the model; a frozen model cannot change.
     internal var isFrozen: Bool { lock.withLock { _frozen } }
     private var frozenEntitiesByName: [String: NSEntityDescription]?
+    /// The frozen model's named entities and their indexes by name: `insertNewObject(forEntityName:into:)`
+    /// looks a name up for every object, and a `Dictionary` lookup hashes it with SipHash.
+    private var frozenEntityNames: (entities: [NSEntityDescription], table: PropertyNameTable)?
+
+    /// The entity named `name`: through the name table once the model is frozen.
+    internal func entity(named name: String) -> NSEntityDescription? {
+        if let frozen = frozenEntityNames {
+            return frozen.table.index(of: name).map { frozen.entities[$0] }
+        }
+        return entitiesByName[name]
+    }
 
     /// Checks the model, computes every entity's layout and forbids further changes.
     /// Called when a coordinator adopts the model, or when an entity is first used.
@@ -163,6 +174,9 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         var byName: [String: NSEntityDescription] = [:]
         for entity in _entities { if let name = entity.name { byName[name] = entity } }
         frozenEntitiesByName = byName
+        // The dictionary's entities (the last of a duplicate name, as in `entitiesByName`).
+        let named = byName.values.sorted { $0.name! < $1.name! }
+        frozenEntityNames = (named, PropertyNameTable(named.map { $0.name! }))
         _frozen = true
     }
 

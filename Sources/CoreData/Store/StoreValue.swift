@@ -134,11 +134,14 @@ extension StoreValue {
     }
 
     /// Type metadata addresses of the types ``fastConvert(borrowing:kind:)`` reads in place.
+    /// (Computed: the standard library's metadata are constants; a `static let` costs a
+    /// `swift_once` check per read.)
     private enum Metadata {
-        static let int = address(of: Int.self)
-        static let int64 = address(of: Int64.self)
-        static let double = address(of: Double.self)
-        static let bool = address(of: Bool.self)
+        static var int: UInt { address(of: Int.self) }
+        static var int64: UInt { address(of: Int64.self) }
+        static var double: UInt { address(of: Double.self) }
+        static var bool: UInt { address(of: Bool.self) }
+        @inline(__always)
         private static func address(of type: Any.Type) -> UInt { UInt(bitPattern: unsafeBitCast(type, to: UnsafeRawPointer.self)) }
     }
 
