@@ -318,6 +318,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let keepsOldKeys = !retained.isEmpty
         var fromChildren: [(NSManagedObject, NSManagedObjectID, NSManagedObjectID)] = []
         registry.withLock { registry in
+            registry.reserveCapacity(moves.count) // one growth at most (removed keys leave tombstones)
             for (object, id) in moves {
                 let old = object.idKey
                 if keepsOldKeys { oldKeys.append(old) }

@@ -50,9 +50,15 @@ internal final class EntityLayout: @unchecked Sendable {
 
     /// The default values in a buffer of their own, for a new object about to take its values.
     func newValues() -> ContiguousArray<StoreValue> {
-        if defaultValuesAreNull { return ContiguousArray(repeating: .null, count: defaultValues.count) }
-        var values = defaultValues
-        values.reserveCapacity(values.count) // copies: the buffer is shared
+        // (`reserveCapacity` allocates through code the compiler specializes; `init(repeating:count:)`
+        // and `init(unsafeUninitializedCapacity:)` through a generic path three times as long.)
+        var values = ContiguousArray<StoreValue>()
+        values.reserveCapacity(defaultValues.count)
+        if defaultValuesAreNull {
+            for _ in 0..<defaultValues.count { values.append(.null) }
+        } else {
+            values.append(contentsOf: defaultValues)
+        }
         return values
     }
     /// Indexes of the properties that validation must look at: relationships with a rule,
@@ -148,14 +154,12 @@ internal final class EntityLayout: @unchecked Sendable {
     var instanceClass: NSManagedObject.Type {
         // A class that resolved when the model froze, or no class name: fixed for good.
         if !mayResolveLater { return initialClass }
+        let generation = ManagedObjectClassRegistry.generation
         classLock.lock()
         defer { classLock.unlock() }
-        if objectClass == NSManagedObject.self, let name = entity.managedObjectClassName, name != "NSManagedObject" {
-            let generation = ManagedObjectClassRegistry.generation
-            if generation != resolvedGeneration {
-                resolvedGeneration = generation
-                objectClass = ManagedObjectClassRegistry.resolve(name)
-            }
+        if objectClass == NSManagedObject.self, generation != resolvedGeneration {
+            resolvedGeneration = generation
+            objectClass = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
         }
         return objectClass
     }
