@@ -50,15 +50,10 @@ internal final class EntityLayout: @unchecked Sendable {
 
     /// The default values in a buffer of their own, for a new object about to take its values.
     func newValues() -> ContiguousArray<StoreValue> {
-        // (`reserveCapacity` allocates through code the compiler specializes; `init(repeating:count:)`
-        // and `init(unsafeUninitializedCapacity:)` through a generic path three times as long.)
+        if defaultValuesAreNull { return StoreValue.nulls(defaultValues.count) }
         var values = ContiguousArray<StoreValue>()
         values.reserveCapacity(defaultValues.count)
-        if defaultValuesAreNull {
-            for _ in 0..<defaultValues.count { values.append(.null) }
-        } else {
-            values.append(contentsOf: defaultValues)
-        }
+        values.append(contentsOf: defaultValues)
         return values
     }
     /// Indexes of the properties that validation must look at: relationships with a rule,
