@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Maps `managedObjectClassName`s to Swift classes.
 ///
@@ -11,13 +12,11 @@ internal enum ManagedObjectClassRegistry {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var byName: [String: NSManagedObject.Type] = [:]
     nonisolated(unsafe) private static var modules: Set<String> = []
-    nonisolated(unsafe) private static var _generation = 0
+    private static let _generation = Atomic<Int>(0)
 
     /// Changes whenever a class is registered: a name that did not resolve may resolve now.
-    static var generation: Int {
-        lock.lock(); defer { lock.unlock() }
-        return _generation
-    }
+    /// (An atomic: read for every new object of an entity whose class name has not resolved.)
+    static var generation: Int { _generation.load(ordering: .acquiring) }
 
     /// Records a class so that models naming it, qualified or not, resolve to it.
     static func register(_ cls: NSManagedObject.Type) {
@@ -25,7 +24,7 @@ internal enum ManagedObjectClassRegistry {
         let qualified = String(reflecting: cls)
         lock.lock(); defer { lock.unlock() }
         if byName[qualified] != nil { return }
-        _generation += 1
+        _generation.add(1, ordering: .releasing)
         byName[qualified] = cls
         if let dot = qualified.firstIndex(of: ".") {
             let bare = String(qualified[qualified.index(after: dot)...])

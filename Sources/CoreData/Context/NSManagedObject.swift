@@ -113,7 +113,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         self._values = layout.defaultValues
         super.init()
         if type(of: self) != layout.initialClass { ManagedObjectClassRegistry.register(type(of: self)) }
-        if let context { context.insert(self) }
+        if let context {
+            // A new object's values are set at once: a buffer of its own now, rather than a copy
+            // of the shared defaults at the first write.
+            _values = layout.newValues()
+            context.insert(self)
+        }
     }
 
     /// Creates an object of the entity whose class is this class and inserts it into `context`.
@@ -409,9 +414,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         markChanged(index)
     }
 
+    @inline(__always)
     internal func markChanged(_ index: Int) {
         _changed.insert(index)
-        _context?.objectDidChange(self)
+        // Inserted, deleted and already updated objects are in their change set already.
+        if !_isInserted && !_isDeleted && !_isUpdated { _context?.objectDidChange(self) }
     }
 
     // MARK: Changes
@@ -467,6 +474,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Identity: an object equals only itself. (Decided on the value's dynamic type and address,
     /// without a dynamic cast: sets of objects compare elements on every hash collision.)
     open override func isEqual(_ object: Any?) -> Bool {
+        // What `==` of sets of objects passes: an object boxed as `NSObject`, read in place.
+        if let other = ExistentialPeek.object(in: object, boxedAs: Swift.type(of: self)) {
+            return other == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        }
         guard let object, Swift.type(of: object) == Swift.type(of: self) else { return false }
         // Same class, so the existential holds a reference in its first word.
         let address = withUnsafeBytes(of: object) { $0.load(as: UnsafeRawPointer?.self) }

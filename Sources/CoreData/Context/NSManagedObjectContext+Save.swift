@@ -16,6 +16,10 @@ extension NSManagedObjectContext {
     /// written by a save that throws.
     public func save() throws {
         checkQueue("save()")
+        // The sets of objects this save's notifications carry are made once (`ObjectSetMemo`):
+        // the did-save notification reuses those of `ObjectsDidChange` when they hold the same objects.
+        saveSetMemo = ObjectSetMemo()
+        defer { saveSetMemo = nil }
         processPendingChanges()
         guard hasChanges else { return }
         let parent = self.parent
@@ -24,10 +28,9 @@ extension NSManagedObjectContext {
         }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
 
-        let insertedObjects = inserted.objects
-        let updatedObjects = updated.objects
-        let deletedObjects = deleted.objects
-        for object in insertedObjects + updatedObjects + deletedObjects { object.willSave() }
+        for objects in [inserted.objects, updated.objects, deleted.objects] {
+            for object in objects { object.willSave() }
+        }
         processPendingChanges() // willSave may have deleted objects
 
         try validateForSave()
@@ -38,7 +41,9 @@ extension NSManagedObjectContext {
             let savedUpdates = updated.objects
             let savedDeletes = deleted.objects
             try saveToParent(parent, inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
-            for object in savedInserts + savedUpdates + savedDeletes { object.didSave() }
+            for objects in [savedInserts, savedUpdates, savedDeletes] {
+                for object in objects { object.didSave() }
+            }
             postDidSave(inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
             return
         }
@@ -47,7 +52,9 @@ extension NSManagedObjectContext {
         // wait to save: a retry meets only changes made through another coordinator.
         let saved = try coordinator.withSaveLock { try saveResolvingConflicts(coordinator) }
         guard let saved else { return }
-        for object in saved.inserted + saved.updated + saved.deleted { object.didSave() }
+        for objects in [saved.inserted, saved.updated, saved.deleted] {
+            for object in objects { object.didSave() }
+        }
         postDidSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
     }
 
@@ -240,6 +247,8 @@ extension NSManagedObjectContext {
         ids.add(NSUpdatedObjectIDsKey, Set(updated.map(\.objectID)))
         ids.add(NSDeletedObjectIDsKey, Set(deleted.map(\.objectID)))
         var objects = ids
+        objects.memo = saveSetMemo
+        saveSetMemo = nil
         objects.add(NSInsertedObjectsKey, inserted)
         objects.add(NSUpdatedObjectsKey, updated)
         objects.add(NSDeletedObjectsKey, deleted)

@@ -100,6 +100,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) internal var pendingDeletes: [NSManagedObject] = []
     /// Objects changed since the last `processPendingChanges`, for `ObjectsDidChange`.
     @exclusivity(unchecked) internal var pendingChangeNotice = (inserted: [NSManagedObject](), updated: [NSManagedObject](), deleted: [NSManagedObject]())
+    /// During `save()`: the sets of objects its notifications carried, for the later ones to reuse.
+    @exclusivity(unchecked) internal var saveSetMemo: ObjectSetMemo?
 
     /// Creates a context of the given concurrency type.
     public init(concurrencyType type: ConcurrencyType) {
@@ -316,6 +318,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let keepsOldKeys = !retained.isEmpty
         var fromChildren: [(NSManagedObject, NSManagedObjectID, NSManagedObjectID)] = []
         registry.withLock { registry in
+            registry.reserveCapacity(moves.count) // one growth at most (removed keys leave tombstones)
             for (object, id) in moves {
                 let old = object.idKey
                 if keepsOldKeys { oldKeys.append(old) }
@@ -486,9 +489,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingChangeNotice = ([], [], [])
         if !notice.inserted.isEmpty || !notice.updated.isEmpty || !notice.deleted.isEmpty {
             var info = ChangeInfo()
+            info.memo = saveSetMemo
+            saveSetMemo = nil
             info.add(NSInsertedObjectsKey, notice.inserted)
             info.add(NSUpdatedObjectsKey, notice.updated)
             info.add(NSDeletedObjectsKey, notice.deleted)
+            saveSetMemo = info.memo
+            info.memo = nil
             NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.userInfo)
         }
     }

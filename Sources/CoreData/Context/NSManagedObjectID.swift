@@ -62,6 +62,14 @@ open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     /// without a dynamic cast when `object` is an `NSManagedObjectID`: sets of IDs compare on
     /// every hash collision.)
     open override func isEqual(_ object: Any?) -> Bool {
+        // What `==` of sets of IDs passes: an ID boxed as `NSObject`, read in place.
+        if let address = ExistentialPeek.object(in: object, boxedAs: NSManagedObjectID.self) {
+            if address == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) { return true }
+            return Unmanaged<NSObject>.fromOpaque(address)._withUnsafeGuaranteedRef { other in
+                guard let other = other as? NSManagedObjectID else { return false }
+                return other.key == key
+            }
+        }
         guard let object else { return false }
         if Swift.type(of: object) == NSManagedObjectID.self {
             // The existential holds the reference in its first word.
@@ -95,4 +103,24 @@ internal struct IDKey: Hashable, Sendable {
 internal final class AtomicCounter: Sendable {
     private let value = Atomic<Int64>(0)
     func next() -> Int64 { value.add(1, ordering: .relaxed).newValue }
+}
+
+/// Reads the reference inside an `Any?` without copying the existential (the `isEqual(_:)` of
+/// sets' `==` gets the other element boxed as `NSObject`; a copy and a dynamic cast per hash
+/// collision were most of the cost of building a set of objects).
+internal enum ExistentialPeek {
+    /// The address of the object in `value` if `value` holds a reference whose static type when
+    /// boxed was `NSObject` or `type` (so its first word is the reference), else `nil`.
+    @inline(__always)
+    static func object(in value: borrowing Any?, boxedAs type: AnyClass) -> UnsafeRawPointer? {
+        withUnsafeBytes(of: value) { bytes -> UnsafeRawPointer? in
+            guard bytes.count == 4 * MemoryLayout<Int>.size else { return nil }
+            let metadata = bytes.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UnsafeRawPointer?.self)
+            guard let metadata, UInt(bitPattern: metadata) == nsObjectMetadata
+                    || metadata == unsafeBitCast(type, to: UnsafeRawPointer.self) else { return nil }
+            return bytes.load(as: UnsafeRawPointer.self)
+        }
+    }
+
+    private static let nsObjectMetadata = UInt(bitPattern: unsafeBitCast(NSObject.self as AnyClass, to: UnsafeRawPointer.self))
 }

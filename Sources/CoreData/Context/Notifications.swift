@@ -41,12 +41,33 @@ public let NSInvalidatedObjectIDsKey = "invalidated_objectIDs"
 /// `AnyHashable` comparison.
 internal struct ChangeInfo {
     private(set) var userInfo: [AnyHashable: Any] = [:]
+    /// Sets made earlier for the keys, reused when made of the same objects (a save's
+    /// `ObjectsDidChange` and did-save notifications usually carry the same objects).
+    var memo: ObjectSetMemo?
 
     mutating func add(_ key: String, _ objects: [NSManagedObject]) {
-        if !objects.isEmpty { userInfo[key] = Set(objects) }
+        guard !objects.isEmpty else { return }
+        userInfo[key] = memo != nil ? memo!.set(of: objects, for: key) : Set(objects)
     }
 
     mutating func add(_ key: String, _ ids: Set<NSManagedObjectID>) {
         if !ids.isEmpty { userInfo[key] = ids }
+    }
+}
+
+/// The sets of objects a save's notifications carried, by key, with the objects they were made
+/// from: a set of the same objects in the same order is not made (hashed) again.
+internal struct ObjectSetMemo {
+    private var entries: [(key: String, objects: [NSManagedObject], set: Set<NSManagedObject>)] = []
+
+    mutating func set(of objects: [NSManagedObject], for key: String) -> Set<NSManagedObject> {
+        let index = entries.firstIndex { $0.key == key }
+        if let index, entries[index].objects.count == objects.count,
+           zip(entries[index].objects, objects).allSatisfy({ $0 === $1 }) {
+            return entries[index].set
+        }
+        let set = Set(objects)
+        if let index { entries[index] = (key, objects, set) } else { entries.append((key, objects, set)) }
+        return set
     }
 }

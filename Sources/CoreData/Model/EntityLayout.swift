@@ -45,6 +45,17 @@ internal final class EntityLayout: @unchecked Sendable {
     var descendants: [NSEntityDescription] = []
     /// The values a new object starts with.
     let defaultValues: ContiguousArray<StoreValue>
+    /// Whether every default value is `.null` (no attribute has a default).
+    let defaultValuesAreNull: Bool
+
+    /// The default values in a buffer of their own, for a new object about to take its values.
+    func newValues() -> ContiguousArray<StoreValue> {
+        if defaultValuesAreNull { return StoreValue.nulls(defaultValues.count) }
+        var values = ContiguousArray<StoreValue>()
+        values.reserveCapacity(defaultValues.count)
+        values.append(contentsOf: defaultValues)
+        return values
+    }
     /// Indexes of the properties that validation must look at: relationships with a rule,
     /// non-optional attributes and attributes with value rules.
     let validatedIndexes: [Int]
@@ -111,6 +122,7 @@ internal final class EntityLayout: @unchecked Sendable {
         self.transientIndexes = properties.indices.filter { properties[$0].isTransient }
         self.objectAttributeIndexes = attributeIndexes.filter { (properties[$0] as? NSAttributeDescription)?.holdsObjects ?? false }
         self.defaultValues = defaults
+        self.defaultValuesAreNull = defaults.allSatisfy(\.isNull)
         self.validatedIndexes = properties.indices.filter { index in
             if let relationship = properties[index] as? NSRelationshipDescription {
                 // Only relationships with a rule: validating others would load every to-many at save.
@@ -125,19 +137,24 @@ internal final class EntityLayout: @unchecked Sendable {
         }
         self.objectClass = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
         self.initialClass = objectClass
+        let name = entity.managedObjectClassName
+        self.mayResolveLater = objectClass == NSManagedObject.self && name != nil && name != "NSManagedObject"
     }
+    /// Whether ``instanceClass`` may change: the class name did not resolve when the model froze
+    /// (immutable: read without a lock).
+    private let mayResolveLater: Bool
 
     /// The class to instantiate. A name that did not resolve is looked up again only after a new
     /// class has been registered (a lookup by name scans the runtime's type metadata).
     var instanceClass: NSManagedObject.Type {
+        // A class that resolved when the model froze, or no class name: fixed for good.
+        if !mayResolveLater { return initialClass }
+        let generation = ManagedObjectClassRegistry.generation
         classLock.lock()
         defer { classLock.unlock() }
-        if objectClass == NSManagedObject.self, let name = entity.managedObjectClassName, name != "NSManagedObject" {
-            let generation = ManagedObjectClassRegistry.generation
-            if generation != resolvedGeneration {
-                resolvedGeneration = generation
-                objectClass = ManagedObjectClassRegistry.resolve(name)
-            }
+        if objectClass == NSManagedObject.self, generation != resolvedGeneration {
+            resolvedGeneration = generation
+            objectClass = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
         }
         return objectClass
     }

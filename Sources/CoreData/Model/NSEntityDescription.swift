@@ -120,7 +120,7 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
 
     /// The entity named `entityName` in the model of `context`'s coordinator, or `nil`.
     open class func entity(forEntityName entityName: String, in context: NSManagedObjectContext) -> NSEntityDescription? {
-        context.model?.entitiesByName[entityName]
+        context.model?.entity(named: entityName)
     }
 
     /// Creates an object of the named entity, inserts it into `context` and returns it.

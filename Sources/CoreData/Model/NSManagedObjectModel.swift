@@ -152,6 +152,15 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
     /// Whether a coordinator uses the model; a frozen model cannot change.
     internal var isFrozen: Bool { lock.withLock { _frozen } }
     private var frozenEntitiesByName: [String: NSEntityDescription]?
+    /// The frozen model's named entities and their indexes by name: `insertNewObject(forEntityName:into:)`
+    /// looks a name up for every object, and a `Dictionary` lookup hashes it with SipHash.
+    private var frozenEntityNames: EntityNameIndex?
+
+    /// The entity named `name`: through the name table once the model is frozen.
+    internal func entity(named name: String) -> NSEntityDescription? {
+        if let frozen = frozenEntityNames { return frozen.entity(named: name) }
+        return entitiesByName[name]
+    }
 
     /// Checks the model, computes every entity's layout and forbids further changes.
     /// Called when a coordinator adopts the model, or when an entity is first used.
@@ -163,6 +172,8 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         var byName: [String: NSEntityDescription] = [:]
         for entity in _entities { if let name = entity.name { byName[name] = entity } }
         frozenEntitiesByName = byName
+        // The dictionary's entities (the last of a duplicate name, as in `entitiesByName`).
+        frozenEntityNames = EntityNameIndex(byName.values.sorted { $0.name! < $1.name! })
         _frozen = true
     }
 
@@ -207,5 +218,21 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
 
     open override var description: String {
         "(<NSManagedObjectModel>) entities: \(entities.compactMap(\.name).sorted())"
+    }
+}
+
+/// A frozen model's entities by name (a class: read in place, not copied, on every lookup).
+private final class EntityNameIndex: @unchecked Sendable {
+    private let entities: [NSEntityDescription]
+    private let table: PropertyNameTable
+
+    /// `entities` all have names.
+    init(_ entities: [NSEntityDescription]) {
+        self.entities = entities
+        self.table = PropertyNameTable(entities.map { $0.name! })
+    }
+
+    func entity(named name: String) -> NSEntityDescription? {
+        table.index(of: name).map { entities[$0] }
     }
 }

@@ -26,6 +26,17 @@ internal enum StoreValue: Sendable, Hashable {
     case object(ObjectBox)
 
     var isNull: Bool { if case .null = self { return true } else { return false } }
+
+    /// `count` `.null` values in a buffer of their own: a new object's values, a decoded row's.
+    /// (`reserveCapacity` allocates through code the compiler specializes; `init(repeating:count:)`
+    /// and `init(unsafeUninitializedCapacity:initializingWith:)` through a generic path that takes
+    /// three times as long.)
+    static func nulls(_ count: Int) -> ContiguousArray<StoreValue> {
+        var values = ContiguousArray<StoreValue>()
+        values.reserveCapacity(count)
+        for _ in 0..<count { values.append(.null) }
+        return values
+    }
 }
 
 /// A non-`Sendable` value held by one object on its context's queue.
@@ -134,11 +145,14 @@ extension StoreValue {
     }
 
     /// Type metadata addresses of the types ``fastConvert(borrowing:kind:)`` reads in place.
+    /// (Computed: the standard library's metadata are constants; a `static let` costs a
+    /// `swift_once` check per read.)
     private enum Metadata {
-        static let int = address(of: Int.self)
-        static let int64 = address(of: Int64.self)
-        static let double = address(of: Double.self)
-        static let bool = address(of: Bool.self)
+        static var int: UInt { address(of: Int.self) }
+        static var int64: UInt { address(of: Int64.self) }
+        static var double: UInt { address(of: Double.self) }
+        static var bool: UInt { address(of: Bool.self) }
+        @inline(__always)
         private static func address(of type: Any.Type) -> UInt { UInt(bitPattern: unsafeBitCast(type, to: UnsafeRawPointer.self)) }
     }
 

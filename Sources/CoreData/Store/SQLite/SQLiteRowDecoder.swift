@@ -95,10 +95,9 @@ extension SQLiteStore {
         let entity = plan.entity
         // Written in place: every slot starts as .null (no payload), so a decoded value may be
         // stored over it without destroying anything.
-        let values = ContiguousArray<StoreValue>(unsafeUninitializedCapacity: plan.propertyCount) { buffer, count in
-            count = plan.propertyCount
-            guard count > 0, let base = buffer.baseAddress else { return }
-            base.initialize(repeating: .null, count: count)
+        var values = StoreValue.nulls(plan.propertyCount)
+        values.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
             for slot in plan.slots {
                 let column = slot.column
                 if case .int = slot.kind {

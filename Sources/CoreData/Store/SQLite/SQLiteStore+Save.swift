@@ -55,15 +55,22 @@ extension SQLiteStore {
         try db.transaction {
             // Primary keys in insertion order, one sequence per root table.
             var insertedIDs = changes.inserts.map(\.id)
-            var pending: [ObjectIdentifier: [Int]] = [:]
-            var roots: [NSEntityDescription] = []
-            for (offset, insert) in changes.inserts.enumerated() where insert.id.isTemporaryID {
-                let root = insert.id.entity.rootEntity
-                if pending[ObjectIdentifier(root)] == nil { roots.append(root) }
-                pending[ObjectIdentifier(root), default: []].append(offset)
+            // The offsets of the temporary IDs by root entity, roots in order of first use.
+            var pending: [(root: NSEntityDescription, offsets: [Int])] = []
+            var lastRoot = -1
+            for offset in insertedIDs.indices where insertedIDs[offset].isTemporaryID {
+                let root = insertedIDs[offset].entity.rootEntity
+                if lastRoot < 0 || pending[lastRoot].root !== root {
+                    if let known = pending.firstIndex(where: { $0.root === root }) {
+                        lastRoot = known
+                    } else {
+                        pending.append((root, []))
+                        lastRoot = pending.count - 1
+                    }
+                }
+                pending[lastRoot].offsets.append(offset)
             }
-            for root in roots {
-                let offsets = pending[ObjectIdentifier(root)]!
+            for (root, offsets) in pending {
                 let keys = try allocateKeys(root: root, count: offsets.count, on: db)
                 for (offset, key) in zip(offsets, keys) {
                     insertedIDs[offset] = NSManagedObjectID(entity: changes.inserts[offset].id.entity, store: self, primaryKey: key)
@@ -122,15 +129,36 @@ extension SQLiteStore {
                     conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion, persisted: try readRow(update.id, on: db)))
                 }
             }
-            for (offset, insert) in changes.inserts.enumerated() {
+            // The statement is looked up once per run of inserts of one entity, not once per row.
+            var currentEntity: NSEntityDescription?
+            var statement: SQLiteStatement?
+            var slots: [InsertSlot] = []
+            var plain = false
+            for offset in changes.inserts.indices {
                 let id = insertedIDs[offset]
-                let layout = id.entity.layout
-                let (statement, slots) = try insertStatement(for: id.entity, on: db)
-                statement.bind(id.primaryKey!, at: 1)
-                statement.bind(Int64(layout.entityNumber), at: 2)
-                var position: Int32 = 3
-                for slot in slots {
-                    bindSlot(slot, values: insert.values, statement: statement, at: &position, resolve: resolve)
+                if id.entity !== currentEntity {
+                    (statement, slots) = try insertStatement(for: id.entity, on: db)
+                    plain = slots.allSatisfy(\.isPlain)
+                    currentEntity = id.entity
+                }
+                guard let statement else { continue }
+                statement.bind(id.key.value, at: 1)
+                statement.bind(Int64(id.entity.layout.entityNumber), at: 2)
+                let insert = changes.inserts[offset]
+                if plain {
+                    // Attributes only: each value binds as it is, read in place.
+                    insert.values.withUnsafeBufferPointer { values in
+                        var position: Int32 = 3
+                        for slot in slots {
+                            statement.bind(values[slot.index], at: position)
+                            position += 1
+                        }
+                    }
+                } else {
+                    var position: Int32 = 3
+                    for slot in slots {
+                        bindSlot(slot, values: insert.values, statement: statement, at: &position, resolve: resolve)
+                    }
                 }
                 // Every parameter was bound above: no need to clear them.
                 do { try statement.step() } catch { statement.reset(); throw error }
@@ -197,10 +225,13 @@ extension SQLiteStore {
         /// An attribute of type object ID: stored as the ID's URI (the row decoder reads it back
         /// so), not as a primary key as a to-one relationship is.
         var isObjectIDAttribute: Bool
+        /// A value bound as it is: neither an ID to resolve nor a relationship.
+        var isPlain: Bool
         init(property: NSPropertyDescription) {
             index = property.index
             entityColumn = (property as? NSRelationshipDescription)?.entityColumn
             isObjectIDAttribute = (property as? NSAttributeDescription)?.attributeType == .objectIDAttributeType
+            isPlain = property is NSAttributeDescription && !isObjectIDAttribute
         }
     }
 
