@@ -11,6 +11,9 @@ extension NSManagedObjectContext {
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
         checkQueue("fetch(_:) of '\(request.entityName ?? request.entity?.name ?? "?")'")
         let entity = try resolveEntity(request)
+        if !(request.propertiesToGroupBy ?? []).isEmpty && request.resultType != .dictionaryResultType {
+            throw CoreDataError.make(.coreData, "Invalid fetch request: propertiesToGroupBy requires resultType .dictionaryResultType")
+        }
         let results: [Any]
         switch request.resultType {
         case .countResultType:
@@ -52,7 +55,7 @@ extension NSManagedObjectContext {
 
     internal var _parentForFetch: NSManagedObjectContext? { parent }
 
-    private func persistentStoreCoordinatorOrThrow() throws -> NSPersistentStoreCoordinator {
+    internal func persistentStoreCoordinatorOrThrow() throws -> NSPersistentStoreCoordinator {
         guard let coordinator = persistentStoreCoordinator else {
             throw CoreDataError.make(.coreData, "The context has no persistent store coordinator")
         }
@@ -229,28 +232,5 @@ extension NSManagedObjectContext {
             result.insert(object, at: low)
         }
         return result
-    }
-
-    /// Dictionary results: the requested attributes (all attributes when none are named).
-    private func fetchDictionaries<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [Any] {
-        let coordinator = try persistentStoreCoordinatorOrThrow()
-        let plan = try self.plan(for: request, entity: entity, withLimits: true)
-        let names: [String] = (request.propertiesToFetch ?? []).compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
-        var seen = Set<[String: AnyHashable]>()
-        var results: [Any] = []
-        for row in try coordinator.fetchRows(plan) {
-            let layout = row.snapshot.entity.layout
-            var dictionary: [String: Any] = [:]
-            let indexes = names.isEmpty ? layout.rowIndexes : names.compactMap { layout.nameTable.index(of: $0) }
-            for index in indexes {
-                if let value = row.snapshot.values[index].objectValue { dictionary[layout.properties[index].name] = value }
-            }
-            if request.returnsDistinctResults {
-                let key = dictionary.compactMapValues { $0 as? AnyHashable }
-                guard seen.insert(key).inserted else { continue }
-            }
-            results.append(NSDictionary(dictionary: dictionary))
-        }
-        return results
     }
 }

@@ -278,6 +278,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try targets.flatMap { try $0.fetchRows(plan) }
     }
 
+    /// Dictionary-fetch rows, store by store (each store groups and aggregates its own rows).
+    internal func fetchDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] {
+        try fetchTargets(plan.fetch.entity).flatMap { try $0.fetchDictionaryRows(plan) }
+    }
+
     internal func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {
         try fetchTargets(plan.entity).flatMap { try $0.fetchIDs(plan) }
     }

@@ -31,6 +31,10 @@ internal enum PredicateErrors {
         return CoreDataError.make(.unsupportedRequestType, "unimplemented SQL generation for predicate\(suffix): \(reason)")
     }
 
+    static func unsupportedExpression(_ reason: String, column: String) -> NSError {
+        CoreDataError.make(.unsupportedRequestType, "unsupported expression for the dictionary fetch column '\(column)': \(reason)")
+    }
+
     static func unsupportedSort(_ reason: String) -> NSError {
         CoreDataError.make(.unsupportedRequestType, "unsupported sort descriptor: \(reason)")
     }

@@ -89,6 +89,9 @@ internal struct PredicateSQLCompiler {
     private var nextAlias = 1
     /// `SUBQUERY` iterator variables in force, by name: the scope of the element they stand for.
     var iterators: [String: Int] = [:]
+    /// The columns of a dictionary fetch, by name, for its `HAVING` clause and sort keys:
+    /// `$name` stands for the column's value (``compileResultColumn(_:)``).
+    var columnOperands: [String: Operand] = [:]
 
     init(entity: NSEntityDescription, variables: [String: Any] = [:]) {
         self.entity = entity
@@ -173,6 +176,7 @@ internal struct PredicateSQLCompiler {
             if let scope = iterators[name] {
                 return .value(SQLFragment(scopes[scope].alias + ".Z_PK"), .object(scopes[scope].entity.rootEntity))
             }
+            if let column = columnOperands[name] { return column }
             guard let value = variables[name] else { throw CompileError(reason: "the variable $\(name) has no value") }
             return .constant(PredicateValue(value))
         case .aggregate(let items):

@@ -51,3 +51,39 @@ extension ExpressionNode {
         }
     }
 }
+
+// Replacing expressions by a rule (a dictionary fetch's HAVING clause: column names, aggregates).
+
+extension PredicateNode {
+    /// The predicate with every expression for which `rule` gives a replacement replaced,
+    /// looked at from the outside in: a replaced expression is not looked into.
+    func replacingExpressions(_ rule: (ExpressionNode) throws -> ExpressionNode?) rethrows -> PredicateNode {
+        switch self {
+        case .constant: return self
+        case .and(let parts): return .and(try parts.map { try $0.replacingExpressions(rule) })
+        case .or(let parts): return .or(try parts.map { try $0.replacingExpressions(rule) })
+        case .not(let inner): return .not(try inner.replacingExpressions(rule))
+        case .comparison(var comparison):
+            comparison.lhs = try comparison.lhs.replacing(rule)
+            comparison.rhs = try comparison.rhs.replacing(rule)
+            return .comparison(comparison)
+        }
+    }
+}
+
+extension ExpressionNode {
+    /// The expression, or its replacement by `rule`, with `rule` applied inside it otherwise.
+    func replacing(_ rule: (ExpressionNode) throws -> ExpressionNode?) rethrows -> ExpressionNode {
+        if let replacement = try rule(self) { return replacement }
+        switch self {
+        case .keyPath, .constant, .evaluatedObject, .variable: return self
+        case .keyPathFrom(let base, let path): return .keyPathFrom(try base.replacing(rule), path)
+        case .aggregate(let items): return .aggregate(try items.map { try $0.replacing(rule) })
+        case .function(let name, let args): return .function(name, try args.map { try $0.replacing(rule) })
+        case .subquery(let collection, let variable, let predicate):
+            return .subquery(try collection.replacing(rule), variable, try predicate.replacingExpressions(rule))
+        case .conditional(let predicate, let a, let b):
+            return .conditional(try predicate.replacingExpressions(rule), try a.replacing(rule), try b.replacing(rule))
+        }
+    }
+}

@@ -103,6 +103,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     internal func close() {}
     /// Rows matching a plan, in order.
     internal func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] { [] }
+    /// The rows of a dictionary fetch: one value per column of the plan, in column order.
+    internal func fetchDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] {
+        throw CoreDataError.make(.unsupportedRequestType, "The \(type) store does not answer dictionary fetches")
+    }
     /// The IDs of rows matching a plan, in order.
     internal func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] { try fetchRows(plan).map(\.id) }
     /// The entities and primary keys of the rows matching a plan, in order, without their

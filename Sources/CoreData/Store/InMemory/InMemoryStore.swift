@@ -97,6 +97,21 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
 
     override func count(_ plan: FetchPlan) throws -> Int { try locked { try matching(plan).count } }
 
+    override func fetchDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] {
+        try locked {
+            var rowsPlan = plan.fetch
+            rowsPlan.limit = 0
+            rowsPlan.offset = 0
+            if DictionaryEvaluation.sortsResults(plan) { rowsPlan.sortKeys = [] }
+            let matched = try matching(rowsPlan).map { pk, row in
+                (snapshot: row.snapshot, object: StoreRecordObject(record(row, pk: pk), resolve: resolve))
+            }
+            return DictionaryEvaluation.answer(plan, rows: matched) { id in
+                id.primaryKey.flatMap { rows[id.entity.layout.root.layout.entityNumber]?[$0]?.snapshot }
+            }
+        }
+    }
+
     override func row(for id: NSManagedObjectID) throws -> RowSnapshot? {
         guard let pk = id.primaryKey else { return nil }
         return locked { rows[id.entity.layout.root.layout.entityNumber]?[pk]?.snapshot }

@@ -64,24 +64,29 @@ internal final class SQLiteRowDecoder: @unchecked Sendable {
                     kind = .toOne(relationship.destinationEntity!)
                     if let name = relationship.entityColumn, let p = position[name] { entityColumn = p }
                 } else {
-                    switch (property as! NSAttributeDescription).attributeType {
-                    case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: kind = .int
-                    case .booleanAttributeType: kind = .bool
-                    case .doubleAttributeType, .floatAttributeType: kind = .double
-                    case .decimalAttributeType: kind = .decimal
-                    case .stringAttributeType: kind = .string
-                    case .dateAttributeType: kind = .date
-                    case .UUIDAttributeType: kind = .uuid
-                    case .URIAttributeType: kind = .url
-                    case .objectIDAttributeType: kind = .objectIDAttribute
-                    case .binaryDataAttributeType, .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: kind = .data
-                    }
+                    kind = Self.kind(of: property as! NSAttributeDescription)
                 }
                 slots.append(Slot(index: index, column: column, kind: kind, entityColumn: entityColumn))
             }
             let number = entity.layout.entityNumber
             if plans.count <= number { plans.append(contentsOf: repeatElement(nil, count: number + 1 - plans.count)) }
             plans[number] = Plan(entity: entity, slots: slots, propertyCount: entity.layout.properties.count)
+        }
+    }
+
+    /// How a column of `attribute` decodes.
+    static func kind(of attribute: NSAttributeDescription) -> Kind {
+        switch attribute.attributeType {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: return .int
+        case .booleanAttributeType: return .bool
+        case .doubleAttributeType, .floatAttributeType: return .double
+        case .decimalAttributeType: return .decimal
+        case .stringAttributeType: return .string
+        case .dateAttributeType: return .date
+        case .UUIDAttributeType: return .uuid
+        case .URIAttributeType: return .url
+        case .objectIDAttributeType: return .objectIDAttribute
+        case .binaryDataAttributeType, .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: return .data
         }
     }
 }
@@ -115,7 +120,7 @@ extension SQLiteStore {
     }
 
     /// The value of a non-NULL column in the storage form of its property (`.null` if unreadable).
-    private func decodeValue(_ slot: SQLiteRowDecoder.Slot, _ statement: SQLiteStatement) -> StoreValue {
+    func decodeValue(_ slot: SQLiteRowDecoder.Slot, _ statement: SQLiteStatement) -> StoreValue {
         let column = slot.column
         switch slot.kind {
         case .int: return .int(statement.int64(column))

@@ -360,17 +360,22 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         decoders[entity.layout.rootNumber]!
     }
 
+    /// `t0.Z_ENT IN (…)` when the plan's rows are not the whole table (`nil` when they are).
+    func entityCondition(_ plan: FetchPlan) -> String? {
+        let layout = plan.entity.layout
+        let family = schema.entities.filter { $0.rootEntity === layout.root }
+        let numbers = plan.includesSubentities ? layout.entityNumbers : [layout.entityNumber]
+        guard numbers.count != family.count else { return nil }
+        return "t0.Z_ENT IN (" + numbers.map(String.init).joined(separator: ", ") + ")"
+    }
+
     /// The SQL and bindings of a plan's query, selecting `columns`.
     private func query(_ plan: FetchPlan, columns: String, countOnly: Bool = false) throws -> (String, [StoreValue]) {
         let layout = plan.entity.layout
         var compiler = PredicateSQLCompiler(entity: plan.entity)
         var conditions: [String] = []
         var bindings: [StoreValue] = []
-        let family = schema.entities.filter { $0.rootEntity === layout.root }
-        let numbers = plan.includesSubentities ? layout.entityNumbers : [layout.entityNumber]
-        if numbers.count != family.count {
-            conditions.append("t0.Z_ENT IN (" + numbers.map(String.init).joined(separator: ", ") + ")")
-        }
+        if let condition = entityCondition(plan) { conditions.append(condition) }
         if let predicate = plan.predicate {
             let fragment = try compiler.compile(predicate)
             conditions.append("(" + fragment.sql + ")")
@@ -409,6 +414,10 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             }
             return rows
         }
+    }
+
+    override func fetchDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] {
+        try readDictionaryRows(plan)
     }
 
     override func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {

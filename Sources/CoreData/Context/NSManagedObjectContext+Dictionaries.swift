@@ -1,0 +1,138 @@
+import Foundation
+
+// Dictionary results (`resultType = .dictionaryResultType`): `propertiesToFetch`,
+// `propertiesToGroupBy`, `havingPredicate`, `returnsDistinctResults`, computed by the store.
+
+extension NSManagedObjectContext {
+    /// One dictionary per result, keyed by the names of `propertiesToFetch` (attribute and
+    /// relationship names, key paths as written, `NSExpressionDescription` names); `nil` values
+    /// are left out, to-one relationships are object IDs. As on Apple platforms, the results
+    /// reflect the persistent store: unsaved changes of the context (and its parents) are not
+    /// included.
+    internal func fetchDictionaries<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [Any] {
+        let coordinator = try persistentStoreCoordinatorOrThrow()
+        let plan = try dictionaryPlan(for: request, entity: entity)
+        return try coordinator.fetchDictionaryRows(plan).map { values in
+            var dictionary: [String: Any] = [:]
+            for (column, value) in zip(plan.columns, values) {
+                if let attribute = column.attribute, attribute.attributeType == .transformableAttributeType, case .data(let data) = value {
+                    dictionary[column.name] = TransformableCoding.decode(data, for: attribute)
+                } else if let object = value.objectValue {
+                    dictionary[column.name] = object
+                }
+            }
+            return NSDictionary(dictionary: dictionary)
+        }
+    }
+
+    /// The store's plan for a dictionary request. Throws `NSCoreDataError` (134060) for what
+    /// Apple rejects: unknown key paths, to-many relationships or transient properties as
+    /// columns, properties that are neither grouped nor aggregated, a `havingPredicate` without
+    /// `propertiesToGroupBy`.
+    internal func dictionaryPlan<T>(for request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> DictionaryPlan {
+        let fetch = try plan(for: request, entity: entity, withLimits: true)
+        var columns: [DictionaryPlan.Column]
+        if let properties = request.propertiesToFetch {
+            columns = try properties.map { try dictionaryColumn($0, entity: entity, role: "propertiesToFetch") }
+        } else {
+            columns = try entity.layout.rowIndexes.map { index in
+                let property = entity.layout.properties[index]
+                return try dictionaryColumn(property.name, entity: entity, role: "propertiesToFetch")
+            }
+        }
+        let groupBy = try (request.propertiesToGroupBy ?? []).map { try dictionaryColumn($0, entity: entity, role: "propertiesToGroupBy") }
+        func key(_ column: DictionaryPlan.Column) -> String {
+            if case .keyPath(let path) = column.expression { return path.joined(separator: ".") }
+            return column.name
+        }
+        if groupBy.isEmpty {
+            if request.havingPredicate != nil {
+                throw CoreDataError.make(.coreData, "Invalid fetch request: a havingPredicate needs propertiesToGroupBy")
+            }
+            if columns.contains(where: \.isAggregate), let plain = columns.first(where: { !$0.isAggregate }) {
+                throw CoreDataError.make(.coreData,
+                    "Invalid fetch request: '\(plain.name)' is neither an aggregate nor grouped; a fetch that aggregates rows without propertiesToGroupBy can only fetch aggregates")
+            }
+        } else {
+            let grouped = Set(groupBy.map(key))
+            for column in columns where !column.isAggregate && !grouped.contains(key(column)) {
+                throw CoreDataError.make(.coreData,
+                    "Invalid fetch request: SELECT clauses in queries with GROUP BY components can only contain properties named in the GROUP BY or aggregate functions ('\(column.name)' is neither)")
+            }
+        }
+        var result = DictionaryPlan(fetch: fetch, columns: columns, groupBy: groupBy)
+        result.distinct = request.returnsDistinctResults && request.propertiesToFetch != nil
+        if let having = request.havingPredicate {
+            // Column names in the HAVING predicate stand for the columns' values.
+            let names = Set(columns.map(\.name))
+            result.having = try PredicateBridge.tree(of: having).replacingExpressions { expression in
+                if case .keyPath(let path) = expression, path.count == 1, names.contains(path[0]) { return .variable(path[0]) }
+                return nil
+            }
+        }
+        return result
+    }
+
+    /// A column from an entry of `propertiesToFetch` or `propertiesToGroupBy`: a property
+    /// name or key path (`"owner.name"`), a property description, or an `NSExpressionDescription`.
+    private func dictionaryColumn(_ item: Any, entity: NSEntityDescription, role: String) throws -> DictionaryPlan.Column {
+        switch item {
+        case let description as NSExpressionDescription:
+            guard let expression = description.expression else {
+                throw CoreDataError.make(.coreData, "Invalid \(role): the NSExpressionDescription '\(description.name)' has no expression")
+            }
+            guard !description.name.isEmpty else {
+                throw CoreDataError.make(.coreData, "Invalid \(role): an NSExpressionDescription needs a name (the key of its values)")
+            }
+            let node = expression.node
+            var column = DictionaryPlan.Column(name: description.name, expression: node, resultType: description.expressionResultType,
+                                               isAggregate: DictionaryPlan.isAggregate(node, entity: entity))
+            // A plain stored key path keeps its attribute's type; others (`items.@count`) are computed.
+            if case .keyPath(let path) = node { column.attribute = try? storedKeyPath(path, entity: entity, role: role) }
+            return column
+        case let property as NSPropertyDescription:
+            return try dictionaryColumn(property.name, entity: entity, role: role)
+        case let name as String:
+            let path = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            let attribute = try storedKeyPath(path, entity: entity, role: role)
+            return DictionaryPlan.Column(name: name, expression: .keyPath(path), attribute: attribute)
+        default:
+            throw CoreDataError.make(.coreData,
+                "Invalid \(role): \(item) (\(type(of: item))) is not a property name, a property description or an NSExpressionDescription")
+        }
+    }
+
+    /// Checks a key path a store can read for each row: through to-one relationships, to an
+    /// attribute (returned) or a to-one relationship (`nil`).
+    private func storedKeyPath(_ path: [String], entity: NSEntityDescription, role: String) throws -> NSAttributeDescription? {
+        let text = path.joined(separator: ".")
+        var current = entity
+        for (offset, key) in path.enumerated() {
+            guard let property = current.propertiesByName[key] else {
+                throw CoreDataError.make(.coreData, "Invalid keypath '\(text)' in \(role): \(current.name ?? "?") has no property '\(key)'")
+            }
+            if property.isTransient {
+                throw CoreDataError.make(.coreData, "Invalid keypath '\(text)' in \(role): '\(key)' is transient, so no store holds it")
+            }
+            let isLast = offset == path.count - 1
+            switch property {
+            case let attribute as NSAttributeDescription:
+                guard isLast else {
+                    throw CoreDataError.make(.coreData, "Invalid keypath '\(text)' in \(role): it goes on past the attribute '\(key)'")
+                }
+                return attribute
+            case let relationship as NSRelationshipDescription:
+                guard !relationship.isToMany else {
+                    throw CoreDataError.make(.coreData, "Invalid keypath '\(text)' in \(role): '\(key)' is a to-many relationship; dictionary results hold attributes, to-one relationships and expressions")
+                }
+                guard let destination = relationship.destinationEntity else {
+                    throw CoreDataError.make(.coreData, "Invalid keypath '\(text)' in \(role): '\(key)' has no destination entity")
+                }
+                current = destination
+            default:
+                throw CoreDataError.make(.coreData, "Invalid keypath '\(text)' in \(role): '\(key)' is not an attribute or relationship")
+            }
+        }
+        return nil
+    }
+}

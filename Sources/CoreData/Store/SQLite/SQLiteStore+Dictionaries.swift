@@ -1,0 +1,136 @@
+import CSQLite
+import Foundation
+
+// Dictionary fetches in one SELECT: columns (attributes, to-one key paths, expressions),
+// DISTINCT, GROUP BY, HAVING, ORDER BY, LIMIT, with every value bound.
+
+extension SQLiteStore {
+    /// How a selected column becomes a ``StoreValue``.
+    private enum ColumnReader {
+        /// As the row decoder reads a property's column (plain key paths).
+        case property(SQLiteRowDecoder.Slot)
+        /// A computed value, converted to a type (`.undefinedAttributeType`: as SQLite gives it).
+        case computed(NSAttributeType)
+    }
+
+    /// Runs a dictionary plan on a reader connection.
+    func readDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] {
+        let (query, readers) = try dictionaryQuery(plan)
+        return try withReader { db in
+            let statement = try readStatement(db, query.sql)
+            defer { statement.reset() }
+            for (offset, value) in query.bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
+            var rows: [ContiguousArray<StoreValue>] = []
+            while try statement.step() {
+                var row = ContiguousArray<StoreValue>()
+                row.reserveCapacity(readers.count)
+                for (offset, reader) in readers.enumerated() {
+                    let column = Int32(offset)
+                    switch reader {
+                    case .property(let slot):
+                        row.append(statement.isNull(column) ? .null : decodeValue(slot, statement))
+                    case .computed(let type):
+                        row.append(Self.rawValue(statement, column).converted(to: type))
+                    }
+                }
+                rows.append(row)
+            }
+            return rows
+        }
+    }
+
+    /// The value of a column as SQLite holds it.
+    private static func rawValue(_ statement: SQLiteStatement, _ column: Int32) -> StoreValue {
+        switch statement.columnType(column) {
+        case SQLITE_INTEGER: return .int(statement.int64(column))
+        case SQLITE_FLOAT: return .double(statement.double(column))
+        case SQLITE_TEXT: return .string(statement.string(column))
+        case SQLITE_BLOB: return .data(statement.data(column))
+        default: return .null
+        }
+    }
+
+    /// The type a computed column of `kind` is returned as when its description names none.
+    private static func naturalType(of kind: PredicateSQLCompiler.ValueKind) -> NSAttributeType {
+        switch kind {
+        case .real: return .doubleAttributeType
+        case .string: return .stringAttributeType
+        case .date: return .dateAttributeType
+        case .data: return .binaryDataAttributeType
+        case .uuid: return .UUIDAttributeType
+        case .url: return .URIAttributeType
+        case .integer, .object, .unsupported: return .undefinedAttributeType
+        }
+    }
+
+    /// The SELECT of a dictionary plan and how to read each of its columns.
+    private func dictionaryQuery(_ plan: DictionaryPlan) throws -> (SQLFragment, [ColumnReader]) {
+        let fetch = plan.fetch
+        var compiler = PredicateSQLCompiler(entity: fetch.entity)
+        var conditions: [SQLFragment] = []
+        if let condition = entityCondition(fetch) { conditions.append(SQLFragment(condition)) }
+        if let predicate = fetch.predicate { conditions.append("(" + (try compiler.compile(predicate)) + ")") }
+
+        var selected: [SQLFragment] = []
+        var entityColumns: [SQLFragment] = []
+        var readers: [ColumnReader] = []
+        for column in plan.columns {
+            let (fragment, kind) = try compiler.compileResultColumn(column)
+            let position = Int32(selected.count)
+            selected.append(fragment)
+            compiler.columnOperands[column.name] = .value(fragment, kind)
+            if let attribute = column.attribute {
+                let slot = SQLiteRowDecoder.Slot(index: 0, column: position, kind: SQLiteRowDecoder.kind(of: attribute), entityColumn: -1)
+                readers.append(.property(slot))
+            } else if case .object(let root) = kind, !column.isAggregate {
+                // A to-one relationship: its object ID, with the exact entity when the
+                // destination's table holds several.
+                var entityColumn: Int32 = -1
+                if root.layout.entityNumbers.count > 1 {
+                    entityColumn = Int32(plan.columns.count + entityColumns.count)
+                    entityColumns.append("(SELECT e.Z_ENT FROM \(root.layout.tableName) e WHERE e.Z_PK = " + fragment + ")")
+                }
+                readers.append(.property(SQLiteRowDecoder.Slot(index: 0, column: position, kind: .toOne(root), entityColumn: entityColumn)))
+            } else {
+                readers.append(.computed(column.resultType != .undefinedAttributeType ? column.resultType : Self.naturalType(of: kind)))
+            }
+        }
+
+        var groups: [SQLFragment] = []
+        for column in plan.groupBy { groups.append(try compiler.compileResultColumn(column).0) }
+        let having = try plan.having.map { try compiler.compileHaving($0) }
+
+        var order: [SQLFragment] = []
+        for key in plan.fetch.sortKeys {
+            if key.path.count == 1, let column = plan.columns.first(where: { $0.name == key.path[0] && $0.attribute == nil }),
+               case .value(let fragment, _)? = compiler.columnOperands[column.name], !(column.expression.isKeyPath) {
+                // A sort on a computed column, by its name.
+                order.append(fragment + (key.ascending ? " ASC" : " DESC"))
+            } else {
+                order.append(try compiler.orderBy(key))
+            }
+        }
+        if order.isEmpty && !groups.isEmpty {
+            order = groups
+        } else if plan.groupBy.isEmpty && !plan.distinct && !plan.columns.contains(where: \.isAggregate) {
+            order.append("t0.Z_PK")
+        }
+
+        var sql = SQLFragment(plan.distinct ? "SELECT DISTINCT " : "SELECT ") + SQLFragment.joined(selected + entityColumns, separator: ", ")
+        sql = sql + " FROM \(fetch.entity.layout.tableName) t0"
+        if !compiler.joins.isEmpty { sql = sql + " " + compiler.joins.joined(separator: " ") }
+        if !conditions.isEmpty { sql = sql + " WHERE " + SQLFragment.joined(conditions, separator: " AND ") }
+        if !groups.isEmpty { sql = sql + " GROUP BY " + SQLFragment.joined(groups, separator: ", ") }
+        if let having { sql = sql + " HAVING " + having }
+        if !order.isEmpty { sql = sql + " ORDER BY " + SQLFragment.joined(order, separator: ", ") }
+        if fetch.limit > 0 || fetch.offset > 0 {
+            sql = sql + " LIMIT \(fetch.limit > 0 ? fetch.limit : -1) OFFSET \(max(fetch.offset, 0))"
+        }
+        return (sql, readers)
+    }
+}
+
+extension ExpressionNode {
+    /// Whether the expression is a plain key path.
+    var isKeyPath: Bool { if case .keyPath = self { return true } else { return false } }
+}
