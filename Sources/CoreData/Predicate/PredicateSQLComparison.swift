@@ -70,6 +70,11 @@ extension PredicateSQLCompiler {
                 case .collection(let elements): items = elements
                 default: items = [value]
                 }
+                if op == .equalTo, modifier != .all, items.count > Self.jsonListThreshold {
+                    // `ANY {…} == x` is `x IN {…}`: one bound list, not an OR per element.
+                    let membership = PredicateNode.comparison(ComparisonNode(lhs: comparison.rhs, op: .in, rhs: .constant(.collection(items)), options: comparison.options))
+                    return try compileNode(modifier == .any ? membership : .not(membership))
+                }
                 var tests: [PredicateNode] = []
                 for item in items {
                     tests.append(.comparison(ComparisonNode(lhs: .constant(item), op: op, rhs: comparison.rhs, options: comparison.options)))
@@ -209,7 +214,8 @@ extension PredicateSQLCompiler {
                 }
                 let nullTest: SQLFragment = includesNull ? "(" + column + " IS NULL)" : .alwaysFalse
                 guard !bound.isEmpty else { return nullTest }
-                let member = "(" + column + " IS NOT NULL AND " + Self.folded(column, kind, options) + " IN (" + SQLFragment.joined(bound, separator: ", ") + "))"
+                let list = Self.jsonList(bound) ?? "(" + SQLFragment.joined(bound, separator: ", ") + ")"
+                let member = "(" + column + " IS NOT NULL AND " + Self.folded(column, kind, options) + " IN " + list + ")"
                 return Self.or(nullTest, member)
             case .string(let text):
                 if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) can only be compared with nil in a fetch") }
@@ -224,6 +230,62 @@ extension PredicateSQLCompiler {
             guard kind.isString, case .string(let text) = value else { return .alwaysFalse }
             return Self.stringFunction(op, column, .bind(.string(text)), options)
         }
+    }
+
+    /// A long `IN` list as one bound value: `(SELECT value FROM json_each(?))` with the values as
+    /// a JSON array (blobs as hex text, turned back by `cd_unhex`; infinities bound on their own).
+    /// SQLite allows at most 32,766 parameters in a statement (by default), and one parameter
+    /// prepares and binds faster. `nil` for short lists.
+    static func jsonList(_ items: [SQLFragment]) -> SQLFragment? {
+        guard items.count > jsonListThreshold else { return nil }
+        var json = "["
+        var blobs = false
+        var others: [SQLFragment] = []
+        for item in items {
+            switch item.bindings.first {
+            case .int(let v)?: json += String(v) + ","
+            case .double(let v)? where v.isFinite: json += "\(v),"
+            case .string(let v)?: json += jsonString(v) + ","
+            case .data(let v)?:
+                blobs = true
+                json += "\"" + hex(v) + "\","
+            default: others.append(" UNION ALL SELECT " + item)   // infinities, NaN: bound on their own
+            }
+        }
+        if json.hasSuffix(",") { json.removeLast() }
+        json += "]"
+        let list = SQLFragment(blobs ? "(SELECT cd_unhex(value) FROM json_each(" : "(SELECT value FROM json_each(") + .bind(.string(json)) + ")"
+        return list + SQLFragment.joined(others, separator: "") + ")"
+    }
+
+    /// Lower-case hex digits of `data`.
+    private static func hex(_ data: Data) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(data.count * 2)
+        for byte in data {
+            bytes.append(digits[Int(byte >> 4)])
+            bytes.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Lists longer than this are bound as one JSON array.
+    static let jsonListThreshold = 64
+
+    /// `text` as a JSON string literal.
+    private static func jsonString(_ text: String) -> String {
+        var result = "\""
+        result.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
     }
 
     /// `constant op column` for the operators that cannot be swapped.

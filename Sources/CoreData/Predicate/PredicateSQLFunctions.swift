@@ -9,6 +9,7 @@ import Foundation
 // - `cd_strop(code, lhs, rhs, flags)`: `1` or `0` for BEGINSWITH (1), ENDSWITH (2), CONTAINS (3),
 //   LIKE (4), MATCHES (5), IN (6, `rhs` contains `lhs`), with `[c]`/`[d]` flags; `0` when either
 //   operand is not TEXT (so `NULL` never leaks into the condition).
+// - `cd_unhex(text)`: the blob a hex string spells (long `IN` lists bound as one JSON array).
 // - `cd_sum(value)`: an aggregate, the sum as `PredicateSum` computes it.
 // - `cd_fn(name, args…)`: `PredicateFunctions.apply(name, args)` for a function of stored values
 //   (`price * 2`, `abs:(delta)`, `uppercase:(name)`); INTEGER, REAL, TEXT and NULL arguments.
@@ -46,6 +47,28 @@ extension PredicateSQLCompiler {
             }
             let options = ComparisonOptions(rawValue: Int(sqlite3_value_int64(values[3]))).folding
             sqlite3_result_int(context, PredicateStrings.evaluate(op, lhs, rhs, options: options) ? 1 : 0)
+        }, nil, nil, nil)
+
+        // `cd_unhex(text)`: the blob a hex string spells (long IN lists of blobs, bound as JSON).
+        sqlite3_create_function_v2(db, "cd_unhex", 1, flags, nil, { context, count, values in
+            guard let context, let values, count == 1, let text = PredicateSQLFunctionSupport.text(values[0]) else { return }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(text.utf8.count / 2)
+            var high: UInt8?
+            for c in text.utf8 {
+                let nibble: UInt8
+                switch c {
+                case 48...57: nibble = c - 48
+                case 97...102: nibble = c - 87
+                case 65...70: nibble = c - 55
+                default: sqlite3_result_null(context); return
+                }
+                if let h = high { bytes.append(h << 4 | nibble); high = nil } else { high = nibble }
+            }
+            guard !bytes.isEmpty else { sqlite3_result_zeroblob(context, 0); return }
+            bytes.withUnsafeBytes { buffer in
+                sqlite3_result_blob64(context, buffer.baseAddress, sqlite3_uint64(buffer.count), SQLITE_TRANSIENT_DESTRUCTOR)
+            }
         }, nil, nil, nil)
 
         // Not deterministic: `random` and `now` are functions too.

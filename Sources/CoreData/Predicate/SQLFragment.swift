@@ -34,10 +34,12 @@ internal struct SQLFragment: Sendable, ExpressibleByStringLiteral, CustomStringC
 
     /// `parts` separated by `separator`.
     static func joined(_ parts: [SQLFragment], separator: String) -> SQLFragment {
+        // In place, so that a long list (an `IN` list, many columns) takes linear time.
         var result = SQLFragment("")
         for (offset, part) in parts.enumerated() {
-            if offset > 0 { result = result + separator }
-            result = result + part
+            if offset > 0 { result.sql += separator }
+            result.sql += part.sql
+            result.bindings += part.bindings
         }
         return result
     }

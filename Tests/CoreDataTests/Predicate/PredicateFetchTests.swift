@@ -82,3 +82,42 @@ struct PredicateFetchTests {
         #expect(throws: NSError.self) { try stack.fetch("Person") { $0.predicate = NSPredicate(format: "cars.name == 'x'") } }
     }
 }
+
+/// SQLite allows at most 32,766 parameters in a statement (by default) and 1,000 levels of
+/// expression: long lists are bound as one JSON array, `ANY {…} == x` compiles as `x IN {…}`.
+@Suite("Fetching with IN lists longer than SQLite's parameter limit")
+struct LongInListTests {
+    @Test func longListsAreOneBoundValue() throws {
+        let stack = try TestStack()
+        let vins = (0..<6).map { UUID(uuidString: String(format: "00000000-0000-0000-0000-%012d", $0))! }
+        for (offset, name) in ["Model T", "model s", "Zoë", "Beetle", "émile", "a\"b\\c"].enumerated() {
+            stack.insert("Car", ["name": name, "year": 1990 + offset, "price": Double(offset) + 0.5, "vin": vins[offset],
+                                 "built": Date(timeIntervalSinceReferenceDate: Double(offset) * 1e6)])
+        }
+        try stack.context.save()
+        let all = try stack.fetch("Car")
+        func names(_ format: String, _ argument: Any) throws -> [String] {
+            let predicate = NSPredicate(format: format, argumentArray: [argument])
+            let fetched = try stack.fetch("Car") { $0.predicate = predicate }.compactMap { $0.value(forKey: "name") as? String }
+            let evaluated = all.filter { predicate.evaluate(with: $0) }.compactMap { $0.value(forKey: "name") as? String }
+            #expect(fetched == evaluated, "\(format)")
+            return fetched
+        }
+        let years = Array(100_000..<133_000) + [1991, 1993]
+        #expect(try names("year IN %@", years) == ["model s", "Beetle"])
+        #expect(try names("NOT (year IN %@)", years).count == 4)
+        #expect(try names("ANY %@ == year", years) == ["model s", "Beetle"])
+        #expect(try names("NONE %@ == year", years).count == 4)
+        let strings = (0..<33_000).map { "name \($0)" } + ["ZOE", "A\"B\\C"]
+        #expect(try names("name IN %@", strings).isEmpty)
+        #expect(try names("name IN[cd] %@", strings) == ["Zoë", "a\"b\\c"])
+        let prices = (0..<33_000).map { Double($0) + 0.25 } + [2.5, .infinity]
+        #expect(try names("price IN %@", prices) == ["Zoë"])
+        let uuids = (0..<33_000).map { _ in UUID() } + [vins[4]]
+        #expect(try names("vin IN %@", uuids) == ["émile"])
+        let dates = (0..<33_000).map { Date(timeIntervalSinceReferenceDate: Double($0) + 0.5) } + [Date(timeIntervalSinceReferenceDate: 3e6)]
+        #expect(try names("built IN %@", dates) == ["Beetle"])
+        let withNil: [Any] = Array(100_000..<133_000) + [NSNull()]
+        #expect(try names("year IN %@", withNil).isEmpty)
+    }
+}
