@@ -126,4 +126,40 @@ extension PredicateSQLCompiler {
         }
         return .value("cd_fn(" + SQLFragment.joined(arguments, separator: ", ") + ")", kind)
     }
+
+    /// `TERNARY(predicate, a, b)`: `CASE WHEN <predicate> THEN a ELSE b END`, for values of one
+    /// kind (numbers of either kind, or `nil` on one side); constants are bound.
+    mutating func conditional(_ predicate: PredicateNode, _ whenTrue: ExpressionNode, _ whenFalse: ExpressionNode,
+                              _ expression: ExpressionNode) throws(CompileError) -> Operand {
+        let condition = try compileNode(predicate)
+        let a = try operand(whenTrue)
+        let b = try operand(whenFalse)
+        if case .constant(let x) = a, case .constant(let y) = b, condition.sql == "1" || condition.sql == "0" {
+            return .constant(condition.sql == "1" ? x : y)
+        }
+        func scalar(_ item: Operand) throws(CompileError) -> (SQLFragment, ValueKind?) {
+            switch item {
+            case .value(let fragment, let kind): return (fragment, kind)
+            case .constant(.null): return ("NULL", nil)
+            case .constant(.int(let v)): return (.bind(.int(v)), .integer)
+            case .constant(.double(let v)): return (.bind(.double(v)), .real)
+            case .constant(.string(let v)): return (.bind(.string(v)), .string)
+            case .constant(.date(let v)): return (.bind(.double(v.timeIntervalSinceReferenceDate)), .date)
+            case .constant(let value): throw CompileError(reason: "\(value.formatDescription) cannot be a value of TERNARY in a fetch")
+            case .toMany: throw CompileError(reason: "to-many key not allowed here: \(expression)")
+            }
+        }
+        let (x, kx) = try scalar(a)
+        let (y, ky) = try scalar(b)
+        let kind: ValueKind
+        switch (kx, ky) {
+        case (nil, nil): return .constant(.null)
+        case (let k?, nil), (nil, let k?): kind = k
+        case (let k?, let l?) where k.isNumeric && l.isNumeric:
+            if case .integer = k, case .integer = l { kind = .integer } else { kind = .real }
+        case (let k?, let l?) where k.isCompatible(with: l): kind = k
+        default: throw CompileError(reason: "the two values of \(expression) are of different kinds")
+        }
+        return .value("(CASE WHEN " + condition + " THEN " + x + " ELSE " + y + " END)", kind)
+    }
 }

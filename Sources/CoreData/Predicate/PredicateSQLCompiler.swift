@@ -204,7 +204,9 @@ internal struct PredicateSQLCompiler {
                 throw CompileError(reason: "key paths from \(base) are not supported: \(expression)")
             }
             return .constant(PredicateValue(PredicateKeyValue.value(of: value.walkable, keyPath: path)))
-        case .subquery, .conditional:
+        case .conditional(let predicate, let whenTrue, let whenFalse):
+            return try conditional(predicate, whenTrue, whenFalse, expression)
+        case .subquery:
             throw CompileError(reason: "\(expression) is not supported in a fetch (SUBQUERY needs .@count)")
         }
     }

@@ -226,6 +226,9 @@ struct PredicateSQLDifferentialTests {
             ("year + 1 > 5", []), ("-year > 0", []), ("year * 2 == 4000", []), ("score * 2 > year", []), ("year / 0 > 1", []),
             ("owner.cars.@count > 3", []), ("owner.age + year > 2030", []), ("abs:(score) > 1", []), ("ceiling:(score) == 1", []),
             ("trunc:(score) == 0", []), ("uppercase:(owner.name) == 'ADA'", []), ("length:(name) == 0", []),
+            ("TERNARY(year > 2000, score, 0) > 1", []), ("TERNARY(flag == YES, name, owner.name) BEGINSWITH[cd] 'a'", []),
+            ("TERNARY(score == nil, -1, year) < 0", []), ("TERNARY(born > %@, born, nil) != nil", [Date(timeIntervalSinceReferenceDate: 0)]),
+            ("TERNARY(name == nil, 'none', name) == 'none'", []), ("TERNARY(year > 2000, 1, 2.5) == 2.5", []),
         ]
         for (entity, cases) in [(world.person, people), (world.car, cars)] {
             for (format, args) in cases {
