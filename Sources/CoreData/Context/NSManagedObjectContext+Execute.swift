@@ -59,13 +59,50 @@ extension NSAsynchronousFetchRequest: ContextExecutableRequest {
         let cancelled = CoreDataError.cancelled("The asynchronous fetch was cancelled")
         guard !result.isCancelled else { result.fail(cancelled); return }
         do {
-            let objects = try context.fetch(fetchRequest)
-            guard !result.isCancelled else { result.fail(cancelled); return }
+            let objects = loadsGradually(in: context) ? try fetchGradually(result, in: context) : try context.fetch(fetchRequest)
+            guard let objects, !result.isCancelled else { result.fail(cancelled); return }
             result.progress?.totalUnitCount = Int64(objects.count)
             result.progress?.completedUnitCount = Int64(objects.count)
             result._finalResult = objects
         } catch {
             result.fail(error as NSError)
         }
+    }
+
+    /// Whether the fetch can load its objects a batch at a time: objects with their values,
+    /// not already batched, in a context on a coordinator.
+    private func loadsGradually(in context: NSManagedObjectContext) -> Bool {
+        fetchRequest.resultType == .managedObjectResultType && fetchRequest.fetchBatchSize == 0
+            && fetchRequest.includesPropertyValues && context.parent == nil && progressBatchSize > 0
+    }
+
+    /// The fetch run as a batched fetch (keys first, so the count is known at once), whose
+    /// batches are then loaded one by one, reporting progress and stopping when cancelled
+    /// (`nil`). The result is what the plain fetch returns: faults carrying their rows, or
+    /// fired objects with `returnsObjectsAsFaults` false.
+    private func fetchGradually(_ result: NSAsynchronousFetchResult<ResultType>, in context: NSManagedObjectContext) throws -> [ResultType]? {
+        // The request is only ever used on this queue; its batch size is restored before the
+        // completion block runs.
+        let request = fetchRequest
+        let batchSize = request.fetchBatchSize
+        request.fetchBatchSize = progressBatchSize
+        let objects: [ResultType]
+        do {
+            defer { request.fetchBatchSize = batchSize }
+            objects = try context.fetch(request)
+        }
+        let progress = result.progress
+        progress?.totalUnitCount = Int64(objects.count)
+        for (index, item) in objects.enumerated() {
+            guard let object = item as? NSManagedObject else { continue }
+            if let batch = object._fetchBatch, !batch.isLoaded {
+                guard !result.isCancelled else { return nil }
+                context.loadBatch(batch)
+                progress?.completedUnitCount = Int64(min(index + progressBatchSize, objects.count))
+                if let progress { didLoadBatch?(progress) }
+            }
+            if !request.returnsObjectsAsFaults { object.fireFaultIfNeeded() }
+        }
+        return objects
     }
 }

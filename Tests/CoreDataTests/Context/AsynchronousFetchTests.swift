@@ -120,4 +120,58 @@ struct AsynchronousFetchTests {
             (error as NSError).domain == NSCocoaErrorDomain && (error as NSError).code == NSPersistentStoreUnsupportedRequestTypeError
         }
     }
+
+    /// Progress reported after each loaded batch.
+    private final class Reports: @unchecked Sendable {
+        var completed: [Int64] = []
+        var totals: [Int64] = []
+    }
+
+    @Test func progressGrowsBatchByBatchAndTheResultIsAPlainFetchs() throws {
+        let (stack, context) = try seeded(2_500)
+        defer { withExtendedLifetime(stack) {} }
+        let outcome = Outcome()
+        let reports = Reports()
+        var faults: [Bool] = []
+        try context.performAndWait {
+            let fetch = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            fetch.returnsObjectsAsFaults = false
+            let request = NSAsynchronousFetchRequest(fetchRequest: fetch) { result in
+                faults = result.finalResult?.map(\.isFault) ?? []
+                outcome.take(result)
+            }
+            request.progressBatchSize = 1_000
+            request.didLoadBatch = { progress in
+                reports.completed.append(progress.completedUnitCount)
+                reports.totals.append(progress.totalUnitCount)
+            }
+            _ = try context.execute(request)
+        }
+        #expect(outcome.done.wait(timeout: .now() + 60) == .success)
+        #expect(reports.completed == [1_000, 2_000, 2_500])
+        #expect(reports.totals == [2_500, 2_500, 2_500])   // the count is known before the first batch loads
+        #expect(outcome.names == (0..<2_500).map { "car \($0)" })
+        #expect(faults.count == 2_500 && !faults.contains(true))
+        #expect(context.performAndWait { (context.registeredObjects.first { $0._fetchBatch != nil }) == nil })
+    }
+
+    @Test func cancellingBetweenBatchesStopsTheFetch() throws {
+        let (stack, context) = try seeded(2_500)
+        defer { withExtendedLifetime(stack) {} }
+        let outcome = Outcome()
+        let reports = Reports()
+        try context.performAndWait {
+            let request = NSAsynchronousFetchRequest(fetchRequest: NSFetchRequest<NSManagedObject>(entityName: "Car"), completionBlock: outcome.take)
+            request.progressBatchSize = 500
+            request.didLoadBatch = { progress in
+                reports.completed.append(progress.completedUnitCount)
+                if progress.completedUnitCount == 1_000 { progress.cancel() }
+            }
+            _ = try context.execute(request)
+        }
+        #expect(outcome.done.wait(timeout: .now() + 60) == .success)
+        #expect(reports.completed == [500, 1_000])
+        #expect(outcome.names == nil)
+        #expect(outcome.error?.code == CocoaError.Code.userCancelled.rawValue)
+    }
 }
