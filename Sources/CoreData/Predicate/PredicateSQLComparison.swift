@@ -233,7 +233,8 @@ extension PredicateSQLCompiler {
     }
 
     /// A long `IN` list as one bound value: `(SELECT value FROM json_each(?))` with the values as
-    /// a JSON array (blobs as hex text, turned back by `cd_unhex`; infinities bound on their own).
+    /// a JSON array (blobs as hex text, turned back by `cd_unhex`; infinities and text holding
+    /// NUL, which JSON text in SQLite cannot carry, bound on their own).
     /// SQLite allows at most 32,766 parameters in a statement (by default), and one parameter
     /// prepares and binds faster. `nil` for short lists.
     static func jsonList(_ items: [SQLFragment]) -> SQLFragment? {
@@ -245,11 +246,11 @@ extension PredicateSQLCompiler {
             switch item.bindings.first {
             case .int(let v)?: json += String(v) + ","
             case .double(let v)? where v.isFinite: json += "\(v),"
-            case .string(let v)?: json += jsonString(v) + ","
+            case .string(let v)? where !v.utf8.contains(0): json += jsonString(v) + ","
             case .data(let v)?:
                 blobs = true
                 json += "\"" + hex(v) + "\","
-            default: others.append(" UNION ALL SELECT " + item)   // infinities, NaN: bound on their own
+            default: others.append(" UNION ALL SELECT " + item)   // infinities, NaN, text with NUL: bound on their own
             }
         }
         if json.hasSuffix(",") { json.removeLast() }

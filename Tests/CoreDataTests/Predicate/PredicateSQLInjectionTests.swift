@@ -62,3 +62,36 @@ struct PredicateSQLInjectionTests {
         #expect(try world.database.query("SELECT count(*) FROM ZCAR", []) == [[.int(2)]])
     }
 }
+
+/// Hostile strings in the other places a fetch carries values: a dictionary fetch's HAVING clause
+/// and expressions, long IN lists (bound as one JSON array), and names (which must name the model).
+@Suite("SQL injection: dictionary fetches, long IN lists, names")
+struct FetchInjectionTests {
+    @Test func hostileValuesAndNames() throws {
+        let stack = try TestStack()
+        for value in PredicateSQLInjectionTests.hostile { stack.insert("Car", ["name": value, "year": 2000]) }
+        try stack.context.save()
+        let total = PredicateSQLInjectionTests.hostile.count
+        for value in PredicateSQLInjectionTests.hostile {
+            let request = NSFetchRequest<NSDictionary>(entityName: "Car")
+            request.resultType = .dictionaryResultType
+            let count = NSExpressionDescription()
+            count.name = "count"
+            count.expression = NSExpression(format: "count:(name)")
+            request.propertiesToFetch = ["name", count]
+            request.propertiesToGroupBy = ["name"]
+            request.havingPredicate = NSPredicate(format: "name == %@ OR uppercase:(name) == %@", value, value)
+            let rows = try stack.context.fetch(request)
+            #expect(rows.map { $0["name"] as? String } == [value], "\(value)")
+            let long = (0..<100).map { "\(value)\($0)" } + [value]
+            let matched = try stack.fetch("Car") { $0.predicate = NSPredicate(format: "name IN %@", long) }
+            #expect(matched.map { $0.value(forKey: "name") as? String } == [value], "\(value)")
+            // A hostile string as a key path or column name is not a property: refused, nothing run.
+            request.havingPredicate = nil
+            request.propertiesToGroupBy = nil
+            request.propertiesToFetch = [value]
+            #expect(throws: NSError.self) { try stack.context.fetch(request) }
+        }
+        #expect(try stack.context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Car")) == total)
+    }
+}
