@@ -95,6 +95,14 @@ extension PredicateSQLCompiler {
         if operands.count == 1, case .toMany(let path) = operands[0], let op = statistics[name] {
             return try collectionOperator(op, path)
         }
+        if name == "objectFrom:withIndex:", operands.count == 2, case .toMany(let path) = operands[0] {
+            // `items[SIZE]` is `items.@count`; `[FIRST]`, `[LAST]` and `[n]` have no order to
+            // follow in a to-many relationship's rows.
+            guard case .constant(.string(let index)) = operands[1], index.uppercased() == "SIZE" else {
+                throw CompileError(reason: "only [SIZE] of a to-many relationship is supported in a fetch (its elements have no index): \(expression)")
+            }
+            return try collectionOperator("@count", path)
+        }
         let stringFunctions: Set<String> = ["uppercase:", "lowercase:", "length:"]
         let wantsStrings = stringFunctions.contains(name)
         var arguments: [SQLFragment] = [.bind(.string(name))]

@@ -221,6 +221,7 @@ struct PredicateSQLDifferentialTests {
             ("age * 2 > 40", []), ("age + 1 == 43", []), ("age - age == 0", []), ("age / 2 > 10", []), ("FUNCTION(age, 'modulus:by:', 2) == 0", []),
             ("abs:(age - 50) < 10", []), ("uppercase:(name) == 'ADA'", []), ("lowercase:(name) BEGINSWITH 'z'", []), ("length:(name) > 3", []),
             ("sqrt:(age) > 3", []), ("floor:(age / 3) >= 3", []), ("FUNCTION(age, 'bitwiseAnd:with:', 1) == 1", []),
+            ("cars[SIZE] > 2", []), ("clubs[size] == 0", []), ("{1, 2, 3}[SIZE] == FUNCTION(age, 'modulus:by:', 4)", []),
         ]
         let cars: [(String, [Any])] = [
             ("year + 1 > 5", []), ("-year > 0", []), ("year * 2 == 4000", []), ("score * 2 > year", []), ("year / 0 > 1", []),
@@ -229,6 +230,9 @@ struct PredicateSQLDifferentialTests {
             ("TERNARY(year > 2000, score, 0) > 1", []), ("TERNARY(flag == YES, name, owner.name) BEGINSWITH[cd] 'a'", []),
             ("TERNARY(score == nil, -1, year) < 0", []), ("TERNARY(born > %@, born, nil) != nil", [Date(timeIntervalSinceReferenceDate: 0)]),
             ("TERNARY(name == nil, 'none', name) == 'none'", []), ("TERNARY(year > 2000, 1, 2.5) == 2.5", []),
+            ("CAST(0, 'NSDate') < born", []), ("born < now()", []), ("born < FUNCTION(now(), 'castObject:toType:', 'NSDate')", []),
+            ("CAST('1999', 'NSNumber') == year", []), ("FUNCTION(name, 'uppercase:') == 'ADA'", []), ("{5, 1999, 0}[LAST] == year", []),
+            ("{5, 1999, 0}[FIRST] == year", []), ("{5, 1999, 0}[1] == year", []),
         ]
         for (entity, cases) in [(world.person, people), (world.car, cars)] {
             for (format, args) in cases {
