@@ -269,7 +269,11 @@ struct TypedPredicateTests {
     }
 
     @Test func sameTreeAsTheFormat() throws {
-        _ = try TypedStacks()
+        // Kept alive: key paths map through the models coordinators use (held weakly), and
+        // with `_ =` the model could be gone before the first mapping (a flaky failure when no
+        // other test had mapped these key paths yet).
+        let stacks = try TypedStacks()
+        defer { withExtendedLifetime(stacks) {} }
         let typed = try #require(NSPredicate(#Predicate<TPCar> { $0.owner?.name == "Ada" && $0.year > 2000 }))
         let format = NSPredicate(format: "owner.name == 'Ada' AND year > 2000")
         #expect(try typed.predicateTree().description == format.predicateTree().description)
