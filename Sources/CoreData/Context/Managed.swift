@@ -40,6 +40,8 @@ import Synchronization
 ///   `NSOrderedSet` (each optional or not) for to-many ones. Setting maintains the inverse.
 /// - Any other type (transformable values such as `[String]?`, `NSNumber?`) goes through
 ///   ``NSManagedObject/value(forKey:)``'s value and a cast.
+/// - A fetched property (``NSFetchedPropertyDescription``), declared `[T]`, `NSArray?` or the
+///   like, reads its fetched array as `value(forKey:)` does; setting it changes nothing.
 ///
 /// The macro also adds a private static ``ManagedPropertyKey`` per property
 /// (`_managedKey_<name>`), which caches the property's index so that an access does not hash
@@ -157,7 +159,13 @@ extension NSManagedObject {
             // Cached for a super-entity: inherited properties keep their indexes in sub-entities.
             return Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: cached))
         }
-        guard let index = layout.nameTable.index(of: key.name) else { _unknownManagedKey(key.name) }
+        guard let index = layout.nameTable.index(of: key.name) else {
+            // A fetched property: an index of its own kind, never cached (its value is fetched anyway).
+            if let fetched = layout.propertiesByName[key.name] as? NSFetchedPropertyDescription {
+                return FetchedPropertyIndex.managedIndex(of: fetched)
+            }
+            _unknownManagedKey(key.name)
+        }
         // Cache the index for the entity that declares the property, so that objects of its
         // sub-entities hit the cache too (above) instead of replacing it.
         let declaring = layout.properties[index].entity?.frozenLayout?.managedSerial ?? layout.managedSerial
@@ -173,7 +181,8 @@ extension NSManagedObject {
 
     @usableFromInline @inline(never)
     internal func _managedTypeMismatch(at index: Int, value: Any, expected: Any.Type) -> Never {
-        preconditionFailure("CoreData: the @Managed property '\(layout.properties[index].name)' of class \(String(reflecting: type(of: self))) (entity '\(entity.name ?? "")') holds a \(type(of: value)) (\(value)), which can't be read as \(expected)")
+        let name = FetchedPropertyIndex.isFetched(index) ? FetchedPropertyIndex.property(at: index, in: layout).name : layout.properties[index].name
+        preconditionFailure("CoreData: the @Managed property '\(name)' of class \(String(reflecting: type(of: self))) (entity '\(entity.name ?? "")') holds a \(type(of: value)) (\(value)), which can't be read as \(expected)")
     }
 
     @usableFromInline @inline(never)
@@ -773,7 +782,7 @@ extension NSManagedObject {
 
     @usableFromInline
     internal func _managedAnyValue<Value>(at index: Int, key: String, as type: Value.Type) -> Value {
-        guard let value = primitiveValue(at: index) else {
+        guard let value = FetchedPropertyIndex.isFetched(index) ? fetchedPropertyValue(forKey: key) : primitiveValue(at: index) else {
             // nil is a value of `Value` only when it is an optional type.
             if let none = Optional<Any>.none as? Value { return none }
             _managedNilForNonOptional(key, as: Value.self)
@@ -794,6 +803,11 @@ extension NSManagedObject {
 
     @usableFromInline
     internal func _managedToMany(at index: Int) -> [NSManagedObject] {
+        if FetchedPropertyIndex.isFetched(index) {
+            let value = fetchedPropertyValue(forKey: FetchedPropertyIndex.property(at: index, in: layout).name)
+            if let objects = value as? [NSManagedObject] { return objects }
+            _managedTypeMismatch(at: index, value: value as Any, expected: [NSManagedObject].self)
+        }
         switch layout.storageKinds[index] {
         case .toMany, .orderedToMany: return toManyList(at: index).objects
         default:
@@ -857,6 +871,7 @@ extension NSManagedObject {
 
     @usableFromInline
     internal func _setManagedToMany(_ objects: [NSManagedObject], at index: Int, key: String) {
+        if FetchedPropertyIndex.isFetched(index) { return setFetchedPropertyValue(objects, forKey: key) }
         willChangeValue(forKey: key)
         switch layout.storageKinds[index] {
         case .toMany, .orderedToMany: setToMany(objects, at: index)
@@ -872,6 +887,7 @@ extension NSManagedObject {
 
     @usableFromInline
     internal func _setManagedAnyValue(_ value: Any, at index: Int, key: String) {
+        if FetchedPropertyIndex.isFetched(index) { return setFetchedPropertyValue(value, forKey: key) }
         willChangeValue(forKey: key)
         setValue(ManagedOptional.flatten(value), at: index)
         didChangeValue(forKey: key)

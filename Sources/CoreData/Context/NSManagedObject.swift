@@ -105,6 +105,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The batch of a batched fetch (`fetchBatchSize`) this data-less fault belongs to: firing
     /// it loads the whole batch with one query (`NSManagedObjectContext+Batching.swift`).
     @exclusivity(unchecked) internal var _fetchBatch: FetchBatch?
+    /// The values of the fetched properties read since the object was last refreshed, by
+    /// `fetchedIndex` (`NSManagedObject+FetchedProperties.swift`).
+    @exclusivity(unchecked) internal var _fetchedValues: [Int: Any]?
 
     /// Creates an object of `entity` and inserts it into `context` (if any).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
@@ -288,14 +291,17 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// The value of a property: `NSNumber` for numbers and Booleans, `String`, `Date`, `Data`,
     /// `UUID`, `URL`, `NSDecimalNumber`, a managed object for a to-one relationship,
-    /// `Set<NSManagedObject>` for a to-many one and `NSOrderedSet` for an ordered one.
+    /// `Set<NSManagedObject>` for a to-many one and `NSOrderedSet` for an ordered one; for a
+    /// fetched property, the array its fetch request returns (`[NSManagedObject]`), fetched at the
+    /// first read and cached until the object is refreshed (``NSFetchedPropertyDescription``).
     ///
     /// A key that is not a property of the entity is a programmer error and stops the process
     /// (Apple raises `NSUnknownKeyException`).
     open func value(forKey key: String) -> Any? {
         _checkQueue(key)
         willAccessValue(forKey: key)
-        return primitiveValue(at: propertyIndex(forKey: key))
+        guard let index = layout.nameTable.index(of: key) else { return fetchedPropertyValue(forKey: key) }
+        return primitiveValue(at: index)
     }
 
     /// The value at the end of a dotted key path through to-one relationships (`owner.name`).
@@ -307,6 +313,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         case let object as NSManagedObject: return object.value(forKeyPath: rest)
         case let set as Set<NSManagedObject>: return Set(set.compactMap { $0.value(forKeyPath: rest) as? AnyHashable })
         case let ordered as NSOrderedSet: return ordered.array.compactMap { ($0 as? NSManagedObject)?.value(forKeyPath: rest) }
+        case let fetched as [NSManagedObject]: return fetched.compactMap { $0.value(forKeyPath: rest) }
         default: return nil
         }
     }
@@ -315,9 +322,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     ///
     /// A value of the wrong type is kept, and ``NSManagedObjectContext/save()`` throws a
     /// validation error naming the key (Apple raises an exception at once); nothing is written.
+    /// A fetched property is read-only: its value stays as it is, and a `CoreData: error:` line on
+    /// standard error says so.
     open func setValue(_ value: Any?, forKey key: String) {
         _checkQueue(key)
-        let index = propertyIndex(forKey: key)
+        guard let index = layout.nameTable.index(of: key) else { return setFetchedPropertyValue(value, forKey: key) }
         willChangeValue(forKey: key)
         if !_isFault, let stored = StoreValue.fastConvert(borrowing: value, kind: layout.storageKinds[index]) {
             setStoreValue(stored, at: index)
@@ -331,13 +340,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     open func primitiveValue(forKey key: String) -> Any? {
         _checkQueue(key)
         fireFaultIfNeeded()
-        return primitiveValue(at: propertyIndex(forKey: key))
+        guard let index = layout.nameTable.index(of: key) else { return fetchedPropertyValue(forKey: key) }
+        return primitiveValue(at: index)
     }
 
     /// Sets a value as ``setValue(_:forKey:)`` does, for use inside custom accessors.
     open func setPrimitiveValue(_ value: Any?, forKey key: String) {
         _checkQueue(key)
-        setValue(value, at: propertyIndex(forKey: key))
+        guard let index = layout.nameTable.index(of: key) else { return setFetchedPropertyValue(value, forKey: key) }
+        setValue(value, at: index)
     }
 
     /// A mutable set proxy for a to-many relationship; changes go through inverse maintenance.

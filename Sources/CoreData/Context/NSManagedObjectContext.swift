@@ -136,7 +136,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// relationship references (which would keep cycles of related objects alive forever).
     private static func detach(_ objects: [NSManagedObject]) {
         for object in objects { object._context = nil }
-        for object in objects { object._relations.removeAll() }
+        for object in objects { object._relations.removeAll(); object.forgetFetchedPropertyValues() }
     }
 
     // MARK: Parent store
@@ -545,6 +545,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// are discarded); with `flag` true its unsaved changes are kept on top of the stored values.
     open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         checkQueue("refresh(_:mergeChanges:)")
+        // Fetched properties are fetched again at their next read, as Apple documents.
+        if object._context === self { object.forgetFetchedPropertyValues() }
         guard object._context === self, !object._isInserted else { return }
         let fresh = object.objectID.isTemporaryID && _parent == nil ? nil : snapshotForFault(object.objectID)
         if flag && object.hasChanges {

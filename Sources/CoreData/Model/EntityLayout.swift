@@ -18,9 +18,13 @@ internal final class EntityLayout: @unchecked Sendable {
     let tableName: String
     /// The root entity's `Z_ENT` number (object IDs of a hierarchy share its key space).
     var rootNumber: Int = 0
-    /// Every property, inherited ones first; a sub-entity shares its parent's indexes.
+    /// Every attribute and relationship, inherited ones first; a sub-entity shares its parent's
+    /// indexes. Fetched properties hold no value in an object, so they are not here.
     let properties: [NSPropertyDescription]
+    /// Every property by name, fetched properties included (a stored property wins a name clash).
     let propertiesByName: [String: NSPropertyDescription]
+    /// The fetched properties, inherited ones first, at their ``NSFetchedPropertyDescription/fetchedIndex``.
+    let fetchedProperties: [NSFetchedPropertyDescription]
     /// Property indexes by name (every lookup by name goes through it).
     let nameTable: PropertyNameTable
     /// Each attribute's type by property index (`.undefinedAttributeType` for relationships),
@@ -82,7 +86,8 @@ internal final class EntityLayout: @unchecked Sendable {
         self.entityNumber = number
         self.root = entity.rootEntity
         self.tableName = "Z" + (entity.rootEntity.name ?? "").uppercased()
-        let properties = entity.properties
+        let all = entity.properties
+        let properties = all.filter { !($0 is NSFetchedPropertyDescription) }
         self.properties = properties
         var byName: [String: NSPropertyDescription] = [:]
         var rowIndexes: [Int] = []
@@ -106,6 +111,9 @@ internal final class EntityLayout: @unchecked Sendable {
                 kinds[index] = !relationship.isToMany ? .toOne : relationship.isOrdered ? .orderedToMany : .toMany
             }
         }
+        let fetchedProperties = all.compactMap { $0 as? NSFetchedPropertyDescription }
+        for fetched in fetchedProperties where byName[fetched.name] == nil { byName[fetched.name] = fetched }
+        self.fetchedProperties = fetchedProperties
         self.storageKinds = kinds
         let serial = Self.serials.wrappingAdd(1, ordering: .relaxed).newValue
         precondition(serial != 0, "CoreData: more than 4 billion entity layouts in one process")
@@ -194,11 +202,21 @@ internal enum ModelLayoutBuilder {
         for entity in entities where !ordered.contains(where: { $0 === entity }) { ordered.append(entity) }
 
         // Property indexes: inherited first, so a sub-entity shares its parent's indexes.
+        // Fetched properties are numbered apart: they hold no value in an object.
         for entity in ordered {
-            let inherited = entity.superentity?.properties.count ?? 0
-            for (offset, property) in entity.ownProperties.enumerated() {
+            let inherited = entity.superentity?.properties ?? []
+            let inheritedFetched = inherited.count { $0 is NSFetchedPropertyDescription }
+            var nextIndex = inherited.count - inheritedFetched
+            var nextFetchedIndex = inheritedFetched
+            for property in entity.ownProperties {
                 property.entity = entity
-                property.index = inherited + offset
+                if let fetched = property as? NSFetchedPropertyDescription {
+                    fetched.fetchedIndex = nextFetchedIndex
+                    nextFetchedIndex += 1
+                } else {
+                    property.index = nextIndex
+                    nextIndex += 1
+                }
             }
         }
 

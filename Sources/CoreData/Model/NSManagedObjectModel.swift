@@ -132,7 +132,7 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
             return entityCopy
         }
         _ = roots.map(copyTree)
-        // Re-point relationships at the copied entities and inverses.
+        // Re-point relationships (and fetched properties' requests) at the copied entities and inverses.
         for entity in all {
             for case let relationship as NSRelationshipDescription in entity.ownProperties {
                 if let destination = relationship.destinationEntity { relationship.destinationEntity = map[ObjectIdentifier(destination)] }
@@ -140,6 +140,9 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
                    let copiedEntity = map[ObjectIdentifier(inverseEntity)] {
                     relationship.inverseRelationship = copiedEntity.ownProperties.first { $0.name == inverse.name } as? NSRelationshipDescription
                 }
+            }
+            for case let fetched as NSFetchedPropertyDescription in entity.ownProperties {
+                if let request = fetched.fetchRequest, let destination = request.entity { request.entity = map[ObjectIdentifier(destination)] ?? destination }
             }
         }
         copy.entities = all

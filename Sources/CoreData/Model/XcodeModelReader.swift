@@ -16,8 +16,8 @@ internal enum XcodeModelReader {
         var model: NSManagedObjectModel
         /// The `contents` file that was read.
         var contentsURL: URL
-        /// Things in the file that were read but have no equivalent here (fetched properties, fetch
-        /// request templates, expression index elements, …), one sentence each.
+        /// Things in the file that were read but have no equivalent here (fetch request templates,
+        /// composite attributes' elements, expression index elements, …), one sentence each.
         var notes: [String]
     }
 
@@ -220,19 +220,27 @@ private final class EntityRecord {
     var parentName: String?
     var properties: [NSPropertyDescription] = []
     var relationships: [RelationshipRecord] = []
+    var fetchedProperties: [FetchedPropertyRecord] = []
     var constraints: [[String]] = []
     var indexes: [IndexRecord] = []
     var userInfo: [AnyHashable: Any] = [:]
     init(line: Int) { self.line = line }
 }
 
-private final class RelationshipRecord {
-    let relationship = NSRelationshipDescription()
+/// A relationship or a fetched property as read, naming an entity that is resolved once every
+/// entity is known.
+private final class PropertyRecord<Property: NSPropertyDescription> {
+    let property = Property()
     let line: Int
-    var inverseEntityName: String?
+    /// A relationship's `inverseEntity`; the `entity` of a fetched property's `<fetchRequest>`
+    /// (`nil` until that element is read).
+    var entityName: String?
     var userInfo: [AnyHashable: Any] = [:]
     init(line: Int) { self.line = line }
 }
+
+private typealias RelationshipRecord = PropertyRecord<NSRelationshipDescription>
+private typealias FetchedPropertyRecord = PropertyRecord<NSFetchedPropertyDescription>
 
 private final class AttributeRecord {
     let attribute = NSAttributeDescription()
@@ -262,6 +270,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         case entity(EntityRecord)
         case attribute(AttributeRecord)
         case relationship(RelationshipRecord)
+        case fetchedProperty(FetchedPropertyRecord)
         case userInfo
         case uniquenessConstraints
         case uniquenessConstraint
@@ -283,7 +292,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
     var notes: [String] = []
 
     private var stack: [Frame] = []
-    /// Depth inside an element whose whole subtree is skipped (fetched properties, layout elements, …).
+    /// Depth inside an element whose whole subtree is skipped (fetch request templates, layout elements, …).
     private var skipDepth = 0
     private var constraintNames: [String] = []
 
@@ -349,12 +358,23 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             stack.append(.attribute(record))
         case (.entity(let entity), "relationship"):
             guard let record = startRelationship(parser, attributes, entity: entity, line: line) else { return }
-            entity.properties.append(record.relationship)
+            entity.properties.append(record.property)
             entity.relationships.append(record)
             stack.append(.relationship(record))
         case (.entity(let entity), "fetchedProperty"):
-            notes.append("The fetched property '\(entity.entity.name ?? "").\(attributes["name"] ?? "")' (line \(line)) was not read: fetched properties are not supported.")
-            skipDepth = 1
+            guard let name = Self.string(attributes["name"]) else {
+                return fail(parser, "has a <fetchedProperty> without a name in entity '\(entity.entity.name ?? "")'")
+            }
+            let record = FetchedPropertyRecord(line: line)
+            record.property.name = name
+            startProperty(record.property, attributes)
+            entity.properties.append(record.property)
+            entity.fetchedProperties.append(record)
+            stack.append(.fetchedProperty(record))
+        case (.fetchedProperty(let record), "fetchRequest"):
+            guard case .entity(let entity)? = stack.dropLast().last,
+                  readFetchRequest(parser, attributes, into: record, entity: entity) else { return }
+            stack.append(.leaf)
         case (.model, "compositeAttribute"), (.entity, "compositeAttribute"):
             notes.append("The definition of the composite attribute '\(attributes["name"] ?? "")' (line \(line)) was not read: composite attributes' elements are not supported.")
             skipDepth = 1
@@ -390,7 +410,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         case (.fetchIndex(let index), "index"):
             stack.append(.leaf)
             if let value = Self.string(attributes["value"]) { index.elements.append((value, .binary, true, line)) }
-        case (.model, "userInfo"), (.entity, "userInfo"), (.attribute, "userInfo"), (.relationship, "userInfo"):
+        case (.model, "userInfo"), (.entity, "userInfo"), (.attribute, "userInfo"), (.relationship, "userInfo"), (.fetchedProperty, "userInfo"):
             stack.append(.userInfo)
         case (.userInfo, "entry"):
             let owner = stack[stack.count - 2]
@@ -401,6 +421,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             case .entity(let record): record.userInfo[key] = value
             case .attribute(let record): record.userInfo[key] = value
             case .relationship(let record): record.userInfo[key] = value
+            case .fetchedProperty(let record): record.userInfo[key] = value
             default: notes.append("The model's user info entry '\(key)' (line \(line)) was not read: a managed object model has no user info.")
             }
         default:
@@ -425,7 +446,14 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         case .attribute(let record):
             if !record.userInfo.isEmpty { record.attribute.userInfo = record.userInfo }
         case .relationship(let record):
-            if !record.userInfo.isEmpty { record.relationship.userInfo = record.userInfo }
+            if !record.userInfo.isEmpty { record.property.userInfo = record.userInfo }
+        case .fetchedProperty(let record):
+            if !record.userInfo.isEmpty { record.property.userInfo = record.userInfo }
+            if record.entityName == nil {
+                guard case .entity(let entity)? = stack.last else { break }
+                let entityName = entity.entity.name ?? ""
+                fail(parser, "has no <fetchRequest> for the fetched property '\(entityName).\(record.property.name)'", line: record.line)
+            }
         default:
             break
         }
@@ -588,12 +616,12 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             return nil
         }
         let record = RelationshipRecord(line: line)
-        let relationship = record.relationship
+        let relationship = record.property
         relationship.name = name
         startProperty(relationship, a)
         relationship.destinationEntityName = destination
         relationship.inverseName = Self.string(a["inverseName"])
-        record.inverseEntityName = Self.string(a["inverseEntity"])
+        record.entityName = Self.string(a["inverseEntity"])
         relationship.isOrdered = Self.bool(a["ordered"])
         let toMany = Self.bool(a["toMany"])
         var counts: [String: Int] = [:]
@@ -624,6 +652,61 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             relationship.deleteRule = rule
         }
         return record
+    }
+}
+
+extension ModelXMLHandler {
+    /// Xcode's spellings of a fetch request's flags (it writes `includeSubentities`, and the
+    /// `includes…`/`returns…` forms of the API are accepted too). An absent flag keeps
+    /// `NSFetchRequest`'s default.
+    private static let fetchRequestFlags: [(names: [String], set: @Sendable (NSFetchRequest<NSFetchRequestResult>, Bool) -> Void)] = [
+        (["includeSubentities", "includesSubentities"], { $0.includesSubentities = $1 }),
+        (["includePropertyValues", "includesPropertyValues"], { $0.includesPropertyValues = $1 }),
+        (["includePendingChanges", "includesPendingChanges"], { $0.includesPendingChanges = $1 }),
+        (["returnObjectsAsFaults", "returnsObjectsAsFaults"], { $0.returnsObjectsAsFaults = $1 }),
+        (["returnDistinctResults", "returnsDistinctResults"], { $0.returnsDistinctResults = $1 }),
+    ]
+
+    /// Reads a fetched property's `<fetchRequest entity=… predicateString=… …/>`. A predicate
+    /// that does not parse makes the model unreadable, as Xcode's model compiler refuses it.
+    fileprivate func readFetchRequest(_ parser: XMLParser, _ a: [String: String], into record: FetchedPropertyRecord,
+                                      entity: EntityRecord) -> Bool {
+        let what = "the fetched property '\(entity.entity.name ?? "").\(record.property.name)'"
+        guard let destination = Self.string(a["entity"]) else {
+            fail(parser, "has no destination entity for \(what)")
+            return false
+        }
+        let request = NSFetchRequest<NSFetchRequestResult>(entityName: destination)
+        if let format = Self.string(a["predicateString"]) {
+            do {
+                request.predicate = NSPredicate.make(from: try PredicateParser.parse(format))
+            } catch {
+                fail(parser, "has an invalid predicate for \(what): \((error as NSError).localizedDescription)")
+                return false
+            }
+        }
+        for (key, set) in [("fetchLimit", { request.fetchLimit = $0 }), ("fetchBatchSize", { (value: Int) in request.fetchBatchSize = value })] {
+            guard let text = Self.string(a[key]) else { continue }
+            guard let value = Int(text), value >= 0 else {
+                fail(parser, "has an invalid \(key) '\(text)' for \(what)")
+                return false
+            }
+            set(value)
+        }
+        if let text = Self.string(a["resultType"]) {
+            guard let raw = UInt(text), [0, 1, 2, 4].contains(raw) else {
+                fail(parser, "has an invalid resultType '\(text)' for \(what)")
+                return false
+            }
+            request.resultType = NSFetchRequestResultType(rawValue: raw)
+        }
+        for flag in Self.fetchRequestFlags {
+            guard let text = flag.names.lazy.compactMap({ Self.string(a[$0]) }).first else { continue }
+            flag.set(request, Self.bool(text))
+        }
+        record.property.fetchRequest = request
+        record.entityName = destination
+        return true
     }
 }
 
@@ -687,7 +770,7 @@ private struct ModelBuilder {
         // Destinations, then inverses.
         for record in handler.entities {
             for item in record.relationships {
-                let relationship = item.relationship
+                let relationship = item.property
                 let destinationName = relationship.destinationEntityName ?? ""
                 guard let destination = byName[destinationName] else {
                     throw fail("names a destination entity '\(destinationName)' for the relationship '\(record.entity.name ?? "").\(relationship.name)', but there is no such entity", line: item.line)
@@ -696,11 +779,20 @@ private struct ModelBuilder {
             }
         }
         for record in handler.entities {
+            for item in record.fetchedProperties {
+                let name = item.entityName ?? ""
+                guard let destination = byName[name] else {
+                    throw fail("names a destination entity '\(name)' for the fetched property '\(record.entity.name ?? "").\(item.property.name)', but there is no such entity", line: item.line)
+                }
+                item.property.fetchRequest?.entity = destination.entity
+            }
+        }
+        for record in handler.entities {
             for item in record.relationships {
-                let relationship = item.relationship
+                let relationship = item.property
                 guard let inverseName = relationship.inverseName else { continue }
                 let what = "'\(record.entity.name ?? "").\(relationship.name)'"
-                let ownerName = item.inverseEntityName ?? relationship.destinationEntityName ?? ""
+                let ownerName = item.entityName ?? relationship.destinationEntityName ?? ""
                 guard let owner = byName[ownerName] else {
                     throw fail("names an inverse entity '\(ownerName)' for the relationship \(what), but there is no such entity", line: item.line)
                 }
