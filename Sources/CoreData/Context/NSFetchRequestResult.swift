@@ -10,3 +10,4 @@ public protocol NSFetchRequestResult {}
 
 extension NSNumber: NSFetchRequestResult {}
 extension NSDictionary: NSFetchRequestResult {}
+extension NSManagedObjectID: NSFetchRequestResult {}

@@ -290,6 +290,14 @@ struct ObjectLifeCycleTests {
         #expect(try stack.context.fetch(dictionaries).map { $0["name"] as? String } == ["a", "b"])
         let any = NSFetchRequest<NSFetchRequestResult>(entityName: "Car")
         #expect(try stack.context.fetch(any).count == 2)
+        // Every result type through NSFetchRequest<NSFetchRequestResult>, as Apple's code writes it.
+        for type in [NSFetchRequestResultType.managedObjectIDResultType, .dictionaryResultType, .countResultType] {
+            any.resultType = type
+            let results = try stack.context.fetch(any)
+            #expect(results.count == (type == .countResultType ? 1 : 2))
+        }
+        any.resultType = .managedObjectIDResultType
+        #expect(try stack.context.fetch(any).allSatisfy { $0 is NSManagedObjectID })
         let limited = NSFetchRequest<NSManagedObject>(entityName: "Car")
         limited.fetchLimit = 1
         limited.fetchOffset = 1
