@@ -108,7 +108,7 @@ extension NSManagedObjectContext {
         var lastEntity: NSEntityDescription?
         var lastStore: NSPersistentStore?
         func store(for object: NSManagedObject) throws -> NSPersistentStore {
-            if let store = try coordinator.ownStore(of: object.objectID) { return store }
+            if object.permanentIDStore != nil, let store = try coordinator.ownStore(of: object.objectID) { return store }
             if object.entity === lastEntity, let lastStore { return lastStore }
             let store: NSPersistentStore
             if let known = storeByEntity[ObjectIdentifier(object.entity)] {
@@ -130,7 +130,7 @@ extension NSManagedObjectContext {
             let values = try object.valuesForStore()
             insertedRows.append(values)
             if lastGroup < 0 || groups[lastGroup].store !== store { lastGroup = group(for: store) }
-            groups[lastGroup].changes.inserts.append(.init(id: object.objectID, values: values))
+            groups[lastGroup].changes.inserts.append(.init(entity: object.entity, key: object.idKey, values: values))
             groups[lastGroup].insertedObjects.append(object)
         }
         for object in savedUpdates {
@@ -194,18 +194,18 @@ extension NSManagedObjectContext {
         }
 
         // Write.
-        var moves: [(NSManagedObject, NSManagedObjectID)] = []
+        var moves: [SavedInsert] = []
         moves.reserveCapacity(savedInserts.count)
         for group in groups where !group.changes.isEmpty {
             let result = try coordinator.save(group.changes, to: group.store)
-            for (object, id) in zip(group.insertedObjects, result.insertedIDs) where id !== object.objectID {
-                moves.append((object, id))
+            let inserts = group.changes.inserts
+            for (offset, object) in group.insertedObjects.enumerated() where inserts[offset].isTemporary {
+                moves.append(SavedInsert(object: object, temporaryKey: inserts[offset].key,
+                                         primaryKey: result.insertedKeys[offset], store: group.store))
             }
         }
 
-        // Commit in memory.
-        let temporaryIDs = moves.map { $0.0.objectID }
-        let temporaryKeys = temporaryIDs.map(\.key)
+        // Commit in memory: the new objects take their permanent keys (their IDs are made when asked for).
         reregister(moves)
         var permanent: [IDKey: NSManagedObjectID]? // built only if a saved value refers to a new object
         func commit(_ object: NSManagedObject, _ saved: ContiguousArray<StoreValue>) {
@@ -213,7 +213,7 @@ extension NSManagedObjectContext {
             for index in object.layout.rowIndexes {
                 guard case .objectID(let id) = values[index], id.isTemporaryID else { continue }
                 if permanent == nil {
-                    permanent = Dictionary(zip(temporaryKeys, moves.lazy.map(\.1)), uniquingKeysWith: { $1 })
+                    permanent = Dictionary(moves.lazy.map { ($0.temporaryKey, $0.object.objectID) }, uniquingKeysWith: { $1 })
                 }
                 if let resolved = permanent![id.key] { values[index] = .objectID(resolved) }
             }
@@ -284,6 +284,14 @@ extension NSManagedObjectContext {
                 extra: [NSDetailedErrorsKey: errors])
         }
     }
+}
+
+/// A new object a save wrote: the temporary key it leaves, and the primary key it takes in `store`.
+internal struct SavedInsert {
+    let object: NSManagedObject
+    let temporaryKey: IDKey
+    let primaryKey: Int64
+    let store: NSPersistentStore
 }
 
 /// One store's share of a save: its changes, and the inserted objects in the order of `changes.inserts`.

@@ -27,11 +27,11 @@ open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         super.init()
     }
 
-    internal init(temporaryFor entity: NSEntityDescription) {
+    /// The temporary ID numbered `serial` (by default a new number from ``IDKey/nextTemporary()``).
+    internal init(temporaryFor entity: NSEntityDescription, serial: Int64 = IDKey.nextTemporary()) {
         self.entity = entity
         self.persistentStore = nil
-        self.key = IDKey(store: IDKey.temporaryStore, root: entity.layout.rootNumber,
-                         value: IDKey.nextTemporary())
+        self.key = IDKey(store: IDKey.temporaryStore, root: entity.layout.rootNumber, value: serial)
         super.init()
     }
 

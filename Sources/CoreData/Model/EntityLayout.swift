@@ -149,16 +149,30 @@ internal final class EntityLayout: @unchecked Sendable {
     var instanceClass: NSManagedObject.Type {
         // A class that resolved when the model froze, or no class name: fixed for good.
         if !mayResolveLater { return initialClass }
+        // Without the lock: a class found later (fixed for good), or no new class registered
+        // since the name last failed to resolve.
+        let found = resolvedClassBits.load(ordering: .acquiring)
+        if found != 0 { return unsafeBitCast(found, to: NSManagedObject.Type.self) }
         let generation = ManagedObjectClassRegistry.generation
+        if generation == checkedGeneration.load(ordering: .acquiring) { return NSManagedObject.self }
         classLock.lock()
         defer { classLock.unlock() }
         if objectClass == NSManagedObject.self, generation != resolvedGeneration {
             resolvedGeneration = generation
             objectClass = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
+            if objectClass != NSManagedObject.self {
+                resolvedClassBits.store(unsafeBitCast(objectClass, to: UInt.self), ordering: .releasing)
+            } else {
+                checkedGeneration.store(generation, ordering: .releasing)
+            }
         }
         return objectClass
     }
     private var resolvedGeneration = -1
+    /// The class found after the model froze, as bits (0: none yet); read without the lock.
+    private let resolvedClassBits = Atomic<UInt>(0)
+    /// The registry generation at which the name last failed to resolve; read without the lock.
+    private let checkedGeneration = Atomic<Int>(-1)
     /// Guards `objectClass` and `resolvedGeneration`: layouts are shared by every context.
     private let classLock = NSLock()
 }
