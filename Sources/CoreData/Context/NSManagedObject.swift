@@ -339,7 +339,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         let index = propertyIndex(forKey: key)
         willChangeValue(forKey: key)
         if !_isFault, let stored = StoreValue.fastConvert(borrowing: value, kind: layout.storageKinds[index]) {
-            setStoreValue(stored, at: index)
+            _values[index] = stored // `setStoreValue` inlined: not a fault, checked above
+            markChanged(index)
         } else {
             setValue(value, at: index)
         }

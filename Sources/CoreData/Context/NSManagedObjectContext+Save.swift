@@ -243,9 +243,9 @@ extension NSManagedObjectContext {
     /// keys, so that a merge on another queue never reads this context's objects.
     private func postDidSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
         var ids = ChangeInfo()
-        ids.add(NSInsertedObjectIDsKey, Set(inserted.map(\.objectID)))
-        ids.add(NSUpdatedObjectIDsKey, Set(updated.map(\.objectID)))
-        ids.add(NSDeletedObjectIDsKey, Set(deleted.map(\.objectID)))
+        ids.add(NSInsertedObjectIDsKey, Set(spacious: inserted.lazy.map(\.objectID)))
+        ids.add(NSUpdatedObjectIDsKey, Set(spacious: updated.lazy.map(\.objectID)))
+        ids.add(NSDeletedObjectIDsKey, Set(spacious: deleted.lazy.map(\.objectID)))
         var objects = ids
         objects.memo = saveSetMemo
         saveSetMemo = nil

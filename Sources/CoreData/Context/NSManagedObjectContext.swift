@@ -325,11 +325,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     internal func reregister(_ moves: [SavedInsert]) {
         var fromChildren: [(NSManagedObject, NSManagedObjectID)] = []
         registry.withLock { registry in
-            registry.reserveCapacity(moves.count) // one growth at most (removed keys leave tombstones)
+            // The temporary keys go first: a growth then leaves their slots behind.
+            for move in moves { registry[move.temporaryKey] = nil }
+            registry.reserveCapacity(moves.count)
             for move in moves {
                 let object = move.object
                 if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
-                registry[move.temporaryKey] = nil
                 object.setPermanentKey(move.primaryKey, store: move.store)
                 registry[object.idKey] = Unmanaged.passUnretained(object)
             }
