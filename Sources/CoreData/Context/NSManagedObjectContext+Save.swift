@@ -210,7 +210,7 @@ extension NSManagedObjectContext {
         var permanent: [IDKey: NSManagedObjectID]? // built only if a saved value refers to a new object
         func commit(_ object: NSManagedObject, _ saved: ContiguousArray<StoreValue>) {
             var values = saved
-            for index in object.layout.rowIndexes {
+            for index in object.layout.idValueIndexes {
                 guard case .objectID(let id) = values[index], id.isTemporaryID else { continue }
                 if permanent == nil {
                     permanent = Dictionary(moves.lazy.map { ($0.temporaryKey, $0.object.objectID) }, uniquingKeysWith: { $1 })

@@ -39,6 +39,9 @@ internal final class EntityLayout: @unchecked Sendable {
     /// Indexes of the attributes that hold objects (transformable, undefined, composite): their
     /// values are encoded before they are written.
     let objectAttributeIndexes: [Int]
+    /// Indexes of the row's properties whose values may be object IDs (to-one relationships and
+    /// object-ID attributes): a save resolves the temporary ones there.
+    let idValueIndexes: [Int]
     /// This entity's `Z_ENT` and those of all its sub-entities.
     var entityNumbers: [Int] = []
     /// All concrete entities at or below this one, this one first.
@@ -114,6 +117,7 @@ internal final class EntityLayout: @unchecked Sendable {
         self.nameTable = PropertyNameTable(properties.map(\.name))
         self.attributeTypes = attributeTypes
         self.rowIndexes = rowIndexes
+        self.idValueIndexes = rowIndexes.filter { kinds[$0] == .toOne || attributeTypes[$0] == .objectIDAttributeType }
         self.relationshipIndexes = relationshipIndexes
         var relationshipMask = PropertyMask()
         for index in relationshipIndexes { relationshipMask.insert(index) }
