@@ -43,7 +43,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             }
             let id: NSManagedObjectID
             if let store = _idStore {
-                id = NSManagedObjectID(entity: entity, store: store, primaryKey: _idPrimaryKey)
+                id = NSManagedObjectID(entity: entity, store: store,
+                                       key: IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey))
                 _idStore = nil
             } else {
                 id = NSManagedObjectID(temporaryFor: entity, serial: temporarySerial)

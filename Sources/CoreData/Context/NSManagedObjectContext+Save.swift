@@ -94,15 +94,18 @@ extension NSManagedObjectContext {
         var groups: [StoreChanges] = []
         func group(for store: NSPersistentStore) -> Int {
             if let index = groups.firstIndex(where: { $0.store === store }) { return index }
-            groups.append(StoreChanges(store: store))
+            var changes = StoreChanges(store: store)
+            if groups.isEmpty { // the only store, in almost every stack: room for every insert at once
+                changes.changes.inserts.reserveCapacity(inserted.count)
+                changes.insertedObjects.reserveCapacity(inserted.count)
+            }
+            groups.append(changes)
             return groups.count - 1
         }
         func changes(for store: NSPersistentStore, _ body: (inout SaveChanges) -> Void) {
             body(&groups[group(for: store)].changes)
         }
-        var insertedRows: [ContiguousArray<StoreValue>] = []
         var updatedRows: [ContiguousArray<StoreValue>] = []
-        insertedRows.reserveCapacity(inserted.count)
         updatedRows.reserveCapacity(updated.count)
         var storeByEntity: [ObjectIdentifier: NSPersistentStore] = [:]
         var lastEntity: NSEntityDescription?
@@ -128,7 +131,6 @@ extension NSManagedObjectContext {
         for object in savedInserts {
             let store = try store(for: object)
             let values = try object.valuesForStore()
-            insertedRows.append(values)
             if lastGroup < 0 || groups[lastGroup].store !== store { lastGroup = group(for: store) }
             groups[lastGroup].changes.inserts.append(.init(entity: object.entity, key: object.idKey, values: values))
             groups[lastGroup].insertedObjects.append(object)
@@ -220,7 +222,9 @@ extension NSManagedObjectContext {
             let version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
             object.didCommit(values: values, version: version)
         }
-        for (object, values) in zip(savedInserts, insertedRows) { commit(object, values) }
+        for group in groups {
+            for (object, insert) in zip(group.insertedObjects, group.changes.inserts) { commit(object, insert.values) }
+        }
         for (object, values) in zip(savedUpdates, updatedRows) { commit(object, values) }
         forgetSavedDeletesAndClearChanges(savedDeletes)
         return (savedInserts, savedUpdates, savedDeletes)

@@ -20,10 +20,15 @@ open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     public let persistentStore: NSPersistentStore?
     internal let key: IDKey
 
-    internal init(entity: NSEntityDescription, store: NSPersistentStore, primaryKey: Int64) {
+    internal convenience init(entity: NSEntityDescription, store: NSPersistentStore, primaryKey: Int64) {
+        self.init(entity: entity, store: store, key: IDKey(store: store.tag, root: entity.layout.rootNumber, value: primaryKey))
+    }
+
+    /// The permanent ID whose key (`store`'s tag, the root entity's number, the primary key) is already known.
+    internal init(entity: NSEntityDescription, store: NSPersistentStore, key: IDKey) {
         self.entity = entity
         self.persistentStore = store
-        self.key = IDKey(store: store.tag, root: entity.layout.rootNumber, value: primaryKey)
+        self.key = key
         super.init()
     }
 
