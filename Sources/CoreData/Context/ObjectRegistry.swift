@@ -113,6 +113,13 @@ internal struct ObjectRegistry {
         guard (used + additional) * 2 > slots.count else { return }
         var capacity = max(16, slots.count)
         while (count + additional) * 2 > capacity { capacity *= 2 }
+        if count == 0 && capacity == slots.count {
+            // Only removed keys left (a save moved every registered object): the table is
+            // emptied where it is instead of replaced by a new one of the same size.
+            slots.withUnsafeMutableBufferPointer { $0.update(repeating: .empty) }
+            used = 0
+            return
+        }
         grow(to: capacity)
     }
 
