@@ -1,6 +1,10 @@
 import CSQLite
 import Foundation
 
+/// `SQLITE_TRANSIENT`: SQLite copies the text or blob (for SQL functions' results; statements'
+/// parameters are copied into the statement's own buffers and bound `SQLITE_STATIC`).
+internal let SQLITE_TRANSIENT_DESTRUCTOR = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
 /// One SQLite connection with its own cache of prepared statements. Not thread-safe: one thread
 /// at a time uses it (the store's writer under its write lock; a reader while the reader pool
 /// lends it). Every connection gets the predicate layer's SQL functions when it opens.
