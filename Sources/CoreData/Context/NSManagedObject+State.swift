@@ -49,6 +49,7 @@ extension NSManagedObject {
     internal func persistentValues() -> ContiguousArray<StoreValue> {
         fireFaultIfNeeded()
         var values = _values
+        guard !_relations.isEmpty else { return values }
         for (index, relation) in _relations {
             if case .toOne(let object) = relation {
                 values[index] = object.map { .objectID($0.objectID) } ?? .null
@@ -97,6 +98,7 @@ extension NSManagedObject {
         _hasMistypedValue = false
         _isInserted = false
         _isUpdated = false
+        guard !_relations.isEmpty else { return }
         for (index, relation) in _relations {
             if case .toMany(var list) = relation {
                 list.original = list.objects.map(\.objectID)

@@ -199,6 +199,7 @@ extension NSManagedObject {
     /// Relationships must not point at objects of another context (seed 004's mistake). The
     /// error names the relationship; nothing is written and the context stays usable.
     internal func validateRelationshipContexts() throws {
+        guard !_relations.isEmpty else { return }
         for (index, relation) in _relations {
             let targets: [NSManagedObject]
             switch relation {

@@ -43,10 +43,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             }
             let id: NSManagedObjectID
             if let store = _idStore {
-                id = NSManagedObjectID(entity: entity, store: store, primaryKey: _idPrimaryKey)
+                id = NSManagedObjectID(entity: entity, store: store,
+                                       key: IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey))
                 _idStore = nil
             } else {
-                id = NSManagedObjectID(temporaryFor: entity)
+                id = NSManagedObjectID(temporaryFor: entity, serial: temporarySerial)
             }
             _objectID = id
             return id
@@ -54,10 +55,21 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         set { _objectID = newValue; _idStore = nil }
     }
     /// The ID, once made. A fetched object starts with only its store and primary key
-    /// (``setPermanentKey(_:store:)``): most fetched objects never have their ID asked for.
+    /// (``setPermanentKey(_:store:)``), a new one with only its temporary serial number
+    /// (``temporarySerial``): most objects never have their ID asked for (a saved one gets its
+    /// permanent key the same way).
     @exclusivity(unchecked) internal var _objectID: NSManagedObjectID?
     @exclusivity(unchecked) internal var _idStore: NSPersistentStore?
+    /// With `_idStore`: the primary key. Without `_idStore` or `_objectID`: the temporary ID's
+    /// serial number, or 0 before one is drawn.
     @exclusivity(unchecked) internal var _idPrimaryKey: Int64 = 0
+
+    /// The serial number of the object's temporary ID (drawn on first need: insertion, or the ID
+    /// asked for), when it has neither an ID nor a permanent key.
+    private var temporarySerial: Int64 {
+        if _idPrimaryKey == 0 { _idPrimaryKey = IDKey.nextTemporary() }
+        return _idPrimaryKey
+    }
 
     /// Gives a fetched object its permanent ID without allocating it yet.
     internal func setPermanentKey(_ primaryKey: Int64, store: NSPersistentStore) {
@@ -70,7 +82,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     internal var idKey: IDKey {
         if let id = _objectID { return id.key }
         if let store = _idStore { return IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey) }
-        return objectID.key
+        return IDKey(store: IDKey.temporaryStore, root: layout.rootNumber, value: temporarySerial)
+    }
+
+    /// The store of the object's permanent ID, if it has one (without making the ID).
+    internal var permanentIDStore: NSPersistentStore? {
+        if let id = _objectID { return id.persistentStore }
+        return _idStore
     }
     @exclusivity(unchecked) internal unowned(unsafe) var _context: NSManagedObjectContext?
 
@@ -142,6 +160,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             context.unregisterOnDeinit(id.key)
         } else if let store = _idStore {
             context.unregisterOnDeinit(IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey))
+        } else if _idPrimaryKey != 0 {
+            context.unregisterOnDeinit(IDKey(store: IDKey.temporaryStore, root: layout.rootNumber, value: _idPrimaryKey))
         }
     }
 
@@ -329,7 +349,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         guard let index = layout.nameTable.index(of: key) else { return setFetchedPropertyValue(value, forKey: key) }
         willChangeValue(forKey: key)
         if !_isFault, let stored = StoreValue.fastConvert(borrowing: value, kind: layout.storageKinds[index]) {
-            setStoreValue(stored, at: index)
+            _values[index] = stored // `setStoreValue` inlined: not a fault, checked above
+            markChanged(index)
         } else {
             setValue(value, at: index)
         }

@@ -94,21 +94,24 @@ extension NSManagedObjectContext {
         var groups: [StoreChanges] = []
         func group(for store: NSPersistentStore) -> Int {
             if let index = groups.firstIndex(where: { $0.store === store }) { return index }
-            groups.append(StoreChanges(store: store))
+            var changes = StoreChanges(store: store)
+            if groups.isEmpty { // the only store, in almost every stack: room for every insert at once
+                changes.changes.inserts.reserveCapacity(inserted.count)
+                changes.insertedObjects.reserveCapacity(inserted.count)
+            }
+            groups.append(changes)
             return groups.count - 1
         }
         func changes(for store: NSPersistentStore, _ body: (inout SaveChanges) -> Void) {
             body(&groups[group(for: store)].changes)
         }
-        var insertedRows: [ContiguousArray<StoreValue>] = []
         var updatedRows: [ContiguousArray<StoreValue>] = []
-        insertedRows.reserveCapacity(inserted.count)
         updatedRows.reserveCapacity(updated.count)
         var storeByEntity: [ObjectIdentifier: NSPersistentStore] = [:]
         var lastEntity: NSEntityDescription?
         var lastStore: NSPersistentStore?
         func store(for object: NSManagedObject) throws -> NSPersistentStore {
-            if let store = try coordinator.ownStore(of: object.objectID) { return store }
+            if object.permanentIDStore != nil, let store = try coordinator.ownStore(of: object.objectID) { return store }
             if object.entity === lastEntity, let lastStore { return lastStore }
             let store: NSPersistentStore
             if let known = storeByEntity[ObjectIdentifier(object.entity)] {
@@ -128,9 +131,8 @@ extension NSManagedObjectContext {
         for object in savedInserts {
             let store = try store(for: object)
             let values = try object.valuesForStore()
-            insertedRows.append(values)
             if lastGroup < 0 || groups[lastGroup].store !== store { lastGroup = group(for: store) }
-            groups[lastGroup].changes.inserts.append(.init(id: object.objectID, values: values))
+            groups[lastGroup].changes.inserts.append(.init(entity: object.entity, key: object.idKey, values: values))
             groups[lastGroup].insertedObjects.append(object)
         }
         for object in savedUpdates {
@@ -194,33 +196,35 @@ extension NSManagedObjectContext {
         }
 
         // Write.
-        var moves: [(NSManagedObject, NSManagedObjectID)] = []
+        var moves: [SavedInsert] = []
         moves.reserveCapacity(savedInserts.count)
         for group in groups where !group.changes.isEmpty {
             let result = try coordinator.save(group.changes, to: group.store)
-            for (object, id) in zip(group.insertedObjects, result.insertedIDs) where id !== object.objectID {
-                moves.append((object, id))
+            let inserts = group.changes.inserts
+            for (offset, object) in group.insertedObjects.enumerated() where inserts[offset].isTemporary {
+                moves.append(SavedInsert(object: object, temporaryKey: inserts[offset].key,
+                                         primaryKey: result.insertedKeys[offset], store: group.store))
             }
         }
 
-        // Commit in memory.
-        let temporaryIDs = moves.map { $0.0.objectID }
-        let temporaryKeys = temporaryIDs.map(\.key)
+        // Commit in memory: the new objects take their permanent keys (their IDs are made when asked for).
         reregister(moves)
         var permanent: [IDKey: NSManagedObjectID]? // built only if a saved value refers to a new object
         func commit(_ object: NSManagedObject, _ saved: ContiguousArray<StoreValue>) {
             var values = saved
-            for index in object.layout.rowIndexes {
+            for index in object.layout.idValueIndexes {
                 guard case .objectID(let id) = values[index], id.isTemporaryID else { continue }
                 if permanent == nil {
-                    permanent = Dictionary(zip(temporaryKeys, moves.lazy.map(\.1)), uniquingKeysWith: { $1 })
+                    permanent = Dictionary(moves.lazy.map { ($0.temporaryKey, $0.object.objectID) }, uniquingKeysWith: { $1 })
                 }
                 if let resolved = permanent![id.key] { values[index] = .objectID(resolved) }
             }
             let version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
             object.didCommit(values: values, version: version)
         }
-        for (object, values) in zip(savedInserts, insertedRows) { commit(object, values) }
+        for group in groups {
+            for (object, insert) in zip(group.insertedObjects, group.changes.inserts) { commit(object, insert.values) }
+        }
         for (object, values) in zip(savedUpdates, updatedRows) { commit(object, values) }
         forgetSavedDeletesAndClearChanges(savedDeletes)
         return (savedInserts, savedUpdates, savedDeletes)
@@ -243,9 +247,9 @@ extension NSManagedObjectContext {
     /// keys, so that a merge on another queue never reads this context's objects.
     private func postDidSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
         var ids = ChangeInfo()
-        ids.add(NSInsertedObjectIDsKey, Set(inserted.map(\.objectID)))
-        ids.add(NSUpdatedObjectIDsKey, Set(updated.map(\.objectID)))
-        ids.add(NSDeletedObjectIDsKey, Set(deleted.map(\.objectID)))
+        ids.add(NSInsertedObjectIDsKey, Set(spacious: inserted.lazy.map(\.objectID)))
+        ids.add(NSUpdatedObjectIDsKey, Set(spacious: updated.lazy.map(\.objectID)))
+        ids.add(NSDeletedObjectIDsKey, Set(spacious: deleted.lazy.map(\.objectID)))
         var objects = ids
         objects.memo = saveSetMemo
         saveSetMemo = nil
@@ -284,6 +288,14 @@ extension NSManagedObjectContext {
                 extra: [NSDetailedErrorsKey: errors])
         }
     }
+}
+
+/// A new object a save wrote: the temporary key it leaves, and the primary key it takes in `store`.
+internal struct SavedInsert {
+    let object: NSManagedObject
+    let temporaryKey: IDKey
+    let primaryKey: Int64
+    let store: NSPersistentStore
 }
 
 /// One store's share of a save: its changes, and the inserted objects in the order of `changes.inserts`.

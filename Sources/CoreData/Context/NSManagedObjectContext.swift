@@ -47,8 +47,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open var shouldDeleteInaccessibleFaults: Bool = true
     /// Whether registered objects are kept alive by the context (`false`: only changed ones are).
     open var retainsRegisteredObjects: Bool = false {
-        didSet { if !retainsRegisteredObjects { retained.removeAll() } }
+        didSet {
+            _retainsRegistered = retainsRegisteredObjects
+            if !retainsRegisteredObjects { retained.removeAll() }
+        }
     }
+    /// ``retainsRegisteredObjects`` as a plain stored flag, read by every registration.
+    @exclusivity(unchecked) private var _retainsRegistered = false
     /// How old cached row data may be before a fault goes back to the store (negative, the
     /// default: no limit; `0`: never use cached data).
     ///
@@ -160,7 +165,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
     }
 
-    internal var model: NSManagedObjectModel? { persistentStoreCoordinator?.managedObjectModel }
+    internal var model: NSManagedObjectModel? {
+        // A context on a coordinator: without the overridable getter (every insertNewObject asks).
+        if let coordinator = _coordinator { return coordinator.managedObjectModel }
+        return persistentStoreCoordinator?.managedObjectModel
+    }
 
     // MARK: Queues
 
@@ -249,7 +258,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     internal func register(_ object: NSManagedObject) {
         let key = object.idKey
         registry.withLock { $0[key] = Unmanaged.passUnretained(object) }
-        if retainsRegisteredObjects { retained[object.idKey] = object }
+        if _retainsRegistered { retained[key] = object }
     }
 
     internal func unregister(_ object: NSManagedObject) {
@@ -311,28 +320,26 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if let kept = retained.removeValue(forKey: old) { retained[id.key] = kept }
     }
 
-    /// Moves objects to their new IDs under one lock.
-    internal func reregister(_ moves: [(NSManagedObject, NSManagedObjectID)]) {
-        var oldKeys: [IDKey] = []
-        oldKeys.reserveCapacity(retained.isEmpty ? 0 : moves.count)
-        let keepsOldKeys = !retained.isEmpty
-        var fromChildren: [(NSManagedObject, NSManagedObjectID, NSManagedObjectID)] = []
+    /// Moves saved new objects from their temporary keys to their permanent ones, under one lock.
+    /// Their permanent IDs are made when asked for, as a fetched object's are.
+    internal func reregister(_ moves: [SavedInsert]) {
+        var fromChildren: [(NSManagedObject, NSManagedObjectID)] = []
         registry.withLock { registry in
-            registry.reserveCapacity(moves.count) // one growth at most (removed keys leave tombstones)
-            for (object, id) in moves {
-                let old = object.idKey
-                if keepsOldKeys { oldKeys.append(old) }
-                if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous, id)) }
-                registry[old] = nil
-                object.objectID = id
-                registry[id.key] = Unmanaged.passUnretained(object)
+            // The temporary keys go first: a growth then leaves their slots behind.
+            for move in moves { registry[move.temporaryKey] = nil }
+            registry.reserveCapacity(moves.count)
+            for move in moves {
+                let object = move.object
+                if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
+                object.setPermanentKey(move.primaryKey, store: move.store)
+                registry[object.idKey] = Unmanaged.passUnretained(object)
             }
         }
-        for (object, previous, id) in fromChildren { recordForwarding(of: object, from: previous, to: id) }
+        for (object, previous) in fromChildren { recordForwarding(of: object, from: previous, to: object.objectID) }
         guard !retained.isEmpty else { return }
-        for (offset, (object, _)) in moves.enumerated() {
-            retained[oldKeys[offset]] = nil
-            retained[object.idKey] = object
+        for move in moves {
+            retained[move.temporaryKey] = nil
+            retained[move.object.idKey] = move.object
         }
     }
 

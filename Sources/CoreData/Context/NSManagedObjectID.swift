@@ -20,18 +20,23 @@ open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     public let persistentStore: NSPersistentStore?
     internal let key: IDKey
 
-    internal init(entity: NSEntityDescription, store: NSPersistentStore, primaryKey: Int64) {
+    internal convenience init(entity: NSEntityDescription, store: NSPersistentStore, primaryKey: Int64) {
+        self.init(entity: entity, store: store, key: IDKey(store: store.tag, root: entity.layout.rootNumber, value: primaryKey))
+    }
+
+    /// The permanent ID whose key (`store`'s tag, the root entity's number, the primary key) is already known.
+    internal init(entity: NSEntityDescription, store: NSPersistentStore, key: IDKey) {
         self.entity = entity
         self.persistentStore = store
-        self.key = IDKey(store: store.tag, root: entity.layout.rootNumber, value: primaryKey)
+        self.key = key
         super.init()
     }
 
-    internal init(temporaryFor entity: NSEntityDescription) {
+    /// The temporary ID numbered `serial` (by default a new number from ``IDKey/nextTemporary()``).
+    internal init(temporaryFor entity: NSEntityDescription, serial: Int64 = IDKey.nextTemporary()) {
         self.entity = entity
         self.persistentStore = nil
-        self.key = IDKey(store: IDKey.temporaryStore, root: entity.layout.rootNumber,
-                         value: IDKey.nextTemporary())
+        self.key = IDKey(store: IDKey.temporaryStore, root: entity.layout.rootNumber, value: serial)
         super.init()
     }
 

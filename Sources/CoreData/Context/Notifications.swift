@@ -47,7 +47,7 @@ internal struct ChangeInfo {
 
     mutating func add(_ key: String, _ objects: [NSManagedObject]) {
         guard !objects.isEmpty else { return }
-        userInfo[key] = memo != nil ? memo!.set(of: objects, for: key) : Set(objects)
+        userInfo[key] = memo != nil ? memo!.set(of: objects, for: key) : Set(spacious: objects)
     }
 
     mutating func add(_ key: String, _ ids: Set<NSManagedObjectID>) {
@@ -58,7 +58,13 @@ internal struct ChangeInfo {
 /// The sets of objects a save's notifications carried, by key, with the objects they were made
 /// from: a set of the same objects in the same order is not made (hashed) again.
 internal struct ObjectSetMemo {
-    private var entries: [(key: String, objects: [NSManagedObject], set: Set<NSManagedObject>)] = []
+    /// (A struct, not a tuple: a generic tuple's metadata is made at run time, on first use.)
+    private struct Entry {
+        var key: String
+        var objects: [NSManagedObject]
+        var set: Set<NSManagedObject>
+    }
+    private var entries: [Entry] = []
 
     mutating func set(of objects: [NSManagedObject], for key: String) -> Set<NSManagedObject> {
         let index = entries.firstIndex { $0.key == key }
@@ -66,8 +72,19 @@ internal struct ObjectSetMemo {
            zip(entries[index].objects, objects).allSatisfy({ $0 === $1 }) {
             return entries[index].set
         }
-        let set = Set(objects)
-        if let index { entries[index] = (key, objects, set) } else { entries.append((key, objects, set)) }
+        let set = Set(spacious: objects)
+        let entry = Entry(key: key, objects: objects, set: set)
+        if let index { entries[index] = entry } else { entries.append(entry) }
         return set
+    }
+}
+
+extension Set {
+    /// A set of `elements` (a notification's objects or IDs) built in a table about twice the
+    /// usual size: every hash collision while inserting costs an `isEqual(_:)` call through an
+    /// `Any?`, and at the usual load factor most insertions meet one.
+    init(spacious elements: some Collection<Element>) {
+        self.init(minimumCapacity: elements.count * 2)
+        for element in elements { insert(element) }
     }
 }

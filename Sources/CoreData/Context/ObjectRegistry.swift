@@ -106,10 +106,21 @@ internal struct ObjectRegistry {
         }
     }
 
+    /// Makes room for `additional` new keys. When that takes a new table, removed keys' slots
+    /// (tombstones) are not carried over, so the table is sized for the live keys: remove the
+    /// keys that are leaving first (a save moving objects to new keys does).
     mutating func reserveCapacity(_ additional: Int) {
-        var capacity = slots.count
-        while (used + additional) * 2 > capacity { capacity *= 2 }
-        if capacity != slots.count { grow(to: capacity) }
+        guard (used + additional) * 2 > slots.count else { return }
+        var capacity = max(16, slots.count)
+        while (count + additional) * 2 > capacity { capacity *= 2 }
+        if count == 0 && capacity == slots.count {
+            // Only removed keys left (a save moved every registered object): the table is
+            // emptied where it is instead of replaced by a new one of the same size.
+            slots.withUnsafeMutableBufferPointer { $0.update(repeating: .empty) }
+            used = 0
+            return
+        }
+        grow(to: capacity)
     }
 
     mutating func removeAll() { self = ObjectRegistry() }

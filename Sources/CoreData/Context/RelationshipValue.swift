@@ -47,8 +47,12 @@ internal struct ObjectList {
 /// hashing: each object remembers its slot (`_changeSlot`). An object is in at most one of a
 /// context's inserted, updated and deleted sets at a time, so one slot field serves all three.
 internal struct OrderedObjectSet {
-    private var slots: [NSManagedObject?] = []
+    private var slots: [NSManagedObject?] = [] {
+        didSet { cachedObjects = nil }
+    }
     private(set) var count = 0
+    /// ``objects`` as last made, until the set changes (a save asks for it several times).
+    private var cachedObjects: [NSManagedObject]?
 
     var isEmpty: Bool { count == 0 }
 
@@ -88,5 +92,12 @@ internal struct OrderedObjectSet {
     }
 
     /// The objects in insertion order.
-    var objects: [NSManagedObject] { slots.compactMap { $0 } }
+    var objects: [NSManagedObject] {
+        mutating get {
+            if let cachedObjects { return cachedObjects }
+            let objects = slots.compactMap { $0 }
+            cachedObjects = objects
+            return objects
+        }
+    }
 }

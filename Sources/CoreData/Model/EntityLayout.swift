@@ -43,6 +43,9 @@ internal final class EntityLayout: @unchecked Sendable {
     /// Indexes of the attributes that hold objects (transformable, undefined, composite): their
     /// values are encoded before they are written.
     let objectAttributeIndexes: [Int]
+    /// Indexes of the row's properties whose values may be object IDs (to-one relationships and
+    /// object-ID attributes): a save resolves the temporary ones there.
+    let idValueIndexes: [Int]
     /// This entity's `Z_ENT` and those of all its sub-entities.
     var entityNumbers: [Int] = []
     /// All concrete entities at or below this one, this one first.
@@ -122,6 +125,7 @@ internal final class EntityLayout: @unchecked Sendable {
         self.nameTable = PropertyNameTable(properties.map(\.name))
         self.attributeTypes = attributeTypes
         self.rowIndexes = rowIndexes
+        self.idValueIndexes = rowIndexes.filter { kinds[$0] == .toOne || attributeTypes[$0] == .objectIDAttributeType }
         self.relationshipIndexes = relationshipIndexes
         var relationshipMask = PropertyMask()
         for index in relationshipIndexes { relationshipMask.insert(index) }
@@ -157,16 +161,30 @@ internal final class EntityLayout: @unchecked Sendable {
     var instanceClass: NSManagedObject.Type {
         // A class that resolved when the model froze, or no class name: fixed for good.
         if !mayResolveLater { return initialClass }
+        // Without the lock: a class found later (fixed for good), or no new class registered
+        // since the name last failed to resolve.
+        let found = resolvedClassBits.load(ordering: .acquiring)
+        if found != 0 { return unsafeBitCast(found, to: NSManagedObject.Type.self) }
         let generation = ManagedObjectClassRegistry.generation
+        if generation == checkedGeneration.load(ordering: .acquiring) { return NSManagedObject.self }
         classLock.lock()
         defer { classLock.unlock() }
         if objectClass == NSManagedObject.self, generation != resolvedGeneration {
             resolvedGeneration = generation
             objectClass = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
+            if objectClass != NSManagedObject.self {
+                resolvedClassBits.store(unsafeBitCast(objectClass, to: UInt.self), ordering: .releasing)
+            } else {
+                checkedGeneration.store(generation, ordering: .releasing)
+            }
         }
         return objectClass
     }
     private var resolvedGeneration = -1
+    /// The class found after the model froze, as bits (0: none yet); read without the lock.
+    private let resolvedClassBits = Atomic<UInt>(0)
+    /// The registry generation at which the name last failed to resolve; read without the lock.
+    private let checkedGeneration = Atomic<Int>(-1)
     /// Guards `objectClass` and `resolvedGeneration`: layouts are shared by every context.
     private let classLock = NSLock()
 }

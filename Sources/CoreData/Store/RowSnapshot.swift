@@ -60,9 +60,15 @@ internal struct FetchPlan: @unchecked Sendable {
 
 /// The changes of one save, for one store: snapshots keyed by object ID, never objects.
 internal struct SaveChanges: @unchecked Sendable {
+    /// A new row. Its object's ID is not made for the save: the key says whether it is
+    /// temporary (the store allocates a primary key) or permanent (`obtainPermanentIDs`).
     struct Insert {
-        var id: NSManagedObjectID
+        var entity: NSEntityDescription
+        var key: IDKey
         var values: ContiguousArray<StoreValue>
+        var isTemporary: Bool { key.store == IDKey.temporaryStore }
+        /// The primary key of a permanent ID; `nil` for a temporary one.
+        var primaryKey: Int64? { isTemporary ? nil : key.value }
     }
     struct Update {
         var id: NSManagedObjectID
@@ -111,23 +117,27 @@ internal struct SaveChanges: @unchecked Sendable {
     }
 }
 
-/// The outcome of a save: the permanent ID of each insert, in the order of
-/// ``SaveChanges/inserts`` (an insert whose ID was already permanent keeps it).
+/// The outcome of a save: the primary key of each insert, in the order of
+/// ``SaveChanges/inserts`` (an insert whose ID was already permanent keeps its key). No
+/// `NSManagedObjectID` is made for them: the context gives its objects their keys.
 internal struct SaveResult: Sendable {
-    var insertedIDs: [NSManagedObjectID] = []
+    var insertedKeys: [Int64] = []
 }
 
 /// Turns the temporary IDs of a save's inserts into their permanent ones. The lookup table is
 /// built only when a temporary ID is met outside the inserts themselves (a relationship to a new
-/// object): a save of unrelated new objects never hashes their IDs.
+/// object): a save of unrelated new objects never hashes their keys nor makes their IDs.
 internal struct TemporaryIDResolver {
     private let inserts: [SaveChanges.Insert]
-    private let permanent: [NSManagedObjectID]
+    private let keys: [Int64]
+    private let store: NSPersistentStore
     private var table: [IDKey: NSManagedObjectID]?
 
-    init(inserts: [SaveChanges.Insert], permanent: [NSManagedObjectID]) {
+    /// `keys`: the primary keys of `inserts`, in order, in `store`.
+    init(inserts: [SaveChanges.Insert], keys: [Int64], store: NSPersistentStore) {
         self.inserts = inserts
-        self.permanent = permanent
+        self.keys = keys
+        self.store = store
     }
 
     /// `id`'s permanent ID if it is the temporary ID of one of the inserts, else `id`.
@@ -136,7 +146,9 @@ internal struct TemporaryIDResolver {
         if table == nil {
             var table: [IDKey: NSManagedObjectID] = [:]
             table.reserveCapacity(inserts.count)
-            for (insert, permanent) in zip(inserts, permanent) where insert.id.isTemporaryID { table[insert.id.key] = permanent }
+            for (insert, key) in zip(inserts, keys) where insert.isTemporary {
+                table[insert.key] = NSManagedObjectID(entity: insert.entity, store: store, primaryKey: key)
+            }
             self.table = table
         }
         return table![id.key] ?? id

@@ -108,7 +108,8 @@ extension StoreValue {
     /// ``fastConvert(_:kind:)`` for the `Any?` that `setValue(_:forKey:)` receives, read in place:
     /// an `Optional<Any>` is an existential container (three words of inline value, then the
     /// value's type metadata; no metadata for `nil`), so an `Int`, `Int64`, `Double` or `Bool`
-    /// is recognized and read without copying the container. Anything else: `nil`.
+    /// is recognized and read without copying the container (a `String` or `Date` is copied out of
+    /// its inline buffer). Anything else: `nil`.
     @inline(__always)
     static func fastConvert(borrowing value: borrowing Any?, kind: ManagedStorageKind) -> StoreValue? {
         withUnsafeBytes(of: value) { bytes -> StoreValue? in
@@ -128,6 +129,11 @@ extension StoreValue {
                 return nil
             case .bool:
                 return metadata == Metadata.bool ? .bool(bytes.load(as: Bool.self)) : nil
+            case .string:
+                // A string fits the container's inline buffer: copied out (retained), not unboxed.
+                return metadata == Metadata.string ? .string(bytes.load(as: String.self)) : nil
+            case .date:
+                return metadata == Metadata.date ? .date(bytes.load(as: Date.self)) : nil
             default:
                 return nil
             }
@@ -152,6 +158,8 @@ extension StoreValue {
         static var int64: UInt { address(of: Int64.self) }
         static var double: UInt { address(of: Double.self) }
         static var bool: UInt { address(of: Bool.self) }
+        static var string: UInt { address(of: String.self) }
+        static var date: UInt { address(of: Date.self) }
         @inline(__always)
         private static func address(of type: Any.Type) -> UInt { UInt(bitPattern: unsafeBitCast(type, to: UnsafeRawPointer.self)) }
     }

@@ -7,7 +7,8 @@ import Foundation
 /// uncontended (one atomic exchange in and out) and TSan understands it.
 internal final class Locked<State>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var state: State
+    /// Guarded by `mutex`: no dynamic exclusivity check (it would cost more than the lock).
+    @exclusivity(unchecked) private var state: State
 
     init(_ state: State) {
         self.state = state

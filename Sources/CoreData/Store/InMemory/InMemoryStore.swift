@@ -180,12 +180,11 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
         try checkUniqueness(changes)
 
-        var insertedIDs = changes.inserts.map(\.id)
-        for (offset, insert) in changes.inserts.enumerated() where insert.id.isTemporaryID {
-            let pk = try allocatePrimaryKeys(for: insert.id.entity, count: 1)[0]
-            insertedIDs[offset] = id(insert.id.entity, pk)
+        var insertedKeys = changes.inserts.map { $0.primaryKey ?? 0 }
+        for (offset, insert) in changes.inserts.enumerated() where insert.isTemporary {
+            insertedKeys[offset] = try allocatePrimaryKeys(for: insert.entity, count: 1)[0]
         }
-        var resolver = TemporaryIDResolver(inserts: changes.inserts, permanent: insertedIDs)
+        var resolver = TemporaryIDResolver(inserts: changes.inserts, keys: insertedKeys, store: self)
         func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { resolver.resolve(id) }
         func resolved(_ values: ContiguousArray<StoreValue>, _ entity: NSEntityDescription) -> ContiguousArray<StoreValue> {
             var values = values
@@ -197,9 +196,9 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             guard let pk = delete.id.primaryKey else { continue }
             rows[delete.id.entity.layout.root.layout.entityNumber]?[pk] = nil
         }
-        for (insert, permanent) in zip(changes.inserts, insertedIDs) {
-            rows[permanent.entity.layout.root.layout.entityNumber, default: [:]][permanent.primaryKey!] =
-                Row(snapshot: RowSnapshot(entity: permanent.entity, values: resolved(insert.values, permanent.entity), version: 1))
+        for (insert, pk) in zip(changes.inserts, insertedKeys) {
+            rows[insert.entity.layout.root.layout.entityNumber, default: [:]][pk] =
+                Row(snapshot: RowSnapshot(entity: insert.entity, values: resolved(insert.values, insert.entity), version: 1))
         }
         for update in changes.updates {
             let root = update.id.entity.layout.root.layout.entityNumber
@@ -225,7 +224,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             guard let owner = resolve(order.owner).primaryKey, let member = resolve(order.member).primaryKey else { continue }
             orders[OrderKey(relationship: ObjectIdentifier(order.relationship), owner: owner, member: member)] = order.position
         }
-        return SaveResult(insertedIDs: insertedIDs)
+        return SaveResult(insertedKeys: insertedKeys)
     }
 
     /// Refuses a save that would leave two rows with the same values for a uniqueness constraint,
@@ -233,7 +232,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
     /// them): deletes free a value for an insert of the same save; NULLs never clash.
     private func checkUniqueness(_ changes: SaveChanges) throws {
         var constrained: [NSEntityDescription] = []
-        for entity in (changes.inserts.map(\.id.entity) + changes.updates.map(\.id.entity)) {
+        for entity in (changes.inserts.map(\.entity) + changes.updates.map(\.id.entity)) {
             var current: NSEntityDescription? = entity
             while let candidate = current {
                 if !candidate.uniquenessConstraints.isEmpty, !constrained.contains(where: { $0 === candidate }) { constrained.append(candidate) }
@@ -255,8 +254,8 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             after[update.id.entity.layout.rootNumber]?[pk] = row
         }
         for (offset, insert) in changes.inserts.enumerated() {
-            let key = insert.id.primaryKey ?? -Int64(offset + 1)
-            after[insert.id.entity.layout.rootNumber]?[key] = RowSnapshot(entity: insert.id.entity, values: insert.values, version: 1)
+            let key = insert.primaryKey ?? -Int64(offset + 1)
+            after[insert.entity.layout.rootNumber]?[key] = RowSnapshot(entity: insert.entity, values: insert.values, version: 1)
         }
         for entity in constrained {
             for constraint in entity.uniquenessConstraints {

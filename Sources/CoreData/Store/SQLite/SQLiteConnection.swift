@@ -1,7 +1,8 @@
 import CSQLite
 import Foundation
 
-/// `SQLITE_TRANSIENT`: SQLite copies bound text and blobs.
+/// `SQLITE_TRANSIENT`: SQLite copies the text or blob (for SQL functions' results; statements'
+/// parameters are copied into the statement's own buffers and bound `SQLITE_STATIC`).
 internal let SQLITE_TRANSIENT_DESTRUCTOR = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
 /// One SQLite connection with its own cache of prepared statements. Not thread-safe: one thread
@@ -126,6 +127,43 @@ internal final class SQLiteStatement {
         self.connection = connection
     }
 
+    deinit {
+        for buffer in bindBuffers { buffer.base?.deallocate() }
+    }
+
+    /// Memory the statement owns for its text and blob parameters, by parameter index: a value
+    /// is copied here and bound without SQLite copying it again (`SQLITE_STATIC`), which saves
+    /// SQLite an allocation and a free per value. A buffer stays valid until the next bind at
+    /// its index (which binds the new value at once) or the statement's end.
+    private struct BindBuffer {
+        var base: UnsafeMutableRawPointer?
+        var capacity = 0
+    }
+    @exclusivity(unchecked) private var bindBuffers: [BindBuffer] = []
+
+    /// `bytes` copied into the buffer of parameter `index`, and bound as text or as a blob.
+    private func bindCopy(_ bytes: UnsafeRawBufferPointer, at index: Int32, asText: Bool) {
+        let slot = Int(index)
+        if slot >= bindBuffers.count {
+            bindBuffers.append(contentsOf: repeatElement(BindBuffer(), count: slot + 1 - bindBuffers.count))
+        }
+        var replaced: UnsafeMutableRawPointer?
+        if bindBuffers[slot].capacity < bytes.count || bindBuffers[slot].base == nil {
+            // The old buffer may still be bound: it is freed only once the new value is bound.
+            replaced = bindBuffers[slot].base
+            let capacity = max(bytes.count, 32)
+            bindBuffers[slot] = BindBuffer(base: .allocate(byteCount: capacity, alignment: 8), capacity: capacity)
+        }
+        let base = bindBuffers[slot].base!
+        if let source = bytes.baseAddress, bytes.count > 0 { base.copyMemory(from: source, byteCount: bytes.count) }
+        if asText {
+            _ = sqlite3_bind_text(stmt, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil) // SQLITE_STATIC
+        } else {
+            _ = sqlite3_bind_blob(stmt, index, base, Int32(bytes.count), nil) // SQLITE_STATIC
+        }
+        replaced?.deallocate()
+    }
+
     func finalize() { sqlite3_finalize(stmt) }
 
     func reset() {
@@ -155,15 +193,12 @@ internal final class SQLiteStatement {
     func bind(_ value: Double, at index: Int32) { sqlite3_bind_double(stmt, index, value) }
     func bind(_ value: String, at index: Int32) {
         var value = value
-        value.withUTF8 { buffer in
-            _ = sqlite3_bind_text(stmt, index, UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self),
-                                  Int32(buffer.count), SQLITE_TRANSIENT_DESTRUCTOR)
-        }
+        value.withUTF8 { bindCopy(UnsafeRawBufferPointer($0), at: index, asText: true) }
     }
     func bind(_ value: Data, at index: Int32) {
         value.withUnsafeBytes { buffer in
-            if let base = buffer.baseAddress {
-                _ = sqlite3_bind_blob(stmt, index, base, Int32(buffer.count), SQLITE_TRANSIENT_DESTRUCTOR)
+            if buffer.baseAddress != nil {
+                bindCopy(buffer, at: index, asText: false)
             } else {
                 _ = sqlite3_bind_zeroblob(stmt, index, 0)
             }

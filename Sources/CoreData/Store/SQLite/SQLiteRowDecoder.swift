@@ -183,12 +183,12 @@ extension SQLiteStore {
         let firstInsert = max(skipped, inserts.count - cache.capacity / 4)
         var rows: [CachedRow] = []
         rows.reserveCapacity(inserts.count - firstInsert + updates.count)
-        var resolver = TemporaryIDResolver(inserts: inserts, permanent: result.insertedIDs)
-        if firstInsert < inserts.count, result.insertedIDs.count == inserts.count {
+        var resolver = TemporaryIDResolver(inserts: inserts, keys: result.insertedKeys, store: self)
+        if firstInsert < inserts.count, result.insertedKeys.count == inserts.count {
             for offset in firstInsert..<inserts.count {
-                let id = result.insertedIDs[offset]
-                guard let key = key(id),
-                      let row = writtenRow(of: id.entity, values: inserts[offset].values, version: 1, resolve: { resolver.resolve($0) })
+                let entity = inserts[offset].entity
+                let key = IDKey(store: tag, root: entity.layout.rootNumber, value: result.insertedKeys[offset])
+                guard let row = writtenRow(of: entity, values: inserts[offset].values, version: 1, resolve: { resolver.resolve($0) })
                 else { continue }
                 rows.append(CachedRow(key: key, row: row))
             }

@@ -54,12 +54,19 @@ extension SQLiteStore {
     private func write(_ changes: SaveChanges, on db: SQLiteConnection) throws -> SaveResult {
         try db.transaction {
             // Primary keys in insertion order, one sequence per root table.
-            var insertedIDs = changes.inserts.map(\.id)
+            let inserts = changes.inserts
+            var insertedKeys = inserts.map { $0.primaryKey ?? 0 }
             // The offsets of the temporary IDs by root entity, roots in order of first use.
             var pending: [(root: NSEntityDescription, offsets: [Int])] = []
             var lastRoot = -1
-            for offset in insertedIDs.indices where insertedIDs[offset].isTemporaryID {
-                let root = insertedIDs[offset].entity.rootEntity
+            var lastEntity: NSEntityDescription?
+            var root: NSEntityDescription?
+            for offset in inserts.indices where inserts[offset].isTemporary {
+                if inserts[offset].entity !== lastEntity {
+                    lastEntity = inserts[offset].entity
+                    root = lastEntity!.rootEntity
+                }
+                let root = root!
                 if lastRoot < 0 || pending[lastRoot].root !== root {
                     if let known = pending.firstIndex(where: { $0.root === root }) {
                         lastRoot = known
@@ -72,11 +79,9 @@ extension SQLiteStore {
             }
             for (root, offsets) in pending {
                 let keys = try allocateKeys(root: root, count: offsets.count, on: db)
-                for (offset, key) in zip(offsets, keys) {
-                    insertedIDs[offset] = NSManagedObjectID(entity: changes.inserts[offset].id.entity, store: self, primaryKey: key)
-                }
+                for (offset, key) in zip(offsets, keys) { insertedKeys[offset] = key }
             }
-            var resolver = TemporaryIDResolver(inserts: changes.inserts, permanent: insertedIDs)
+            var resolver = TemporaryIDResolver(inserts: inserts, keys: insertedKeys, store: self)
             func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { resolver.resolve(id) }
 
             var conflicts: [StoreConflict] = []
@@ -134,17 +139,18 @@ extension SQLiteStore {
             var statement: SQLiteStatement?
             var slots: [InsertSlot] = []
             var plain = false
-            for offset in changes.inserts.indices {
-                let id = insertedIDs[offset]
-                if id.entity !== currentEntity {
-                    (statement, slots) = try insertStatement(for: id.entity, on: db)
+            var entityNumber: Int64 = 0
+            for offset in inserts.indices {
+                let insert = inserts[offset]
+                if insert.entity !== currentEntity {
+                    (statement, slots) = try insertStatement(for: insert.entity, on: db)
                     plain = slots.allSatisfy(\.isPlain)
-                    currentEntity = id.entity
+                    currentEntity = insert.entity
+                    entityNumber = Int64(insert.entity.layout.entityNumber)
                 }
                 guard let statement else { continue }
-                statement.bind(id.key.value, at: 1)
-                statement.bind(Int64(id.entity.layout.entityNumber), at: 2)
-                let insert = changes.inserts[offset]
+                statement.bind(insertedKeys[offset], at: 1)
+                statement.bind(entityNumber, at: 2)
                 if plain {
                     // Attributes only: each value binds as it is, read in place.
                     insert.values.withUnsafeBufferPointer { values in
@@ -207,7 +213,7 @@ extension SQLiteStore {
                 statement.reset()
             }
             beforeCommitHook?()
-            return SaveResult(insertedIDs: insertedIDs)
+            return SaveResult(insertedKeys: insertedKeys)
         }
     }
 
