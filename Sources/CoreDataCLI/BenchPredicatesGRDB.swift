@@ -92,7 +92,7 @@ extension GRDBStatementBench {
     }
 }
 
-/// The product as a GRDB record.
+/// The product as a GRDB record (read only: the file is filled with statements).
 final class GRDBProduct: Record {
     var id: Int64
     var code: String
@@ -108,11 +108,6 @@ final class GRDBProduct: Record {
         return PredicateBench.hasFoldedPrefix(name, prefix)
     }
 
-    init(id: Int64, code: String, name: String, category: String, amount: Int64) {
-        (self.id, self.code, self.name, self.category, self.amount) = (id, code, name, category, amount)
-        super.init()
-    }
-
     required init(row: Row) throws {
         id = row["id"]
         code = row["code"]
@@ -120,14 +115,6 @@ final class GRDBProduct: Record {
         category = row["category"]
         amount = row["amount"]
         try super.init(row: row)
-    }
-
-    override func encode(to container: inout PersistenceContainer) throws {
-        container["id"] = id
-        container["code"] = code
-        container["name"] = name
-        container["category"] = category
-        container["amount"] = amount
     }
 
     /// A repetition of a predicate workload: each run opens a pool on the filled file with
