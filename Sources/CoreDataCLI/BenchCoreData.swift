@@ -11,6 +11,9 @@ enum CoreDataBench {
     /// One repetition of `workload` for `size` rows; `folder` hands out fresh files.
     static func repetition(_ workload: BenchWorkload, size: Int, folder: BenchFolder) throws -> BenchRepetition {
         switch workload {
+        case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
+            return try predicateRepetition(workload, size: size, folder: folder)
+
         case .carsSavedOneByOne, .carsSavedOnce:
             let model = try NSManagedObjectModel(validatingContentsOf: CoreDataManager.bundledModelURL)
             let names = (0..<size).map { String($0) }

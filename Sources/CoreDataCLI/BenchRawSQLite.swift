@@ -12,6 +12,9 @@ enum RawSQLiteBench {
     /// One repetition of `workload` for `size` rows; `folder` hands out fresh files.
     static func repetition(_ workload: BenchWorkload, size: Int, folder: BenchFolder) throws -> BenchRepetition {
         switch workload {
+        case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
+            return try predicateRepetition(workload, size: size, folder: folder)
+
         case .carsSavedOneByOne, .carsSavedOnce:
             let names = (0..<size).map { String($0) }
             let oneByOne = workload == .carsSavedOneByOne

@@ -7,8 +7,8 @@ import Glibc
 // memory meter, the machine description. The engines live in their own files so that
 // the raw SQLite code (`import CSQLite`) never sees GRDB's copy of sqlite3.h.
 
-/// What the benchmark measures. Each workload runs on a fresh store file per repetition,
-/// except the fetch, whose file is filled once (untimed) and fetched from repeatedly.
+/// What the benchmark measures. Each insert workload runs on a fresh store file per repetition;
+/// the fetch and the predicate workloads read a file filled once (untimed).
 enum BenchWorkload: String, CaseIterable, Sendable {
     /// Seed 000: `Car(name)` rows, one save (transaction) per row.
     case carsSavedOneByOne = "a1"
@@ -18,13 +18,44 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     case insertItems = "b"
     /// GRDB's `FetchRecordClass`: fetch every row of ten Integer 64 values and read them all.
     case fetchItems = "c"
+    /// Issue 4: `code == %@` on the indexed column (about 20 rows each), many times.
+    case equalityFetch = "d"
+    /// Issue 4: `name BEGINSWITH[cd] %@` on the unindexed column with `fetchLimit` 7, many times.
+    case prefixSearch = "e"
+    /// Issue 4: `existingObject(with:)` by ID in a fresh context, many times.
+    case lookupByID = "f"
+    /// Issue 4: a dictionary fetch of `@sum`/`@avg` of `amount` grouped by `category`.
+    case groupedAggregates = "g"
 
-    /// The full-run row count.
+    /// Names that select several workloads with `--workload`.
+    static let groups: [String: [BenchWorkload]] = [
+        "a": [.carsSavedOneByOne, .carsSavedOnce],
+        "predicates": [.equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates],
+    ]
+
+    /// The full-run row count (for the predicate workloads: the rows of the table queried).
     var fullSize: Int {
         switch self {
         case .carsSavedOneByOne, .carsSavedOnce: 10_000
         case .insertItems: 50_000
         case .fetchItems: 200_000
+        case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates: 100_000
+        }
+    }
+
+    /// Whether this is one of issue 4's predicate workloads: a table of `size` rows queried
+    /// ``queries(size:)`` times, reported in a table of its own, per query.
+    var isPredicateWorkload: Bool { PredicateBench.workloads.contains(self) }
+
+    /// How many queries (or lookups) one repetition runs over a table of `size` rows (the size
+    /// itself for the other workloads).
+    func queries(size: Int) -> Int {
+        switch self {
+        case .carsSavedOneByOne, .carsSavedOnce, .insertItems, .fetchItems: size
+        case .equalityFetch: max(1, size / 100)
+        case .prefixSearch: max(1, size / 200)
+        case .lookupByID: max(1, size / 10)
+        case .groupedAggregates: max(1, size / 20_000)
         }
     }
 
@@ -34,6 +65,10 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .carsSavedOnce: "(a) insert Car, one save"
         case .insertItems: "(b) insert Item×10 ints, one save"
         case .fetchItems: "(c) fetch Item, read 10 ints"
+        case .equalityFetch: "(d) `code == %@` (indexed), ~20 objects"
+        case .prefixSearch: "(e) `name BEGINSWITH[cd] %@`, limit 7"
+        case .lookupByID: "(f) `existingObject(with:)`, fresh context"
+        case .groupedAggregates: "(g) `@sum`, `@avg` of amount by category"
         }
     }
 
@@ -42,15 +77,35 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         switch self {
         case .carsSavedOneByOne, .carsSavedOnce, .fetchItems: 3.0
         case .insertItems: 2.5
+        case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates: 2.0
         }
     }
 
+    /// What the report says under the table about the workload's data, if anything.
+    func note(size: Int, folder: BenchFolder) -> String? {
+        switch self {
+        case .prefixSearch:
+            let scan = PredicateBench.data(rows: size, folder: folder).averagePrefixScan()
+            return String(format: "a search reads %.0f rows on average before it has its %d (every engine evaluates its prefix test on each).", scan, PredicateBench.prefixLimit)
+        default:
+            return nil
+        }
+    }
+
+    /// Whether a wrong result is reported (and the run goes on) instead of stopping the run:
+    /// only for the grouped dictionary fetch, which the library computes naively (without its
+    /// expressions and groups) until the SQL `GROUP BY` rewrite lands.
+    var reportsWrongResults: Bool { self == .groupedAggregates }
+
     /// The value every engine must report for `size` rows (a check that all did the same work):
-    /// the row count for inserts, the sum of all values read for the fetch.
-    func expectedChecksum(size: Int) -> Int {
+    /// the row count for inserts, the sum of all values read for the fetch; for the predicate
+    /// workloads, computed from the data set in Swift (``PredicateBench/DataSet``).
+    func expectedChecksum(size: Int, folder: BenchFolder) -> Int {
         switch self {
         case .carsSavedOneByOne, .carsSavedOnce, .insertItems: size
         case .fetchItems: 10 * (size * (size - 1) / 2)
+        case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
+            PredicateBench.data(rows: size, folder: folder).expectedChecksum(self)
         }
     }
 }
@@ -85,6 +140,16 @@ enum BenchEngine: String, CaseIterable, Sendable {
         case .grdbStatements: "cached `Statement` + arguments, `Row` cursor, in a `DatabasePool`"
         }
     }
+
+    /// How the engine does the predicate workloads (d)–(g), for the report.
+    var predicateSummary: String {
+        switch self {
+        case .coreData: "an `NSFetchRequest<BenchProduct>` and an `NSPredicate(format:)` per query, `amount` read through `@Managed`, `existingObject(with:)`, `.dictionaryResultType` with `NSExpressionDescription`s and `propertiesToGroupBy`"
+        case .raw: "one prepared statement per workload, rebound per query, rows read into a small class, `bench_begins_cd` (a function folding as the library does)"
+        case .grdb: "the query interface on `Record` subclasses (`filter`, `fetchOne(key:)`, `select`/`group`), all queries in one `pool.read`"
+        case .grdbStatements: "cached statements and `Row` cursors, all queries in one `pool.read`"
+        }
+    }
 }
 
 /// One timed repetition.
@@ -96,7 +161,7 @@ struct BenchSample {
     var peakBytes: Int?
     /// The resident set when the timed part began (bytes).
     var startBytes: Int?
-    /// See ``BenchWorkload/expectedChecksum(size:)``.
+    /// See ``BenchWorkload/expectedChecksum(size:folder:)``.
     var checksum: Int
 }
 
@@ -170,6 +235,17 @@ final class BenchFolder {
     func freshFile(_ stem: String) -> URL {
         counter += 1
         return url.appendingPathComponent("\(stem)-\(counter).sqlite")
+    }
+
+    private var prepared: [String: Any] = [:]
+
+    /// What `make` returns, made once per run and kept under `key` (the predicate workloads'
+    /// data set and their filled store files, shared by the four workloads).
+    func prepared<T>(_ key: String, _ make: () throws -> T) rethrows -> T {
+        if let value = prepared[key] as? T { return value }
+        let value = try make()
+        prepared[key] = value
+        return value
     }
 
     /// Removes a store file with its `-wal` and `-shm` companions.

@@ -1,4 +1,5 @@
 import CSQLite
+import CoreDataExamples
 import Foundation
 import Testing
 @testable import CoreData
@@ -241,17 +242,10 @@ final class PredicateTestObject: PredicateKeyValueCoding, CustomStringConvertibl
     }
 }
 
-/// A deterministic generator (SplitMix64), so failures reproduce.
-struct PredicateTestRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+/// A deterministic generator (SplitMix64, shared with the benchmark), so failures reproduce.
+typealias PredicateTestRandom = SplitMix64
+
+extension SplitMix64 {
     mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
     mutating func chance(_ percent: UInt64) -> Bool { next() % 100 < percent }
 }
