@@ -12,6 +12,9 @@ internal enum ManagedObjectClassRegistry {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var byName: [String: NSManagedObject.Type] = [:]
     nonisolated(unsafe) private static var modules: Set<String> = []
+    /// The classes registered so far, by identity: registering one again (every
+    /// `NSFetchRequest<Car>(entityName:)`) is a set lookup, not a `String(reflecting:)`.
+    nonisolated(unsafe) private static var seen: Set<ObjectIdentifier> = []
     private static let _generation = Atomic<Int>(0)
 
     /// Changes whenever a class is registered: a name that did not resolve may resolve now.
@@ -21,8 +24,13 @@ internal enum ManagedObjectClassRegistry {
     /// Records a class so that models naming it, qualified or not, resolve to it.
     static func register(_ cls: NSManagedObject.Type) {
         guard cls != NSManagedObject.self else { return }
+        lock.lock()
+        let known = seen.contains(ObjectIdentifier(cls))
+        lock.unlock()
+        if known { return }
         let qualified = String(reflecting: cls)
         lock.lock(); defer { lock.unlock() }
+        seen.insert(ObjectIdentifier(cls))
         if byName[qualified] != nil { return }
         _generation.add(1, ordering: .releasing)
         byName[qualified] = cls

@@ -41,6 +41,9 @@ internal final class SQLiteRowDecoder: @unchecked Sendable {
         }
     }
     let selectList: String
+    /// `SELECT <selectList> FROM <table> t0 WHERE t0.Z_PK = ?`: one row by key (faults,
+    /// `existingObject(with:)`), made once rather than per lookup.
+    let rowByKeySQL: String
     /// The number of columns of ``selectList``: a query may select more after them.
     let columnCount: Int
     /// Plans by `Z_ENT` number (`nil` for numbers outside the family).
@@ -50,6 +53,7 @@ internal final class SQLiteRowDecoder: @unchecked Sendable {
         let table = schema.tables.first { $0.root === root }!
         let columns = table.columns.map(\.name)
         selectList = columns.map { "t0." + $0 }.joined(separator: ", ")
+        rowByKeySQL = "SELECT \(selectList) FROM \(table.name) t0 WHERE t0.Z_PK = ?"
         columnCount = columns.count
         var position: [String: Int32] = [:]
         for (offset, name) in columns.enumerated() { position[name] = Int32(offset) }

@@ -480,7 +480,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     func readRow(_ id: NSManagedObjectID, on db: SQLiteConnection) throws -> RowSnapshot? {
         guard let pk = id.primaryKey else { return nil }
         let decoder = self.decoder(for: id.entity)
-        let statement = try readStatement(db, "SELECT \(decoder.selectList) FROM \(id.entity.layout.tableName) t0 WHERE t0.Z_PK = ?")
+        let statement = try readStatement(db, decoder.rowByKeySQL)
         defer { statement.reset() }
         statement.bind(pk, at: 1)
         guard try statement.step(), let row = decodeRow(statement, decoder: decoder) else { return nil }
