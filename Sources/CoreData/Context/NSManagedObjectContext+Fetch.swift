@@ -118,8 +118,7 @@ extension NSManagedObjectContext {
             objects = materializeFaults(keys, batchSize: max(request.fetchBatchSize, 0),
                                         prefetching: request.relationshipKeyPathsForPrefetching)
         } else {
-            let rows = try persistentStoreCoordinatorOrThrow().fetchRows(plan)
-            objects = materialize(rows, refresh: request.shouldRefreshRefetchedObjects, asFaults: request.returnsObjectsAsFaults)
+            objects = try materializeRows(of: plan, refresh: request.shouldRefreshRefetchedObjects, asFaults: request.returnsObjectsAsFaults)
             try prefetch(request.relationshipKeyPathsForPrefetching, of: objects, entity: entity)
         }
         if merging {
@@ -135,32 +134,36 @@ extension NSManagedObjectContext {
     internal func materialize(_ rows: [FetchedRow], refresh: Bool, asFaults: Bool) -> [NSManagedObject] {
         var objects: [NSManagedObject] = []
         objects.reserveCapacity(rows.count)
-        var lastEntity: NSEntityDescription?
-        var lastClass: NSManagedObject.Type = NSManagedObject.self
+        var maker = RowMaterializer()
         withRegistryLock { registry in
             registry.reserveCapacity(rows.count)
-            for row in rows {
-                let key = row.key
-                if let existing = registry[key]?.takeUnretainedValue() {
-                    existing.takeRefetched(row.snapshot, refresh: refresh)
-                    objects.append(existing)
-                    continue
+            for row in rows { objects.append(maker.object(for: row, in: self, registry: &registry, refresh: refresh)) }
+        }
+        return finishMaterializing(objects, asFaults: asFaults)
+    }
+
+    /// ``materialize(_:refresh:asFaults:)`` for the rows of a plan, each made into its object as
+    /// the store reads it (no array of rows is held: a large fetch needs less memory and time).
+    /// The registry's lock is held while the store reads.
+    internal func materializeRows(of plan: FetchPlan, refresh: Bool, asFaults: Bool) throws -> [NSManagedObject] {
+        let coordinator = try persistentStoreCoordinatorOrThrow()
+        var objects: [NSManagedObject] = []
+        var maker = RowMaterializer()
+        var failure: Error?
+        withRegistryLock { registry in
+            do {
+                try coordinator.fetchRows(plan) { row in
+                    objects.append(maker.object(for: row, in: self, registry: &registry, refresh: refresh))
                 }
-                let entity = row.snapshot.entity
-                if entity !== lastEntity {
-                    lastEntity = entity
-                    lastClass = entity.layout.instanceClass
-                }
-                let object = lastClass.init(entity: entity, insertInto: nil)
-                object.setPermanentKey(row.primaryKey, store: row.store)
-                object._context = self
-                object._values = row.snapshot.values
-                object._snapshot = row.snapshot
-                object._isFault = true
-                registry[key] = Unmanaged.passUnretained(object)
-                objects.append(object)
+            } catch {
+                failure = error
             }
         }
+        if let failure { throw failure }
+        return finishMaterializing(objects, asFaults: asFaults)
+    }
+
+    private func finishMaterializing(_ objects: [NSManagedObject], asFaults: Bool) -> [NSManagedObject] {
         if retainsRegisteredObjects { for object in objects { retainRegistered(object) } }
         if !asFaults { for object in objects { object.fireFaultIfNeeded() } }
         return objects
@@ -232,5 +235,34 @@ extension NSManagedObjectContext {
             result.insert(object, at: low)
         }
         return result
+    }
+}
+
+/// Makes the registered object of one fetched row (under the registry's lock), remembering the
+/// class of the last entity seen.
+internal struct RowMaterializer {
+    private var lastEntity: NSEntityDescription?
+    private var lastClass: NSManagedObject.Type = NSManagedObject.self
+
+    mutating func object(for row: consuming FetchedRow, in context: NSManagedObjectContext, registry: inout ObjectRegistry,
+                         refresh: Bool) -> NSManagedObject {
+        let key = row.key
+        if let existing = registry[key]?.takeUnretainedValue() {
+            existing.takeRefetched(row.snapshot, refresh: refresh)
+            return existing
+        }
+        let entity = row.snapshot.entity
+        if entity !== lastEntity {
+            lastEntity = entity
+            lastClass = entity.layout.instanceClass
+        }
+        let object = lastClass.init(entity: entity, insertInto: nil)
+        object.setPermanentKey(row.primaryKey, store: row.store)
+        object._context = context
+        object._values = row.snapshot.values
+        object._snapshot = row.snapshot
+        object._isFault = true
+        registry[key] = Unmanaged.passUnretained(object)
+        return object
     }
 }

@@ -283,6 +283,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try fetchTargets(plan.fetch.entity).flatMap { try $0.fetchDictionaryRows(plan) }
     }
 
+    /// The rows of every store holding the entity, store by store, one at a time.
+    internal func fetchRows(_ plan: FetchPlan, each body: (consuming FetchedRow) -> Void) throws {
+        for target in try fetchTargets(plan.entity) { try target.fetchRows(plan, each: body) }
+    }
+
     internal func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {
         try fetchTargets(plan.entity).flatMap { try $0.fetchIDs(plan) }
     }

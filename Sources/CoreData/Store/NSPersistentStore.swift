@@ -103,6 +103,12 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     internal func close() {}
     /// Rows matching a plan, in order.
     internal func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] { [] }
+    /// Rows matching a plan, in order, handed to `body` one at a time as they are read: a fetch
+    /// makes its objects without holding an array of rows (the SQLite store decodes each row
+    /// into `body`).
+    internal func fetchRows(_ plan: FetchPlan, each body: (consuming FetchedRow) -> Void) throws {
+        for row in try fetchRows(plan) { body(row) }
+    }
     /// The rows of a dictionary fetch: one value per column of the plan, in column order.
     internal func fetchDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] {
         throw CoreDataError.make(.unsupportedRequestType, "The \(type) store does not answer dictionary fetches")

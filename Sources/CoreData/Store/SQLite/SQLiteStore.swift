@@ -402,17 +402,21 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     override func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] {
+        var rows: [FetchedRow] = []
+        try fetchRows(plan) { rows.append($0) }
+        return rows
+    }
+
+    override func fetchRows(_ plan: FetchPlan, each body: (consuming FetchedRow) -> Void) throws {
         let decoder = self.decoder(for: plan.entity)
         let (sql, bindings) = try query(plan, columns: decoder.selectList)
-        return try withReader { db in
+        try withReader { db in
             let statement = try readStatement(db, sql)
             defer { statement.reset() }
             for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
-            var rows: [FetchedRow] = []
             while try statement.step() {
-                if let row = decodeRow(statement, decoder: decoder) { rows.append(row) }
+                if let row = decodeRow(statement, decoder: decoder) { body(row) }
             }
-            return rows
         }
     }
 
