@@ -243,18 +243,22 @@ extension NSManagedObjectContext {
 internal struct RowMaterializer {
     private var lastEntity: NSEntityDescription?
     private var lastClass: NSManagedObject.Type = NSManagedObject.self
+    private var lastRoot = 0
 
     mutating func object(for row: consuming FetchedRow, in context: NSManagedObjectContext, registry: inout ObjectRegistry,
                          refresh: Bool) -> NSManagedObject {
-        let key = row.key
+        let entity = row.snapshot.entity
+        if entity !== lastEntity {
+            // Looked up once per run of rows of one entity, not per row.
+            lastEntity = entity
+            let layout = entity.layout
+            lastClass = layout.instanceClass
+            lastRoot = layout.rootNumber
+        }
+        let key = IDKey(store: row.store.tag, root: lastRoot, value: row.primaryKey)
         if let existing = registry[key]?.takeUnretainedValue() {
             existing.takeRefetched(row.snapshot, refresh: refresh)
             return existing
-        }
-        let entity = row.snapshot.entity
-        if entity !== lastEntity {
-            lastEntity = entity
-            lastClass = entity.layout.instanceClass
         }
         let object = lastClass.init(entity: entity, insertInto: nil)
         object.setPermanentKey(row.primaryKey, store: row.store)
