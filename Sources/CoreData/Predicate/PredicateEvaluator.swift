@@ -131,24 +131,26 @@ internal struct PredicateEvaluator {
 internal struct PredicateSum {
     private var exact: Int64 = 0
     private var approximate: Double = 0
-    private var isExact = true
+    /// Whether a double or an overflow has made the sum approximate. `false` when zero: SQLite
+    /// hands `cd_sum` zero-filled memory for its state, which must read as an empty exact sum.
+    private var isInexact = false
 
     mutating func add(_ value: PredicateValue) {
         switch value {
         case .int(let v):
             approximate += Double(v)
-            if isExact {
+            if !isInexact {
                 let (total, overflow) = exact.addingReportingOverflow(v)
-                if overflow { isExact = false } else { exact = total }
+                if overflow { isInexact = true } else { exact = total }
             }
         case .double(let v):
             approximate += v
-            isExact = false
+            isInexact = true
         default: break
         }
     }
 
-    var value: PredicateValue { isExact ? .int(exact) : .double(approximate) }
+    var value: PredicateValue { isInexact ? .double(approximate) : .int(exact) }
 }
 
 /// The functions expressions can call, by Apple's `NSExpression(forFunction:arguments:)` names.

@@ -122,6 +122,31 @@ struct DictionaryResultTests {
         #expect(none[0]["mean"] == nil)
     }
 
+    /// `sum:` of integers is an exact integer on both stores (SQLite's `cd_sum` once returned a
+    /// double for every sum: its state starts zero-filled).
+    @Test(arguments: stores) func integerSumsAreExactIntegers(inMemory: Bool) throws {
+        let entity = NSEntityDescription()
+        entity.name = "Big"
+        let n = NSAttributeDescription()
+        n.name = "n"
+        n.attributeType = .integer64AttributeType
+        entity.properties = [n]
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let stack = try TestStack(model: model, inMemory: inMemory)
+        for value: Int64 in [9_007_199_254_740_993, 2] { stack.insert("Big", ["n": value]) }
+        try stack.context.save()
+        let request = NSFetchRequest<NSDictionary>(entityName: "Big")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = [expression("total", "sum:", "n")]
+        let total = try #require(try stack.context.fetch(request).first?["total"] as? NSNumber)
+        #expect(total.int64Value == 9_007_199_254_740_995)   // as a Double it would be …996
+        #expect(String(cString: total.objCType) == "q")
+        let matching = NSFetchRequest<NSManagedObject>(entityName: "Big")
+        matching.predicate = NSPredicate(format: "sum:(n) == %lld", Int64(9_007_199_254_740_993))
+        #expect(try stack.context.count(for: matching) == 1)
+    }
+
     @Test(arguments: stores) func havingByColumnNameVariableAndAggregate(inMemory: Bool) throws {
         let stack = try seeded(inMemory: inMemory)
         func owners(_ having: NSPredicate) throws -> [String?] {
