@@ -59,50 +59,37 @@ extension NSAsynchronousFetchRequest: ContextExecutableRequest {
         let cancelled = CoreDataError.cancelled("The asynchronous fetch was cancelled")
         guard !result.isCancelled else { result.fail(cancelled); return }
         do {
-            let objects = loadsGradually(in: context) ? try fetchGradually(result, in: context) : try context.fetch(fetchRequest)
-            guard let objects, !result.isCancelled else { result.fail(cancelled); return }
+            let objects = try fetchReportingProgress(result, in: context)
+            guard !result.isCancelled else { result.fail(cancelled); return }
             result.progress?.totalUnitCount = Int64(objects.count)
             result.progress?.completedUnitCount = Int64(objects.count)
             result._finalResult = objects
+        } catch let error as NSError where error.domain == NSCocoaErrorDomain && error.code == CocoaError.Code.userCancelled.rawValue {
+            result.fail(cancelled)
         } catch {
             result.fail(error as NSError)
         }
     }
 
-    /// Whether the fetch can load its objects a batch at a time: objects with their values,
-    /// not already batched, in a context on a coordinator.
-    private func loadsGradually(in context: NSManagedObjectContext) -> Bool {
-        fetchRequest.resultType == .managedObjectResultType && fetchRequest.fetchBatchSize == 0
-            && fetchRequest.includesPropertyValues && context.parent == nil && progressBatchSize > 0
-    }
-
-    /// The fetch run as a batched fetch (keys first, so the count is known at once), whose
-    /// batches are then loaded one by one, reporting progress and stopping when cancelled
-    /// (`nil`). The result is what the plain fetch returns: faults carrying their rows, or
-    /// fired objects with `returnsObjectsAsFaults` false.
-    private func fetchGradually(_ result: NSAsynchronousFetchResult<ResultType>, in context: NSManagedObjectContext) throws -> [ResultType]? {
-        // The request is only ever used on this queue; its batch size is restored before the
-        // completion block runs.
-        let request = fetchRequest
-        let batchSize = request.fetchBatchSize
-        request.fetchBatchSize = progressBatchSize
-        let objects: [ResultType]
-        do {
-            defer { request.fetchBatchSize = batchSize }
-            objects = try context.fetch(request)
-        }
+    /// The plain fetch — one read of the store, the request's options as they are — with the
+    /// progress advanced every ``progressBatchSize`` objects as the rows are read, and the fetch
+    /// stopped there when the result has been cancelled. (The count is not known until the end:
+    /// until then `totalUnitCount` is the estimate, or what has been counted.)
+    private func fetchReportingProgress(_ result: NSAsynchronousFetchResult<ResultType>, in context: NSManagedObjectContext) throws -> [ResultType] {
+        let step = progressBatchSize
         let progress = result.progress
-        progress?.totalUnitCount = Int64(objects.count)
-        for (index, item) in objects.enumerated() {
-            guard let object = item as? NSManagedObject else { continue }
-            if let batch = object._fetchBatch, !batch.isLoaded {
-                guard !result.isCancelled else { return nil }
-                context.loadBatch(batch)
-                progress?.completedUnitCount = Int64(min(index + progressBatchSize, objects.count))
-                if let progress { didLoadBatch?(progress) }
+        let report = didLoadBatch
+        let previous = context._fetchRowObserver
+        context._fetchRowObserver = step <= 0 ? nil : { made in
+            guard made % step == 0 else { return }
+            if result.isCancelled { throw CoreDataError.cancelled("The asynchronous fetch was cancelled") }
+            if let progress {
+                progress.totalUnitCount = max(progress.totalUnitCount, Int64(made))
+                progress.completedUnitCount = Int64(made)
+                report?(progress)
             }
-            if !request.returnsObjectsAsFaults { object.fireFaultIfNeeded() }
         }
-        return objects
+        defer { context._fetchRowObserver = previous }
+        return try context.fetch(fetchRequest)
     }
 }

@@ -135,35 +135,32 @@ extension NSManagedObjectContext {
         var objects: [NSManagedObject] = []
         objects.reserveCapacity(rows.count)
         var maker = RowMaterializer()
-        withRegistryLock { registry in
-            registry.reserveCapacity(rows.count)
-            for row in rows { objects.append(maker.object(for: row, in: self, registry: &registry, refresh: refresh)) }
-        }
-        return finishMaterializing(objects, asFaults: asFaults)
+        withRegistryLock { $0.reserveCapacity(rows.count) }
+        for row in rows { objects.append(maker.object(for: row, in: self)) }
+        return finishMaterializing(objects, maker, refresh: refresh, asFaults: asFaults)
     }
 
     /// ``materialize(_:refresh:asFaults:)`` for the rows of a plan, each made into its object as
     /// the store reads it (no array of rows is held: a large fetch needs less memory and time).
-    /// The registry's lock is held while the store reads.
+    /// The registry's lock is taken per row, never across the store's read or an object's
+    /// `init(entity:insertInto:)`.
     internal func materializeRows(of plan: FetchPlan, refresh: Bool, asFaults: Bool) throws -> [NSManagedObject] {
         let coordinator = try persistentStoreCoordinatorOrThrow()
         var objects: [NSManagedObject] = []
         var maker = RowMaterializer()
-        var failure: Error?
-        withRegistryLock { registry in
-            do {
-                try coordinator.fetchRows(plan) { row in
-                    objects.append(maker.object(for: row, in: self, registry: &registry, refresh: refresh))
-                }
-            } catch {
-                failure = error
-            }
+        let observer = _fetchRowObserver
+        try coordinator.fetchRows(plan) { row in
+            objects.append(maker.object(for: row, in: self))
+            if let observer { try observer(objects.count) }
         }
-        if let failure { throw failure }
-        return finishMaterializing(objects, asFaults: asFaults)
+        return finishMaterializing(objects, maker, refresh: refresh, asFaults: asFaults)
     }
 
-    private func finishMaterializing(_ objects: [NSManagedObject], asFaults: Bool) -> [NSManagedObject] {
+    /// Gives objects that were already registered their fetched rows (outside the registry's
+    /// lock: refreshing one releases its related objects, whose `deinit` takes the lock), then
+    /// retains and fires as the context and the request ask.
+    private func finishMaterializing(_ objects: [NSManagedObject], _ maker: RowMaterializer, refresh: Bool, asFaults: Bool) -> [NSManagedObject] {
+        for (object, snapshot) in maker.refetched { object.takeRefetched(snapshot, refresh: refresh) }
         if retainsRegisteredObjects { for object in objects { retainRegistered(object) } }
         if !asFaults { for object in objects { object.fireFaultIfNeeded() } }
         return objects
@@ -238,15 +235,17 @@ extension NSManagedObjectContext {
     }
 }
 
-/// Makes the registered object of one fetched row (under the registry's lock), remembering the
-/// class of the last entity seen.
+/// Makes the registered object of one fetched row, remembering the class of the last entity
+/// seen. Objects already registered are returned as they are and listed in ``refetched``, to
+/// take their rows once the fetch has read them all.
 internal struct RowMaterializer {
     private var lastEntity: NSEntityDescription?
     private var lastClass: NSManagedObject.Type = NSManagedObject.self
     private var lastRoot = 0
+    /// Registered objects the fetch found again, with their fetched rows.
+    private(set) var refetched: [(NSManagedObject, RowSnapshot)] = []
 
-    mutating func object(for row: consuming FetchedRow, in context: NSManagedObjectContext, registry: inout ObjectRegistry,
-                         refresh: Bool) -> NSManagedObject {
+    mutating func object(for row: consuming FetchedRow, in context: NSManagedObjectContext) -> NSManagedObject {
         let entity = row.snapshot.entity
         if entity !== lastEntity {
             // Looked up once per run of rows of one entity, not per row.
@@ -256,8 +255,8 @@ internal struct RowMaterializer {
             lastRoot = layout.rootNumber
         }
         let key = IDKey(store: row.store.tag, root: lastRoot, value: row.primaryKey)
-        if let existing = registry[key]?.takeUnretainedValue() {
-            existing.takeRefetched(row.snapshot, refresh: refresh)
+        if let existing = context.registeredObject(at: key) {
+            refetched.append((existing, row.snapshot))
             return existing
         }
         let object = lastClass.init(entity: entity, insertInto: nil)
@@ -266,7 +265,7 @@ internal struct RowMaterializer {
         object._values = row.snapshot.values
         object._snapshot = row.snapshot
         object._isFault = true
-        registry[key] = Unmanaged.passUnretained(object)
+        context.registerFetched(object, at: key)
         return object
     }
 }

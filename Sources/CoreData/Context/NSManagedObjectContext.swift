@@ -280,6 +280,21 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         registry.withLock { body(&$0) }
     }
 
+    /// The object registered under `key` (no forwarding), the lock held for the lookup only.
+    internal func registeredObject(at key: IDKey) -> NSManagedObject? {
+        registry.withLock { $0[key]?.takeUnretainedValue() }
+    }
+
+    /// Registers a fetched object under `key`, the lock held for the insertion only.
+    internal func registerFetched(_ object: NSManagedObject, at key: IDKey) {
+        registry.withLock { $0[key] = Unmanaged.passUnretained(object) }
+    }
+
+    /// Called with the number of objects made so far as a fetch makes each one (an asynchronous
+    /// fetch reports its progress and stops when cancelled, by throwing). Set on the context's
+    /// queue around one fetch.
+    @exclusivity(unchecked) internal var _fetchRowObserver: ((Int) throws -> Void)?
+
     internal func retainRegistered(_ object: NSManagedObject) {
         retained[object.idKey] = object
     }

@@ -284,7 +284,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// The rows of every store holding the entity, store by store, one at a time.
-    internal func fetchRows(_ plan: FetchPlan, each body: (consuming FetchedRow) -> Void) throws {
+    internal func fetchRows(_ plan: FetchPlan, each body: (consuming FetchedRow) throws -> Void) throws {
         for target in try fetchTargets(plan.entity) { try target.fetchRows(plan, each: body) }
     }
 

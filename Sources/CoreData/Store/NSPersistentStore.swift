@@ -106,8 +106,8 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// Rows matching a plan, in order, handed to `body` one at a time as they are read: a fetch
     /// makes its objects without holding an array of rows (the SQLite store decodes each row
     /// into `body`).
-    internal func fetchRows(_ plan: FetchPlan, each body: (consuming FetchedRow) -> Void) throws {
-        for row in try fetchRows(plan) { body(row) }
+    internal func fetchRows(_ plan: FetchPlan, each body: (consuming FetchedRow) throws -> Void) throws {
+        for row in try fetchRows(plan) { try body(row) }
     }
     /// The rows of a dictionary fetch: one value per column of the plan, in column order.
     internal func fetchDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] {

@@ -127,7 +127,7 @@ struct AsynchronousFetchTests {
         var totals: [Int64] = []
     }
 
-    @Test func progressGrowsBatchByBatchAndTheResultIsAPlainFetchs() throws {
+    @Test func progressGrowsAsTheRowsAreReadAndTheResultIsAPlainFetchs() throws {
         let (stack, context) = try seeded(2_500)
         defer { withExtendedLifetime(stack) {} }
         let outcome = Outcome()
@@ -146,16 +146,17 @@ struct AsynchronousFetchTests {
                 reports.totals.append(progress.totalUnitCount)
             }
             _ = try context.execute(request)
+            #expect(fetch.fetchBatchSize == 0)   // the request is not changed
         }
         #expect(outcome.done.wait(timeout: .now() + 60) == .success)
-        #expect(reports.completed == [1_000, 2_000, 2_500])
-        #expect(reports.totals == [2_500, 2_500, 2_500])   // the count is known before the first batch loads
+        #expect(reports.completed == [1_000, 2_000])
+        #expect(reports.totals == [1_000, 2_000])            // the count is known at the end
+        #expect(outcome.progress?.completed == 2_500 && outcome.progress?.total == 2_500)
         #expect(outcome.names == (0..<2_500).map { "car \($0)" })
         #expect(faults.count == 2_500 && !faults.contains(true))
-        #expect(context.performAndWait { (context.registeredObjects.first { $0._fetchBatch != nil }) == nil })
     }
 
-    @Test func cancellingBetweenBatchesStopsTheFetch() throws {
+    @Test func cancellingStopsTheFetchBetweenSteps() throws {
         let (stack, context) = try seeded(2_500)
         defer { withExtendedLifetime(stack) {} }
         let outcome = Outcome()
@@ -173,5 +174,44 @@ struct AsynchronousFetchTests {
         #expect(reports.completed == [500, 1_000])
         #expect(outcome.names == nil)
         #expect(outcome.error?.code == CocoaError.Code.userCancelled.rawValue)
+    }
+
+    /// One read of the store: a save made while the fetch reports its progress does not show
+    /// in the result; the request's options (refresh, prefetching errors) are the plain fetch's.
+    @Test func oneConsistentReadWithTheRequestsOptions() throws {
+        let (stack, context) = try seeded(1_500)
+        defer { withExtendedLifetime(stack) {} }
+        let outcome = Outcome()
+        try context.performAndWait {
+            let fetch = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            fetch.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            let request = NSAsynchronousFetchRequest(fetchRequest: fetch, completionBlock: outcome.take)
+            request.progressBatchSize = 500
+            request.didLoadBatch = { progress in
+                guard progress.completedUnitCount == 500 else { return }
+                // Another context deletes and renames rows the fetch has not reached yet.
+                let other = stack.newContext()
+                let rest = try? other.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
+                if let rest {
+                    other.delete(rest[1_400])
+                    rest[1_300].setValue("zzz", forKey: "name")
+                    try? other.save()
+                }
+            }
+            _ = try context.execute(request)
+        }
+        #expect(outcome.done.wait(timeout: .now() + 60) == .success)
+        #expect(outcome.error == nil)
+        #expect(outcome.names == (0..<1_500).map { "car \($0)" }.sorted())
+        #expect(try stack.newContext().count(for: NSFetchRequest<NSManagedObject>(entityName: "Car")) == 1_499)  // the save happened
+
+        let failed = Outcome()
+        try context.performAndWait {
+            let fetch = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            fetch.relationshipKeyPathsForPrefetching = ["nope"]
+            _ = try context.execute(NSAsynchronousFetchRequest(fetchRequest: fetch, completionBlock: failed.take))
+        }
+        #expect(failed.done.wait(timeout: .now() + 60) == .success)
+        #expect(failed.names == nil && failed.error != nil)    // as the plain fetch throws
     }
 }

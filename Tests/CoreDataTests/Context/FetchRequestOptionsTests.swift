@@ -109,4 +109,24 @@ struct FetchRequestOptionsTests {
         #expect(reloaded.value(forKey: "name") as? String == "mine")
         #expect(reloaded.value(forKey: "year") as? Int == 1990)
     }
+
+    /// Refreshing a refetched object drops its related objects; one held only there is freed,
+    /// and its `deinit` takes the registry's lock: a fetch must not be holding it then (this
+    /// hung for good when it was).
+    @Test(.timeLimit(.minutes(1))) func refreshingRefetchedObjectsThatHeldTheLastReferenceToARelatedObject() throws {
+        let stack = try TestStack()
+        let ada = stack.insert("Person", ["name": "Ada"])
+        for name in ["a", "b"] { stack.insert("Car", ["name": name]).setValue(ada, forKey: "owner") }
+        try stack.context.save()
+        stack.context.reset()
+        let context = stack.newContext()
+        let first = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        first.relationshipKeyPathsForPrefetching = ["owner"]
+        let cars = try context.fetch(first)
+        #expect(cars.compactMap { ($0.value(forKey: "owner") as? NSManagedObject)?.value(forKey: "name") as? String } == ["Ada", "Ada"])
+        let again = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        again.shouldRefreshRefetchedObjects = true
+        #expect(try context.fetch(again).count == 2)
+        #expect(cars.compactMap { ($0.value(forKey: "owner") as? NSManagedObject)?.value(forKey: "name") as? String } == ["Ada", "Ada"])
+    }
 }

@@ -407,7 +407,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return rows
     }
 
-    override func fetchRows(_ plan: FetchPlan, each body: (consuming FetchedRow) -> Void) throws {
+    override func fetchRows(_ plan: FetchPlan, each body: (consuming FetchedRow) throws -> Void) throws {
         let decoder = self.decoder(for: plan.entity)
         let (sql, bindings) = try query(plan, columns: decoder.selectList)
         try withReader { db in
@@ -415,7 +415,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             defer { statement.reset() }
             for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
             while try statement.step() {
-                if let row = decodeRow(statement, decoder: decoder) { body(row) }
+                if let row = decodeRow(statement, decoder: decoder) { try body(row) }
             }
         }
     }
