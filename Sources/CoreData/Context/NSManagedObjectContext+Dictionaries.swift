@@ -40,6 +40,7 @@ extension NSManagedObjectContext {
                 return try dictionaryColumn(property.name, entity: entity, role: "propertiesToFetch")
             }
         }
+        for column in columns where column.isAggregate { try checkAggregate(column, entity: entity) }
         let groupBy = try (request.propertiesToGroupBy ?? []).map { try dictionaryColumn($0, entity: entity, role: "propertiesToGroupBy") }
         func key(_ column: DictionaryPlan.Column) -> String {
             if case .keyPath(let path) = column.expression { return path.joined(separator: ".") }
@@ -71,6 +72,31 @@ extension NSManagedObjectContext {
             }
         }
         return result
+    }
+
+    /// Refuses, for every store alike, aggregates SQL cannot compute exactly: of a constant,
+    /// `sum:`/`average:` of what is not a number, `min:`/`max:` of values without an order
+    /// (data, transformable values, relationships). `NSCocoaErrorDomain` 134091, naming the column.
+    private func checkAggregate(_ column: DictionaryPlan.Column, entity: NSEntityDescription) throws {
+        guard case .function(let name, let arguments) = column.expression, arguments.count == 1 else { return }
+        switch arguments[0] {
+        case .constant, .aggregate:
+            throw PredicateErrors.unsupportedExpression("\(name) needs a stored value of each row", column: column.name)
+        case .keyPath(let path):
+            guard name != "count:", !entity.crossesToMany(path) else { return }
+            let attribute = try? storedKeyPath(path, entity: entity, role: "propertiesToFetch")
+            let type = attribute?.attributeType
+            let numeric: Set<NSAttributeType> = [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
+                                                 .doubleAttributeType, .floatAttributeType, .decimalAttributeType, .booleanAttributeType]
+            let ordered = numeric.union([.stringAttributeType, .dateAttributeType, .UUIDAttributeType])
+            let fits = type.map { (name == "sum:" || name == "average:") ? numeric.contains($0) : ordered.contains($0) } ?? false
+            if !fits {
+                let what = (name == "sum:" || name == "average:") ? "numbers" : "values with an order"
+                throw PredicateErrors.unsupportedExpression("\(name) needs \(what), not \(path.joined(separator: "."))", column: column.name)
+            }
+        default:
+            return
+        }
     }
 
     /// A column from an entry of `propertiesToFetch` or `propertiesToGroupBy`: a property

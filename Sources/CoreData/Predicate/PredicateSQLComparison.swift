@@ -233,30 +233,40 @@ extension PredicateSQLCompiler {
     }
 
     /// A long `IN` list as one bound value: `(SELECT value FROM json_each(?))` with the values as
-    /// a JSON array (blobs as hex text, turned back by `cd_unhex`; infinities and text holding
-    /// NUL, which JSON text in SQLite cannot carry, bound on their own).
+    /// a JSON array (blobs as hex text, turned back by `cd_unhex`; text holding NUL, which JSON
+    /// text in SQLite cannot carry, as a second array of hex; infinities and NaN bound on their
+    /// own, at most three).
     /// SQLite allows at most 32,766 parameters in a statement (by default), and one parameter
     /// prepares and binds faster. `nil` for short lists.
     static func jsonList(_ items: [SQLFragment]) -> SQLFragment? {
         guard items.count > jsonListThreshold else { return nil }
         var json = "["
         var blobs = false
-        var others: [SQLFragment] = []
+        var textWithNUL = "["
+        var nonFinite: [Double] = []
         for item in items {
             switch item.bindings.first {
             case .int(let v)?: json += String(v) + ","
             case .double(let v)? where v.isFinite: json += "\(v),"
-            case .string(let v)? where !v.utf8.contains(0): json += jsonString(v) + ","
+            case .double(let v)?: if !nonFinite.contains(where: { $0 == v || ($0.isNaN && v.isNaN) }) { nonFinite.append(v) }
+            case .string(let v)? where v.utf8.contains(0): textWithNUL += "\"" + hex(Data(v.utf8)) + "\","
+            case .string(let v)?: json += jsonString(v) + ","
             case .data(let v)?:
                 blobs = true
                 json += "\"" + hex(v) + "\","
-            default: others.append(" UNION ALL SELECT " + item)   // infinities, NaN, text with NUL: bound on their own
+            default: return nil
             }
         }
         if json.hasSuffix(",") { json.removeLast() }
         json += "]"
-        let list = SQLFragment(blobs ? "(SELECT cd_unhex(value) FROM json_each(" : "(SELECT value FROM json_each(") + .bind(.string(json)) + ")"
-        return list + SQLFragment.joined(others, separator: "") + ")"
+        var list = SQLFragment(blobs ? "(SELECT cd_unhex(value) FROM json_each(" : "(SELECT value FROM json_each(") + .bind(.string(json)) + ")"
+        if textWithNUL.count > 1 {
+            // JSON text in SQLite cannot hold NUL: such strings come as hex, cast back to text.
+            textWithNUL.removeLast()
+            list = list + " UNION ALL SELECT CAST(cd_unhex(value) AS TEXT) FROM json_each(" + .bind(.string(textWithNUL + "]")) + ")"
+        }
+        for value in nonFinite { list = list + " UNION ALL SELECT " + .bind(.double(value)) }   // at most three
+        return list + ")"
     }
 
     /// Lower-case hex digits of `data`.

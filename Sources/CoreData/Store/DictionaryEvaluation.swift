@@ -40,19 +40,22 @@ internal enum DictionaryEvaluation {
             return PredicateFunctions.statistic(name, .collection(values))
         }
 
-        var results: [Values] = []
+        // Each result with the row it came from (a group's first row), which sort keys naming
+        // no column are read from, as SQLite reads a group's bare columns.
+        var results: [(values: Values, source: StoreRecordObject?)] = []
         if isGrouped(plan) {
             var order: [Values] = []
-            var groups: [Values: [Row]] = [:]
+            var groups: [Values: (key: Values, rows: [Row])] = [:]
             for item in rows {
                 let key = Values(plan.groupBy.map { value($0, of: item) })
-                if groups[key] == nil { order.append(key) }
-                groups[key, default: []].append(item)
+                let exact = exactKey(key)
+                if groups[exact] == nil { order.append(exact); groups[exact] = (key, []) }
+                groups[exact]!.rows.append(item)
             }
-            if plan.groupBy.isEmpty && order.isEmpty { order = [[]]; groups[[]] = [] }
-            if plan.fetch.sortKeys.isEmpty { order.sort { isBefore($0, $1) } }
-            for key in order {
-                let group = groups[key]!
+            if plan.groupBy.isEmpty && order.isEmpty { order = [[]]; groups[[]] = ([], []) }
+            if plan.fetch.sortKeys.isEmpty { order.sort { isBefore(groups[$0]!.key, groups[$1]!.key) } }
+            for exact in order {
+                let group = groups[exact]!.rows
                 var values = Values()
                 for column in plan.columns {
                     if column.isAggregate {
@@ -66,29 +69,41 @@ internal enum DictionaryEvaluation {
                     let computed = having.replacingExpressions { expression in
                         DictionaryPlan.isAggregate(expression, entity: entity) ? .constant(aggregate(expression, over: group)) : nil
                     }
+                    // Column names are variables; other key paths read the group's first row.
                     let variables = record(values, plan)
-                    guard PredicateEvaluator.evaluate(computed, object: nil, variables: variables) else { continue }
+                    guard PredicateEvaluator.evaluate(computed, object: group.first?.object, variables: variables) else { continue }
                 }
-                results.append(values)
+                results.append((values, group.first?.object))
             }
         } else {
-            results = rows.map { item in Values(plan.columns.map { value($0, of: item) }) }
+            results = rows.map { item in (Values(plan.columns.map { value($0, of: item) }), item.object) }
             if plan.distinct {
                 var seen = Set<Values>()
-                results = results.filter { seen.insert($0).inserted }
+                results = results.filter { seen.insert(exactKey($0.values)).inserted }
             }
         }
         if sortsResults(plan) && !plan.fetch.sortKeys.isEmpty {
             results = sorted(results, plan)
         }
-        if plan.fetch.offset > 0 { results = Array(results.dropFirst(plan.fetch.offset)) }
-        if plan.fetch.limit > 0 { results = Array(results.prefix(plan.fetch.limit)) }
-        return results
+        var answer = results.map(\.values)
+        if plan.fetch.offset > 0 { answer = Array(answer.dropFirst(plan.fetch.offset)) }
+        if plan.fetch.limit > 0 { answer = Array(answer.prefix(plan.fetch.limit)) }
+        return answer
     }
 
-    /// Results sorted by the fetch's sort keys, each naming a column by its name or key path
-    /// (`total`, `owner.name`); ties keep their order.
-    private static func sorted(_ results: [Values], _ plan: DictionaryPlan) -> [Values] {
+    /// Values as SQLite tells them apart: strings by their bytes (Swift's `==` also equates
+    /// canonically equivalent strings, "é" and "e\u{301}", which SQLite groups apart).
+    private static func exactKey(_ values: Values) -> Values {
+        Values(values.map { value in
+            if case .string(let text) = value { return .data(Data(text.utf8)) }
+            return value
+        })
+    }
+
+    /// Results sorted by the fetch's sort keys: a key naming a column (by its name or key path:
+    /// `total`, `owner.name`) compares the column's values, any other key the values on the
+    /// result's source row. Ties keep their order.
+    private static func sorted(_ results: [(values: Values, source: StoreRecordObject?)], _ plan: DictionaryPlan) -> [(values: Values, source: StoreRecordObject?)] {
         let keys = plan.fetch.sortKeys.map { key in
             (key, plan.columns.firstIndex { column in
                 if column.name == key.keyPath { return true }
@@ -96,15 +111,14 @@ internal enum DictionaryEvaluation {
                 return false
             })
         }
-        let records = results.map { record($0, plan) }
         let order = results.indices.sorted { a, b in
             for (key, column) in keys {
                 var result: ComparisonResult
-                if let column {
-                    result = key.compareValues(results[a][column].objectValue, results[b][column].objectValue)
+                if let column, key.comparator == nil {
+                    result = SortKey.compare(results[a].values[column].sqlOrderValue, results[b].values[column].sqlOrderValue, key.comparison)
                     if !key.ascending { result = result == .orderedAscending ? .orderedDescending : result == .orderedDescending ? .orderedAscending : .orderedSame }
                 } else {
-                    result = key.compare(StoreRecordObject(records[a], resolve: nil), StoreRecordObject(records[b], resolve: nil))
+                    result = key.compare(results[a].source, results[b].source)
                 }
                 if result != .orderedSame { return result == .orderedAscending }
             }
@@ -140,15 +154,14 @@ internal enum DictionaryEvaluation {
         return nil
     }
 
-    /// Group-by values in SQLite's order: `NULL` first, then by value.
+    /// Group-by values in SQLite's order: `NULL` first, numbers, text, blobs (object IDs by
+    /// their primary keys, as their foreign-key columns hold them).
     private static func isBefore(_ a: Values, _ b: Values) -> Bool {
         for (x, y) in zip(a, b) {
-            let (p, q) = (PredicateValue(x.objectValue), PredicateValue(y.objectValue))
-            if p.isNull != q.isNull { return p.isNull }
-            switch PredicateValue.order(p, q) {
-            case .orderedAscending?: return true
-            case .orderedDescending?: return false
-            default: continue
+            switch SortKey.compare(x.sqlOrderValue, y.sqlOrderValue, .compare) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame: continue
             }
         }
         return false
@@ -156,6 +169,19 @@ internal enum DictionaryEvaluation {
 }
 
 extension StoreValue {
+    /// The value as the SQLite store's column holds it, for ordering as SQLite orders: object
+    /// IDs as their primary keys, Booleans as integers, UUIDs as their bytes.
+    var sqlOrderValue: PredicateValue {
+        switch self {
+        case .objectID(let id): return id.primaryKey.map { .int($0) } ?? .null
+        case .bool(let v): return .int(v ? 1 : 0)
+        case .uuid(let v): return .data(withUnsafeBytes(of: v.uuid) { Data($0) })
+        case .decimal(let v): return .double(NSDecimalNumber(decimal: v).doubleValue)
+        case .object: return .null
+        default: return PredicateValue(objectValue)
+        }
+    }
+
     /// A value an expression computed, in storage form (`.null` for collections and values
     /// stores do not hold).
     init(computed value: PredicateValue) {

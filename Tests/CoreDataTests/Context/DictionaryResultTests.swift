@@ -240,6 +240,7 @@ struct DictionaryResultTests {
                 _ = try stack.context.fetch(request(configure))
                 return nil
             } catch {
+                #expect((error as NSError).code == 134060, "\((error as NSError).localizedDescription)")   // NSCoreDataError
                 return (error as NSError).localizedDescription
             }
         }
@@ -266,6 +267,60 @@ struct DictionaryResultTests {
         objects.propertiesToGroupBy = ["name"]
         #expect(throws: NSError.self) { try stack.context.fetch(objects) }
         #expect(try stack.context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Car")) == 6)
+    }
+
+    /// Found by review: cases where the in-memory store once answered differently from SQLite.
+    @Test(arguments: stores) func bothStoresAgreeOnTheEdges(inMemory: Bool) throws {
+        let stack = try seeded(inMemory: inMemory)
+        // HAVING on a grouped key path that is not a column name, and on one not fetched.
+        let having = try stack.context.fetch(request {
+            $0.propertiesToFetch = ["owner.name", expression("total", "sum:", "price")]
+            $0.propertiesToGroupBy = ["owner.name", "electric"]
+            $0.havingPredicate = NSPredicate(format: "owner.name == 'Ada' OR electric == YES")
+            $0.sortDescriptors = [NSSortDescriptor(key: "owner.name", ascending: true)]
+        })
+        #expect(having.map { $0["owner.name"] as? String } == ["Ada", "Bob"])
+        // Groups by a to-one relationship come in its primary-key order.
+        let byOwner = try stack.context.fetch(request {
+            $0.propertiesToFetch = ["owner", expression("count", "count:", "name")]
+            $0.propertiesToGroupBy = ["owner"]
+        })
+        #expect(byOwner.map { ($0["owner"] as? NSManagedObjectID)?.primaryKey } == [nil, 1, 2, 3])
+        // A sort by a description's name whose expression is a key path; a sort by a key that is
+        // not fetched.
+        let renamed = NSExpressionDescription()
+        renamed.name = "built"
+        renamed.expression = NSExpression(forKeyPath: "year")
+        let sorted = try stack.context.fetch(request {
+            $0.propertiesToFetch = ["name", renamed]
+            $0.sortDescriptors = [NSSortDescriptor(key: "built", ascending: false)]
+        })
+        #expect(sorted.first?["name"] as? String == "Tesla")
+        let byYear = try stack.context.fetch(request {
+            $0.propertiesToFetch = ["name", expression("doubled", "abs:", "price")]
+            $0.sortDescriptors = [NSSortDescriptor(key: "doubled", ascending: true), NSSortDescriptor(key: "year", ascending: false)]
+        })
+        #expect(byYear.map { $0["name"] as? String }.prefix(2) == ["Mini", "Model T"])
+        // Aggregates SQL cannot compute exactly are refused by both stores.
+        for (function, key) in [("sum:", "name"), ("min:", "owner"), ("average:", "built")] {
+            #expect {
+                try stack.context.fetch(self.request { $0.propertiesToFetch = [self.expression("x", function, key)] })
+            } throws: { ($0 as NSError).code == 134091 }
+        }
+    }
+
+    /// Canonically equivalent strings are different values to SQLite: grouped and distinct apart.
+    @Test(arguments: stores) func groupingComparesStringsByTheirBytes(inMemory: Bool) throws {
+        let stack = try TestStack(inMemory: inMemory)
+        for name in ["\u{E9}", "e\u{301}", "\u{E9}"] { stack.insert("Car", ["name": name]) }
+        try stack.context.save()
+        let grouped = try stack.context.fetch(request {
+            $0.propertiesToFetch = ["name", expression("count", "count:", "name")]
+            $0.propertiesToGroupBy = ["name"]
+        })
+        #expect(grouped.compactMap { ($0["count"] as? NSNumber)?.intValue }.sorted() == [1, 2])
+        let distinct = try stack.context.fetch(request { $0.propertiesToFetch = ["name"]; $0.returnsDistinctResults = true })
+        #expect(distinct.count == 2)
     }
 
     @Test func sqlStoreRefusesAggregatesItCannotComputeExactly() throws {

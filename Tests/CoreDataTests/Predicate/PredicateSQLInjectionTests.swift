@@ -93,5 +93,9 @@ struct FetchInjectionTests {
             #expect(throws: NSError.self) { try stack.context.fetch(request) }
         }
         #expect(try stack.context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Car")) == total)
+        // Hundreds of strings holding NUL (past SQLite's 500 terms of a compound SELECT).
+        let nul = (0..<600).map { "x\u{0}\($0)" } + ["a\u{0}b"]
+        let found = try stack.fetch("Car") { $0.predicate = NSPredicate(format: "name IN %@", nul) }
+        #expect(found.map { $0.value(forKey: "name") as? String } == ["a\u{0}b"])
     }
 }

@@ -102,12 +102,18 @@ extension SQLiteStore {
 
         var order: [SQLFragment] = []
         for key in plan.fetch.sortKeys {
-            if key.path.count == 1, let column = plan.columns.first(where: { $0.name == key.path[0] && $0.attribute == nil }),
-               case .value(let fragment, _)? = compiler.columnOperands[column.name], !(column.expression.isKeyPath) {
-                // A sort on a computed column, by its name.
-                order.append(fragment + (key.ascending ? " ASC" : " DESC"))
-            } else {
+            guard key.path.count == 1, let column = plan.columns.first(where: { $0.name == key.path[0] }) else {
                 order.append(try compiler.orderBy(key))
+                continue
+            }
+            if case .keyPath(let path) = column.expression {
+                // A column by its name, naming a key path (itself, or renamed by a description).
+                var byPath = key
+                byPath.path = path
+                order.append(try compiler.orderBy(byPath))
+            } else if case .value(let fragment, _)? = compiler.columnOperands[column.name] {
+                // A computed column, by its name.
+                order.append(fragment + (key.ascending ? " ASC" : " DESC"))
             }
         }
         if order.isEmpty && !groups.isEmpty {
