@@ -57,14 +57,14 @@ internal struct OrderedObjectSet {
     var isEmpty: Bool { count == 0 }
 
     func contains(_ object: NSManagedObject) -> Bool {
-        let slot = object._changeSlot
+        let slot = Int(object._changeSlot)
         return slot >= 0 && slot < slots.count && slots[slot] === object
     }
 
     @discardableResult
     mutating func insert(_ object: NSManagedObject) -> Bool {
         guard !contains(object) else { return false }
-        object._changeSlot = slots.count
+        object._changeSlot = Int32(slots.count)
         slots.append(object)
         count += 1
         return true
@@ -73,7 +73,7 @@ internal struct OrderedObjectSet {
     @discardableResult
     mutating func remove(_ object: NSManagedObject) -> Bool {
         guard contains(object) else { return false }
-        slots[object._changeSlot] = nil
+        slots[Int(object._changeSlot)] = nil
         object._changeSlot = -1
         count -= 1
         if count == 0 { slots.removeAll(keepingCapacity: true) }
@@ -88,7 +88,7 @@ internal struct OrderedObjectSet {
 
     private mutating func compact() {
         slots = slots.filter { $0 != nil }
-        for (index, object) in slots.enumerated() { object!._changeSlot = index }
+        for (index, object) in slots.enumerated() { object!._changeSlot = Int32(index) }
     }
 
     /// The objects in insertion order.
