@@ -44,13 +44,24 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         adopt(model)
     }
 
-    /// A model holding the entities of all `models`.
+    /// A model holding copies of the entities of all `models` (sub-entities and relationships
+    /// included); `nil` when two of them have an entity of the same name.
+    ///
+    /// ```swift
+    /// let merged = NSManagedObjectModel(byMerging: [appModel, frameworkModel])
+    /// ```
     public convenience init?(byMerging models: [NSManagedObjectModel]?) {
         self.init()
+        // Each model copied whole (sub-entities, relationships and inverses pointing at the
+        // copies), so the merged model shares nothing with the originals. Two entities of the
+        // same name cannot be merged: `nil` (Apple's raises).
         var entities: [NSEntityDescription] = []
+        var names = Set<String>()
         for model in models ?? [] {
-            for entity in model.entities where entity.superentity == nil {
-                entities.append(entity.copy() as! NSEntityDescription)
+            let copy = model.copy() as! NSManagedObjectModel
+            for entity in copy.entities {
+                guard names.insert(entity.name ?? "").inserted else { return nil }
+                entities.append(entity)
             }
         }
         self.entities = entities
