@@ -255,7 +255,7 @@ internal struct RowMaterializer {
             lastRoot = layout.rootNumber
         }
         let key = IDKey(store: row.store.tag, root: lastRoot, value: row.primaryKey)
-        if let existing = context.registeredObject(at: key) {
+        if let existing = context.registered(key, followingForwarding: false) {
             refetched.append((existing, row.snapshot))
             return existing
         }
@@ -265,7 +265,7 @@ internal struct RowMaterializer {
         object._values = row.snapshot.values
         object._snapshot = row.snapshot
         object._isFault = true
-        context.registerFetched(object, at: key)
+        context.register(object, key: key)
         return object
     }
 }

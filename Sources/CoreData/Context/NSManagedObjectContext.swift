@@ -255,8 +255,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     // MARK: Registration
 
-    internal func register(_ object: NSManagedObject) {
-        let key = object.idKey
+    /// Registers `object` under its ID's key (`key`, when the caller has it already).
+    internal func register(_ object: NSManagedObject, key known: IDKey? = nil) {
+        let key = known ?? object.idKey
         registry.withLock { $0[key] = Unmanaged.passUnretained(object) }
         if _retainsRegistered { retained[key] = object }
     }
@@ -278,16 +279,6 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Runs `body` with the registry locked (one lock for a whole fetch).
     internal func withRegistryLock(_ body: (inout ObjectRegistry) -> Void) {
         registry.withLock { body(&$0) }
-    }
-
-    /// The object registered under `key` (no forwarding), the lock held for the lookup only.
-    internal func registeredObject(at key: IDKey) -> NSManagedObject? {
-        registry.withLock { $0[key]?.takeUnretainedValue() }
-    }
-
-    /// Registers a fetched object under `key`, the lock held for the insertion only.
-    internal func registerFetched(_ object: NSManagedObject, at key: IDKey) {
-        registry.withLock { $0[key] = Unmanaged.passUnretained(object) }
     }
 
     /// Called with the number of objects made so far as a fetch makes each one (an asynchronous

@@ -272,12 +272,6 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     // The requests below take the lock only to find their stores; the stores do the I/O.
 
-    internal func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] {
-        let targets = try fetchTargets(plan.entity)
-        if targets.count == 1 { return try targets[0].fetchRows(plan) }
-        return try targets.flatMap { try $0.fetchRows(plan) }
-    }
-
     /// Dictionary-fetch rows, store by store (each store groups and aggregates its own rows).
     internal func fetchDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] {
         try fetchTargets(plan.fetch.entity).flatMap { try $0.fetchDictionaryRows(plan) }
