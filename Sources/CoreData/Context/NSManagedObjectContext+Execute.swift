@@ -72,13 +72,13 @@ extension NSAsynchronousFetchRequest: ContextExecutableRequest {
     }
 
     /// The plain fetch — one read of the store, the request's options as they are — with the
-    /// progress advanced every ``progressBatchSize`` objects as the rows are read, and the fetch
+    /// progress advanced every ``progressStep`` objects as the rows are read, and the fetch
     /// stopped there when the result has been cancelled. (The count is not known until the end:
     /// until then `totalUnitCount` is the estimate, or what has been counted.)
     private func fetchReportingProgress(_ result: NSAsynchronousFetchResult<ResultType>, in context: NSManagedObjectContext) throws -> [ResultType] {
-        let step = progressBatchSize
+        let step = progressStep
         let progress = result.progress
-        let report = didLoadBatch
+        let report = didReportProgress
         let previous = context._fetchRowObserver
         context._fetchRowObserver = step <= 0 ? nil : { made in
             guard made % step == 0 else { return }

@@ -39,10 +39,10 @@ open class NSAsynchronousFetchRequest<ResultType>: NSPersistentStoreRequest {
     /// known (0, the default: unknown).
     open var estimatedResultCount: Int = 0
 
-    /// How many objects are loaded between two progress reports (and cancellation checks).
-    internal var progressBatchSize = 1_000
-    /// Called on the context's queue after each batch is loaded, with the progress (tests).
-    internal var didLoadBatch: ((Progress) -> Void)?
+    /// How many objects are made between two progress reports (and cancellation checks).
+    internal var progressStep = 1_000
+    /// Called on the context's queue after each progress report, with the progress (tests).
+    internal var didReportProgress: ((Progress) -> Void)?
 
     open override var requestType: NSPersistentStoreRequestType { .fetchRequestType }
 }

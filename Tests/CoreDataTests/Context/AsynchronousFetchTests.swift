@@ -140,8 +140,8 @@ struct AsynchronousFetchTests {
                 faults = result.finalResult?.map(\.isFault) ?? []
                 outcome.take(result)
             }
-            request.progressBatchSize = 1_000
-            request.didLoadBatch = { progress in
+            request.progressStep = 1_000
+            request.didReportProgress = { progress in
                 reports.completed.append(progress.completedUnitCount)
                 reports.totals.append(progress.totalUnitCount)
             }
@@ -163,8 +163,8 @@ struct AsynchronousFetchTests {
         let reports = Reports()
         try context.performAndWait {
             let request = NSAsynchronousFetchRequest(fetchRequest: NSFetchRequest<NSManagedObject>(entityName: "Car"), completionBlock: outcome.take)
-            request.progressBatchSize = 500
-            request.didLoadBatch = { progress in
+            request.progressStep = 500
+            request.didReportProgress = { progress in
                 reports.completed.append(progress.completedUnitCount)
                 if progress.completedUnitCount == 1_000 { progress.cancel() }
             }
@@ -186,8 +186,8 @@ struct AsynchronousFetchTests {
             let fetch = NSFetchRequest<NSManagedObject>(entityName: "Car")
             fetch.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
             let request = NSAsynchronousFetchRequest(fetchRequest: fetch, completionBlock: outcome.take)
-            request.progressBatchSize = 500
-            request.didLoadBatch = { progress in
+            request.progressStep = 500
+            request.didReportProgress = { progress in
                 guard progress.completedUnitCount == 500 else { return }
                 // Another context deletes and renames rows the fetch has not reached yet.
                 let other = stack.newContext()
