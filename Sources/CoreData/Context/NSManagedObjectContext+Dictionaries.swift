@@ -84,12 +84,9 @@ extension NSManagedObjectContext {
             throw PredicateErrors.unsupportedExpression("\(name) needs a stored value of each row", column: column.name)
         case .keyPath(let path):
             guard name != "count:", !entity.crossesToMany(path) else { return }
-            let attribute = try? storedKeyPath(path, entity: entity, role: "propertiesToFetch")
-            let type = attribute?.attributeType
-            let numeric: Set<NSAttributeType> = [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
-                                                 .doubleAttributeType, .floatAttributeType, .decimalAttributeType, .booleanAttributeType]
-            let ordered = numeric.union([.stringAttributeType, .dateAttributeType, .UUIDAttributeType])
-            let fits = type.map { (name == "sum:" || name == "average:") ? numeric.contains($0) : ordered.contains($0) } ?? false
+            // The kinds the SQL compiler accepts (`PredicateSQLResultColumns`), so both stores refuse alike.
+            let kind = (try? storedKeyPath(path, entity: entity, role: "propertiesToFetch")).map(PredicateSQLCompiler.kind(of:))
+            let fits = kind.map { (name == "sum:" || name == "average:") ? $0.isNumeric : $0.isOrdered } ?? false
             if !fits {
                 let what = (name == "sum:" || name == "average:") ? "numbers" : "values with an order"
                 throw PredicateErrors.unsupportedExpression("\(name) needs \(what), not \(path.joined(separator: "."))", column: column.name)

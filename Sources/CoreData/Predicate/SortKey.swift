@@ -81,7 +81,11 @@ internal struct SortKey: Sendable {
     func compare(_ a: Any?, _ b: Any?) -> ComparisonResult {
         let x = path.isEmpty ? a : PredicateKeyValue.value(of: a, keyPath: path)
         let y = path.isEmpty ? b : PredicateKeyValue.value(of: b, keyPath: path)
-        let result = compareValues(x, y)
+        return directed(compareValues(x, y))
+    }
+
+    /// An ascending comparison's result in this key's direction.
+    func directed(_ result: ComparisonResult) -> ComparisonResult {
         guard !ascending else { return result }
         switch result {
         case .orderedAscending: return .orderedDescending

@@ -113,10 +113,9 @@ internal enum DictionaryEvaluation {
         }
         let order = results.indices.sorted { a, b in
             for (key, column) in keys {
-                var result: ComparisonResult
+                let result: ComparisonResult
                 if let column, key.comparator == nil {
-                    result = SortKey.compare(results[a].values[column].sqlOrderValue, results[b].values[column].sqlOrderValue, key.comparison)
-                    if !key.ascending { result = result == .orderedAscending ? .orderedDescending : result == .orderedDescending ? .orderedAscending : .orderedSame }
+                    result = key.directed(SortKey.compare(results[a].values[column].sqlOrderValue, results[b].values[column].sqlOrderValue, key.comparison))
                 } else {
                     result = key.compare(results[a].source, results[b].source)
                 }
@@ -169,14 +168,12 @@ internal enum DictionaryEvaluation {
 }
 
 extension StoreValue {
-    /// The value as the SQLite store's column holds it, for ordering as SQLite orders: object
-    /// IDs as their primary keys, Booleans as integers, UUIDs as their bytes.
+    /// The value for ordering as SQLite orders its column (with ``SortKey/compare(_:_:_:)``,
+    /// which takes Booleans as integers and UUIDs by their bytes): object IDs by their primary
+    /// keys, as the foreign-key column holds them.
     var sqlOrderValue: PredicateValue {
         switch self {
         case .objectID(let id): return id.primaryKey.map { .int($0) } ?? .null
-        case .bool(let v): return .int(v ? 1 : 0)
-        case .uuid(let v): return .data(withUnsafeBytes(of: v.uuid) { Data($0) })
-        case .decimal(let v): return .double(NSDecimalNumber(decimal: v).doubleValue)
         case .object: return .null
         default: return PredicateValue(objectValue)
         }

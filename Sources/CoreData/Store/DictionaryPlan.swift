@@ -95,9 +95,7 @@ extension StoreValue {
             if case .int(let v) = self { return .string(String(v)) }
             if case .double(let v) = self { return .string(String(v)) }
         case .UUIDAttributeType:
-            if case .data(let data) = self, data.count == 16 {
-                return .uuid(data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) })
-            }
+            if case .data(let data) = self, let uuid = UUID(storedBytes: data) { return .uuid(uuid) }
             if case .string(let text) = self, let uuid = UUID(uuidString: text) { return .uuid(uuid) }
         case .URIAttributeType:
             if case .string(let text) = self, let url = URL(string: text) { return .url(url) }

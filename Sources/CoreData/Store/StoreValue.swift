@@ -309,3 +309,11 @@ extension StoreValue {
         }
     }
 }
+
+extension UUID {
+    /// The UUID whose 16 bytes the SQLite store wrote (`nil` for any other length).
+    init?(storedBytes data: Data) {
+        guard data.count == 16 else { return nil }
+        self = data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+    }
+}

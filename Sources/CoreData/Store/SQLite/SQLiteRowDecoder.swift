@@ -144,9 +144,8 @@ extension SQLiteStore {
         case .date: return .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
         case .data: return .data(statement.data(column))
         case .uuid:
-            let data = statement.data(column)
-            if data.count == 16 {
-                return .uuid(data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) })
+            if let uuid = UUID(storedBytes: statement.data(column)) {
+                return .uuid(uuid)
             } else if let uuid = UUID(uuidString: statement.string(column)) {
                 return .uuid(uuid)
             }
