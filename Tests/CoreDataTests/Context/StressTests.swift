@@ -18,13 +18,6 @@ struct StressTests {
     static let counters = 10
 
     static func model() -> NSManagedObjectModel {
-        func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
-            let a = NSAttributeDescription()
-            a.name = name
-            a.attributeType = type
-            a.isOptional = true
-            return a
-        }
         let counter = NSEntityDescription()
         counter.name = "Counter"
         counter.properties = [attribute("key", .stringAttributeType)] + (0..<workers).map { attribute("w\($0)", .integer64AttributeType) }

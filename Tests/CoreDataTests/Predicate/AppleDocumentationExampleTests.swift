@@ -11,19 +11,6 @@ struct AppleDocumentationExampleTests {
     /// People (first and last name, birthday, grade, age, active) in groups, with children and
     /// orders of items; cities with residents.
     private static func model() -> NSManagedObjectModel {
-        func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
-            let a = NSAttributeDescription()
-            a.name = name
-            a.attributeType = type
-            return a
-        }
-        func relationship(_ name: String, _ destination: NSEntityDescription, toMany: Bool) -> NSRelationshipDescription {
-            let r = NSRelationshipDescription()
-            r.name = name
-            r.destinationEntity = destination
-            r.maxCount = toMany ? 0 : 1
-            return r
-        }
         let person = NSEntityDescription(); person.name = "Person"
         let group = NSEntityDescription(); group.name = "Group"
         let item = NSEntityDescription(); item.name = "Item"

@@ -43,19 +43,6 @@ final class PredicateTestWorld {
         let club = NSEntityDescription()
         club.name = "Club"
 
-        func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
-            let a = NSAttributeDescription()
-            a.name = name
-            a.attributeType = type
-            return a
-        }
-        func relationship(_ name: String, _ destination: NSEntityDescription, toMany: Bool) -> NSRelationshipDescription {
-            let r = NSRelationshipDescription()
-            r.name = name
-            r.destinationEntity = destination
-            r.maxCount = toMany ? 0 : 1
-            return r
-        }
         let owner = relationship("owner", person, toMany: false)
         let ownedCars = relationship("cars", car, toMany: true)
         owner.inverseRelationship = ownedCars

@@ -5,12 +5,6 @@ import Foundation
 /// a sub-entity of Author that inherits them.
 enum FetchedPropertyTestModel {
     static func make() -> NSManagedObjectModel {
-        func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
-            let a = NSAttributeDescription()
-            a.name = name
-            a.attributeType = type
-            return a
-        }
         func fetched(_ name: String, _ entity: String, _ format: String?, sortedBy key: String? = "title") -> NSFetchedPropertyDescription {
             let property = NSFetchedPropertyDescription()
             property.name = name

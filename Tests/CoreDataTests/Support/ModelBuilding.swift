@@ -1,0 +1,22 @@
+import Foundation
+@testable import CoreData
+
+// The two descriptions a model built in code is mostly made of, as the tests' models build
+// them (files with builders of other shapes declare their own, which shadow these).
+
+/// An optional attribute.
+func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
+    let a = NSAttributeDescription()
+    a.name = name
+    a.attributeType = type
+    return a
+}
+
+/// A to-one (`maxCount` 1) or to-many (`maxCount` 0) relationship.
+func relationship(_ name: String, _ destination: NSEntityDescription, toMany: Bool) -> NSRelationshipDescription {
+    let r = NSRelationshipDescription()
+    r.name = name
+    r.destinationEntity = destination
+    r.maxCount = toMany ? 0 : 1
+    return r
+}
