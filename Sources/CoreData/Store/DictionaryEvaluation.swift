@@ -14,14 +14,10 @@ internal enum DictionaryEvaluation {
         !plan.groupBy.isEmpty || plan.columns.contains(where: \.isAggregate)
     }
 
-    /// Whether the results are sorted once computed (groups, sorts on computed columns), so the
+    /// Whether the results are sorted once computed (groups, sorts by column names), so the
     /// rows need no order: the store should match them without sort keys.
     static func sortsResults(_ plan: DictionaryPlan) -> Bool {
-        isGrouped(plan) || plan.fetch.sortKeys.contains { isComputedColumnKey($0, plan) }
-    }
-
-    private static func isComputedColumnKey(_ key: SortKey, _ plan: DictionaryPlan) -> Bool {
-        key.path.count == 1 && plan.columns.contains { $0.name == key.path[0] && !$0.expression.isKeyPath }
+        isGrouped(plan) || plan.fetch.sortKeys.contains { plan.column(namedBy: $0) != nil }
     }
 
     /// The results of `plan` over `rows` (matched, in the fetch's order unless ``sortsResults(_:)``,

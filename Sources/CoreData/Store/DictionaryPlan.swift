@@ -34,6 +34,15 @@ internal struct DictionaryPlan: @unchecked Sendable {
     var having: PredicateNode?
     var distinct: Bool = false
 
+    /// The column a sort key names by its name, when the key is not simply that column's own
+    /// key path: a computed column (`total`), or a description renaming a key path (`made` for
+    /// `year`). Such keys order the results by the column; `nil` for keys of the entity.
+    func column(namedBy key: SortKey) -> Column? {
+        guard key.path.count == 1, let column = columns.first(where: { $0.name == key.path[0] }) else { return nil }
+        if case .keyPath(let path) = column.expression, path == key.path { return nil }
+        return column
+    }
+
     /// The functions that aggregate rows in a dictionary fetch, as SQL computes them.
     static let aggregateFunctions: Set<String> = ["sum:", "count:", "min:", "max:", "average:"]
 

@@ -289,13 +289,14 @@ struct DictionaryResultTests {
         // A sort by a description's name whose expression is a key path; a sort by a key that is
         // not fetched.
         let renamed = NSExpressionDescription()
-        renamed.name = "built"
+        renamed.name = "made"   // not a property of Car: the sort can only mean the column
         renamed.expression = NSExpression(forKeyPath: "year")
         let sorted = try stack.context.fetch(request {
             $0.propertiesToFetch = ["name", renamed]
-            $0.sortDescriptors = [NSSortDescriptor(key: "built", ascending: false)]
+            $0.sortDescriptors = [NSSortDescriptor(key: "made", ascending: false)]
         })
         #expect(sorted.first?["name"] as? String == "Tesla")
+        #expect(sorted.map { $0["name"] as? String } == ["Tesla", "Leaf", "Beetle", "Mini", "Beetle", "Model T"])
         let byYear = try stack.context.fetch(request {
             $0.propertiesToFetch = ["name", expression("doubled", "abs:", "price")]
             $0.sortDescriptors = [NSSortDescriptor(key: "doubled", ascending: true), NSSortDescriptor(key: "year", ascending: false)]

@@ -102,12 +102,12 @@ extension SQLiteStore {
 
         var order: [SQLFragment] = []
         for key in plan.fetch.sortKeys {
-            guard key.path.count == 1, let column = plan.columns.first(where: { $0.name == key.path[0] }) else {
+            guard let column = plan.column(namedBy: key) else {
                 order.append(try compiler.orderBy(key))
                 continue
             }
             if case .keyPath(let path) = column.expression {
-                // A column by its name, naming a key path (itself, or renamed by a description).
+                // A description renaming a key path, by its name.
                 var byPath = key
                 byPath.path = path
                 order.append(try compiler.orderBy(byPath))
@@ -134,9 +134,4 @@ extension SQLiteStore {
         }
         return (sql, readers)
     }
-}
-
-extension ExpressionNode {
-    /// Whether the expression is a plain key path.
-    var isKeyPath: Bool { if case .keyPath = self { return true } else { return false } }
 }
