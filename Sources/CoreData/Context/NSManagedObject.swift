@@ -163,17 +163,16 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Creates an object of `entity` and inserts it into `context` (if any).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        let layout = entity.layout
         self.entity = entity
-        self.layout = entity.layout
-        self._values = layout.defaultValues
+        self.layout = layout
+        // A new object's values are set at once: a buffer of its own now, rather than a copy of
+        // the shared defaults at the first write. (Assigned once: no retain and release of the
+        // shared defaults per object.)
+        self._values = context == nil ? layout.defaultValues : layout.newValues()
         super.init()
-        if type(of: self) != layout.initialClass { ManagedObjectClassRegistry.register(type(of: self)) }
-        if let context {
-            // A new object's values are set at once: a buffer of its own now, rather than a copy
-            // of the shared defaults at the first write.
-            _values = layout.newValues()
-            context.insert(self)
-        }
+        if !layout.isResolvedClass(type(of: self)) { ManagedObjectClassRegistry.register(type(of: self)) }
+        if let context { context.insert(self) }
     }
 
     /// Creates an object of the entity whose class is this class and inserts it into `context`.
@@ -189,14 +188,20 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
 
     deinit {
-        guard let context = _context else { return }
+        guard _context != nil else { return }
+        let key: IDKey
         if let id = _objectID {
-            context.unregisterOnDeinit(id.key)
+            key = id.key
         } else if let store = _idStore {
-            context.unregisterOnDeinit(IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey))
+            key = IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey)
         } else if _idPrimaryKey != 0 {
-            context.unregisterOnDeinit(IDKey(store: IDKey.temporaryStore, root: layout.rootNumber, value: _idPrimaryKey))
+            key = IDKey(store: IDKey.temporaryStore, root: layout.rootNumber, value: _idPrimaryKey)
+        } else {
+            return
         }
+        // The context outlives its registered objects (it detaches them when it goes): used
+        // without a retain and release per object.
+        Unmanaged.passUnretained(_context.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.unregisterOnDeinit(key) }
     }
 
     /// The entity described by this class in the models in use, found by `managedObjectClassName`.

@@ -262,8 +262,11 @@ internal struct RowMaterializer {
         let object = lastClass.init(entity: entity, insertInto: nil)
         object.setPermanentKey(row.primaryKey, store: row.store)
         object._context = context
+        // The row's buffer is shared by the values and the snapshot (set field by field: the
+        // `_snapshot` setter would retain and release the entity of a `RowSnapshot` per row).
         object._values = row.snapshot.values
-        object._snapshot = row.snapshot
+        object._snapshotValues = row.snapshot.values
+        object._snapshotVersion = row.snapshot.version
         object._isFault = true
         context.register(object, key: key)
         return object

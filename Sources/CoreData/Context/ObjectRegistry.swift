@@ -56,7 +56,7 @@ internal struct ObjectRegistry {
     }
 
     private mutating func insert(_ object: Unmanaged<NSManagedObject>, for value: Int64, owner: Int64) {
-        if (used + 1) * 2 > slots.count { grow(to: max(16, ((count + 1) * 4).nextPowerOfTwo)) }
+        if (used + 1) * 2 > slots.count { grow(to: max(16, ((count + 1) * 2).nextPowerOfTwo)) }
         let bits = UInt(bitPattern: object.toOpaque())
         var index = Self.hash(value, owner) & mask
         var firstFree = -1

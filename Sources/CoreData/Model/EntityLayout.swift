@@ -180,6 +180,12 @@ internal final class EntityLayout: @unchecked Sendable {
         }
         return objectClass
     }
+    /// Whether `cls` is a class this entity's name resolved to (so already registered): a new
+    /// object of it need not register its class again (a lock and a set lookup per object).
+    @inline(__always)
+    func isResolvedClass(_ cls: NSManagedObject.Type) -> Bool {
+        cls == initialClass || unsafeBitCast(cls, to: UInt.self) == resolvedClassBits.load(ordering: .relaxed)
+    }
     private var resolvedGeneration = -1
     /// The class found after the model froze, as bits (0: none yet); read without the lock.
     private let resolvedClassBits = Atomic<UInt>(0)
