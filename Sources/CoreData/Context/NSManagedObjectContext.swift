@@ -327,25 +327,28 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Moves saved new objects from their temporary keys to their permanent ones, under one lock.
-    /// Their permanent IDs are made when asked for, as a fetched object's are.
-    internal func reregister(_ moves: [SavedInsert]) {
+    /// Their permanent IDs are made when asked for, as a fetched object's are. `objects` and
+    /// `stores` are the save's inserted objects and stores, which the moves refer to by position.
+    internal func reregister(_ moves: [SavedInsert], of objects: [NSManagedObject], stores: [NSPersistentStore]) {
         var fromChildren: [(NSManagedObject, NSManagedObjectID)] = []
         registry.withLock { registry in
             // The temporary keys go first: a growth then leaves their slots behind.
             for move in moves { registry[move.temporaryKey] = nil }
             registry.reserveCapacity(moves.count)
             for move in moves {
-                let object = move.object
-                if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
-                object.setPermanentKey(move.primaryKey, store: move.store)
-                registry[object.idKey] = Unmanaged.passUnretained(object)
+                objects.withUnretained(at: move.offset) { object in
+                    if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
+                    object.setPermanentKey(move.primaryKey, store: stores[move.storeIndex])
+                    registry[object.idKey] = Unmanaged.passUnretained(object)
+                }
             }
         }
         for (object, previous) in fromChildren { recordForwarding(of: object, from: previous, to: object.objectID) }
         guard !retained.isEmpty else { return }
         for move in moves {
             retained[move.temporaryKey] = nil
-            retained[move.object.idKey] = move.object
+            let object = objects[move.offset]
+            retained[object.idKey] = object
         }
     }
 

@@ -88,3 +88,12 @@ extension Set {
         for element in elements { insert(element) }
     }
 }
+
+extension Set<NSManagedObjectID> {
+    /// The IDs of `objects`, as ``init(spacious:)`` builds a set; the objects are read without
+    /// a retain and release each.
+    init(spaciousIDsOf objects: [NSManagedObject]) {
+        self.init(minimumCapacity: objects.count * 2)
+        objects.forEachUnretained { insert($1.objectID) }
+    }
+}

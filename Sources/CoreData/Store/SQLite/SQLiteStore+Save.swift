@@ -141,19 +141,20 @@ extension SQLiteStore {
             var plain = false
             var entityNumber: Int64 = 0
             for offset in inserts.indices {
-                let insert = inserts[offset]
-                if insert.entity !== currentEntity {
-                    (statement, slots) = try insertStatement(for: insert.entity, on: db)
+                // The insert is read in place, not copied (a copy retains its entity and values).
+                if inserts[offset].entity !== currentEntity {
+                    let entity = inserts[offset].entity
+                    (statement, slots) = try insertStatement(for: entity, on: db)
                     plain = slots.allSatisfy(\.isPlain)
-                    currentEntity = insert.entity
-                    entityNumber = Int64(insert.entity.layout.entityNumber)
+                    currentEntity = entity
+                    entityNumber = Int64(entity.layout.entityNumber)
                 }
                 guard let statement else { continue }
                 statement.bind(insertedKeys[offset], at: 1)
                 statement.bind(entityNumber, at: 2)
                 if plain {
                     // Attributes only: each value binds as it is, read in place.
-                    insert.values.withUnsafeBufferPointer { values in
+                    inserts[offset].values.withUnsafeBufferPointer { values in
                         var position: Int32 = 3
                         for slot in slots {
                             statement.bind(values[slot.index], at: position)
@@ -163,7 +164,7 @@ extension SQLiteStore {
                 } else {
                     var position: Int32 = 3
                     for slot in slots {
-                        bindSlot(slot, values: insert.values, statement: statement, at: &position, resolve: resolve)
+                        bindSlot(slot, values: inserts[offset].values, statement: statement, at: &position, resolve: resolve)
                     }
                 }
                 // Every parameter was bound above: no need to clear them.
