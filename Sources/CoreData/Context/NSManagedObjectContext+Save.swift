@@ -128,10 +128,24 @@ extension NSManagedObjectContext {
         let savedUpdates = updated.objects
         let savedDeletes = deleted.objects
         var lastGroup = -1
+        // The group of the last new object with a temporary ID, and its entity: the next one of
+        // that entity goes to the same group (its store depends on the entity only), found
+        // without a store returned (retained and released) per object.
+        var lastTemporaryGroup = -1
+        var lastTemporaryEntity: ObjectIdentifier?
         try savedInserts.forEachUnretained { offset, object in
-            let store = try store(for: object)
+            let hasPermanentID = object.permanentIDStore != nil
+            if !hasPermanentID && ObjectIdentifier(object.entity) == lastTemporaryEntity {
+                lastGroup = lastTemporaryGroup
+            } else {
+                let store = try store(for: object)
+                if lastGroup < 0 || groups[lastGroup].store !== store { lastGroup = group(for: store) }
+                if !hasPermanentID {
+                    lastTemporaryGroup = lastGroup
+                    lastTemporaryEntity = ObjectIdentifier(object.entity)
+                }
+            }
             let values = try object.valuesForStore()
-            if lastGroup < 0 || groups[lastGroup].store !== store { lastGroup = group(for: store) }
             groups[lastGroup].changes.inserts.append(.init(entity: object.entity, key: object.idKey, values: values))
             groups[lastGroup].insertOffsets.append(offset)
         }
@@ -222,7 +236,7 @@ extension NSManagedObjectContext {
                 if let resolved = permanent![id.key] { values[index] = .objectID(resolved) }
             }
             let version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
-            object.didCommit(values: values, version: version)
+            object.didCommit(values: consume values, version: version)
         }
         for storeIndex in groups.indices {
             for position in groups[storeIndex].insertOffsets.indices {
