@@ -87,7 +87,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         return key
     }()
 
-    private var _coordinator: NSPersistentStoreCoordinator?
+    private var _coordinator: NSPersistentStoreCoordinator? {
+        didSet { coordinatorModel = _coordinator.map { Unmanaged.passUnretained($0.managedObjectModel) } }
+    }
+    /// The model of `_coordinator`, which keeps it (a coordinator's model never changes):
+    /// lent by ``withModel(_:)`` to every `insertNewObject` without a retain and release.
+    private var coordinatorModel: Unmanaged<NSManagedObjectModel>?
     internal private(set) var _parent: NSManagedObjectContext?
 
     // The object graph.
@@ -163,6 +168,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             precondition(newValue !== self, "A context can't be its own parent")
             _parent = newValue
         }
+    }
+
+    /// Calls `body` with ``model``; lent without a retain when the context has its own coordinator.
+    internal func withModel<R>(_ body: (NSManagedObjectModel?) -> R) -> R {
+        if let model = coordinatorModel { return model._withUnsafeGuaranteedRef(body) }
+        return body(model)
     }
 
     internal var model: NSManagedObjectModel? {
