@@ -92,8 +92,10 @@ extension NSManagedObject {
     }
 
     /// After a successful save: the saved values become the snapshot.
-    internal func didCommit(values: ContiguousArray<StoreValue>, version: Int64) {
-        _snapshot = RowSnapshot(entity: entity, values: values, version: version)
+    internal func didCommit(values: consuming ContiguousArray<StoreValue>, version: Int64) {
+        // `_snapshot` set directly, without a `RowSnapshot` (and its entity's retain) in between.
+        _snapshotValues = consume values
+        _snapshotVersion = version
         _changed.removeAll()
         _hasMistypedValue = false
         _isInserted = false

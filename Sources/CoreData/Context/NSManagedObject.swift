@@ -82,7 +82,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     internal var idKey: IDKey {
         if let id = _objectID { return id.key }
         if let store = _idStore { return IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey) }
-        return IDKey(store: IDKey.temporaryStore, root: layout.rootNumber, value: temporarySerial)
+        let serial = temporarySerial // first: `layout` is then not held (retained) across the call
+        return IDKey(store: IDKey.temporaryStore, root: layout.rootNumber, value: serial)
     }
 
     /// The store of the object's permanent ID, if it has one (without making the ID).

@@ -29,7 +29,7 @@ extension NSManagedObjectContext {
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
 
         for objects in [inserted.objects, updated.objects, deleted.objects] {
-            for object in objects { object.willSave() }
+            objects.forEachUnretained { $1.willSave() }
         }
         processPendingChanges() // willSave may have deleted objects
 
@@ -42,7 +42,7 @@ extension NSManagedObjectContext {
             let savedDeletes = deleted.objects
             try saveToParent(parent, inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
             for objects in [savedInserts, savedUpdates, savedDeletes] {
-                for object in objects { object.didSave() }
+                objects.forEachUnretained { $1.didSave() }
             }
             postDidSave(inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
             return
@@ -53,7 +53,7 @@ extension NSManagedObjectContext {
         let saved = try coordinator.withSaveLock { try saveResolvingConflicts(coordinator) }
         guard let saved else { return }
         for objects in [saved.inserted, saved.updated, saved.deleted] {
-            for object in objects { object.didSave() }
+            objects.forEachUnretained { $1.didSave() }
         }
         postDidSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
     }
@@ -97,7 +97,7 @@ extension NSManagedObjectContext {
             var changes = StoreChanges(store: store)
             if groups.isEmpty { // the only store, in almost every stack: room for every insert at once
                 changes.changes.inserts.reserveCapacity(inserted.count)
-                changes.insertedObjects.reserveCapacity(inserted.count)
+                changes.insertOffsets.reserveCapacity(inserted.count)
             }
             groups.append(changes)
             return groups.count - 1
@@ -128,12 +128,26 @@ extension NSManagedObjectContext {
         let savedUpdates = updated.objects
         let savedDeletes = deleted.objects
         var lastGroup = -1
-        for object in savedInserts {
-            let store = try store(for: object)
+        // The group of the last new object with a temporary ID, and its entity: the next one of
+        // that entity goes to the same group (its store depends on the entity only), found
+        // without a store returned (retained and released) per object.
+        var lastTemporaryGroup = -1
+        var lastTemporaryEntity: ObjectIdentifier?
+        try savedInserts.forEachUnretained { offset, object in
+            let hasPermanentID = object.permanentIDStore != nil
+            if !hasPermanentID && ObjectIdentifier(object.entity) == lastTemporaryEntity {
+                lastGroup = lastTemporaryGroup
+            } else {
+                let store = try store(for: object)
+                if lastGroup < 0 || groups[lastGroup].store !== store { lastGroup = group(for: store) }
+                if !hasPermanentID {
+                    lastTemporaryGroup = lastGroup
+                    lastTemporaryEntity = ObjectIdentifier(object.entity)
+                }
+            }
             let values = try object.valuesForStore()
-            if lastGroup < 0 || groups[lastGroup].store !== store { lastGroup = group(for: store) }
             groups[lastGroup].changes.inserts.append(.init(entity: object.entity, key: object.idKey, values: values))
-            groups[lastGroup].insertedObjects.append(object)
+            groups[lastGroup].insertOffsets.append(offset)
         }
         for object in savedUpdates {
             let values = try object.valuesForStore()
@@ -153,7 +167,8 @@ extension NSManagedObjectContext {
         // Relationship rows: join tables, hidden keys, order columns.
         var joinInserts = Set<SaveChanges.JoinRow>()
         var joinDeletes = Set<SaveChanges.JoinRow>()
-        for object in savedInserts + savedUpdates where object._changed.intersects(object.layout.relationshipMask) {
+        func addRelationshipRows(of object: NSManagedObject) throws {
+            guard object._changed.intersects(object.layout.relationshipMask) else { return }
             let store = try store(for: object)
             for index in object.layout.relationshipIndexes where object._changed.contains(index) {
                 guard case .toMany(let list)? = object._relations[index],
@@ -188,6 +203,8 @@ extension NSManagedObjectContext {
                 }
             }
         }
+        try savedInserts.forEachUnretained { try addRelationshipRows(of: $1) }
+        try savedUpdates.forEachUnretained { try addRelationshipRows(of: $1) }
         if let store = groups.first?.store ?? coordinator.persistentStores.first {
             changes(for: store) { changes in
                 changes.joinInserts = joinInserts.sorted { $0.first.key.value < $1.first.key.value }
@@ -198,32 +215,38 @@ extension NSManagedObjectContext {
         // Write.
         var moves: [SavedInsert] = []
         moves.reserveCapacity(savedInserts.count)
-        for group in groups where !group.changes.isEmpty {
+        for (storeIndex, group) in groups.enumerated() where !group.changes.isEmpty {
             let result = try coordinator.save(group.changes, to: group.store)
             let inserts = group.changes.inserts
-            for (offset, object) in group.insertedObjects.enumerated() where inserts[offset].isTemporary {
-                moves.append(SavedInsert(object: object, temporaryKey: inserts[offset].key,
-                                         primaryKey: result.insertedKeys[offset], store: group.store))
+            for (position, offset) in group.insertOffsets.enumerated() where inserts[position].isTemporary {
+                moves.append(SavedInsert(offset: offset, temporaryKey: inserts[position].key,
+                                         primaryKey: result.insertedKeys[position], storeIndex: storeIndex))
             }
         }
 
         // Commit in memory: the new objects take their permanent keys (their IDs are made when asked for).
-        reregister(moves)
+        reregister(moves, of: savedInserts, stores: groups.map(\.store))
         var permanent: [IDKey: NSManagedObjectID]? // built only if a saved value refers to a new object
-        func commit(_ object: NSManagedObject, _ saved: ContiguousArray<StoreValue>) {
-            var values = saved
+        func commit(_ object: NSManagedObject, _ values: consuming ContiguousArray<StoreValue>) {
             for index in object.layout.idValueIndexes {
                 guard case .objectID(let id) = values[index], id.isTemporaryID else { continue }
                 if permanent == nil {
-                    permanent = Dictionary(moves.lazy.map { ($0.temporaryKey, $0.object.objectID) }, uniquingKeysWith: { $1 })
+                    permanent = Dictionary(moves.lazy.map { ($0.temporaryKey, savedInserts[$0.offset].objectID) }, uniquingKeysWith: { $1 })
                 }
                 if let resolved = permanent![id.key] { values[index] = .objectID(resolved) }
             }
             let version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
-            object.didCommit(values: values, version: version)
+            object.didCommit(values: consume values, version: version)
         }
-        for group in groups {
-            for (object, insert) in zip(group.insertedObjects, group.changes.inserts) { commit(object, insert.values) }
+        for storeIndex in groups.indices {
+            for position in groups[storeIndex].insertOffsets.indices {
+                savedInserts.withUnretained(at: groups[storeIndex].insertOffsets[position]) { object in
+                    // The written values move into the object's snapshot: `groups` is not read again.
+                    var values = ContiguousArray<StoreValue>()
+                    swap(&values, &groups[storeIndex].changes.inserts[position].values)
+                    commit(object, consume values)
+                }
+            }
         }
         for (object, values) in zip(savedUpdates, updatedRows) { commit(object, values) }
         forgetSavedDeletesAndClearChanges(savedDeletes)
@@ -247,9 +270,9 @@ extension NSManagedObjectContext {
     /// keys, so that a merge on another queue never reads this context's objects.
     private func postDidSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
         var ids = ChangeInfo()
-        ids.add(NSInsertedObjectIDsKey, Set(spacious: inserted.lazy.map(\.objectID)))
-        ids.add(NSUpdatedObjectIDsKey, Set(spacious: updated.lazy.map(\.objectID)))
-        ids.add(NSDeletedObjectIDsKey, Set(spacious: deleted.lazy.map(\.objectID)))
+        ids.add(NSInsertedObjectIDsKey, Set(spaciousIDsOf: inserted))
+        ids.add(NSUpdatedObjectIDsKey, Set(spaciousIDsOf: updated))
+        ids.add(NSDeletedObjectIDsKey, Set(spaciousIDsOf: deleted))
         var objects = ids
         objects.memo = saveSetMemo
         saveSetMemo = nil
@@ -272,15 +295,17 @@ extension NSManagedObjectContext {
                 }
             }
         }
-        for object in inserted.objects {
+        // Each list is a copy held for its loop: validation methods, which apps override, cannot
+        // release its objects.
+        inserted.objects.forEachUnretained { _, object in
             collect { try object.validateForInsert() }
             collect { try object.validateRelationshipContexts() }
         }
-        for object in updated.objects {
+        updated.objects.forEachUnretained { _, object in
             collect { try object.validateForUpdate() }
             collect { try object.validateRelationshipContexts() }
         }
-        for object in deleted.objects { collect { try object.validateForDelete() } }
+        deleted.objects.forEachUnretained { _, object in collect { try object.validateForDelete() } }
         if errors.count == 1 { throw errors[0] }
         if errors.count > 1 {
             throw CoreDataError.make(.multipleValidation,
@@ -290,19 +315,22 @@ extension NSManagedObjectContext {
     }
 }
 
-/// A new object a save wrote: the temporary key it leaves, and the primary key it takes in `store`.
+/// A new object a save wrote: the temporary key it leaves, and the primary key it takes in its
+/// store. The object and the store are given by position (in the save's inserted objects and in
+/// its stores), not held: no retain and release per object.
 internal struct SavedInsert {
-    let object: NSManagedObject
+    let offset: Int
     let temporaryKey: IDKey
     let primaryKey: Int64
-    let store: NSPersistentStore
+    let storeIndex: Int
 }
 
-/// One store's share of a save: its changes, and the inserted objects in the order of `changes.inserts`.
+/// One store's share of a save: its changes, and the positions of its inserted objects in the
+/// save's inserted objects, in the order of `changes.inserts`.
 private struct StoreChanges {
     let store: NSPersistentStore
     var changes = SaveChanges()
-    var insertedObjects: [NSManagedObject] = []
+    var insertOffsets: [Int] = []
 }
 
 extension NSManagedObject {

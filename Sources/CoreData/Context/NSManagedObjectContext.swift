@@ -87,7 +87,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         return key
     }()
 
-    private var _coordinator: NSPersistentStoreCoordinator?
+    private var _coordinator: NSPersistentStoreCoordinator? {
+        didSet { coordinatorModel = _coordinator.map { Unmanaged.passUnretained($0.managedObjectModel) } }
+    }
+    /// The model of `_coordinator`, which keeps it (a coordinator's model never changes):
+    /// lent by ``withModel(_:)`` to every `insertNewObject` without a retain and release.
+    private var coordinatorModel: Unmanaged<NSManagedObjectModel>?
     internal private(set) var _parent: NSManagedObjectContext?
 
     // The object graph.
@@ -163,6 +168,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             precondition(newValue !== self, "A context can't be its own parent")
             _parent = newValue
         }
+    }
+
+    /// Calls `body` with ``model``; lent without a retain when the context has its own coordinator.
+    internal func withModel<R>(_ body: (NSManagedObjectModel?) -> R) -> R {
+        if let model = coordinatorModel { return model._withUnsafeGuaranteedRef(body) }
+        return body(model)
     }
 
     internal var model: NSManagedObjectModel? {
@@ -327,25 +338,28 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Moves saved new objects from their temporary keys to their permanent ones, under one lock.
-    /// Their permanent IDs are made when asked for, as a fetched object's are.
-    internal func reregister(_ moves: [SavedInsert]) {
+    /// Their permanent IDs are made when asked for, as a fetched object's are. `objects` and
+    /// `stores` are the save's inserted objects and stores, which the moves refer to by position.
+    internal func reregister(_ moves: [SavedInsert], of objects: [NSManagedObject], stores: [NSPersistentStore]) {
         var fromChildren: [(NSManagedObject, NSManagedObjectID)] = []
         registry.withLock { registry in
             // The temporary keys go first: a growth then leaves their slots behind.
             for move in moves { registry[move.temporaryKey] = nil }
             registry.reserveCapacity(moves.count)
             for move in moves {
-                let object = move.object
-                if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
-                object.setPermanentKey(move.primaryKey, store: move.store)
-                registry[object.idKey] = Unmanaged.passUnretained(object)
+                objects.withUnretained(at: move.offset) { object in
+                    if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
+                    object.setPermanentKey(move.primaryKey, store: stores[move.storeIndex])
+                    registry[object.idKey] = Unmanaged.passUnretained(object)
+                }
             }
         }
         for (object, previous) in fromChildren { recordForwarding(of: object, from: previous, to: object.objectID) }
         guard !retained.isEmpty else { return }
         for move in moves {
             retained[move.temporaryKey] = nil
-            retained[move.object.idKey] = move.object
+            let object = objects[move.offset]
+            retained[object.idKey] = object
         }
     }
 

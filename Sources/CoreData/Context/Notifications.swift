@@ -83,8 +83,20 @@ extension Set {
     /// A set of `elements` (a notification's objects or IDs) built in a table about twice the
     /// usual size: every hash collision while inserting costs an `isEqual(_:)` call through an
     /// `Any?`, and at the usual load factor most insertions meet one.
+    ///
+    /// The elements are distinct (objects, or their IDs): each is added with `update(with:)`,
+    /// which, unlike `insert(_:)`, does not hand back (retain, then release) the new member.
     init(spacious elements: some Collection<Element>) {
         self.init(minimumCapacity: elements.count * 2)
-        for element in elements { insert(element) }
+        for element in elements { update(with: element) }
+    }
+}
+
+extension Set<NSManagedObjectID> {
+    /// The IDs of `objects`, as ``init(spacious:)`` builds a set; the objects are read without
+    /// a retain and release each.
+    init(spaciousIDsOf objects: [NSManagedObject]) {
+        self.init(minimumCapacity: objects.count * 2)
+        objects.forEachUnretained { update(with: $1.objectID) }
     }
 }

@@ -120,7 +120,7 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
 
     /// The entity named `entityName` in the model of `context`'s coordinator, or `nil`.
     open class func entity(forEntityName entityName: String, in context: NSManagedObjectContext) -> NSEntityDescription? {
-        context.model?.entity(named: entityName)
+        context.withModel { $0?.entity(named: entityName) }
     }
 
     /// Creates an object of the named entity, inserts it into `context` and returns it.
@@ -132,13 +132,20 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
         guard let entity = entity(forEntityName: entityName, in: context) else {
             preconditionFailure("+entityForName: could not locate an entity named '\(entityName)' in this model.")
         }
-        return entity.instantiate(insertInto: context)
+        // The entity found (retained) above is handed on to the object, which keeps it: no
+        // second retain, as `instantiate(insertInto:)` (which lends `self`) would take.
+        return entity.instanceClass.init(entity: entity, insertInto: context)
     }
 
     /// Creates an object of this entity, of the entity's class.
     internal func instantiate(insertInto context: NSManagedObjectContext?) -> NSManagedObject {
-        let cls = layout.instanceClass
-        return cls.init(entity: self, insertInto: context)
+        instanceClass.init(entity: self, insertInto: context)
+    }
+
+    /// The class of this entity's objects, read from the published layout without a retain.
+    private var instanceClass: NSManagedObject.Type {
+        if let layout = publishedLayoutReference { return layout._withUnsafeGuaranteedRef { $0.instanceClass } }
+        return layout.instanceClass
     }
 
     // MARK: Internal layout, fixed when the model is frozen
@@ -146,7 +153,11 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     /// The layout while the model freezes (the builder's working copy).
     internal var frozenLayout: EntityLayout?
     /// The complete layout, set once freezing has finished.
-    internal var publishedLayout: EntityLayout?
+    internal var publishedLayout: EntityLayout? {
+        didSet { publishedLayoutReference = publishedLayout.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `publishedLayout`, which keeps it: read by every `insertNewObject` without a retain.
+    private var publishedLayoutReference: Unmanaged<EntityLayout>?
 
     /// The entity's frozen layout. Freezes the model on first use.
     internal var layout: EntityLayout {

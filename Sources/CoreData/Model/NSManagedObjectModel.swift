@@ -168,11 +168,15 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
     private var frozenEntitiesByName: [String: NSEntityDescription]?
     /// The frozen model's named entities and their indexes by name: `insertNewObject(forEntityName:into:)`
     /// looks a name up for every object, and a `Dictionary` lookup hashes it with SipHash.
-    private var frozenEntityNames: EntityNameIndex?
+    /// Set once, when the model freezes, and retained until the model goes (`deinit`): held
+    /// `Unmanaged`, so that a lookup reads it without a retain and release.
+    private var frozenEntityNames: Unmanaged<EntityNameIndex>?
+
+    deinit { frozenEntityNames?.release() }
 
     /// The entity named `name`: through the name table once the model is frozen.
     internal func entity(named name: String) -> NSEntityDescription? {
-        if let frozen = frozenEntityNames { return frozen.entity(named: name) }
+        if let frozen = frozenEntityNames { return frozen._withUnsafeGuaranteedRef { $0.entity(named: name) } }
         return entitiesByName[name]
     }
 
@@ -187,7 +191,7 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         for entity in _entities { if let name = entity.name { byName[name] = entity } }
         frozenEntitiesByName = byName
         // The dictionary's entities (the last of a duplicate name, as in `entitiesByName`).
-        frozenEntityNames = EntityNameIndex(byName.values.sorted { $0.name! < $1.name! })
+        frozenEntityNames = Unmanaged.passRetained(EntityNameIndex(byName.values.sorted { $0.name! < $1.name! }))
         _frozen = true
     }
 

@@ -63,7 +63,10 @@ internal struct SaveChanges: @unchecked Sendable {
     /// A new row. Its object's ID is not made for the save: the key says whether it is
     /// temporary (the store allocates a primary key) or permanent (`obtainPermanentIDs`).
     struct Insert {
-        var entity: NSEntityDescription
+        /// Not retained (one retain and release fewer per saved object): the entity belongs to
+        /// the model of the coordinator the save goes through, which outlives the save, and the
+        /// object being saved holds it too.
+        unowned(unsafe) var entity: NSEntityDescription
         var key: IDKey
         var values: ContiguousArray<StoreValue>
         var isTemporary: Bool { key.store == IDKey.temporaryStore }

@@ -59,15 +59,13 @@ extension SQLiteStore {
             // The offsets of the temporary IDs by root entity, roots in order of first use.
             var pending: [(root: NSEntityDescription, offsets: [Int])] = []
             var lastRoot = -1
-            var lastEntity: NSEntityDescription?
-            var root: NSEntityDescription?
+            // Compared by identity only: no entity is held (nor retained) from one insert to the next.
+            var lastEntity: ObjectIdentifier?
             for offset in inserts.indices where inserts[offset].isTemporary {
-                if inserts[offset].entity !== lastEntity {
-                    lastEntity = inserts[offset].entity
-                    root = lastEntity!.rootEntity
-                }
-                let root = root!
-                if lastRoot < 0 || pending[lastRoot].root !== root {
+                if ObjectIdentifier(inserts[offset].entity) != lastEntity {
+                    let entity = inserts[offset].entity
+                    lastEntity = ObjectIdentifier(entity)
+                    let root = entity.rootEntity
                     if let known = pending.firstIndex(where: { $0.root === root }) {
                         lastRoot = known
                     } else {
@@ -134,41 +132,39 @@ extension SQLiteStore {
                     conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion, persisted: try readRow(update.id, on: db)))
                 }
             }
-            // The statement is looked up once per run of inserts of one entity, not once per row.
-            var currentEntity: NSEntityDescription?
-            var statement: SQLiteStatement?
-            var slots: [InsertSlot] = []
-            var plain = false
-            var entityNumber: Int64 = 0
-            for offset in inserts.indices {
-                let insert = inserts[offset]
-                if insert.entity !== currentEntity {
-                    (statement, slots) = try insertStatement(for: insert.entity, on: db)
-                    plain = slots.allSatisfy(\.isPlain)
-                    currentEntity = insert.entity
-                    entityNumber = Int64(insert.entity.layout.entityNumber)
-                }
-                guard let statement else { continue }
-                statement.bind(insertedKeys[offset], at: 1)
-                statement.bind(entityNumber, at: 2)
-                if plain {
-                    // Attributes only: each value binds as it is, read in place.
-                    insert.values.withUnsafeBufferPointer { values in
+            // The statement is looked up once per run of inserts of one entity, not once per row,
+            // and held (as are the slots) for the run, without a retain and release per row.
+            var runStart = inserts.startIndex
+            while runStart < inserts.endIndex {
+                let entity = inserts[runStart].entity
+                var runEnd = runStart + 1
+                while runEnd < inserts.endIndex && ObjectIdentifier(inserts[runEnd].entity) == ObjectIdentifier(entity) { runEnd += 1 }
+                let (statement, slots) = try insertStatement(for: entity, on: db)
+                let plain = slots.allSatisfy(\.isPlain)
+                let entityNumber = Int64(entity.layout.entityNumber)
+                // Each insert is read in place, not copied (a copy retains its entity and values).
+                for offset in runStart..<runEnd {
+                    statement.bind(insertedKeys[offset], at: 1)
+                    statement.bind(entityNumber, at: 2)
+                    if plain {
+                        // Attributes only: each value binds as it is, read in place (`inserts`
+                        // is a constant: its values array is not retained for the row).
                         var position: Int32 = 3
                         for slot in slots {
-                            statement.bind(values[slot.index], at: position)
+                            statement.bind(inserts[offset].values[slot.index], at: position)
                             position += 1
                         }
+                    } else {
+                        var position: Int32 = 3
+                        for slot in slots {
+                            bindSlot(slot, values: inserts[offset].values, statement: statement, at: &position, resolve: resolve)
+                        }
                     }
-                } else {
-                    var position: Int32 = 3
-                    for slot in slots {
-                        bindSlot(slot, values: insert.values, statement: statement, at: &position, resolve: resolve)
-                    }
+                    // Every parameter was bound above: no need to clear them.
+                    do { try statement.step() } catch { statement.reset(); throw error }
+                    statement.resetKeepingBindings()
                 }
-                // Every parameter was bound above: no need to clear them.
-                do { try statement.step() } catch { statement.reset(); throw error }
-                statement.resetKeepingBindings()
+                runStart = runEnd
             }
             if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
             /// Runs `sql(row)` for each join-table row, bound to the row's two keys.
