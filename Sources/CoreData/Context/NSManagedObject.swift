@@ -97,7 +97,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// `@Managed` getters (`Managed.swift`) across modules.
     @exclusivity(unchecked) @usableFromInline final internal var _values: ContiguousArray<StoreValue>
     /// Relationships that have been materialized, by property index.
-    @exclusivity(unchecked) internal var _relations: [Int: RelationshipValue] = [:]
+    @exclusivity(unchecked) internal var _relations: [Int: RelationshipValue] = .init() // not `[:]`: a call per object
     /// The values as last fetched or saved (`nil` for a new object), without their entity
     /// (the object's): see ``_snapshot``.
     @exclusivity(unchecked) internal var _snapshotValues: ContiguousArray<StoreValue>?
@@ -189,7 +189,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
 
     deinit {
-        guard _context != nil else { return }
+        // `_context` read once, and kept without a retain: the context outlives its registered
+        // objects (it detaches them when it goes).
+        guard let context = _context.map(Unmanaged.passUnretained) else { return }
         let key: IDKey
         if let id = _objectID {
             key = id.key
@@ -200,9 +202,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         } else {
             return
         }
-        // The context outlives its registered objects (it detaches them when it goes): used
-        // without a retain and release per object.
-        Unmanaged.passUnretained(_context.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.unregisterOnDeinit(key) }
+        context._withUnsafeGuaranteedRef { $0.unregisterOnDeinit(key) }
     }
 
     /// The entity described by this class in the models in use, found by `managedObjectClassName`.

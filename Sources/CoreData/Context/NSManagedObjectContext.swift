@@ -301,6 +301,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         retained[object.idKey] = object
     }
 
+    /// How many times the registry's table was rebuilt (for tests).
+    internal var registryRebuilds: Int { registry.withLock { $0.rebuilds } }
+
     /// Called from an object's `deinit`.
     internal func unregisterOnDeinit(_ key: IDKey) {
         registry.withLock { $0[key] = nil }

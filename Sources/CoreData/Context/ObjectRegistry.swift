@@ -22,6 +22,8 @@ internal struct ObjectRegistry {
     private var mask: Int
     private(set) var count = 0
     private var used = 0 // live entries plus tombstones
+    /// How many times the table was rebuilt (for tests: a churn must not rebuild it per insert).
+    private(set) var rebuilds = 0
 
     init() {
         slots = Array(repeating: .empty, count: 16)
@@ -56,7 +58,7 @@ internal struct ObjectRegistry {
     }
 
     private mutating func insert(_ object: Unmanaged<NSManagedObject>, for value: Int64, owner: Int64) {
-        if (used + 1) * 2 > slots.count { grow(to: max(16, ((count + 1) * 2).nextPowerOfTwo)) }
+        if (used + 1) * 2 > slots.count { grow(to: Self.capacity(for: count + 1)) }
         let bits = UInt(bitPattern: object.toOpaque())
         var index = Self.hash(value, owner) & mask
         var firstFree = -1
@@ -96,6 +98,7 @@ internal struct ObjectRegistry {
     }
 
     private mutating func grow(to capacity: Int) {
+        rebuilds += 1
         let old = slots
         slots = Array(repeating: .empty, count: capacity)
         mask = capacity - 1
@@ -111,8 +114,7 @@ internal struct ObjectRegistry {
     /// keys that are leaving first (a save moving objects to new keys does).
     mutating func reserveCapacity(_ additional: Int) {
         guard (used + additional) * 2 > slots.count else { return }
-        var capacity = max(16, slots.count)
-        while (count + additional) * 2 > capacity { capacity *= 2 }
+        let capacity = max(slots.count, Self.capacity(for: count + additional))
         if count == 0 && capacity == slots.count {
             // Only removed keys left (a save moved every registered object): the table is
             // emptied where it is instead of replaced by a new one of the same size.
@@ -125,6 +127,18 @@ internal struct ObjectRegistry {
 
     mutating func removeAll() { self = ObjectRegistry() }
 
+    /// The table size for `needed` live keys: the smallest power of two (16 at least) they fill
+    /// to 3/8 at most. A table grows when its live keys and removed ones (tombstones) fill half
+    /// of it, and a growth drops the tombstones: sized this way, it always leaves an eighth of
+    /// the table free for inserts before the next growth. (Sized for exactly twice the keys, a
+    /// steady number of live keys near a power of two would rehash the whole table on almost
+    /// every insert of a churn: removed objects leave tombstones.) Plain growth doubles it.
+    private static func capacity(for needed: Int) -> Int {
+        var capacity = 16
+        while needed * 8 > capacity * 3 { capacity *= 2 }
+        return capacity
+    }
+
     /// The registered objects.
     var values: [Unmanaged<NSManagedObject>] {
         slots.compactMap { $0.isLive ? Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: $0.bits)!) : nil }
@@ -135,11 +149,4 @@ extension IDKey {
     /// The store tag and root entity number in one integer, for the registry's compact slots.
     @inline(__always)
     var packedOwner: Int64 { (Int64(truncatingIfNeeded: store) << 32) ^ Int64(truncatingIfNeeded: root) }
-}
-
-extension Int {
-    fileprivate var nextPowerOfTwo: Int {
-        guard self > 1 else { return 1 }
-        return 1 << (Int.bitWidth - (self - 1).leadingZeroBitCount)
-    }
 }
