@@ -136,7 +136,10 @@ extension NSManagedObjectContext {
         objects.reserveCapacity(rows.count)
         var maker = RowMaterializer()
         withRegistryLock { $0.reserveCapacity(rows.count) }
-        for row in rows { objects.append(maker.object(for: LentRow(lending: row), in: self)) }
+        rows.withUnsafeBufferPointer { rows in
+            // Each row lent from the array as it is (a `for` loop would copy it: three retains).
+            for index in rows.indices { objects.append(maker.object(for: LentRow(lending: rows[index]), in: self)) }
+        }
         return finishMaterializing(objects, maker, refresh: refresh, asFaults: asFaults)
     }
 

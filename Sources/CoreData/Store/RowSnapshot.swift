@@ -61,7 +61,7 @@ internal struct LentRow: @unchecked Sendable {
     }
 
     /// `row`, lent: valid while `row` (which holds its store and entity) is.
-    init(lending row: FetchedRow) {
+    init(lending row: borrowing FetchedRow) {
         self.init(store: row.store, entity: row.snapshot.entity, primaryKey: row.primaryKey,
                   values: row.snapshot.values, version: row.snapshot.version)
     }
