@@ -136,7 +136,10 @@ extension NSManagedObjectContext {
         objects.reserveCapacity(rows.count)
         var maker = RowMaterializer()
         withRegistryLock { $0.reserveCapacity(rows.count) }
-        for row in rows { objects.append(maker.object(for: row, in: self)) }
+        rows.withUnsafeBufferPointer { rows in
+            // Each row lent from the array as it is (a `for` loop would copy it: three retains).
+            for index in rows.indices { objects.append(maker.object(for: LentRow(lending: rows[index]), in: self)) }
+        }
         return finishMaterializing(objects, maker, refresh: refresh, asFaults: asFaults)
     }
 
@@ -150,7 +153,7 @@ extension NSManagedObjectContext {
         var maker = RowMaterializer()
         let observer = _fetchRowObserver
         try coordinator.fetchRows(plan) { row in
-            objects.append(maker.object(for: row, in: self))
+            objects.append(maker.object(for: consume row, in: self))
             if let observer { try observer(objects.count) }
         }
         return finishMaterializing(objects, maker, refresh: refresh, asFaults: asFaults)
@@ -239,17 +242,25 @@ extension NSManagedObjectContext {
 /// seen. Objects already registered are returned as they are and listed in ``refetched``, to
 /// take their rows once the fetch has read them all.
 internal struct RowMaterializer {
+    /// Held so that ``lastEntityID`` names it; the identifier is what each row compares with
+    /// (without a retain and release of the optional reference).
     private var lastEntity: NSEntityDescription?
+    private var lastEntityID: ObjectIdentifier?
     private var lastClass: NSManagedObject.Type = NSManagedObject.self
     private var lastRoot = 0
     /// Registered objects the fetch found again, with their fetched rows.
     private(set) var refetched: [(NSManagedObject, RowSnapshot)] = []
 
-    mutating func object(for row: consuming FetchedRow, in context: NSManagedObjectContext) -> NSManagedObject {
-        let entity = row.snapshot.entity
-        if entity !== lastEntity {
+    /// The object of `row`. A new one takes the row's values buffer (shared with its snapshot)
+    /// and retains only what it keeps: its entity and store. (`__owned`, not `consuming`: Swift
+    /// 6.3 crashes in its MoveOnlyTypeEliminator pass on a `consuming` `LentRow`, whose
+    /// `unowned(unsafe)` references it does not handle; the code made is the same.)
+    mutating func object(for row: __owned LentRow, in context: NSManagedObjectContext) -> NSManagedObject {
+        if ObjectIdentifier(row.entity) != lastEntityID {
             // Looked up once per run of rows of one entity, not per row.
+            let entity = row.entity
             lastEntity = entity
+            lastEntityID = ObjectIdentifier(entity)
             let layout = entity.layout
             lastClass = layout.instanceClass
             lastRoot = layout.rootNumber
@@ -259,14 +270,14 @@ internal struct RowMaterializer {
             refetched.append((existing, row.snapshot))
             return existing
         }
-        let object = lastClass.init(entity: entity, insertInto: nil)
+        let object = lastClass.init(entity: row.entity, insertInto: nil)
         object.setPermanentKey(row.primaryKey, store: row.store)
         object._context = context
-        // The row's buffer is shared by the values and the snapshot (set field by field: the
-        // `_snapshot` setter would retain and release the entity of a `RowSnapshot` per row).
-        object._values = row.snapshot.values
-        object._snapshotValues = row.snapshot.values
-        object._snapshotVersion = row.snapshot.version
+        // The row's buffer is shared by the values and the snapshot, moved into the object (set
+        // field by field: the `_snapshot` setter would retain and release an entity per row).
+        object._snapshotVersion = row.version
+        object._snapshotValues = row.values
+        object._values = row.values
         object._isFault = true
         context.register(object, key: key)
         return object

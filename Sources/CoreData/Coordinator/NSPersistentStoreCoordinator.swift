@@ -277,8 +277,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try fetchTargets(plan.fetch.entity).flatMap { try $0.fetchDictionaryRows(plan) }
     }
 
-    /// The rows of every store holding the entity, store by store, one at a time.
-    internal func fetchRows(_ plan: FetchPlan, each body: (consuming FetchedRow) throws -> Void) throws {
+    /// The rows of every store holding the entity, store by store, lent one at a time.
+    internal func fetchRows(_ plan: FetchPlan, each body: (consuming LentRow) throws -> Void) throws {
         for target in try fetchTargets(plan.entity) { try target.fetchRows(plan, each: body) }
     }
 

@@ -103,11 +103,12 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     internal func close() {}
     /// Rows matching a plan, in order.
     internal func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] { [] }
-    /// Rows matching a plan, in order, handed to `body` one at a time as they are read: a fetch
-    /// makes its objects without holding an array of rows (the SQLite store decodes each row
-    /// into `body`).
-    internal func fetchRows(_ plan: FetchPlan, each body: (consuming FetchedRow) throws -> Void) throws {
-        for row in try fetchRows(plan) { try body(row) }
+    /// Rows matching a plan, in order, lent to `body` one at a time as they are read (see
+    /// ``LentRow``): a fetch makes its objects without holding an array of rows (the SQLite
+    /// store decodes each row into `body`).
+    internal func fetchRows(_ plan: FetchPlan, each body: (consuming LentRow) throws -> Void) throws {
+        // Each row is held by the array while it is lent.
+        for row in try fetchRows(plan) { try body(LentRow(lending: row)) }
     }
     /// The rows of a dictionary fetch: one value per column of the plan, in column order.
     internal func fetchDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] {

@@ -36,6 +36,42 @@ internal struct FetchedRow: @unchecked Sendable {
     var id: NSManagedObjectID { NSManagedObjectID(entity: snapshot.entity, store: store, primaryKey: primaryKey) }
 }
 
+/// A fetched row as a store lends it to the body of `fetchRows(_:each:)`, for the length of
+/// one call: the hot path of a fetch, which makes an object of each row.
+///
+/// Its store and entity are not retained (two retains and releases fewer per row, and none to
+/// copy the row): whoever lends the row holds both for the whole call — the store is the
+/// receiver of `fetchRows(_:each:)`, the entity is held by the store's row decoder (or by the
+/// `FetchedRow` the row was lent from). The body must retain them to keep them (``fetchedRow``
+/// does). The values are the row's own: the body may move them into an object.
+internal struct LentRow: @unchecked Sendable {
+    unowned(unsafe) let store: NSPersistentStore
+    unowned(unsafe) let entity: NSEntityDescription
+    let primaryKey: Int64
+    var values: ContiguousArray<StoreValue>
+    /// `Z_OPT`.
+    let version: Int64
+
+    init(store: NSPersistentStore, entity: NSEntityDescription, primaryKey: Int64, values: consuming ContiguousArray<StoreValue>, version: Int64) {
+        self.store = store
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.values = values
+        self.version = version
+    }
+
+    /// `row`, lent: valid while `row` (which holds its store and entity) is.
+    init(lending row: borrowing FetchedRow) {
+        self.init(store: row.store, entity: row.snapshot.entity, primaryKey: row.primaryKey,
+                  values: row.snapshot.values, version: row.snapshot.version)
+    }
+
+    /// The row as a snapshot that holds its entity.
+    var snapshot: RowSnapshot { RowSnapshot(entity: entity, values: values, version: version) }
+    /// The row as a `FetchedRow` that holds its store and entity, to be kept.
+    var fetchedRow: FetchedRow { FetchedRow(store: store, primaryKey: primaryKey, snapshot: snapshot) }
+}
+
 /// A row's identity without its values: what a batched or ID-only fetch reads first.
 internal struct FetchedKey: @unchecked Sendable {
     let entity: NSEntityDescription

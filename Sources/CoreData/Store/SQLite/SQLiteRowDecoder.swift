@@ -101,7 +101,32 @@ extension SQLiteStore {
         let pk = statement.int64(0)
         let number = Int(statement.int64(1))
         guard number >= 0, number < decoder.plans.count, let plan = decoder.plans[number] else { return nil }
-        let entity = plan.entity
+        let snapshot = RowSnapshot(entity: plan.entity, values: decodeValues(statement, plan: plan), version: statement.int64(2))
+        return FetchedRow(store: self, primaryKey: pk, snapshot: snapshot)
+    }
+
+    /// ``decodeRow(_:decoder:)`` for the hot path of a fetch: the row is lent to `body` (see
+    /// ``LentRow``), its store and entity not retained, nor its plan, which is read from
+    /// `plans` (the decoder's, held by the caller for the whole fetch) without a retain and
+    /// release. A row of an entity outside the family is skipped.
+    @inline(__always)
+    func lendRow(_ statement: SQLiteStatement, plans: [SQLiteRowDecoder.Plan?], to body: (consuming LentRow) throws -> Void) rethrows {
+        let number = Int(statement.int64(1))
+        guard number >= 0, number < plans.count else { return }
+        try plans.withUnsafeBufferPointer { buffer in
+            // `Plan?` and `Unmanaged<Plan>?` have the same layout (a pointer, 0 for nil).
+            try buffer.withMemoryRebound(to: Unmanaged<SQLiteRowDecoder.Plan>?.self) { plans in
+                try plans[number]?._withUnsafeGuaranteedRef { plan in
+                    try body(LentRow(store: self, entity: plan.entity, primaryKey: statement.int64(0),
+                                     values: decodeValues(statement, plan: plan), version: statement.int64(2)))
+                }
+            }
+        }
+    }
+
+    /// The values of the current row of `statement`, by property index, as `plan` decodes them.
+    @inline(__always)
+    func decodeValues(_ statement: SQLiteStatement, plan: SQLiteRowDecoder.Plan) -> ContiguousArray<StoreValue> {
         // Written in place: every slot starts as .null (no payload), so a decoded value may be
         // stored over it without destroying anything.
         var values = StoreValue.nulls(plan.propertyCount)
@@ -119,8 +144,7 @@ extension SQLiteStore {
                 (base + slot.index).initialize(to: decodeValue(slot, statement))
             }
         }
-        let snapshot = RowSnapshot(entity: entity, values: values, version: statement.int64(2))
-        return FetchedRow(store: self, primaryKey: pk, snapshot: snapshot)
+        return values
     }
 
     /// The value of a non-NULL column in the storage form of its property (`.null` if unreadable).

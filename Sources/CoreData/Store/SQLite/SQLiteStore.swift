@@ -403,19 +403,20 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] {
         var rows: [FetchedRow] = []
-        try fetchRows(plan) { rows.append($0) }
+        try fetchRows(plan) { rows.append($0.fetchedRow) }
         return rows
     }
 
-    override func fetchRows(_ plan: FetchPlan, each body: (consuming FetchedRow) throws -> Void) throws {
+    override func fetchRows(_ plan: FetchPlan, each body: (consuming LentRow) throws -> Void) throws {
         let decoder = self.decoder(for: plan.entity)
+        let plans = decoder.plans // held for the fetch: each row's plan and entity are lent
         let (sql, bindings) = try query(plan, columns: decoder.selectList)
         try withReader { db in
             let statement = try readStatement(db, sql)
             defer { statement.reset() }
             for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
             while try statement.step() {
-                if let row = decodeRow(statement, decoder: decoder) { try body(row) }
+                try lendRow(statement, plans: plans, to: body)
             }
         }
     }
