@@ -91,7 +91,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         if let id = _objectID { return id.persistentStore }
         return _idStore
     }
-    @exclusivity(unchecked) internal unowned(unsafe) var _context: NSManagedObjectContext?
+    /// The context the object is registered in, held unretained: the context outlives its
+    /// registered objects (it detaches them, setting this to `nil`, when it goes).
+    internal var _context: NSManagedObjectContext? {
+        get { _contextReference?.takeUnretainedValue() }
+        set { _contextReference = newValue.map(Unmanaged.passUnretained) }
+    }
+    /// ``_context``'s storage: as an `Unmanaged`, `deinit` reads it without a retain and release
+    /// (reading an `unowned(unsafe)` property makes a strong copy).
+    @exclusivity(unchecked) private var _contextReference: Unmanaged<NSManagedObjectContext>?
 
     /// Attribute values (and unresolved to-one IDs) by property index. Read by the inlined
     /// `@Managed` getters (`Managed.swift`) across modules.
@@ -164,15 +172,20 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Creates an object of `entity` and inserts it into `context` (if any).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
-        let layout = entity.layout
-        self.entity = entity
-        self.layout = layout
+        // The layout is read without a retain and release: the entity keeps it (and the object
+        // keeps the entity). Only the object's own `layout` reference retains it.
+        let layout = entity.layoutReference
+        self.layout = layout.takeUnretainedValue()
         // A new object's values are set at once: a buffer of its own now, rather than a copy of
         // the shared defaults at the first write. (Assigned once: no retain and release of the
         // shared defaults per object.)
-        self._values = context == nil ? layout.defaultValues : layout.newValues()
+        self._values = layout._withUnsafeGuaranteedRef { context == nil ? $0.defaultValues : $0.newValues() }
+        // The caller's reference moves into the object: no retain here and release at the end.
+        self.entity = consume entity
         super.init()
-        if !layout.isResolvedClass(type(of: self)) { ManagedObjectClassRegistry.register(type(of: self)) }
+        if !layout._withUnsafeGuaranteedRef({ $0.isResolvedClass(type(of: self)) }) {
+            ManagedObjectClassRegistry.register(type(of: self))
+        }
         if let context { context.insert(self) }
     }
 
@@ -191,7 +204,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     deinit {
         // `_context` read once, and kept without a retain: the context outlives its registered
         // objects (it detaches them when it goes).
-        guard let context = _context.map(Unmanaged.passUnretained) else { return }
+        guard let context = _contextReference else { return }
         let key: IDKey
         if let id = _objectID {
             key = id.key

@@ -159,6 +159,13 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     /// `publishedLayout`, which keeps it: read by every `insertNewObject` without a retain.
     private var publishedLayoutReference: Unmanaged<EntityLayout>?
 
+    /// ``layout``, unretained: the entity keeps it (a published layout is never replaced).
+    /// For `NSManagedObject.init`, which holds the entity while it reads the layout.
+    internal var layoutReference: Unmanaged<EntityLayout> {
+        if let layout = publishedLayoutReference { return layout }
+        return Unmanaged.passUnretained(layout)
+    }
+
     /// The entity's frozen layout. Freezes the model on first use.
     internal var layout: EntityLayout {
         if let layout = publishedLayout { return layout }
