@@ -73,7 +73,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Gives a fetched object its permanent ID without allocating it yet.
     internal func setPermanentKey(_ primaryKey: Int64, store: NSPersistentStore) {
-        _objectID = nil
+        // Tested first: a fetched or newly saved object has no ID yet, and assigning over `nil`
+        // still calls `swift_release` (once per object).
+        if _objectID != nil { _objectID = nil }
         _idStore = store
         _idPrimaryKey = primaryKey
     }

@@ -48,7 +48,7 @@ internal struct ObjectList {
 /// context's inserted, updated and deleted sets at a time, so one slot field serves all three.
 internal struct OrderedObjectSet {
     private var slots: [NSManagedObject?] = [] {
-        didSet { cachedObjects = nil }
+        didSet { if cachedObjects != nil { cachedObjects = nil } } // (no release call per insert)
     }
     private(set) var count = 0
     /// ``objects`` as last made, until the set changes (a save asks for it several times).
