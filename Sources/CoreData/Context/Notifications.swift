@@ -92,6 +92,17 @@ extension Set {
     }
 }
 
+extension Set where Element: AnyObject {
+    /// ``init(spacious:)`` for an array of objects (a notification's), each read without a
+    /// retain and release: only the set's own reference retains it. The array, a value the
+    /// caller holds for the call (nothing else, not even app code in an overridden `hash`, can
+    /// change it), keeps the objects alive.
+    init(spacious elements: [Element]) {
+        self.init(minimumCapacity: elements.count * 2)
+        elements.forEachUnretained { update(with: $1) }
+    }
+}
+
 extension Set<NSManagedObjectID> {
     /// The IDs of `objects`, as ``init(spacious:)`` builds a set; the objects are read without
     /// a retain and release each.
