@@ -51,7 +51,7 @@ struct ObjectRegistryTests {
             registry[IDKey(store: 1, root: 1, value: Int64(value - live))] = nil
         }
         #expect(registry.count == live)
-        // Each rebuild leaves at least an eighth of the table free: a few rebuilds, not thousands.
+        // Each rebuild leaves at least a sixteenth of the table free: a few rebuilds, not thousands.
         #expect(registry.rebuilds - before <= 8)
         for value in (5_000)..<(live + 5_000) { #expect(registry[IDKey(store: 1, root: 1, value: Int64(value))] != nil) }
     }
