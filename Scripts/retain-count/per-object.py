@@ -29,6 +29,6 @@ for per, (kind, module, offset) in sorted(rows, reverse=True):
     if module == binary or module.endswith('/' + binary.rsplit('/', 1)[-1]):
         out = subprocess.run(['addr2line', '-f', '-i', '-e', binary, hex(int(offset, 16) - 1)],
                              capture_output=True, text=True).stdout.split('\n')
-        where = ' | '.join(line.replace('/work/main/Sources/', '') for line in out if line)[:200]
+        where = ' | '.join(line.split('/Sources/', 1)[-1] for line in out if line)[:200]
     print(f"{per:5.2f} {kind} {where}")
 print(f"per object: {totals['RET']:.1f} retains, {totals['REL']:.1f} releases")
