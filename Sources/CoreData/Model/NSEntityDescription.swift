@@ -133,13 +133,8 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
             preconditionFailure("+entityForName: could not locate an entity named '\(entityName)' in this model.")
         }
         // The entity found (retained) above is handed on to the object, which keeps it: no
-        // second retain, as `instantiate(insertInto:)` (which lends `self`) would take.
+        // second retain, as a method of the entity (which lends `self`) would take.
         return entity.instanceClass.init(entity: entity, insertInto: context)
-    }
-
-    /// Creates an object of this entity, of the entity's class.
-    internal func instantiate(insertInto context: NSManagedObjectContext?) -> NSManagedObject {
-        instanceClass.init(entity: self, insertInto: context)
     }
 
     /// The class of this entity's objects, read from the published layout without a retain.
