@@ -79,24 +79,16 @@ internal struct ObjectSetMemo {
     }
 }
 
-extension Set {
-    /// A set of `elements` (a notification's objects or IDs) built in a table about twice the
-    /// usual size: every hash collision while inserting costs an `isEqual(_:)` call through an
-    /// `Any?`, and at the usual load factor most insertions meet one.
-    ///
-    /// The elements are distinct (objects, or their IDs): each is added with `update(with:)`,
-    /// which, unlike `insert(_:)`, does not hand back (retain, then release) the new member.
-    init(spacious elements: some Collection<Element>) {
-        self.init(minimumCapacity: elements.count * 2)
-        for element in elements { update(with: element) }
-    }
-}
-
 extension Set where Element: AnyObject {
-    /// ``init(spacious:)`` for an array of objects (a notification's), each read without a
-    /// retain and release: only the set's own reference retains it. The array, a value the
-    /// caller holds for the call (nothing else, not even app code in an overridden `hash`, can
-    /// change it), keeps the objects alive.
+    /// A set of `elements` (a notification's objects) built in a table about twice the usual
+    /// size: every hash collision while inserting costs an `isEqual(_:)` call through an `Any?`,
+    /// and at the usual load factor most insertions meet one.
+    ///
+    /// Each object is read without a retain and release: only the set's own reference retains
+    /// it. The array, a value the caller holds for the call (nothing else, not even app code in
+    /// an overridden `hash`, can change it), keeps the objects alive. The elements are distinct:
+    /// each is added with `update(with:)`, which, unlike `insert(_:)`, does not hand back
+    /// (retain, then release) the new member.
     init(spacious elements: [Element]) {
         self.init(minimumCapacity: elements.count * 2)
         elements.forEachUnretained { update(with: $1) }
@@ -104,8 +96,8 @@ extension Set where Element: AnyObject {
 }
 
 extension Set<NSManagedObjectID> {
-    /// The IDs of `objects`, as ``init(spacious:)`` builds a set; the objects are read without
-    /// a retain and release each.
+    /// The IDs of `objects`, in a table sized as ``init(spacious:)`` sizes it; the objects are
+    /// read without a retain and release each.
     init(spaciousIDsOf objects: [NSManagedObject]) {
         self.init(minimumCapacity: objects.count * 2)
         objects.forEachUnretained { update(with: $1.objectID) }

@@ -137,10 +137,9 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
         return entity.instanceClass.init(entity: entity, insertInto: context)
     }
 
-    /// The class of this entity's objects, read from the published layout without a retain.
+    /// The class of this entity's objects, read from the layout without a retain.
     private var instanceClass: NSManagedObject.Type {
-        if let layout = publishedLayoutReference { return layout._withUnsafeGuaranteedRef { $0.instanceClass } }
-        return layout.instanceClass
+        layoutReference._withUnsafeGuaranteedRef { $0.instanceClass }
     }
 
     // MARK: Internal layout, fixed when the model is frozen
