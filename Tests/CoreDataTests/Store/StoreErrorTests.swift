@@ -103,12 +103,19 @@ struct StoreErrorTests {
         // A uniqueness-style failure inside the transaction: make the table refuse a row.
         try RawSQLite.execute(stack.url.path, "CREATE TRIGGER refuse BEFORE INSERT ON ZCAR WHEN NEW.ZNAME = 'bad' BEGIN SELECT RAISE(ABORT, 'refused'); END")
         let other = try stack.reopen()
-        other.insert("Car", ["name": "good 1"])
-        other.insert("Car", ["name": "bad"])
+        let good = other.insert("Car", ["name": "good 1"])
+        let bad = other.insert("Car", ["name": "bad"])
         other.insert("Car", ["name": "good 2"])
         #expect(throws: NSError.self) { try other.context.save() }
         #expect(try RawSQLite.query(stack.url.path, "SELECT ZNAME FROM ZCAR").map { $0[0]! } == ["existing"])
         #expect(try RawSQLite.query(stack.url.path, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Car'").first?[0] == "1")
+        #expect(good.objectID.isTemporaryID)
+        // The next save takes the keys from where the file was, in insertion order.
+        bad.setValue("fine", forKey: "name")
+        try other.context.save()
+        #expect(try RawSQLite.query(stack.url.path, "SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK").map { [$0[0]!, $0[1]!] }
+                == [["1", "existing"], ["2", "good 1"], ["3", "fine"], ["4", "good 2"]])
+        #expect(try RawSQLite.query(stack.url.path, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Car'").first?[0] == "4")
     }
 
     @Test func metadataDestroyAndReplace() throws {

@@ -102,6 +102,9 @@ internal final class SQLiteConnection {
 
     var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// The rowid of the row the connection last inserted.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     /// `PRAGMA data_version`: a number that changes when another connection (of this process or
     /// another) commits to the file, and never for this connection's own commits.
     func dataVersion() throws -> Int64 {

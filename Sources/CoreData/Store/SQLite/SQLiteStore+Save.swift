@@ -31,7 +31,13 @@ extension SQLiteStore {
         return try withWriter { db in
             let result: SaveResult
             do {
-                result = try write(changes, on: db)
+                do {
+                    result = try write(changes, on: db, implicitKeys: !implicitKeysRefused)
+                } catch is ImplicitKeyMismatch {
+                    // Rolled back: written again with every key bound, as are later saves.
+                    implicitKeysRefused = true
+                    result = try write(changes, on: db, implicitKeys: false)
+                }
             } catch let error as NSError where error.code == NSSQLiteError
                         && (error.userInfo[NSSQLiteErrorDomain] as? Int).map({ $0 == 2067 /* SQLITE_CONSTRAINT_UNIQUE */ || $0 == 1555 /* SQLITE_CONSTRAINT_PRIMARYKEY */ }) == true {
                 throw CoreDataError.make(.constraintMerge,
@@ -50,8 +56,13 @@ extension SQLiteStore {
         set { writeLock.withLock { beforeCommitHook = newValue } }
     }
 
-    /// One save in one transaction, under ``writeLock``.
-    private func write(_ changes: SaveChanges, on db: SQLiteConnection) throws -> SaveResult {
+    /// Thrown inside a save's transaction (which it rolls back) when a row inserted without
+    /// `Z_PK` did not get the key handed out for it.
+    private struct ImplicitKeyMismatch: Error {}
+
+    /// One save in one transaction, under ``writeLock``. With `implicitKeys`, a new row whose
+    /// key is one more than the largest in its table is inserted without `Z_PK` (see the inserts).
+    private func write(_ changes: SaveChanges, on db: SQLiteConnection, implicitKeys: Bool) throws -> SaveResult {
         try db.transaction {
             // Primary keys in insertion order, one sequence per root table.
             let inserts = changes.inserts
@@ -132,30 +143,53 @@ extension SQLiteStore {
                     conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion, persisted: try readRow(update.id, on: db)))
                 }
             }
-            // The statement is looked up once per run of inserts of one entity, not once per row,
-            // and held (as are the slots) for the run, without a retain and release per row.
+            // Keys are handed out in insertion order, so new rows mostly go at the end of their
+            // table: a row whose key is one more than the table's largest is inserted without
+            // `Z_PK`, and SQLite gives it that very key (the largest rowid + 1) by appending to
+            // the table's b-tree, where an explicit key seeks it from the root. The key it got
+            // is checked; if it differs, the transaction is rolled back and written again with
+            // every key bound. Other rows (keys below the largest, as after deleting the last
+            // rows, or obtained earlier) bind their key.
+            // The largest key of each table (by root entity number), read at its first insert
+            // (after the deletes) and kept up to date.
+            var largestKeys: [Int: Int64] = [:]
+            // The statements are looked up once per run of inserts of one entity, not once per
+            // row, and held (as are the slots) for the run, without a retain and release per row.
             var runStart = inserts.startIndex
             while runStart < inserts.endIndex {
                 let entity = inserts[runStart].entity
                 var runEnd = runStart + 1
                 while runEnd < inserts.endIndex && ObjectIdentifier(inserts[runEnd].entity) == ObjectIdentifier(entity) { runEnd += 1 }
-                let (statement, slots) = try insertStatement(for: entity, on: db)
-                let plain = slots.allSatisfy(\.isPlain)
-                let entityNumber = Int64(entity.layout.entityNumber)
+                let statements = try insertStatements(for: entity, on: db)
+                let explicit = statements.explicit, implicit = statements.implicit, slots = statements.slots
+                let plain = statements.plain
+                let root = entity.layout.rootNumber
+                var largest = Int64.max // no key is inserted without Z_PK
+                if implicitKeys {
+                    if let known = largestKeys[root] {
+                        largest = known
+                    } else {
+                        largest = try db.scalarInt("SELECT max(Z_PK) FROM \(entity.layout.tableName)") ?? 0
+                    }
+                }
                 // Each insert is read in place, not copied (a copy retains its entity and values).
                 for offset in runStart..<runEnd {
-                    statement.bind(insertedKeys[offset], at: 1)
-                    statement.bind(entityNumber, at: 2)
+                    let key = insertedKeys[offset]
+                    let appends = largest < Int64.max && key == largest + 1
+                    let statement = appends ? implicit : explicit
+                    var position: Int32 = 1
+                    if !appends {
+                        statement.bind(key, at: 1)
+                        position = 2
+                    }
                     if plain {
                         // Attributes only: each value binds as it is, read in place (`inserts`
                         // is a constant: its values array is not retained for the row).
-                        var position: Int32 = 3
                         for slot in slots {
                             statement.bind(inserts[offset].values[slot.index], at: position)
                             position += 1
                         }
                     } else {
-                        var position: Int32 = 3
                         for slot in slots {
                             bindSlot(slot, values: inserts[offset].values, statement: statement, at: &position, resolve: resolve)
                         }
@@ -163,7 +197,14 @@ extension SQLiteStore {
                     // Every parameter was bound above: no need to clear them.
                     do { try statement.step() } catch { statement.reset(); throw error }
                     statement.resetKeepingBindings()
+                    if appends {
+                        guard db.lastInsertRowID == key else { throw ImplicitKeyMismatch() }
+                        largest = key
+                    } else if implicitKeys && key > largest {
+                        largest = key
+                    }
                 }
+                if implicitKeys { largestKeys[root] = largest }
                 runStart = runEnd
             }
             if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
@@ -237,14 +278,26 @@ extension SQLiteStore {
         }
     }
 
-    /// The entity's INSERT on the writer, prepared once (looked up by entity number, not by SQL text).
-    private func insertStatement(for entity: NSEntityDescription, on db: SQLiteConnection) throws -> (SQLiteStatement, [InsertSlot]) {
+    /// An entity's two INSERTs on the writer: with `Z_PK` bound first, and without it (SQLite
+    /// takes the largest key + 1). `Z_ENT` and `Z_OPT` are constants; then the slots' columns.
+    struct InsertStatements {
+        let explicit: SQLiteStatement
+        let implicit: SQLiteStatement
+        let slots: [InsertSlot]
+        /// Every slot is a value bound as it is (``InsertSlot/isPlain``).
+        let plain: Bool
+    }
+
+    /// The entity's INSERTs on the writer, prepared once (looked up by entity number, not by SQL text).
+    private func insertStatements(for entity: NSEntityDescription, on db: SQLiteConnection) throws -> InsertStatements {
         let number = entity.layout.entityNumber
         if let cached = insertStatements[number] {
-            cached.0.reset() // a failed step of an earlier save may have left it mid-run
+            // A failed step of an earlier save may have left them mid-run.
+            cached.explicit.reset()
+            cached.implicit.reset()
             return cached
         }
-        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var columns: [String] = []
         var slots: [InsertSlot] = []
         for index in entity.layout.rowIndexes {
             let property = entity.layout.properties[index]
@@ -253,11 +306,15 @@ extension SQLiteStore {
             columns.append(property.columnName)
             slots.append(slot)
         }
-        let placeholders = ["?", "?", "1"] + Array(repeating: "?", count: columns.count - 3)
-        let sql = "INSERT INTO \(entity.layout.tableName) (\(columns.joined(separator: ", "))) VALUES (\(placeholders.joined(separator: ", ")))"
-        let statement = try db.cached(sql)
-        insertStatements[number] = (statement, slots)
-        return (statement, slots)
+        let names = (["Z_ENT", "Z_OPT"] + columns).joined(separator: ", ")
+        let values = (["\(number)", "1"] + Array(repeating: "?", count: columns.count)).joined(separator: ", ")
+        let table = entity.layout.tableName
+        let statements = InsertStatements(
+            explicit: try db.cached("INSERT INTO \(table) (Z_PK, \(names)) VALUES (?, \(values))"),
+            implicit: try db.cached("INSERT INTO \(table) (\(names)) VALUES (\(values))"),
+            slots: slots, plain: slots.allSatisfy(\.isPlain))
+        insertStatements[number] = statements
+        return statements
     }
 
     private func bindSlot(_ slot: InsertSlot, values: ContiguousArray<StoreValue>, statement: SQLiteStatement,

@@ -13,8 +13,11 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     let writeLock = NSLock()
     /// The writer connection, used under ``writeLock``; `nil` once the store is closed.
     var writer: SQLiteConnection?
-    /// Each entity's INSERT on the writer, by entity number (under ``writeLock``).
-    var insertStatements: [Int: (SQLiteStatement, [InsertSlot])] = [:]
+    /// Each entity's INSERTs on the writer, by entity number (under ``writeLock``).
+    var insertStatements: [Int: InsertStatements] = [:]
+    /// Set (under ``writeLock``) once an insert without `Z_PK` got another key than the one
+    /// handed out (something else writes the table: a trigger): saves then bind every key.
+    var implicitKeysRefused = false
     /// See ``beforeCommit`` (under ``writeLock``).
     var beforeCommitHook: (@Sendable () -> Void)?
     /// The writer's `PRAGMA data_version` when the row cache was last known to match the file
