@@ -212,12 +212,20 @@ extension SQLiteStore {
         rows.reserveCapacity(inserts.count - firstInsert + updates.count)
         var resolver = TemporaryIDResolver(inserts: inserts, keys: result.insertedKeys, store: self)
         if firstInsert < inserts.count, result.insertedKeys.count == inserts.count {
+            // The plan is looked up once per run of inserts of one entity.
+            var lastEntity: ObjectIdentifier?
+            var plan: SQLiteRowDecoder.Plan?
+            var root = 0
             for offset in firstInsert..<inserts.count {
-                let entity = inserts[offset].entity
-                let key = IDKey(store: tag, root: entity.layout.rootNumber, value: result.insertedKeys[offset])
-                guard let row = writtenRow(of: entity, values: inserts[offset].values, version: 1, resolve: { resolver.resolve($0) })
+                if ObjectIdentifier(inserts[offset].entity) != lastEntity {
+                    let entity = inserts[offset].entity
+                    lastEntity = ObjectIdentifier(entity)
+                    plan = writtenRowPlan(of: entity)
+                    root = entity.layout.rootNumber
+                }
+                guard let plan, let row = writtenRow(plan, values: inserts[offset].values, version: 1, resolve: { resolver.resolve($0) })
                 else { continue }
-                rows.append(CachedRow(key: key, row: row))
+                rows.append(CachedRow(key: IDKey(store: tag, root: root, value: result.insertedKeys[offset]), row: row))
             }
         }
         for offset in updates.indices {
@@ -225,8 +233,8 @@ extension SQLiteStore {
             guard let key = key(update.id) else { continue }
             if offset + inserts.count >= skipped,
                let values = updatedValues(update, cached: { cache.row(for: key) }),
-               let row = writtenRow(of: update.id.entity, values: values, version: update.expectedVersion + 1,
-                                    resolve: { resolver.resolve($0) }) {
+               let plan = writtenRowPlan(of: update.id.entity),
+               let row = writtenRow(plan, values: values, version: update.expectedVersion + 1, resolve: { resolver.resolve($0) }) {
                 rows.append(CachedRow(key: key, row: row))
             } else {
                 stale.append(key)
@@ -260,14 +268,19 @@ extension SQLiteStore {
         return values
     }
 
-    /// The snapshot a reader decodes from a row of `entity` just written with `values` (in the
-    /// form the save bound them), or `nil` when the store would not read a value back as it was
-    /// written (the row is then left to be read from disk). Mirrors `decodeRow` and `decodeValue`.
-    private func writtenRow(of entity: NSEntityDescription, values: ContiguousArray<StoreValue>, version: Int64,
-                            resolve: (NSManagedObjectID) -> NSManagedObjectID) -> RowSnapshot? {
+    /// How a reader decodes a row of `entity`.
+    private func writtenRowPlan(of entity: NSEntityDescription) -> SQLiteRowDecoder.Plan? {
         let decoder = self.decoder(for: entity)
         let number = entity.layout.entityNumber
-        guard number < decoder.plans.count, let plan = decoder.plans[number], values.count == plan.propertyCount else { return nil }
+        return number < decoder.plans.count ? decoder.plans[number] : nil
+    }
+
+    /// The snapshot a reader decodes, by `plan`, from a row just written with `values` (in the
+    /// form the save bound them), or `nil` when the store would not read a value back as it was
+    /// written (the row is then left to be read from disk). Mirrors `decodeRow` and `decodeValue`.
+    private func writtenRow(_ plan: SQLiteRowDecoder.Plan, values: ContiguousArray<StoreValue>, version: Int64,
+                            resolve: (NSManagedObjectID) -> NSManagedObjectID) -> RowSnapshot? {
+        guard values.count == plan.propertyCount else { return nil }
         if plan.readsBack(values) { return RowSnapshot(entity: plan.entity, values: values, version: version) }
         var row = ContiguousArray<StoreValue>(repeating: .null, count: plan.propertyCount)
         for slot in plan.slots {

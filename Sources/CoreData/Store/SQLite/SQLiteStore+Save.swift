@@ -161,8 +161,9 @@ extension SQLiteStore {
                 var runEnd = runStart + 1
                 while runEnd < inserts.endIndex && ObjectIdentifier(inserts[runEnd].entity) == ObjectIdentifier(entity) { runEnd += 1 }
                 let statements = try insertStatements(for: entity, on: db)
-                let explicit = statements.explicit, implicit = statements.implicit, slots = statements.slots
-                let plain = statements.plain
+                let implicit = statements.implicit, slots = statements.slots, plain = statements.plain
+                // Prepared at its first use (a save appending to every table never needs it).
+                var explicitStatement: SQLiteStatement?
                 let root = entity.layout.rootNumber
                 var largest = Int64.max // no key is inserted without Z_PK
                 if implicitKeys {
@@ -176,7 +177,15 @@ extension SQLiteStore {
                 for offset in runStart..<runEnd {
                     let key = insertedKeys[offset]
                     let appends = largest < Int64.max && key == largest + 1
-                    let statement = appends ? implicit : explicit
+                    let statement: SQLiteStatement
+                    if appends {
+                        statement = implicit
+                    } else if let explicitStatement {
+                        statement = explicitStatement
+                    } else {
+                        statement = try statements.explicit(on: db)
+                        explicitStatement = statement
+                    }
                     var position: Int32 = 1
                     if !appends {
                         statement.bind(key, at: 1)
@@ -281,19 +290,22 @@ extension SQLiteStore {
     /// An entity's two INSERTs on the writer: with `Z_PK` bound first, and without it (SQLite
     /// takes the largest key + 1). `Z_ENT` and `Z_OPT` are constants; then the slots' columns.
     struct InsertStatements {
-        let explicit: SQLiteStatement
         let implicit: SQLiteStatement
+        /// The SQL of the INSERT with `Z_PK`, prepared (and cached by the connection) when needed.
+        let explicitSQL: String
         let slots: [InsertSlot]
         /// Every slot is a value bound as it is (``InsertSlot/isPlain``).
         let plain: Bool
+
+        func explicit(on db: SQLiteConnection) throws -> SQLiteStatement { try db.cached(explicitSQL) }
     }
 
     /// The entity's INSERTs on the writer, prepared once (looked up by entity number, not by SQL text).
     private func insertStatements(for entity: NSEntityDescription, on db: SQLiteConnection) throws -> InsertStatements {
         let number = entity.layout.entityNumber
         if let cached = insertStatements[number] {
-            // A failed step of an earlier save may have left them mid-run.
-            cached.explicit.reset()
+            // A failed step of an earlier save may have left it mid-run (the other one is
+            // reset by the connection's cache when it is looked up).
             cached.implicit.reset()
             return cached
         }
@@ -310,8 +322,8 @@ extension SQLiteStore {
         let values = (["\(number)", "1"] + Array(repeating: "?", count: columns.count)).joined(separator: ", ")
         let table = entity.layout.tableName
         let statements = InsertStatements(
-            explicit: try db.cached("INSERT INTO \(table) (Z_PK, \(names)) VALUES (?, \(values))"),
             implicit: try db.cached("INSERT INTO \(table) (\(names)) VALUES (\(values))"),
+            explicitSQL: "INSERT INTO \(table) (Z_PK, \(names)) VALUES (?, \(values))",
             slots: slots, plain: slots.allSatisfy(\.isPlain))
         insertStatements[number] = statements
         return statements
