@@ -2,11 +2,15 @@ import Foundation
 import Testing
 @testable import CoreData
 
-/// New rows whose key is one more than their table's largest are inserted without `Z_PK`
-/// (SQLite appends them with that very key); the others bind their key. Either way a row gets
-/// the key handed out from `Z_PRIMARYKEY`, in insertion order.
+/// In a save that gives a table at least `SQLiteStore.appendingMinimum` new keys, a new row whose
+/// key is one more than the table's largest is inserted without `Z_PK` (SQLite appends it with
+/// that very key); the others bind their key. Either way a row gets the key handed out from
+/// `Z_PRIMARYKEY`, in insertion order.
 @Suite("SQLite store: primary keys of inserted rows")
 struct InsertKeyTests {
+    /// Enough new rows for one table for a save to append them.
+    private let many = SQLiteStore.appendingMinimum
+
     private func rows(_ stack: TestStack, _ sql: String) throws -> [[String]] {
         try RawSQLite.query(stack.url.path, sql).map { $0.map { $0 ?? "NULL" } }
     }
@@ -15,49 +19,56 @@ struct InsertKeyTests {
         try RawSQLite.query(stack.url.path, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = '\(entity)'").first?[0]
     }
 
+    private func keys(_ objects: [NSManagedObject]) -> [String] {
+        objects.map { $0.objectID.uriRepresentation().lastPathComponent }
+    }
+
     @Test func keysAreNotReusedAfterDeletingTheLastRows() throws {
         let stack = try TestStack()
-        let cars = (1...5).map { stack.insert("Car", ["name": "car \($0)"]) }
+        let cars = (1...many).map { stack.insert("Car", ["name": "car \($0)"]) }
         try stack.context.save()
-        stack.context.delete(cars[3])
-        stack.context.delete(cars[4])
+        stack.context.delete(cars[many - 2])
+        stack.context.delete(cars[many - 1])
         try stack.context.save()
-        // The table's largest key is now 3, Z_MAX 5: the next rows take 6, 7, 8.
-        let new = (6...8).map { stack.insert("Car", ["name": "car \($0)"]) }
+        // The table's largest key is now many - 2, Z_MAX many: the next rows take the keys after many.
+        let new = (many + 1...2 * many).map { stack.insert("Car", ["name": "car \($0)"]) }
         try stack.context.save()
-        #expect(try rows(stack, "SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK")
-                == [["1", "car 1"], ["2", "car 2"], ["3", "car 3"], ["6", "car 6"], ["7", "car 7"], ["8", "car 8"]])
-        #expect(new.map { $0.objectID.uriRepresentation().lastPathComponent } == ["p6", "p7", "p8"])
-        #expect(try zMax(stack, "Car") == "8")
-        // Deleting a row in the middle changes nothing for the next ones.
+        let expected = Array(1...many - 2) + Array(many + 1...2 * many)
+        #expect(try rows(stack, "SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK") == expected.map { ["\($0)", "car \($0)"] })
+        #expect(keys(new) == (many + 1...2 * many).map { "p\($0)" })
+        #expect(try zMax(stack, "Car") == "\(2 * many)")
+        // Deleting a row in the middle changes nothing for the next ones; nor does a small save.
         stack.context.delete(cars[1])
-        stack.insert("Car", ["name": "car 9"])
+        let last = stack.insert("Car", ["name": "last"])
         try stack.context.save()
-        #expect(try rows(stack, "SELECT Z_PK FROM ZCAR ORDER BY Z_PK").map { $0[0] } == ["1", "3", "6", "7", "8", "9"])
-        #expect(try zMax(stack, "Car") == "9")
+        #expect(keys([last]) == ["p\(2 * many + 1)"])
+        #expect(try rows(stack, "SELECT count(*), max(Z_PK) FROM ZCAR") == [["\(expected.count)", "\(2 * many + 1)"]])
+        #expect(try zMax(stack, "Car") == "\(2 * many + 1)")
     }
 
     @Test func entitiesOfOneHierarchyShareTheirTableAndSequence() throws {
         let stack = try TestStack()
         let truck = stack.model.entitiesByName["Truck"]!.layout.entityNumber
         let bike = stack.model.entitiesByName["Bike"]!.layout.entityNumber
-        stack.insert("Truck", ["load": 1.5])
-        stack.insert("Bike", ["load": 2])
-        stack.insert("Car", ["name": "a car between"])
-        stack.insert("Bike", ["load": 3])
-        stack.insert("Truck", ["load": 4.5])
+        // Trucks and bikes in runs of one and two, a car between them.
+        var expected: [[String]] = []
+        for i in 1...many {
+            let isTruck = i % 3 == 0
+            stack.insert(isTruck ? "Truck" : "Bike", ["load": isTruck ? Double(i) : i])
+            expected.append(["\(i)", "\(isTruck ? truck : bike)", "1"])
+            if i == many / 2 { stack.insert("Car", ["name": "a car between"]) }
+        }
         try stack.context.save()
-        #expect(try rows(stack, "SELECT Z_PK, Z_ENT, Z_OPT FROM ZVEHICLE ORDER BY Z_PK")
-                == [["1", "\(truck)", "1"], ["2", "\(bike)", "1"], ["3", "\(bike)", "1"], ["4", "\(truck)", "1"]])
+        #expect(try rows(stack, "SELECT Z_PK, Z_ENT, Z_OPT FROM ZVEHICLE ORDER BY Z_PK") == expected)
         #expect(try rows(stack, "SELECT Z_PK, ZNAME FROM ZCAR") == [["1", "a car between"]])
-        #expect(try zMax(stack, "Vehicle") == "4")
+        #expect(try zMax(stack, "Vehicle") == "\(many)")
         #expect(try zMax(stack, "Car") == "1")
         // Read back as the entities they were saved as, with their values.
         let other = try stack.reopen()
-        let vehicles = try other.fetch("Vehicle") { $0.sortDescriptors = [NSSortDescriptor(key: "wheels", ascending: true)] }
-        #expect(vehicles.map { $0.entity.name! }.sorted() == ["Bike", "Bike", "Truck", "Truck"])
-        let trucks = try other.fetch("Truck").map { $0.value(forKey: "load") as? Double }
-        #expect(trucks.compactMap { $0 }.sorted() == [1.5, 4.5])
+        let trucks = try other.fetch("Truck").compactMap { $0.value(forKey: "load") as? Double }
+        #expect(trucks.sorted() == (1...many).filter { $0 % 3 == 0 }.map(Double.init))
+        let bikes = try other.fetch("Bike").compactMap { $0.value(forKey: "load") as? Int }
+        #expect(bikes.sorted() == (1...many).filter { $0 % 3 != 0 })
     }
 
     @Test func keysObtainedBeforeTheSaveAreKept() throws {
@@ -65,11 +76,14 @@ struct InsertKeyTests {
         let first = stack.insert("Car", ["name": "first"])
         let second = stack.insert("Car", ["name": "second"])
         try stack.context.obtainPermanentIDs(for: [second])
-        let third = stack.insert("Car", ["name": "third"])
+        let others = (3...many + 1).map { stack.insert("Car", ["name": "car \($0)"]) }
         try stack.context.save()
-        #expect(try rows(stack, "SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK") == [["1", "second"], ["2", "first"], ["3", "third"]])
-        #expect([first, second, third].map { $0.objectID.uriRepresentation().lastPathComponent } == ["p2", "p1", "p3"])
-        #expect(try zMax(stack, "Car") == "3")
+        let saved = try rows(stack, "SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK")
+        #expect(saved.prefix(3) == [["1", "second"], ["2", "first"], ["3", "car 3"]])
+        #expect(saved.count == many + 1 && saved.last == ["\(many + 1)", "car \(many + 1)"])
+        #expect(keys([first, second]) == ["p2", "p1"])
+        #expect(keys(others) == (3...many + 1).map { "p\($0)" })
+        #expect(try zMax(stack, "Car") == "\(many + 1)")
     }
 
     /// Something else writing the table (here a trigger) makes SQLite pick another key than the
@@ -84,22 +98,23 @@ struct InsertKeyTests {
             """)
         let other = try stack.reopen()
         let store = try #require(other.coordinator.persistentStores.first as? SQLiteStore)
-        let saved = ["a", "jump", "b"].map { other.insert("Car", ["name": $0]) }
+        let names = (2...many + 1).map { $0 == 4 ? "jump" : "car \($0)" }
+        let saved = names.map { other.insert("Car", ["name": $0]) }
         #expect(!store.writeLock.withLock { store.implicitKeysRefused })
         try other.context.save()
         #expect(store.writeLock.withLock { store.implicitKeysRefused }) // the save fell back
-        #expect(try rows(stack, "SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK")
-                == [["1", "existing"], ["2", "a"], ["3", "jump"], ["4", "b"], ["1000", "extra"]])
-        #expect(saved.map { $0.objectID.uriRepresentation().lastPathComponent } == ["p2", "p3", "p4"])
-        #expect(try zMax(stack, "Car") == "4")
+        let expected = [["1", "existing"]] + zip(2..., names).map { ["\($0)", $1] } + [["1000", "extra"]]
+        #expect(try rows(stack, "SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK") == expected)
+        #expect(keys(saved) == (2...many + 1).map { "p\($0)" })
+        #expect(try zMax(stack, "Car") == "\(many + 1)")
         // Later saves of that store bind their keys (the table's largest is no guide to them).
-        other.insert("Car", ["name": "c"])
+        let later = (1...many).map { other.insert("Car", ["name": "later \($0)"]) }
         try other.context.save()
-        #expect(try rows(stack, "SELECT Z_PK FROM ZCAR WHERE ZNAME = 'c'") == [["5"]])
-        #expect(try zMax(stack, "Car") == "5")
+        #expect(keys(later) == (many + 2...2 * many + 1).map { "p\($0)" })
+        #expect(try zMax(stack, "Car") == "\(2 * many + 1)")
         // The saved rows read back through the store's own cache and from disk alike.
         let third = try other.context.existingObject(with: saved[2].objectID)
-        #expect(third.value(forKey: "name") as? String == "b")
-        #expect(try stack.reopen().fetch("Car").count == 6)
+        #expect(third.value(forKey: "name") as? String == "jump")
+        #expect(try stack.reopen().fetch("Car").count == 2 * many + 2)
     }
 }

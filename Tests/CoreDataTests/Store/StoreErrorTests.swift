@@ -96,26 +96,28 @@ struct StoreErrorTests {
         }
     }
 
-    @Test func saveIsAllOrNothing() throws {
+    /// A small save binds every key; a larger one appends rows without `Z_PK`
+    /// (`SQLiteStore.appendingMinimum`): a failure rolls either back.
+    @Test(arguments: [3, SQLiteStore.appendingMinimum + 1])
+    func saveIsAllOrNothing(count: Int) throws {
         let stack = try TestStack()
         stack.insert("Car", ["name": "existing"])
         try stack.context.save()
         // A uniqueness-style failure inside the transaction: make the table refuse a row.
         try RawSQLite.execute(stack.url.path, "CREATE TRIGGER refuse BEFORE INSERT ON ZCAR WHEN NEW.ZNAME = 'bad' BEGIN SELECT RAISE(ABORT, 'refused'); END")
         let other = try stack.reopen()
-        let good = other.insert("Car", ["name": "good 1"])
-        let bad = other.insert("Car", ["name": "bad"])
-        other.insert("Car", ["name": "good 2"])
+        let name = { (i: Int) in i == count - 1 ? "bad" : "good \(i)" }
+        let cars = (1...count).map { other.insert("Car", ["name": name($0)]) }
         #expect(throws: NSError.self) { try other.context.save() }
         #expect(try RawSQLite.query(stack.url.path, "SELECT ZNAME FROM ZCAR").map { $0[0]! } == ["existing"])
         #expect(try RawSQLite.query(stack.url.path, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Car'").first?[0] == "1")
-        #expect(good.objectID.isTemporaryID)
+        #expect(cars[0].objectID.isTemporaryID)
         // The next save takes the keys from where the file was, in insertion order.
-        bad.setValue("fine", forKey: "name")
+        cars[count - 2].setValue("fine", forKey: "name")
         try other.context.save()
-        #expect(try RawSQLite.query(stack.url.path, "SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK").map { [$0[0]!, $0[1]!] }
-                == [["1", "existing"], ["2", "good 1"], ["3", "fine"], ["4", "good 2"]])
-        #expect(try RawSQLite.query(stack.url.path, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Car'").first?[0] == "4")
+        let expected = [["1", "existing"]] + (1...count).map { ["\($0 + 1)", $0 == count - 1 ? "fine" : name($0)] }
+        #expect(try RawSQLite.query(stack.url.path, "SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK").map { [$0[0]!, $0[1]!] } == expected)
+        #expect(try RawSQLite.query(stack.url.path, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Car'").first?[0] == "\(count + 1)")
     }
 
     @Test func metadataDestroyAndReplace() throws {

@@ -56,6 +56,9 @@ extension SQLiteStore {
         set { writeLock.withLock { beforeCommitHook = newValue } }
     }
 
+    /// The fewest new keys a table gets in a save for its rows to be appended without `Z_PK`.
+    static let appendingMinimum = 16
+
     /// Thrown inside a save's transaction (which it rolls back) when a row inserted without
     /// `Z_PK` did not get the key handed out for it.
     private struct ImplicitKeyMismatch: Error {}
@@ -86,9 +89,12 @@ extension SQLiteStore {
                 }
                 pending[lastRoot].offsets.append(offset)
             }
+            // How many new keys each root table gets (by root entity number).
+            var newKeyCounts: [Int: Int] = [:]
             for (root, offsets) in pending {
                 let keys = try allocateKeys(root: root, count: offsets.count, on: db)
                 for (offset, key) in zip(offsets, keys) { insertedKeys[offset] = key }
+                newKeyCounts[root.layout.entityNumber] = offsets.count
             }
             var resolver = TemporaryIDResolver(inserts: inserts, keys: insertedKeys, store: self)
             func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { resolver.resolve(id) }
@@ -149,9 +155,11 @@ extension SQLiteStore {
             // the table's b-tree, where an explicit key seeks it from the root. The key it got
             // is checked; if it differs, the transaction is rolled back and written again with
             // every key bound. Other rows (keys below the largest, as after deleting the last
-            // rows, or obtained earlier) bind their key.
-            // The largest key of each table (by root entity number), read at its first insert
-            // (after the deletes) and kept up to date.
+            // rows, or obtained earlier) bind their key. Reading the table's largest key costs
+            // about as much as ten seeks: it is done only for tables that get at least
+            // ``appendingMinimum`` new keys in the save; the rows of the others bind their key.
+            // The largest key of each such table (by root entity number), read at its first
+            // insert (after the deletes) and kept up to date.
             var largestKeys: [Int: Int64] = [:]
             // The statements are looked up once per run of inserts of one entity, not once per
             // row, and held (as are the slots) for the run, without a retain and release per row.
@@ -160,16 +168,16 @@ extension SQLiteStore {
                 let entity = inserts[runStart].entity
                 var runEnd = runStart + 1
                 while runEnd < inserts.endIndex && ObjectIdentifier(inserts[runEnd].entity) == ObjectIdentifier(entity) { runEnd += 1 }
-                let statements = try insertStatements(for: entity, on: db)
-                let implicit = statements.implicit, slots = statements.slots, plain = statements.plain
-                // Prepared at its first use (a save appending to every table never needs it).
-                var explicitStatement: SQLiteStatement?
+                let statements = insertStatements(for: entity)
+                let slots = statements.slots, plain = statements.plain
+                // Each looked up (and prepared, the first time) when the run first needs it.
+                var implicitStatement: SQLiteStatement?, explicitStatement: SQLiteStatement?
                 let root = entity.layout.rootNumber
                 var largest = Int64.max // no key is inserted without Z_PK
                 if implicitKeys {
                     if let known = largestKeys[root] {
                         largest = known
-                    } else {
+                    } else if newKeyCounts[root] ?? 0 >= Self.appendingMinimum {
                         largest = try db.scalarInt("SELECT max(Z_PK) FROM \(entity.layout.tableName)") ?? 0
                     }
                 }
@@ -179,11 +187,16 @@ extension SQLiteStore {
                     let appends = largest < Int64.max && key == largest + 1
                     let statement: SQLiteStatement
                     if appends {
-                        statement = implicit
+                        if let implicitStatement {
+                            statement = implicitStatement
+                        } else {
+                            statement = try db.cached(statements.implicitSQL)
+                            implicitStatement = statement
+                        }
                     } else if let explicitStatement {
                         statement = explicitStatement
                     } else {
-                        statement = try statements.explicit(on: db)
+                        statement = try db.cached(statements.explicitSQL)
                         explicitStatement = statement
                     }
                     var position: Int32 = 1
@@ -209,11 +222,11 @@ extension SQLiteStore {
                     if appends {
                         guard db.lastInsertRowID == key else { throw ImplicitKeyMismatch() }
                         largest = key
-                    } else if implicitKeys && key > largest {
+                    } else if largest < Int64.max && key > largest {
                         largest = key
                     }
                 }
-                if implicitKeys { largestKeys[root] = largest }
+                if largest < Int64.max { largestKeys[root] = largest }
                 runStart = runEnd
             }
             if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
@@ -287,28 +300,21 @@ extension SQLiteStore {
         }
     }
 
-    /// An entity's two INSERTs on the writer: with `Z_PK` bound first, and without it (SQLite
-    /// takes the largest key + 1). `Z_ENT` and `Z_OPT` are constants; then the slots' columns.
+    /// An entity's two INSERTs: with `Z_PK` bound first, and without it (SQLite takes the
+    /// largest key + 1). `Z_ENT` and `Z_OPT` are constants; then the slots' columns. Each is
+    /// prepared on the writer (and cached by its SQL text) when a save first needs it.
     struct InsertStatements {
-        let implicit: SQLiteStatement
-        /// The SQL of the INSERT with `Z_PK`, prepared (and cached by the connection) when needed.
         let explicitSQL: String
+        let implicitSQL: String
         let slots: [InsertSlot]
         /// Every slot is a value bound as it is (``InsertSlot/isPlain``).
         let plain: Bool
-
-        func explicit(on db: SQLiteConnection) throws -> SQLiteStatement { try db.cached(explicitSQL) }
     }
 
-    /// The entity's INSERTs on the writer, prepared once (looked up by entity number, not by SQL text).
-    private func insertStatements(for entity: NSEntityDescription, on db: SQLiteConnection) throws -> InsertStatements {
+    /// The entity's INSERTs, made once (looked up by entity number).
+    private func insertStatements(for entity: NSEntityDescription) -> InsertStatements {
         let number = entity.layout.entityNumber
-        if let cached = insertStatements[number] {
-            // A failed step of an earlier save may have left it mid-run (the other one is
-            // reset by the connection's cache when it is looked up).
-            cached.implicit.reset()
-            return cached
-        }
+        if let cached = insertStatements[number] { return cached }
         var columns: [String] = []
         var slots: [InsertSlot] = []
         for index in entity.layout.rowIndexes {
@@ -322,8 +328,8 @@ extension SQLiteStore {
         let values = (["\(number)", "1"] + Array(repeating: "?", count: columns.count)).joined(separator: ", ")
         let table = entity.layout.tableName
         let statements = InsertStatements(
-            implicit: try db.cached("INSERT INTO \(table) (\(names)) VALUES (\(values))"),
             explicitSQL: "INSERT INTO \(table) (Z_PK, \(names)) VALUES (?, \(values))",
+            implicitSQL: "INSERT INTO \(table) (\(names)) VALUES (\(values))",
             slots: slots, plain: slots.allSatisfy(\.isPlain))
         insertStatements[number] = statements
         return statements

@@ -13,7 +13,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     let writeLock = NSLock()
     /// The writer connection, used under ``writeLock``; `nil` once the store is closed.
     var writer: SQLiteConnection?
-    /// Each entity's INSERTs on the writer, by entity number (under ``writeLock``).
+    /// Each entity's INSERTs (their SQL and slots), by entity number (under ``writeLock``).
     var insertStatements: [Int: InsertStatements] = [:]
     /// Set (under ``writeLock``) once an insert without `Z_PK` got another key than the one
     /// handed out (something else writes the table: a trigger): saves then bind every key.
