@@ -117,4 +117,31 @@ struct InsertKeyTests {
         #expect(third.value(forKey: "name") as? String == "jump")
         #expect(try stack.reopen().fetch("Car").count == 2 * many + 2)
     }
+
+    /// Appended rows go in batches of `SQLiteStore.appendBatch` per statement, the rest one by
+    /// one; relationships to new objects (temporary IDs in the values) resolve in both.
+    @Test func batchesOfAppendedRowsKeepEveryValueAndRelationship() throws {
+        let stack = try TestStack()
+        let count = 2 * SQLiteStore.appendBatch + 3
+        let owner = stack.insert("Person", ["name": "Ada", "age": 36])
+        let tag = stack.insert("Tag", ["label": "fast"])
+        let cars = (1...count).map { i in
+            let car = stack.insert("Car", ["name": "car \(i)", "year": 1900 + i, "price": Double(i) / 2])
+            if i % 2 == 0 { car.setValue(owner, forKey: "owner") }
+            if i % 5 == 0 { car.mutableSetValue(forKey: "tags").add(tag) }
+            return car
+        }
+        try stack.context.save()
+        #expect(keys(cars) == (1...count).map { "p\($0)" })
+        let saved = try rows(stack, "SELECT Z_PK, ZNAME, ZYEAR, ZPRICE, ZOWNER FROM ZCAR ORDER BY Z_PK")
+        #expect(saved == (1...count).map { i in
+            ["\(i)", "car \(i)", "\(1900 + i)", "\(Double(i) / 2)", i % 2 == 0 ? "1" : "NULL"]
+        })
+        let join = "Z_\(stack.model.entitiesByName["Car"]!.layout.entityNumber)TAGS"
+        #expect(try rows(stack, "SELECT count(*) FROM \(join)")[0][0] == "\(count / 5)")
+        #expect(try zMax(stack, "Car") == "\(count)")
+        let other = try stack.reopen()
+        let ada = try #require(try other.fetch("Person").first)
+        #expect((ada.value(forKey: "cars") as? Set<NSManagedObject>)?.count == count / 2)
+    }
 }

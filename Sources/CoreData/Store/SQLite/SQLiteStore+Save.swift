@@ -58,6 +58,9 @@ extension SQLiteStore {
 
     /// The fewest new keys a table gets in a save for its rows to be appended without `Z_PK`.
     static let appendingMinimum = 16
+    /// How many appended rows one INSERT writes at most: a statement's own work (opening the
+    /// table, ending the statement, resetting it) is then done once for them, not per row.
+    static let appendBatch = 16
 
     /// Thrown inside a save's transaction (which it rolls back) when a row inserted without
     /// `Z_PK` did not get the key handed out for it.
@@ -158,6 +161,9 @@ extension SQLiteStore {
             // rows, or obtained earlier) bind their key. Reading the table's largest key costs
             // about as much as ten seeks: it is done only for tables that get at least
             // ``appendingMinimum`` new keys in the save; the rows of the others bind their key.
+            // Appended rows of one entity whose keys follow each other go ``appendBatch`` to a
+            // statement (`INSERT … VALUES (…), (…), …`), checked by the statement's row count and
+            // the last key.
             // The largest key of each such table (by root entity number), read at its first
             // insert (after the deletes) and kept up to date.
             var largestKeys: [Int: Int64] = [:]
@@ -168,8 +174,8 @@ extension SQLiteStore {
                 let entity = inserts[runStart].entity
                 var runEnd = runStart + 1
                 while runEnd < inserts.endIndex && ObjectIdentifier(inserts[runEnd].entity) == ObjectIdentifier(entity) { runEnd += 1 }
-                let statements = insertStatements(for: entity)
-                let slots = statements.slots, plain = statements.plain
+                let statements = insertStatements(for: entity, on: db)
+                let slots = statements.slots, plain = statements.plain, batch = statements.batchSize
                 // Each looked up (and prepared, the first time) when the run first needs it.
                 var implicitStatement: SQLiteStatement?, explicitStatement: SQLiteStatement?
                 let root = entity.layout.rootNumber
@@ -181,10 +187,49 @@ extension SQLiteStore {
                         largest = try db.scalarInt("SELECT max(Z_PK) FROM \(entity.layout.tableName)") ?? 0
                     }
                 }
+                var batchStatement: SQLiteStatement?
+                /// Binds the values of `inserts[offset]` from `position` on.
+                @inline(__always)
+                func bindValues(of offset: Int, to statement: SQLiteStatement, from position: inout Int32) {
+                    if plain {
+                        // Attributes only: each value binds as it is, read in place (`inserts`
+                        // is a constant: its values array is not retained for the row).
+                        for slot in slots {
+                            statement.bind(inserts[offset].values[slot.index], at: position)
+                            position += 1
+                        }
+                    } else {
+                        for slot in slots {
+                            bindSlot(slot, values: inserts[offset].values, statement: statement, at: &position, resolve: resolve)
+                        }
+                    }
+                }
                 // Each insert is read in place, not copied (a copy retains its entity and values).
-                for offset in runStart..<runEnd {
+                var offset = runStart
+                while offset < runEnd {
                     let key = insertedKeys[offset]
                     let appends = largest < Int64.max && key == largest + 1
+                    // A batch of appended rows in one statement: their keys follow each other.
+                    if appends && batch > 1 && runEnd - offset >= batch
+                        && (1..<batch).allSatisfy({ insertedKeys[offset + $0] == key + Int64($0) }) {
+                        let statement: SQLiteStatement
+                        if let batchStatement {
+                            statement = batchStatement
+                        } else {
+                            statement = try db.cached(statements.batchSQL)
+                            batchStatement = statement
+                        }
+                        var position: Int32 = 1
+                        for row in offset..<offset + batch { bindValues(of: row, to: statement, from: &position) }
+                        do { try statement.step() } catch { statement.reset(); throw error }
+                        statement.resetKeepingBindings()
+                        // The statement's own rows (not a trigger's) got the keys from `key` on.
+                        let last = key + Int64(batch - 1)
+                        guard db.changes == batch && db.lastInsertRowID == last else { throw ImplicitKeyMismatch() }
+                        largest = last
+                        offset += batch
+                        continue
+                    }
                     let statement: SQLiteStatement
                     if appends {
                         if let implicitStatement {
@@ -204,18 +249,7 @@ extension SQLiteStore {
                         statement.bind(key, at: 1)
                         position = 2
                     }
-                    if plain {
-                        // Attributes only: each value binds as it is, read in place (`inserts`
-                        // is a constant: its values array is not retained for the row).
-                        for slot in slots {
-                            statement.bind(inserts[offset].values[slot.index], at: position)
-                            position += 1
-                        }
-                    } else {
-                        for slot in slots {
-                            bindSlot(slot, values: inserts[offset].values, statement: statement, at: &position, resolve: resolve)
-                        }
-                    }
+                    bindValues(of: offset, to: statement, from: &position)
                     // Every parameter was bound above: no need to clear them.
                     do { try statement.step() } catch { statement.reset(); throw error }
                     statement.resetKeepingBindings()
@@ -225,6 +259,7 @@ extension SQLiteStore {
                     } else if largest < Int64.max && key > largest {
                         largest = key
                     }
+                    offset += 1
                 }
                 if largest < Int64.max { largestKeys[root] = largest }
                 runStart = runEnd
@@ -306,13 +341,17 @@ extension SQLiteStore {
     struct InsertStatements {
         let explicitSQL: String
         let implicitSQL: String
+        /// ``batchSize`` rows without `Z_PK` in one statement.
+        let batchSQL: String
+        /// ``appendBatch``, or fewer if the rows' parameters would pass SQLite's limit.
+        let batchSize: Int
         let slots: [InsertSlot]
         /// Every slot is a value bound as it is (``InsertSlot/isPlain``).
         let plain: Bool
     }
 
     /// The entity's INSERTs, made once (looked up by entity number).
-    private func insertStatements(for entity: NSEntityDescription) -> InsertStatements {
+    private func insertStatements(for entity: NSEntityDescription, on db: SQLiteConnection) -> InsertStatements {
         let number = entity.layout.entityNumber
         if let cached = insertStatements[number] { return cached }
         var columns: [String] = []
@@ -327,9 +366,13 @@ extension SQLiteStore {
         let names = (["Z_ENT", "Z_OPT"] + columns).joined(separator: ", ")
         let values = (["\(number)", "1"] + Array(repeating: "?", count: columns.count)).joined(separator: ", ")
         let table = entity.layout.tableName
+        let parameterLimit = Int(sqlite3_limit(db.handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
+        let batchSize = columns.isEmpty ? Self.appendBatch : min(Self.appendBatch, parameterLimit / columns.count)
         let statements = InsertStatements(
             explicitSQL: "INSERT INTO \(table) (Z_PK, \(names)) VALUES (?, \(values))",
             implicitSQL: "INSERT INTO \(table) (\(names)) VALUES (\(values))",
+            batchSQL: "INSERT INTO \(table) (\(names)) VALUES " + Array(repeating: "(\(values))", count: max(batchSize, 1)).joined(separator: ", "),
+            batchSize: batchSize,
             slots: slots, plain: slots.allSatisfy(\.isPlain))
         insertStatements[number] = statements
         return statements
