@@ -216,7 +216,7 @@ extension SQLiteStore {
                         if let batchStatement {
                             statement = batchStatement
                         } else {
-                            statement = try db.cached(statements.batchSQL)
+                            statement = try statements.statement(.batch, on: db)
                             batchStatement = statement
                         }
                         var position: Int32 = 1
@@ -235,13 +235,13 @@ extension SQLiteStore {
                         if let implicitStatement {
                             statement = implicitStatement
                         } else {
-                            statement = try db.cached(statements.implicitSQL)
+                            statement = try statements.statement(.implicit, on: db)
                             implicitStatement = statement
                         }
                     } else if let explicitStatement {
                         statement = explicitStatement
                     } else {
-                        statement = try db.cached(statements.explicitSQL)
+                        statement = try statements.statement(.explicit, on: db)
                         explicitStatement = statement
                     }
                     var position: Int32 = 1
@@ -335,19 +335,42 @@ extension SQLiteStore {
         }
     }
 
-    /// An entity's two INSERTs: with `Z_PK` bound first, and without it (SQLite takes the
-    /// largest key + 1). `Z_ENT` and `Z_OPT` are constants; then the slots' columns. Each is
-    /// prepared on the writer (and cached by its SQL text) when a save first needs it.
-    struct InsertStatements {
-        let explicitSQL: String
-        let implicitSQL: String
-        /// ``batchSize`` rows without `Z_PK` in one statement.
-        let batchSQL: String
+    /// An entity's INSERTs: with `Z_PK` bound first, without it (SQLite takes the largest key
+    /// + 1), and several rows without it. `Z_ENT` and `Z_OPT` are constants; then the slots'
+    /// columns. Each is prepared on the writer when a save first needs it.
+    final class InsertStatements {
+        enum Kind: Int {
+            /// Binds `Z_PK` first.
+            case explicit
+            /// Leaves `Z_PK` to SQLite.
+            case implicit
+            /// ``batchSize`` rows without `Z_PK`.
+            case batch
+        }
+        let sql: [String]
         /// ``appendBatch``, or fewer if the rows' parameters would pass SQLite's limit.
         let batchSize: Int
         let slots: [InsertSlot]
         /// Every slot is a value bound as it is (``InsertSlot/isPlain``).
         let plain: Bool
+        /// The statements prepared so far, by kind (owned by the writer's statement cache).
+        private var prepared: [SQLiteStatement?] = [nil, nil, nil]
+
+        init(sql: [String], batchSize: Int, slots: [InsertSlot], plain: Bool) {
+            self.sql = sql
+            self.batchSize = batchSize
+            self.slots = slots
+            self.plain = plain
+        }
+
+        /// The statement of `kind` on the writer `db`, prepared at its first use. A failed step
+        /// resets its statement, so a statement is never left mid-run for the next save.
+        func statement(_ kind: Kind, on db: SQLiteConnection) throws -> SQLiteStatement {
+            if let statement = prepared[kind.rawValue] { return statement }
+            let statement = try db.cached(sql[kind.rawValue])
+            prepared[kind.rawValue] = statement
+            return statement
+        }
     }
 
     /// The entity's INSERTs, made once (looked up by entity number).
@@ -369,11 +392,10 @@ extension SQLiteStore {
         let parameterLimit = Int(sqlite3_limit(db.handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
         let batchSize = columns.isEmpty ? Self.appendBatch : min(Self.appendBatch, parameterLimit / columns.count)
         let statements = InsertStatements(
-            explicitSQL: "INSERT INTO \(table) (Z_PK, \(names)) VALUES (?, \(values))",
-            implicitSQL: "INSERT INTO \(table) (\(names)) VALUES (\(values))",
-            batchSQL: "INSERT INTO \(table) (\(names)) VALUES " + Array(repeating: "(\(values))", count: max(batchSize, 1)).joined(separator: ", "),
-            batchSize: batchSize,
-            slots: slots, plain: slots.allSatisfy(\.isPlain))
+            sql: ["INSERT INTO \(table) (Z_PK, \(names)) VALUES (?, \(values))",
+                  "INSERT INTO \(table) (\(names)) VALUES (\(values))",
+                  "INSERT INTO \(table) (\(names)) VALUES " + Array(repeating: "(\(values))", count: max(batchSize, 1)).joined(separator: ", ")],
+            batchSize: batchSize, slots: slots, plain: slots.allSatisfy(\.isPlain))
         insertStatements[number] = statements
         return statements
     }
