@@ -499,7 +499,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The fast path for typed accessors: sets an attribute's storage value and records the change.
     internal func setStoreValue(_ value: StoreValue, at index: Int) {
         fireFaultIfNeeded()
-        _values[index] = value
+        if case .int(let v) = value { _values.setInt64(v, at: index) } else { _values[index] = value }
         markChanged(index)
     }
 

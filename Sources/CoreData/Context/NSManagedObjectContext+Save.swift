@@ -341,12 +341,17 @@ extension NSManagedObject {
     /// The values to write: to-one relationships as IDs, transformable values encoded.
     internal func valuesForStore() throws -> PropertyValues {
         var values = persistentValues()
-        for index in layout.objectAttributeIndexes {
-            guard case .object(let box) = values[index], let attribute = layout.properties[index] as? NSAttributeDescription,
-                  !attribute.isTransient else { continue }
-            values[index] = .data(try TransformableCoding.encode(box.value, for: attribute))
+        // Checked before iterating: iterating an empty list still retains and releases it.
+        if !layout.objectAttributeIndexes.isEmpty {
+            for index in layout.objectAttributeIndexes {
+                guard case .object(let box) = values[index], let attribute = layout.properties[index] as? NSAttributeDescription,
+                      !attribute.isTransient else { continue }
+                values[index] = .data(try TransformableCoding.encode(box.value, for: attribute))
+            }
         }
-        for index in layout.transientIndexes { values[index] = .null }
+        if !layout.transientIndexes.isEmpty {
+            for index in layout.transientIndexes { values[index] = .null }
+        }
         return values
     }
 

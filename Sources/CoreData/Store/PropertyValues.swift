@@ -318,20 +318,22 @@ internal struct PropertyValues: @unchecked Sendable {
         }
     }
 
-    /// Direct writes into a buffer just made by ``init(nullsOf:)`` and not yet shared (a decoded
-    /// row): valid while these values are alive and unchanged.
+    /// Values in `storage` (moved in).
     @inline(__always)
-    func initializer() -> Initializer {
-        let address = _address
-        let slots = address.load(fromByteOffset: ValuesStorage.headerOffset, as: Unmanaged<ValueShape>.self)._withUnsafeGuaranteedRef { $0.slots }
-        return Initializer(address: address, slots: slots)
-    }
+    init(_ storage: consuming ValuesStorage) { self.storage = storage }
 
-    /// See ``initializer()``.
+    /// Direct writes into a buffer just made by ``ValueShape/newNulls()`` and not yet shared (a
+    /// decoded row), whose slots still hold `.null`: valid while the buffer is alive.
     struct Initializer {
         let address: UnsafeMutableRawPointer
         let slots: UnsafeMutablePointer<ValueShape.Slot>
         var tail: UnsafeMutableRawPointer { address + ValuesStorage.tailOffset }
+
+        @inline(__always)
+        init(_ storage: borrowing ValuesStorage) {
+            address = Unmanaged.passUnretained(copy storage).toOpaque()
+            slots = address.load(fromByteOffset: ValuesStorage.headerOffset, as: Unmanaged<ValueShape>.self)._withUnsafeGuaranteedRef { $0.slots }
+        }
 
         /// Stores `.int(value)` over the `.null` at `index`.
         @inline(__always)

@@ -133,9 +133,9 @@ extension SQLiteStore {
     func decodeValues(_ statement: SQLiteStatement, plan: SQLiteRowDecoder.Plan) -> PropertyValues {
         // Written in place: every slot starts as .null (no payload), so a decoded value may be
         // stored over it without destroying anything.
-        let values = PropertyValues(nullsOf: plan.shape)
-        if plan.slots.isEmpty { return values }
-        let writer = values.initializer()
+        if plan.slots.isEmpty { return PropertyValues(nullsOf: plan.shape) }
+        let storage = plan.shape.newNulls()
+        let writer = PropertyValues.Initializer(storage)
         for slot in plan.slots {
             let column = slot.column
             if case .int = slot.kind {
@@ -147,7 +147,7 @@ extension SQLiteStore {
             if statement.isNull(column) { continue }
             writer.initialize(decodeValue(slot, statement), at: slot.index)
         }
-        return values
+        return PropertyValues(consume storage)
     }
 
     /// The value of a non-NULL column in the storage form of its property (`.null` if unreadable).
