@@ -46,7 +46,7 @@ extension NSManagedObject {
 
     /// The values as a save would write them: to-one relationships as object IDs, transformable
     /// values still in memory form.
-    internal func persistentValues() -> ContiguousArray<StoreValue> {
+    internal func persistentValues() -> PropertyValues {
         fireFaultIfNeeded()
         var values = _values
         guard !_relations.isEmpty else { return values }
@@ -92,7 +92,7 @@ extension NSManagedObject {
     }
 
     /// After a successful save: the saved values become the snapshot.
-    internal func didCommit(values: consuming ContiguousArray<StoreValue>, version: Int64) {
+    internal func didCommit(values: consuming PropertyValues, version: Int64) {
         // `_snapshot` set directly, without a `RowSnapshot` (and its entity's retain) in between.
         _snapshotValues = consume values
         _snapshotVersion = version

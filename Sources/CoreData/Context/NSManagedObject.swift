@@ -105,12 +105,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Attribute values (and unresolved to-one IDs) by property index. Read by the inlined
     /// `@Managed` getters (`Managed.swift`) across modules.
-    @exclusivity(unchecked) @usableFromInline final internal var _values: ContiguousArray<StoreValue>
+    @exclusivity(unchecked) @usableFromInline final internal var _values: PropertyValues
     /// Relationships that have been materialized, by property index.
     @exclusivity(unchecked) internal var _relations: [Int: RelationshipValue] = .init() // not `[:]`: a call per object
     /// The values as last fetched or saved (`nil` for a new object), without their entity
     /// (the object's): see ``_snapshot``.
-    @exclusivity(unchecked) internal var _snapshotValues: ContiguousArray<StoreValue>?
+    @exclusivity(unchecked) internal var _snapshotValues: PropertyValues?
     /// `Z_OPT` of the row as last fetched or saved.
     @exclusivity(unchecked) internal var _snapshotVersion: Int64 = 0
     /// The row as last fetched or saved (`nil` for a new object). Kept as its values and
@@ -333,7 +333,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 guard _context?.shouldDeleteInaccessibleFaults ?? true else {
                     preconditionFailure("CoreData could not fulfill a fault for '\(objectID)'")
                 }
-                _values = ContiguousArray(repeating: .null, count: layout.properties.count)
+                _values = layout.nullValues()
                 _hasData = true
                 _isFault = false
                 _isDeleted = true
@@ -404,7 +404,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         guard let index = layout.nameTable.index(of: key) else { return setFetchedPropertyValue(value, forKey: key) }
         willChangeValue(forKey: key)
         if !_isFault, let stored = StoreValue.fastConvert(borrowing: value, kind: layout.storageKinds[index]) {
-            _values[index] = stored // `setStoreValue` inlined: not a fault, checked above
+            // `setStoreValue` inlined: not a fault, checked above. An integer goes straight
+            // into its 8-byte slot.
+            if case .int(let v) = stored { _values.setInt64(v, at: index) } else { _values[index] = stored }
             markChanged(index)
         } else {
             setValue(value, at: index)
@@ -497,7 +499,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The fast path for typed accessors: sets an attribute's storage value and records the change.
     internal func setStoreValue(_ value: StoreValue, at index: Int) {
         fireFaultIfNeeded()
-        _values[index] = value
+        if case .int(let v) = value { _values.setInt64(v, at: index) } else { _values[index] = value }
         markChanged(index)
     }
 

@@ -276,8 +276,11 @@ internal struct RowMaterializer {
         // The row's buffer is shared by the values and the snapshot, moved into the object (set
         // field by field: the `_snapshot` setter would retain and release an entity per row).
         object._snapshotVersion = row.version
-        object._snapshotValues = row.values
-        object._values = row.values
+        var row = row
+        var values = PropertyValues()
+        swap(&values, &row.values) // moved out of the row, not copied and released with it
+        object._snapshotValues = values
+        object._values = consume values
         object._isFault = true
         context.register(object, key: key)
         return object

@@ -105,7 +105,7 @@ extension NSManagedObjectContext {
         func changes(for store: NSPersistentStore, _ body: (inout SaveChanges) -> Void) {
             body(&groups[group(for: store)].changes)
         }
-        var updatedRows: [ContiguousArray<StoreValue>] = []
+        var updatedRows: [PropertyValues] = []
         updatedRows.reserveCapacity(updated.count)
         var storeByEntity: [ObjectIdentifier: NSPersistentStore] = [:]
         var lastEntity: NSEntityDescription?
@@ -227,7 +227,7 @@ extension NSManagedObjectContext {
         // Commit in memory: the new objects take their permanent keys (their IDs are made when asked for).
         reregister(moves, of: savedInserts, stores: groups.map(\.store))
         var permanent: [IDKey: NSManagedObjectID]? // built only if a saved value refers to a new object
-        func commit(_ object: NSManagedObject, _ values: consuming ContiguousArray<StoreValue>) {
+        func resolveTemporaryIDs(of object: NSManagedObject, in values: inout PropertyValues) {
             for index in object.layout.idValueIndexes {
                 guard case .objectID(let id) = values[index], id.isTemporaryID else { continue }
                 if permanent == nil {
@@ -235,6 +235,10 @@ extension NSManagedObjectContext {
                 }
                 if let resolved = permanent![id.key] { values[index] = .objectID(resolved) }
             }
+        }
+        func commit(_ object: NSManagedObject, _ values: consuming PropertyValues) {
+            // Only entities with to-one relationships or object-ID attributes may hold IDs.
+            if !object.layout.idValueIndexes.isEmpty { resolveTemporaryIDs(of: object, in: &values) }
             let version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
             object.didCommit(values: consume values, version: version)
         }
@@ -242,7 +246,7 @@ extension NSManagedObjectContext {
             for position in groups[storeIndex].insertOffsets.indices {
                 savedInserts.withUnretained(at: groups[storeIndex].insertOffsets[position]) { object in
                     // The written values move into the object's snapshot: `groups` is not read again.
-                    var values = ContiguousArray<StoreValue>()
+                    var values = PropertyValues()
                     swap(&values, &groups[storeIndex].changes.inserts[position].values)
                     commit(object, consume values)
                 }
@@ -335,14 +339,19 @@ private struct StoreChanges {
 
 extension NSManagedObject {
     /// The values to write: to-one relationships as IDs, transformable values encoded.
-    internal func valuesForStore() throws -> ContiguousArray<StoreValue> {
+    internal func valuesForStore() throws -> PropertyValues {
         var values = persistentValues()
-        for index in layout.objectAttributeIndexes {
-            guard case .object(let box) = values[index], let attribute = layout.properties[index] as? NSAttributeDescription,
-                  !attribute.isTransient else { continue }
-            values[index] = .data(try TransformableCoding.encode(box.value, for: attribute))
+        // Checked before iterating: iterating an empty list still retains and releases it.
+        if !layout.objectAttributeIndexes.isEmpty {
+            for index in layout.objectAttributeIndexes {
+                guard case .object(let box) = values[index], let attribute = layout.properties[index] as? NSAttributeDescription,
+                      !attribute.isTransient else { continue }
+                values[index] = .data(try TransformableCoding.encode(box.value, for: attribute))
+            }
         }
-        for index in layout.transientIndexes { values[index] = .null }
+        if !layout.transientIndexes.isEmpty {
+            for index in layout.transientIndexes { values[index] = .null }
+        }
         return values
     }
 

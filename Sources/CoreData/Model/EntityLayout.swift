@@ -50,17 +50,22 @@ internal final class EntityLayout: @unchecked Sendable {
     var entityNumbers: [Int] = []
     /// All concrete entities at or below this one, this one first.
     var descendants: [NSEntityDescription] = []
+    /// How this entity's values are laid out (``PropertyValues``).
+    let valueShape: ValueShape
     /// The values a new object starts with.
-    let defaultValues: ContiguousArray<StoreValue>
+    let defaultValues: PropertyValues
     /// Whether every default value is `.null` (no attribute has a default).
     let defaultValuesAreNull: Bool
 
+    /// `.null` for every property, in a buffer of their own.
+    @inline(__always)
+    func nullValues() -> PropertyValues { PropertyValues(nullsOf: valueShape) }
+
     /// The default values in a buffer of their own, for a new object about to take its values.
-    func newValues() -> ContiguousArray<StoreValue> {
-        if defaultValuesAreNull { return StoreValue.nulls(defaultValues.count) }
-        var values = ContiguousArray<StoreValue>()
-        values.reserveCapacity(defaultValues.count)
-        values.append(contentsOf: defaultValues)
+    func newValues() -> PropertyValues {
+        var values = PropertyValues(nullsOf: valueShape)
+        if defaultValuesAreNull { return values }
+        for index in 0..<values.count where !defaultValues[index].isNull { values.initialize(defaultValues[index], at: index) }
         return values
     }
     /// Indexes of the properties that validation must look at: relationships with a rule,
@@ -133,7 +138,11 @@ internal final class EntityLayout: @unchecked Sendable {
         self.attributeIndexes = attributeIndexes
         self.transientIndexes = properties.indices.filter { properties[$0].isTransient }
         self.objectAttributeIndexes = attributeIndexes.filter { (properties[$0] as? NSAttributeDescription)?.holdsObjects ?? false }
-        self.defaultValues = defaults
+        let valueShape = ValueShape.make(storageKinds: kinds)
+        self.valueShape = valueShape
+        var defaultValues = PropertyValues(nullsOf: valueShape)
+        for (index, value) in defaults.enumerated() where !value.isNull { defaultValues.initialize(value, at: index) }
+        self.defaultValues = defaultValues
         self.defaultValuesAreNull = defaults.allSatisfy(\.isNull)
         self.validatedIndexes = properties.indices.filter { index in
             if let relationship = properties[index] as? NSRelationshipDescription {

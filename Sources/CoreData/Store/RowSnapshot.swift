@@ -7,7 +7,7 @@ internal struct RowSnapshot: @unchecked Sendable {
     /// The row's entity (a sub-entity of the fetched entity, possibly).
     let entity: NSEntityDescription
     /// Values by property index; relationships that are not stored in the row are `.null`.
-    var values: ContiguousArray<StoreValue>
+    var values: PropertyValues
     /// `Z_OPT`: incremented by every save of the row.
     var version: Int64
 }
@@ -48,11 +48,11 @@ internal struct LentRow: @unchecked Sendable {
     unowned(unsafe) let store: NSPersistentStore
     unowned(unsafe) let entity: NSEntityDescription
     let primaryKey: Int64
-    var values: ContiguousArray<StoreValue>
+    var values: PropertyValues
     /// `Z_OPT`.
     let version: Int64
 
-    init(store: NSPersistentStore, entity: NSEntityDescription, primaryKey: Int64, values: consuming ContiguousArray<StoreValue>, version: Int64) {
+    init(store: NSPersistentStore, entity: NSEntityDescription, primaryKey: Int64, values: consuming PropertyValues, version: Int64) {
         self.store = store
         self.entity = entity
         self.primaryKey = primaryKey
@@ -104,14 +104,14 @@ internal struct SaveChanges: @unchecked Sendable {
         /// object being saved holds it too.
         unowned(unsafe) var entity: NSEntityDescription
         var key: IDKey
-        var values: ContiguousArray<StoreValue>
+        var values: PropertyValues
         var isTemporary: Bool { key.store == IDKey.temporaryStore }
         /// The primary key of a permanent ID; `nil` for a temporary one.
         var primaryKey: Int64? { isTemporary ? nil : key.value }
     }
     struct Update {
         var id: NSManagedObjectID
-        var values: ContiguousArray<StoreValue>
+        var values: PropertyValues
         var changedIndexes: [Int]
         var expectedVersion: Int64
     }

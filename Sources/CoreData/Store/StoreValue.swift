@@ -26,17 +26,6 @@ internal enum StoreValue: Sendable, Hashable {
     case object(ObjectBox)
 
     var isNull: Bool { if case .null = self { return true } else { return false } }
-
-    /// `count` `.null` values in a buffer of their own: a new object's values, a decoded row's.
-    /// (`reserveCapacity` allocates through code the compiler specializes; `init(repeating:count:)`
-    /// and `init(unsafeUninitializedCapacity:initializingWith:)` through a generic path that takes
-    /// three times as long.)
-    static func nulls(_ count: Int) -> ContiguousArray<StoreValue> {
-        var values = ContiguousArray<StoreValue>()
-        values.reserveCapacity(count)
-        for _ in 0..<count { values.append(.null) }
-        return values
-    }
 }
 
 /// A non-`Sendable` value held by one object on its context's queue.

@@ -186,7 +186,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         }
         var resolver = TemporaryIDResolver(inserts: changes.inserts, keys: insertedKeys, store: self)
         func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { resolver.resolve(id) }
-        func resolved(_ values: ContiguousArray<StoreValue>, _ entity: NSEntityDescription) -> ContiguousArray<StoreValue> {
+        func resolved(_ values: PropertyValues, _ entity: NSEntityDescription) -> PropertyValues {
             var values = values
             for index in entity.layout.properties.indices where !entity.layout.properties[index].isStoredInRow { values[index] = .null }
             for index in values.indices { if case .objectID(let target) = values[index] { values[index] = .objectID(resolve(target)) } }

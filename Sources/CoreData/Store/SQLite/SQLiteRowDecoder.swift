@@ -13,6 +13,8 @@ internal final class SQLiteRowDecoder: @unchecked Sendable {
         let entity: NSEntityDescription
         let slots: [Slot]
         let propertyCount: Int
+        /// The layout of the entity's values (immortal: held without a retain).
+        unowned(unsafe) let shape: ValueShape
         /// The property indexes no column fills (to-many relationships, transient properties):
         /// always `.null` in a decoded row.
         let unreadIndexes: [Int]
@@ -20,15 +22,17 @@ internal final class SQLiteRowDecoder: @unchecked Sendable {
             self.entity = entity
             self.slots = slots
             self.propertyCount = propertyCount
+            self.shape = entity.layout.valueShape
             let read = Set(slots.map(\.index))
             self.unreadIndexes = (0..<propertyCount).filter { !read.contains($0) }
         }
 
         /// Whether `values`, as a save bound them, decode back unchanged: the common case, in
         /// which the saved values are the snapshot as they are (no copy).
-        func readsBack(_ values: ContiguousArray<StoreValue>) -> Bool {
+        func readsBack(_ values: PropertyValues) -> Bool {
             guard values.count == propertyCount else { return false }
             for slot in slots {
+                if case .int = slot.kind, values.int64(at: slot.index) != nil { continue } // no `StoreValue` made
                 switch (slot.kind, values[slot.index]) {
                 case (_, .null), (.int, .int), (.bool, .bool), (.string, .string), (.data, .data), (.uuid, .uuid): continue
                 case (.double, .double(let double)) where !double.isNaN: continue
@@ -126,25 +130,24 @@ extension SQLiteStore {
 
     /// The values of the current row of `statement`, by property index, as `plan` decodes them.
     @inline(__always)
-    func decodeValues(_ statement: SQLiteStatement, plan: SQLiteRowDecoder.Plan) -> ContiguousArray<StoreValue> {
+    func decodeValues(_ statement: SQLiteStatement, plan: SQLiteRowDecoder.Plan) -> PropertyValues {
         // Written in place: every slot starts as .null (no payload), so a decoded value may be
         // stored over it without destroying anything.
-        var values = StoreValue.nulls(plan.propertyCount)
-        values.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
-            for slot in plan.slots {
-                let column = slot.column
-                if case .int = slot.kind {
-                    // One call per integer column: NULL reads as 0, so the type is checked only then.
-                    let value = statement.int64(column)
-                    if value != 0 || !statement.isNull(column) { (base + slot.index).initialize(to: .int(value)) }
-                    continue
-                }
-                if statement.isNull(column) { continue }
-                (base + slot.index).initialize(to: decodeValue(slot, statement))
+        if plan.slots.isEmpty { return PropertyValues(nullsOf: plan.shape) }
+        let storage = plan.shape.newNulls()
+        let writer = PropertyValues.Initializer(storage)
+        for slot in plan.slots {
+            let column = slot.column
+            if case .int = slot.kind {
+                // One call per integer column: NULL reads as 0, so the type is checked only then.
+                let value = statement.int64(column)
+                if value != 0 || !statement.isNull(column) { writer.initializeInt64(value, at: slot.index) }
+                continue
             }
+            if statement.isNull(column) { continue }
+            writer.initialize(decodeValue(slot, statement), at: slot.index)
         }
-        return values
+        return PropertyValues(consume storage)
     }
 
     /// The value of a non-NULL column in the storage form of its property (`.null` if unreadable).
@@ -254,7 +257,7 @@ extension SQLiteStore {
     /// the context encodes again at every save (the bytes may differ from the stored ones):
     /// those are taken from `cached()`, the row as the cache holds it, if that is the version
     /// the update replaced.
-    private func updatedValues(_ update: SaveChanges.Update, cached: () -> RowSnapshot?) -> ContiguousArray<StoreValue>? {
+    private func updatedValues(_ update: SaveChanges.Update, cached: () -> RowSnapshot?) -> PropertyValues? {
         let entity = update.id.entity
         // The ID of an update may name a super-entity of the row's (an ID made from a URI): only
         // a leaf entity is surely the row's own.
@@ -278,11 +281,11 @@ extension SQLiteStore {
     /// The snapshot a reader decodes, by `plan`, from a row just written with `values` (in the
     /// form the save bound them), or `nil` when the store would not read a value back as it was
     /// written (the row is then left to be read from disk). Mirrors `decodeRow` and `decodeValue`.
-    private func writtenRow(_ plan: SQLiteRowDecoder.Plan, values: ContiguousArray<StoreValue>, version: Int64,
+    private func writtenRow(_ plan: SQLiteRowDecoder.Plan, values: PropertyValues, version: Int64,
                             resolve: (NSManagedObjectID) -> NSManagedObjectID) -> RowSnapshot? {
         guard values.count == plan.propertyCount else { return nil }
         if plan.readsBack(values) { return RowSnapshot(entity: plan.entity, values: values, version: version) }
-        var row = ContiguousArray<StoreValue>(repeating: .null, count: plan.propertyCount)
+        var row = plan.entity.layout.nullValues()
         for slot in plan.slots {
             let value = values[slot.index]
             switch (slot.kind, value) {

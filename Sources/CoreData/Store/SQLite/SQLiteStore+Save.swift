@@ -195,7 +195,12 @@ extension SQLiteStore {
                         // Attributes only: each value binds as it is, read in place (`inserts`
                         // is a constant: its values array is not retained for the row).
                         for slot in slots {
-                            statement.bind(inserts[offset].values[slot.index], at: position)
+                            // An integer is bound straight from its 8-byte slot (no `StoreValue`).
+                            if let int = inserts[offset].values.int64(at: slot.index) {
+                                statement.bind(int, at: position)
+                            } else {
+                                inserts[offset].values.withValue(at: slot.index) { statement.bind($0, at: position) }
+                            }
                             position += 1
                         }
                     } else {
@@ -400,8 +405,14 @@ extension SQLiteStore {
         return statements
     }
 
-    private func bindSlot(_ slot: InsertSlot, values: ContiguousArray<StoreValue>, statement: SQLiteStatement,
+    private func bindSlot(_ slot: InsertSlot, values: PropertyValues, statement: SQLiteStatement,
                           at position: inout Int32, resolve: (NSManagedObjectID) -> NSManagedObjectID) {
+        // An integer attribute is bound straight from its 8-byte slot (no `StoreValue`).
+        if slot.entityColumn == nil, !slot.isObjectIDAttribute, let int = values.int64(at: slot.index) {
+            statement.bind(int, at: position)
+            position += 1
+            return
+        }
         let value = values[slot.index]
         if slot.isObjectIDAttribute {
             if case .objectID(let id) = value, !resolve(id).isTemporaryID {

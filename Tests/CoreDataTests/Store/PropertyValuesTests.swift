@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+/// The values buffer reads back what was written in narrow (8-byte) and wide slots alike,
+/// keeps values of another kind in narrow slots, and copies on write.
+@Suite("PropertyValues")
+struct PropertyValuesTests {
+    /// int, double, bool, date, string, int, to-one: narrow slots 0–3 and 5, wide 4 and 6.
+    static let shape = ValueShape.make(storageKinds: [.integer64, .double, .bool, .date, .string, .integer16, .toOne])
+
+    static let samples: [StoreValue] = [
+        .null, .int(0), .int(-1), .int(.min), .int(.max), .double(-0.0), .double(.infinity), .double(2.5), .bool(true), .bool(false),
+        .date(Date(timeIntervalSinceReferenceDate: -12.25)), .string("text"), .data(Data([1, 2])), .decimal(Decimal(7)),
+        .object(ObjectBox("boxed")),
+    ]
+
+    @Test func everySlotReadsBackEveryValue() {
+        for index in 0..<Self.shape.count {
+            var values = PropertyValues(nullsOf: Self.shape)
+            #expect(values.count == 7)
+            for sample in Self.samples {
+                values[index] = sample
+                #expect(values[index] == sample, "slot \(index), \(sample)")
+                for other in 0..<values.count where other != index { #expect(values[other] == .null) }
+            }
+            values.setInt64(42, at: index)
+            #expect(values[index] == .int(42))
+            #expect(values.int64(at: index) == (Self.shape.slots[index].tag >= 0 ? 42 : nil))
+            values[index] = .null
+            #expect(values.allSatisfy { $0.isNull })
+        }
+    }
+
+    @Test func nanIsKept() {
+        var values = PropertyValues(nullsOf: Self.shape)
+        values[1] = .double(.nan)
+        guard case .double(let double) = values[1] else { Issue.record("not a double"); return }
+        #expect(double.isNaN)
+    }
+
+    @Test func copiesOnWrite() {
+        var values = PropertyValues(nullsOf: Self.shape)
+        values[0] = .int(1)
+        values[4] = .string("a")
+        values[5] = .object(ObjectBox("mistyped")) // overflow of a narrow slot
+        let snapshot = values
+        values[0] = .int(2)
+        values[4] = .string("b")
+        values.setInt64(3, at: 5) // replaces the overflow value
+        #expect(snapshot[0] == .int(1) && snapshot[4] == .string("a"))
+        guard case .object(let box) = snapshot[5] else { Issue.record("overflow value lost"); return }
+        #expect(box.value as? String == "mistyped")
+        #expect(values[0] == .int(2) && values[4] == .string("b") && values[5] == .int(3))
+        #expect(values != snapshot)
+        var again = snapshot
+        again[0] = .int(2)
+        again[4] = .string("b")
+        again[5] = .int(3)
+        #expect(again == values)
+    }
+
+    @Test func valuesWithoutAnEntity() {
+        let values = PropertyValues([.int(1), .string("x"), .null])
+        #expect(Array(values) == [.int(1), .string("x"), .null])
+        let empty: PropertyValues = []
+        #expect(empty.isEmpty && empty.count == 0)
+    }
+}
