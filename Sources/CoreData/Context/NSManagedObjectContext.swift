@@ -135,11 +135,24 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     deinit {
         if let autoMergeObserver { NotificationCenter.default.removeObserver(autoMergeObserver) }
-        let objects = registry.withLock { registry in
+        Self.detach(takeRegisteredObjects()) // strong, while we detach them
+    }
+
+    /// The registered objects, the new ones not yet registered under a temporary ID included
+    /// (``register(_:key:)``), each once; the registry is emptied.
+    private func takeRegisteredObjects() -> [NSManagedObject] {
+        var objects = registry.withLock { registry in
             defer { registry.removeAll() }
-            return registry.values.map { $0.takeUnretainedValue() } // strong, while we detach them
+            return registry.values.map { $0.takeUnretainedValue() }
         }
-        Self.detach(objects)
+        objects += unregisteredNewObjects
+        return objects
+    }
+
+    /// New objects that are registered without being in the registry: inserted ones (and deleted
+    /// ones whose deletion is not processed yet) whose temporary ID has not been made.
+    private var unregisteredNewObjects: [NSManagedObject] {
+        (inserted.objects + pendingDeletes).filter { $0._isInserted && $0._objectID == nil && $0._idStore == nil }
     }
 
     /// Cuts objects loose from a context that forgets them: no context pointer, and no
@@ -267,6 +280,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // MARK: Registration
 
     /// Registers `object` under its ID's key (`key`, when the caller has it already).
+    ///
+    /// A new object is registered under its temporary ID only once that ID is made (the
+    /// `objectID` getter calls ``registerTemporaryID(of:key:)``): until then nobody can ask for
+    /// it by ID, and the inserted objects keep it. Most new objects never have their temporary ID
+    /// asked for, so a save of new objects does not add and then remove a key per object.
     internal func register(_ object: NSManagedObject, key known: IDKey? = nil) {
         let key = known ?? object.idKey
         registry.withLock { $0[key] = Unmanaged.passUnretained(object) }
@@ -304,9 +322,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// How many times the registry's table was rebuilt (for tests).
     internal var registryRebuilds: Int { registry.withLock { $0.rebuilds } }
 
-    /// Called from an object's `deinit`.
-    internal func unregisterOnDeinit(_ key: IDKey) {
-        registry.withLock { $0[key] = nil }
+    /// Called by the `objectID` getter when it makes the temporary ID of a new object of this
+    /// context (on any thread: the registry has its own lock).
+    internal func registerTemporaryID(of object: NSManagedObject, key: IDKey) {
+        registry.withLock { $0[key] = Unmanaged.passUnretained(object) }
+    }
+
+    /// Called from an object's `deinit`: removes `key` if it is the object's (`address`).
+    internal func unregisterOnDeinit(_ key: IDKey, address: UnsafeMutableRawPointer) {
+        registry.withLock { $0.remove(key, ifObjectAt: address) }
     }
 
     internal func registered(_ key: IDKey) -> NSManagedObject? {
@@ -346,8 +370,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     internal func reregister(_ moves: [SavedInsert], of objects: [NSManagedObject], stores: [NSPersistentStore]) {
         var fromChildren: [(NSManagedObject, NSManagedObjectID)] = []
         registry.withLock { registry in
-            // The temporary keys go first: a growth then leaves their slots behind.
-            for move in moves { registry[move.temporaryKey] = nil }
+            // The temporary keys go first: a growth then leaves their slots behind. Only objects
+            // whose temporary ID was made have one (``register(_:key:)``).
+            for move in moves where objects.withUnretained(at: move.offset, { $0._objectID != nil }) {
+                registry[move.temporaryKey] = nil
+            }
             registry.reserveCapacity(moves.count)
             for move in moves {
                 objects.withUnretained(at: move.offset) { object in
@@ -370,7 +397,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open var registeredObjects: Set<NSManagedObject> {
         checkQueue("registeredObjects")
         let objects = registry.withLock { $0.values.map { $0.takeUnretainedValue() } }
-        return Set(objects)
+        return Set(objects + unregisteredNewObjects)
     }
 
     /// The object registered for `objectID`, or `nil`.
@@ -451,7 +478,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         precondition(object._context == nil, "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext")
         object._context = self
         object._isInserted = true
-        register(object)
+        if object._objectID != nil || object._idStore != nil {
+            register(object) // an ID made before, or a permanent one
+        } else {
+            // Registered under its temporary ID once that ID is made (``register(_:key:)``); the
+            // serial number is drawn now, so that temporary IDs number objects in insertion order.
+            let key = object.idKey
+            if _retainsRegistered { retained[key] = object }
+        }
         inserted.insert(object)
         pendingChangeNotice.inserted.append(object)
         object.awakeFromInsert()
@@ -555,10 +589,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// `NSManagedObjectContextObjectsDidChange` is posted with their IDs under `NSInvalidatedAllObjectsKey`.
     open func reset() {
         checkQueue("reset()")
-        let objects = registry.withLock { registry in
-            defer { registry.removeAll() }
-            return registry.values.map { $0.takeUnretainedValue() }
-        }
+        let objects = takeRegisteredObjects()
         retained.removeAll()
         Self.detach(objects + inserted.objects + pendingDeletes)
         inserted.removeAll()

@@ -97,6 +97,24 @@ internal struct ObjectRegistry {
         }
     }
 
+    /// Removes `key` if it holds the object at `address` (an object's `deinit`: a key whose
+    /// object was never registered, or has moved, is left alone).
+    mutating func remove(_ key: IDKey, ifObjectAt address: UnsafeMutableRawPointer) {
+        let owner = key.packedOwner
+        let bits = UInt(bitPattern: address)
+        var index = Self.hash(key.value, owner) & mask
+        while true {
+            let slot = slots[index]
+            if slot.bits == 0 { return }
+            if slot.bits == bits && slot.value == key.value && slot.owner == owner {
+                slots[index].bits = Slot.tombstone
+                count -= 1
+                return
+            }
+            index = (index &+ 1) & mask
+        }
+    }
+
     private mutating func grow(to capacity: Int) {
         rebuilds += 1
         let old = slots

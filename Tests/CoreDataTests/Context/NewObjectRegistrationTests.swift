@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+/// A new object enters the registry under its temporary ID only when that ID is made (the
+/// `objectID` getter): these check that it is found, listed and forgotten as if it had been
+/// registered at insertion.
+@Suite("Registration of new objects")
+struct NewObjectRegistrationTests {
+    @Test func aTemporaryIDFindsItsObject() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let car = stack.insert("Car", ["name": "a"])
+        let id = car.objectID
+        #expect(id.isTemporaryID)
+        #expect(context.registeredObject(for: id) === car)
+        #expect(context.object(with: id) === car)
+        #expect(try context.existingObject(with: id) === car)
+        // An ID made before the object was inserted.
+        let early = NSManagedObject(entity: stack.model.entitiesByName["Car"]!, insertInto: nil)
+        let earlyID = early.objectID
+        context.insert(early)
+        #expect(context.registeredObject(for: earlyID) === early)
+        #expect(try context.existingObject(with: earlyID) === early)
+        try context.save()
+        #expect(context.registeredObject(for: car.objectID) === car)
+        #expect(!car.objectID.isTemporaryID)
+        #expect(context.registeredObject(for: early.objectID) === early)
+    }
+
+    @Test func temporaryIDsNumberObjectsInInsertionOrder() throws {
+        let stack = try TestStack()
+        let cars = (0..<5).map { stack.insert("Car", ["name": "\($0)"]) }
+        // IDs asked for in reverse order still number the objects as they were inserted.
+        let serials = cars.reversed().map(\.objectID.key.value).reversed()
+        #expect(Array(serials) == Array(serials).sorted())
+        #expect(Set(serials).count == 5)
+    }
+
+    @Test func registeredObjectsListNewObjectsOnce() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let plain = stack.insert("Car", ["name": "plain"])
+        let asked = stack.insert("Car", ["name": "asked"])
+        _ = asked.objectID
+        let deleted = stack.insert("Car", ["name": "deleted"])
+        context.delete(deleted) // not processed yet: still registered
+        #expect(context.registeredObjects == [plain, asked, deleted])
+        context.processPendingChanges()
+        #expect(context.registeredObjects == [plain, asked])
+        #expect(deleted.managedObjectContext == nil)
+        try context.save()
+        #expect(context.registeredObjects == [plain, asked])
+    }
+
+    @Test func deletingANewObjectForgetsItsTemporaryID() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let car = stack.insert("Car", ["name": "a"])
+        let id = car.objectID
+        context.delete(car)
+        #expect(context.registeredObject(for: id) === car)
+        context.processPendingChanges()
+        #expect(context.registeredObject(for: id) == nil)
+        #expect(throws: NSError.self) { try context.existingObject(with: id) }
+    }
+
+    @Test func resetRollbackAndDeinitDetachNewObjects() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let plain = stack.insert("Car", ["name": "plain"])
+        let asked = stack.insert("Car", ["name": "asked"])
+        let askedID = asked.objectID
+        let recorder = InvalidatedRecorder(context)
+        context.reset()
+        let invalidated = recorder.ids
+        #expect(plain.managedObjectContext == nil && asked.managedObjectContext == nil)
+        #expect(Set(invalidated) == [plain.objectID, askedID])
+        #expect(invalidated.count == 2)
+        #expect(context.registeredObjects.isEmpty)
+
+        let again = stack.insert("Car", ["name": "again"])
+        context.rollback()
+        #expect(again.managedObjectContext == nil)
+        #expect(context.registeredObjects.isEmpty)
+
+        var child: NSManagedObjectContext? = stack.newContext()
+        let orphan = NSEntityDescription.insertNewObject(forEntityName: "Car", into: child!)
+        child = nil
+        #expect(orphan.managedObjectContext == nil, "the context's deinit detached its new object")
+        _ = orphan.objectID // no context to register in
+    }
+
+    @Test func retainedNewObjectsStayRegisteredAfterTheSave() throws {
+        let stack = try TestStack()
+        let context = stack.newContext()
+        context.retainsRegisteredObjects = true
+        var ids: [NSManagedObjectID] = []
+        do {
+            let cars = (0..<3).map { i -> NSManagedObject in
+                let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+                car.setValue("\(i)", forKey: "name")
+                return car
+            }
+            try context.save()
+            ids = cars.map(\.objectID)
+        }
+        #expect(context.registeredObjects.count == 3)
+        for id in ids { #expect(context.registeredObject(for: id) != nil) }
+    }
+
+    @Test func obtainPermanentIDsRegistersNewObjectsUnderThem() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let cars = (0..<3).map { stack.insert("Car", ["name": "\($0)"]) }
+        try context.obtainPermanentIDs(for: cars)
+        let ids = cars.map(\.objectID)
+        #expect(ids.allSatisfy { !$0.isTemporaryID })
+        for (car, id) in zip(cars, ids) { #expect(context.registeredObject(for: id) === car) }
+        try context.save()
+        #expect(cars.map(\.objectID) == ids)
+        for (car, id) in zip(cars, ids) { #expect(context.registeredObject(for: id) === car) }
+        #expect(try RawSQLite.query(stack.url.path, "SELECT COUNT(*) FROM ZCAR") == [["3"]])
+    }
+
+    /// A child reads the parent's new object (whose ID the parent made for it), changes it and
+    /// saves: the parent's object itself takes the change, found by its temporary ID.
+    @Test func aChildUpdatesItsParentsNewObject() throws {
+        let stack = try TestStack()
+        let (parent, child) = stack.parentAndChild()
+        let car = parent.performAndWait { () -> NSManagedObject in
+            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: parent)
+            car.setValue("parent", forKey: "name")
+            return car
+        }
+        try child.performAndWait {
+            let cars = try child.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
+            #expect(cars.count == 1)
+            cars[0].setValue("child", forKey: "name")
+            try child.save()
+        }
+        try parent.performAndWait {
+            #expect(parent.registeredObjects == [car])
+            #expect(car.value(forKey: "name") as? String == "child")
+            try parent.save()
+            #expect(!car.objectID.isTemporaryID)
+        }
+        #expect(try RawSQLite.query(stack.url.path, "SELECT ZNAME FROM ZCAR") == [["child"]])
+    }
+
+    /// An object's `deinit` removes its own key only, never another object's slot under it.
+    @Test func aDeinitLeavesAnotherObjectsSlot() throws {
+        let stack = try TestStack()
+        let entity = stack.model.entitiesByName["Car"]!
+        let kept = NSManagedObject(entity: entity, insertInto: nil)
+        let other = NSManagedObject(entity: entity, insertInto: nil)
+        var registry = ObjectRegistry()
+        let key = IDKey(store: IDKey.temporaryStore, root: 1, value: 7)
+        registry[key] = Unmanaged.passUnretained(kept)
+        registry.remove(key, ifObjectAt: Unmanaged.passUnretained(other).toOpaque())
+        #expect(registry[key]?.takeUnretainedValue() === kept)
+        registry.remove(key, ifObjectAt: Unmanaged.passUnretained(kept).toOpaque())
+        #expect(registry[key] == nil)
+        #expect(registry.count == 0)
+    }
+}
+
+/// The IDs of the last `NSInvalidatedAllObjectsKey` a context posted.
+private final class InvalidatedRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _ids: [NSManagedObjectID] = []
+    private var token: (any NSObjectProtocol)?
+    var ids: [NSManagedObjectID] { lock.withLock { _ids } }
+
+    init(_ context: NSManagedObjectContext) {
+        token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: context, queue: nil) { [weak self] note in
+            guard let ids = note.userInfo?[NSInvalidatedAllObjectsKey] as? [NSManagedObjectID] else { return }
+            self?.lock.withLock { self?._ids = ids }
+        }
+    }
+    deinit { if let token { NotificationCenter.default.removeObserver(token) } }
+}
