@@ -365,7 +365,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Moves saved new objects from their temporary keys to their permanent ones, under one lock.
-    /// Their permanent IDs are made when asked for, as a fetched object's are. `objects` and
+    /// Their permanent IDs are made when asked for, as a fetched object's are; they enter the
+    /// registry's table when it is next used (``ObjectRegistry/registerLater(_:key:)``). `objects` and
     /// `stores` are the save's inserted objects and stores, which the moves refer to by position.
     internal func reregister(_ moves: [SavedInsert], of objects: [NSManagedObject], stores: [NSPersistentStore]) {
         var fromChildren: [(NSManagedObject, NSManagedObjectID)] = []
@@ -375,12 +376,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             for move in moves where objects.withUnretained(at: move.offset, { $0._objectID != nil }) {
                 registry[move.temporaryKey] = nil
             }
-            registry.reserveCapacity(moves.count)
+            registry.reserveDeferred(moves.count)
             for move in moves {
                 objects.withUnretained(at: move.offset) { object in
                     if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
                     object.setPermanentKey(move.primaryKey, store: stores[move.storeIndex])
-                    registry[object.idKey] = Unmanaged.passUnretained(object)
+                    registry.registerLater(Unmanaged.passUnretained(object), key: object.idKey)
                 }
             }
         }

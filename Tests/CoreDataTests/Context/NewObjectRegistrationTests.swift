@@ -148,6 +148,69 @@ struct NewObjectRegistrationTests {
         #expect(try RawSQLite.query(stack.url.path, "SELECT ZNAME FROM ZCAR") == [["child"]])
     }
 
+    /// Saved objects enter the registry's table at its next use: they leave the waiting list
+    /// as they die in save order, and anything else (a death out of order, a lookup) moves the
+    /// rest into the table.
+    @Test func savedObjectsRegisteredLaterAreFoundAndLeave() throws {
+        let stack = try TestStack()
+        let entity = stack.model.entitiesByName["Car"]!
+        let objects = (0..<10).map { _ in NSManagedObject(entity: entity, insertInto: nil) }
+        var registry = ObjectRegistry()
+        func key(_ n: Int, store: Int = 1) -> IDKey { IDKey(store: store, root: 1, value: Int64(n + 1)) }
+        for (n, object) in objects.enumerated() { registry.registerLater(Unmanaged.passUnretained(object), key: key(n)) }
+        let other = NSManagedObject(entity: entity, insertInto: nil)
+        registry.registerLater(Unmanaged.passUnretained(other), key: key(0, store: 2)) // another owner: into the table
+        #expect(registry.count == 11)
+        func address(_ object: NSManagedObject) -> UnsafeMutableRawPointer { Unmanaged.passUnretained(object).toOpaque() }
+        registry.remove(key(0), ifObjectAt: address(objects[0]))
+        registry.remove(key(1), ifObjectAt: address(objects[1]))
+        #expect(registry.count == 9)
+        registry.remove(key(2), ifObjectAt: address(objects[5])) // not its key: nothing leaves
+        #expect(registry.count == 9)
+        registry.remove(key(5), ifObjectAt: address(objects[5])) // out of order
+        #expect(registry.count == 8)
+        for n in [0, 1, 5] { #expect(registry[key(n)] == nil) }
+        for n in [2, 3, 4, 6, 7, 8, 9] { #expect(registry[key(n)]?.takeUnretainedValue() === objects[n]) }
+        #expect(registry[key(0, store: 2)]?.takeUnretainedValue() === other)
+        #expect(registry.values.count == 8)
+        // A lookup first, then the deaths: from the table.
+        registry.registerLater(Unmanaged.passUnretained(objects[0]), key: key(0))
+        #expect(registry[key(0)]?.takeUnretainedValue() === objects[0])
+        registry.remove(key(0), ifObjectAt: address(objects[0]))
+        #expect(registry[key(0)] == nil)
+        #expect(registry.count == 8)
+    }
+
+    /// After a save, the app keeps some of the new objects and drops the others in no
+    /// particular order: lookups, fetches and registeredObjects find exactly the kept ones.
+    @Test func savedObjectsKeptAndDroppedInAnyOrder() throws {
+        let stack = try TestStack()
+        let context = stack.newContext()
+        var cars: [NSManagedObject?] = (0..<300).map { i in
+            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+            car.setValue("car \(i)", forKey: "name")
+            return car
+        }
+        try context.save()
+        let ids = cars.map { $0!.objectID }
+        for i in stride(from: 299, through: 0, by: -1) where i % 3 != 0 { cars[i] = nil } // last first
+        let kept = cars.compactMap { $0 }
+        #expect(kept.count == 100)
+        #expect(context.registeredObjects == Set(kept))
+        for (i, id) in ids.enumerated() where i % 3 == 0 { #expect(context.registeredObject(for: id) === cars[i]) }
+        for (i, id) in ids.enumerated() where i % 3 != 0 { #expect(context.registeredObject(for: id) == nil) }
+        let fetched = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
+        #expect(fetched.count == 300)
+        #expect(Set(fetched).isSuperset(of: kept))
+        // Saved in order and dropped in the same order: the usual import.
+        var more: [NSManagedObject]? = (0..<50).map { _ in NSEntityDescription.insertNewObject(forEntityName: "Car", into: context) }
+        try context.save()
+        let moreIDs = more!.map(\.objectID)
+        more = nil
+        for id in moreIDs { #expect(context.registeredObject(for: id) == nil) }
+        #expect(try context.existingObject(with: moreIDs[7]).objectID == moreIDs[7])
+    }
+
     /// An object's `deinit` removes its own key only, never another object's slot under it.
     @Test func aDeinitLeavesAnotherObjectsSlot() throws {
         let stack = try TestStack()
