@@ -211,6 +211,29 @@ struct NewObjectRegistrationTests {
         #expect(try context.existingObject(with: moreIDs[7]).objectID == moreIDs[7])
     }
 
+    /// The objects of a change set are handed out as an array that later changes of the set
+    /// leave as it was (without removed objects it is the set's own buffer).
+    @Test func changeSetObjectsAreSnapshots() throws {
+        let stack = try TestStack()
+        let entity = stack.model.entitiesByName["Car"]!
+        let objects = (0..<5).map { _ in NSManagedObject(entity: entity, insertInto: nil) }
+        var set = OrderedObjectSet()
+        for object in objects.prefix(3) { set.insert(object) }
+        let first = set.objects
+        #expect(first.map(ObjectIdentifier.init) == objects.prefix(3).map(ObjectIdentifier.init))
+        set.insert(objects[3])
+        set.remove(objects[0])
+        let second = set.objects
+        #expect(first.map(ObjectIdentifier.init) == objects.prefix(3).map(ObjectIdentifier.init))
+        #expect(second.map(ObjectIdentifier.init) == objects[1...3].map(ObjectIdentifier.init))
+        set.insert(objects[4])
+        #expect(set.objects.map(ObjectIdentifier.init) == objects[1...4].map(ObjectIdentifier.init))
+        #expect(second.count == 3)
+        set.removeAll()
+        #expect(set.objects.isEmpty && set.isEmpty)
+        #expect(first.count == 3 && second.count == 3)
+    }
+
     /// An object's `deinit` removes its own key only, never another object's slot under it.
     @Test func aDeinitLeavesAnotherObjectsSlot() throws {
         let stack = try TestStack()
