@@ -108,8 +108,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) internal var deleted = OrderedObjectSet()
     /// Deleted objects whose delete rules have not been applied yet.
     @exclusivity(unchecked) internal var pendingDeletes: [NSManagedObject] = []
-    /// Objects changed since the last `processPendingChanges`, for `ObjectsDidChange`.
+    /// Objects changed since the last `processPendingChanges`, for `ObjectsDidChange`. The
+    /// inserted ones are not listed while ``noticeInsertsAreInsertedSet``.
     @exclusivity(unchecked) internal var pendingChangeNotice = (inserted: [NSManagedObject](), updated: [NSManagedObject](), deleted: [NSManagedObject]())
+    /// Whether the objects inserted since the last `processPendingChanges` are exactly the
+    /// inserted set's, in order (new objects inserted while none were pending, the usual case):
+    /// then they are not listed a second time, with a retain and release of each.
+    @exclusivity(unchecked) private var noticeInsertsAreInsertedSet = true
     /// During `save()`: the sets of objects its notifications carried, for the later ones to reuse.
     @exclusivity(unchecked) internal var saveSetMemo: ObjectSetMemo?
 
@@ -347,8 +352,32 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object._context = self
         object._isInserted = true
         register(object)
+        addInserted(object)
+    }
+
+    /// Adds a newly inserted object to the inserted set, and to the pending `ObjectsDidChange`.
+    private func addInserted(_ object: NSManagedObject) {
         inserted.insert(object)
-        pendingChangeNotice.inserted.append(object)
+        if !noticeInsertsAreInsertedSet { pendingChangeNotice.inserted.append(object) }
+    }
+
+    /// Called before the inserted set changes other than by a new insert: the pending
+    /// `ObjectsDidChange`'s inserted objects are listed from then on.
+    internal func willChangeInsertedSet() {
+        guard noticeInsertsAreInsertedSet else { return }
+        noticeInsertsAreInsertedSet = false
+        pendingChangeNotice.inserted = inserted.objects
+    }
+
+    /// Called after the inserted set was emptied (``willChangeInsertedSet()`` before).
+    internal func insertedSetWasEmptied() {
+        if pendingChangeNotice.inserted.isEmpty { noticeInsertsAreInsertedSet = true }
+    }
+
+    /// Forgets the changes pending for `ObjectsDidChange`.
+    internal func clearPendingChangeNotice() {
+        pendingChangeNotice = ([], [], [])
+        noticeInsertsAreInsertedSet = inserted.isEmpty
     }
 
     /// Moves an object to its new (permanent) ID.
@@ -487,8 +516,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             let key = object.idKey
             if _retainsRegistered { retained[key] = object }
         }
-        inserted.insert(object)
-        pendingChangeNotice.inserted.append(object)
+        addInserted(object)
         object.awakeFromInsert()
     }
 
@@ -496,7 +524,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object._isDeleted = false
         deleted.remove(object)
         pendingDeletes.removeAll { $0 === object }
-        if object._isInserted { inserted.insert(object) }
+        if object._isInserted { willChangeInsertedSet(); inserted.insert(object) }
     }
 
     /// Marks an object for deletion at the next save; delete rules are applied when pending
@@ -509,6 +537,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard !object._isDeleted else { return }
         object._isDeleted = true
         if object._isInserted {
+            willChangeInsertedSet()
             inserted.remove(object)
         } else {
             updated.remove(object)
@@ -550,8 +579,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 leaveContext(object)
             }
         }
-        let notice = pendingChangeNotice
-        pendingChangeNotice = ([], [], [])
+        var notice = pendingChangeNotice
+        if noticeInsertsAreInsertedSet { notice.inserted = inserted.objects }
+        clearPendingChangeNotice()
         if !notice.inserted.isEmpty || !notice.updated.isEmpty || !notice.deleted.isEmpty {
             var info = ChangeInfo()
             info.memo = saveSetMemo
@@ -583,7 +613,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
-        pendingChangeNotice = ([], [], [])
+        clearPendingChangeNotice()
     }
 
     /// Forgets every object: the context is as new. Objects already handed out become invalid;
@@ -597,7 +627,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         updated.removeAll()
         deleted.removeAll()
         pendingDeletes.removeAll()
-        pendingChangeNotice = ([], [], [])
+        clearPendingChangeNotice()
         // As Apple's: every object was invalidated.
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self,
                                         userInfo: [NSInvalidatedAllObjectsKey: objects.map(\.objectID)])

@@ -234,6 +234,37 @@ struct NewObjectRegistrationTests {
         #expect(first.count == 3 && second.count == 3)
     }
 
+    /// `ObjectsDidChange` lists the objects inserted since the last one, whether the inserted
+    /// set is listed as it is or changed in between (deletes, saves, a processPendingChanges
+    /// with objects already inserted).
+    @Test func objectsDidChangeListsTheObjectsInsertedSinceTheLastOne() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let notes = ChangeRecorder(context)
+        let a = stack.insert("Car", ["name": "a"]), b = stack.insert("Car", ["name": "b"])
+        context.processPendingChanges()
+        #expect(notes.last(NSInsertedObjectsKey) == [a, b])
+        let c = stack.insert("Car", ["name": "c"])
+        context.processPendingChanges()
+        #expect(notes.last(NSInsertedObjectsKey) == [c])
+        let d = stack.insert("Car", ["name": "d"]), e = stack.insert("Car", ["name": "e"])
+        context.delete(d)
+        let f = stack.insert("Car", ["name": "f"])
+        context.processPendingChanges()
+        #expect(notes.last(NSInsertedObjectsKey) == [d, e, f])
+        #expect(notes.last(NSDeletedObjectsKey) == [d])
+        try context.save()
+        let g = stack.insert("Car", ["name": "g"])
+        context.delete(g)
+        context.insert(g) // undeleted before the notice
+        context.processPendingChanges()
+        #expect(notes.last(NSInsertedObjectsKey) == [g])
+        #expect(context.insertedObjects == [g])
+        try context.save()
+        #expect(try RawSQLite.query(stack.url.path, "SELECT COUNT(*) FROM ZCAR") == [["6"]])
+        _ = (a, b, c, e, f)
+    }
+
     /// An object's `deinit` removes its own key only, never another object's slot under it.
     @Test func aDeinitLeavesAnotherObjectsSlot() throws {
         let stack = try TestStack()
@@ -265,4 +296,23 @@ private final class InvalidatedRecorder: @unchecked Sendable {
         }
     }
     deinit { if let token { NotificationCenter.default.removeObserver(token) } }
+}
+
+/// The objects under one key of the last `ObjectsDidChange` a context posted that had that key.
+private final class ChangeRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var notes: [[AnyHashable: Any]] = []
+    private var token: (any NSObjectProtocol)?
+
+    init(_ context: NSManagedObjectContext) {
+        token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: context, queue: nil) { [weak self] note in
+            let info = note.userInfo ?? [:]
+            self?.lock.withLock { self?.notes.append(info) }
+        }
+    }
+    deinit { if let token { NotificationCenter.default.removeObserver(token) } }
+
+    func last(_ key: String) -> Set<NSManagedObject>? {
+        lock.withLock { notes.last { $0[key] != nil }?[key] as? Set<NSManagedObject> }
+    }
 }
