@@ -53,7 +53,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             // A new object is registered under its temporary ID only once the ID exists: nobody
             // can look it up before (`NSManagedObjectContext.register(_:key:)`).
             if let context = _contextReference {
-                context._withUnsafeGuaranteedRef { $0.registerTemporaryID(of: self, key: id.key) }
+                context._withUnsafeGuaranteedRef { $0.registerTemporaryID(of: self, id: id) }
             }
             return id
         }

@@ -327,10 +327,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// How many times the registry's table was rebuilt (for tests).
     internal var registryRebuilds: Int { registry.withLock { $0.rebuilds } }
 
-    /// Called by the `objectID` getter when it makes the temporary ID of a new object of this
-    /// context (on any thread: the registry has its own lock).
-    internal func registerTemporaryID(of object: NSManagedObject, key: IDKey) {
-        registry.withLock { $0[key] = Unmanaged.passUnretained(object) }
+    /// Called by the `objectID` getter when it makes the temporary ID `id` of a new object of
+    /// this context (on any thread: the registry has its own lock). Checked under the lock that
+    /// the object is still unsaved with that ID: a save gives it its permanent key under the
+    /// same lock, and a temporary key registered after that would outlive the object.
+    internal func registerTemporaryID(of object: NSManagedObject, id: NSManagedObjectID) {
+        registry.withLock { registry in
+            guard object._idStore == nil, object._objectID === id else { return }
+            registry[id.key] = Unmanaged.passUnretained(object)
+        }
     }
 
     /// Called from an object's `deinit`: removes `key` if it is the object's (`address`).
