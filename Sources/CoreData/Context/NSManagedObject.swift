@@ -41,15 +41,20 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 }
                 return id
             }
-            let id: NSManagedObjectID
-            if let store = _idStore {
-                id = NSManagedObjectID(entity: entity, store: store,
-                                       key: IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey))
-                _idStore = nil
-            } else {
-                id = NSManagedObjectID(temporaryFor: entity, serial: temporarySerial)
+            if let store = _idStore.take() {
+                // The object's reference to the store moves into the ID: no retain and release.
+                let key = IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey)
+                let id = NSManagedObjectID(entity: entity, store: consume store, key: key)
+                _objectID = id
+                return id
             }
+            let id = NSManagedObjectID(temporaryFor: entity, serial: temporarySerial)
             _objectID = id
+            // A new object is registered under its temporary ID only once the ID exists: nobody
+            // can look it up before (`NSManagedObjectContext.register(_:key:)`).
+            if let context = _contextReference {
+                context._withUnsafeGuaranteedRef { $0.registerTemporaryID(of: self, id: id) }
+            }
             return id
         }
         set { _objectID = newValue; _idStore = nil }
@@ -217,7 +222,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         } else {
             return
         }
-        context._withUnsafeGuaranteedRef { $0.unregisterOnDeinit(key) }
+        let address = Unmanaged.passUnretained(self).toOpaque()
+        context._withUnsafeGuaranteedRef { $0.unregisterOnDeinit(key, address: address) }
     }
 
     /// The entity described by this class in the models in use, found by `managedObjectClassName`.

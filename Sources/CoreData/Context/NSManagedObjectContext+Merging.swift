@@ -114,7 +114,7 @@ extension NSManagedObjectContext {
             forgetDeletedElsewhere(object)
             deletedObjects.append(object)
         }
-        pendingChangeNotice = ([], [], [])
+        clearPendingChangeNotice()
         var objects = ChangeInfo(), ids = ChangeInfo()
         objects.add(NSInsertedObjectsKey, insertedObjects)
         objects.add(NSRefreshedObjectsKey, refreshedObjects)
@@ -128,7 +128,7 @@ extension NSManagedObjectContext {
 
     /// An object whose row another context deleted: it leaves this context, whatever its unsaved changes.
     internal func forgetDeletedElsewhere(_ object: NSManagedObject) {
-        if object._isInserted { inserted.remove(object) }
+        if object._isInserted { willChangeInsertedSet(); inserted.remove(object) }
         if object._isUpdated { updated.remove(object) }
         if deleted.contains(object) { deleted.remove(object) }
         pendingDeletes.removeAll { $0 === object }

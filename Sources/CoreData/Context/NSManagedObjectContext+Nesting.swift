@@ -153,6 +153,7 @@ extension NSManagedObjectContext {
     private func takeDeleteFromChild(_ object: NSManagedObject) {
         object.fireFaultIfNeeded()
         if object._isInserted {
+            willChangeInsertedSet()
             inserted.remove(object)
             object._isInserted = false
             object._isDeleted = true

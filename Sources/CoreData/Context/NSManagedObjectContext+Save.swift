@@ -263,9 +263,11 @@ extension NSManagedObjectContext {
             object._isDeleted = false
             leaveContext(object)
         }
+        willChangeInsertedSet()
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
+        insertedSetWasEmptied()
     }
 
     /// `NSManagedObjectContextDidSave` with Apple's keys (the objects), and

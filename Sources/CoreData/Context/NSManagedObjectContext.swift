@@ -108,8 +108,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) internal var deleted = OrderedObjectSet()
     /// Deleted objects whose delete rules have not been applied yet.
     @exclusivity(unchecked) internal var pendingDeletes: [NSManagedObject] = []
-    /// Objects changed since the last `processPendingChanges`, for `ObjectsDidChange`.
+    /// Objects changed since the last `processPendingChanges`, for `ObjectsDidChange`. The
+    /// inserted ones are not listed while ``noticeInsertsAreInsertedSet``.
     @exclusivity(unchecked) internal var pendingChangeNotice = (inserted: [NSManagedObject](), updated: [NSManagedObject](), deleted: [NSManagedObject]())
+    /// Whether the objects inserted since the last `processPendingChanges` are exactly the
+    /// inserted set's, in order (new objects inserted while none were pending, the usual case):
+    /// then they are not listed a second time, with a retain and release of each.
+    @exclusivity(unchecked) private var noticeInsertsAreInsertedSet = true
     /// During `save()`: the sets of objects its notifications carried, for the later ones to reuse.
     @exclusivity(unchecked) internal var saveSetMemo: ObjectSetMemo?
 
@@ -135,11 +140,24 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     deinit {
         if let autoMergeObserver { NotificationCenter.default.removeObserver(autoMergeObserver) }
-        let objects = registry.withLock { registry in
+        Self.detach(takeRegisteredObjects()) // strong, while we detach them
+    }
+
+    /// The registered objects, the new ones not yet registered under a temporary ID included
+    /// (``register(_:key:)``), each once; the registry is emptied.
+    private func takeRegisteredObjects() -> [NSManagedObject] {
+        var objects = registry.withLock { registry in
             defer { registry.removeAll() }
-            return registry.values.map { $0.takeUnretainedValue() } // strong, while we detach them
+            return registry.values.map { $0.takeUnretainedValue() }
         }
-        Self.detach(objects)
+        objects += unregisteredNewObjects
+        return objects
+    }
+
+    /// New objects that are registered without being in the registry: inserted ones (and deleted
+    /// ones whose deletion is not processed yet) whose temporary ID has not been made.
+    private var unregisteredNewObjects: [NSManagedObject] {
+        (inserted.objects + pendingDeletes).filter { $0._isInserted && $0._objectID == nil && $0._idStore == nil }
     }
 
     /// Cuts objects loose from a context that forgets them: no context pointer, and no
@@ -267,6 +285,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     // MARK: Registration
 
     /// Registers `object` under its ID's key (`key`, when the caller has it already).
+    ///
+    /// A new object is registered under its temporary ID only once that ID is made (the
+    /// `objectID` getter calls ``registerTemporaryID(of:key:)``): until then nobody can ask for
+    /// it by ID, and the inserted objects keep it. Most new objects never have their temporary ID
+    /// asked for, so a save of new objects does not add and then remove a key per object.
     internal func register(_ object: NSManagedObject, key known: IDKey? = nil) {
         let key = known ?? object.idKey
         registry.withLock { $0[key] = Unmanaged.passUnretained(object) }
@@ -304,9 +327,20 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// How many times the registry's table was rebuilt (for tests).
     internal var registryRebuilds: Int { registry.withLock { $0.rebuilds } }
 
-    /// Called from an object's `deinit`.
-    internal func unregisterOnDeinit(_ key: IDKey) {
-        registry.withLock { $0[key] = nil }
+    /// Called by the `objectID` getter when it makes the temporary ID `id` of a new object of
+    /// this context (on any thread: the registry has its own lock). Checked under the lock that
+    /// the object is still unsaved with that ID: a save gives it its permanent key under the
+    /// same lock, and a temporary key registered after that would outlive the object.
+    internal func registerTemporaryID(of object: NSManagedObject, id: NSManagedObjectID) {
+        registry.withLock { registry in
+            guard object._idStore == nil, object._objectID === id else { return }
+            registry[id.key] = Unmanaged.passUnretained(object)
+        }
+    }
+
+    /// Called from an object's `deinit`: removes `key` if it is the object's (`address`).
+    internal func unregisterOnDeinit(_ key: IDKey, address: UnsafeMutableRawPointer) {
+        registry.withLock { $0.remove(key, ifObjectAt: address) }
     }
 
     internal func registered(_ key: IDKey) -> NSManagedObject? {
@@ -323,8 +357,32 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object._context = self
         object._isInserted = true
         register(object)
+        addInserted(object)
+    }
+
+    /// Adds a newly inserted object to the inserted set, and to the pending `ObjectsDidChange`.
+    private func addInserted(_ object: NSManagedObject) {
         inserted.insert(object)
-        pendingChangeNotice.inserted.append(object)
+        if !noticeInsertsAreInsertedSet { pendingChangeNotice.inserted.append(object) }
+    }
+
+    /// Called before the inserted set changes other than by a new insert: the pending
+    /// `ObjectsDidChange`'s inserted objects are listed from then on.
+    internal func willChangeInsertedSet() {
+        guard noticeInsertsAreInsertedSet else { return }
+        noticeInsertsAreInsertedSet = false
+        pendingChangeNotice.inserted = inserted.objects
+    }
+
+    /// Called after the inserted set was emptied (``willChangeInsertedSet()`` before).
+    internal func insertedSetWasEmptied() {
+        if pendingChangeNotice.inserted.isEmpty { noticeInsertsAreInsertedSet = true }
+    }
+
+    /// Forgets the changes pending for `ObjectsDidChange`.
+    internal func clearPendingChangeNotice() {
+        pendingChangeNotice = ([], [], [])
+        noticeInsertsAreInsertedSet = inserted.isEmpty
     }
 
     /// Moves an object to its new (permanent) ID.
@@ -341,19 +399,23 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Moves saved new objects from their temporary keys to their permanent ones, under one lock.
-    /// Their permanent IDs are made when asked for, as a fetched object's are. `objects` and
+    /// Their permanent IDs are made when asked for, as a fetched object's are; they enter the
+    /// registry's table when it is next used (``ObjectRegistry/registerLater(_:key:)``). `objects` and
     /// `stores` are the save's inserted objects and stores, which the moves refer to by position.
     internal func reregister(_ moves: [SavedInsert], of objects: [NSManagedObject], stores: [NSPersistentStore]) {
         var fromChildren: [(NSManagedObject, NSManagedObjectID)] = []
         registry.withLock { registry in
-            // The temporary keys go first: a growth then leaves their slots behind.
-            for move in moves { registry[move.temporaryKey] = nil }
-            registry.reserveCapacity(moves.count)
+            // The temporary keys go first: a growth then leaves their slots behind. Only objects
+            // whose temporary ID was made have one (``register(_:key:)``).
+            for move in moves where objects.withUnretained(at: move.offset, { $0._objectID != nil }) {
+                registry[move.temporaryKey] = nil
+            }
+            registry.reserveDeferred(moves.count)
             for move in moves {
                 objects.withUnretained(at: move.offset) { object in
                     if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
                     object.setPermanentKey(move.primaryKey, store: stores[move.storeIndex])
-                    registry[object.idKey] = Unmanaged.passUnretained(object)
+                    registry.registerLater(Unmanaged.passUnretained(object), key: object.idKey)
                 }
             }
         }
@@ -370,7 +432,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open var registeredObjects: Set<NSManagedObject> {
         checkQueue("registeredObjects")
         let objects = registry.withLock { $0.values.map { $0.takeUnretainedValue() } }
-        return Set(objects)
+        return Set(objects + unregisteredNewObjects)
     }
 
     /// The object registered for `objectID`, or `nil`.
@@ -451,9 +513,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         precondition(object._context == nil, "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext")
         object._context = self
         object._isInserted = true
-        register(object)
-        inserted.insert(object)
-        pendingChangeNotice.inserted.append(object)
+        if object._objectID != nil || object._idStore != nil {
+            register(object) // an ID made before, or a permanent one
+        } else {
+            // Registered under its temporary ID once that ID is made (``register(_:key:)``); the
+            // serial number is drawn now, so that temporary IDs number objects in insertion order.
+            let key = object.idKey
+            if _retainsRegistered { retained[key] = object }
+        }
+        addInserted(object)
         object.awakeFromInsert()
     }
 
@@ -461,7 +529,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object._isDeleted = false
         deleted.remove(object)
         pendingDeletes.removeAll { $0 === object }
-        if object._isInserted { inserted.insert(object) }
+        if object._isInserted { willChangeInsertedSet(); inserted.insert(object) }
     }
 
     /// Marks an object for deletion at the next save; delete rules are applied when pending
@@ -474,6 +542,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard !object._isDeleted else { return }
         object._isDeleted = true
         if object._isInserted {
+            willChangeInsertedSet()
             inserted.remove(object)
         } else {
             updated.remove(object)
@@ -515,8 +584,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 leaveContext(object)
             }
         }
-        let notice = pendingChangeNotice
-        pendingChangeNotice = ([], [], [])
+        var notice = pendingChangeNotice
+        if noticeInsertsAreInsertedSet { notice.inserted = inserted.objects }
+        clearPendingChangeNotice()
         if !notice.inserted.isEmpty || !notice.updated.isEmpty || !notice.deleted.isEmpty {
             var info = ChangeInfo()
             info.memo = saveSetMemo
@@ -548,24 +618,21 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
-        pendingChangeNotice = ([], [], [])
+        clearPendingChangeNotice()
     }
 
     /// Forgets every object: the context is as new. Objects already handed out become invalid;
     /// `NSManagedObjectContextObjectsDidChange` is posted with their IDs under `NSInvalidatedAllObjectsKey`.
     open func reset() {
         checkQueue("reset()")
-        let objects = registry.withLock { registry in
-            defer { registry.removeAll() }
-            return registry.values.map { $0.takeUnretainedValue() }
-        }
+        let objects = takeRegisteredObjects()
         retained.removeAll()
         Self.detach(objects + inserted.objects + pendingDeletes)
         inserted.removeAll()
         updated.removeAll()
         deleted.removeAll()
         pendingDeletes.removeAll()
-        pendingChangeNotice = ([], [], [])
+        clearPendingChangeNotice()
         // As Apple's: every object was invalidated.
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self,
                                         userInfo: [NSInvalidatedAllObjectsKey: objects.map(\.objectID)])

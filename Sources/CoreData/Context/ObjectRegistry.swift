@@ -5,6 +5,9 @@
 /// Slots are 24 bytes (key value, packed store and root, object bits), and the hash keeps runs
 /// of 16 consecutive primary keys in consecutive slots: a fetch inserts rows in key order, so
 /// inserting, finding and removing them walks memory in order instead of at random.
+///
+/// The objects a save gives permanent keys enter the table only when it is next used
+/// (``registerLater(_:key:)``): after a bulk import they usually die first.
 internal struct ObjectRegistry {
     private struct Slot {
         var value: Int64
@@ -25,6 +28,17 @@ internal struct ObjectRegistry {
     /// How many times the table was rebuilt (for tests: a churn must not rebuild it per insert).
     private(set) var rebuilds = 0
 
+    /// Objects registered but not in the table yet, in the order a save registered them, all
+    /// under keys of one owner (``deferredOwner``); those before ``deferredHead`` have gone.
+    /// Counted in ``count``.
+    private var deferred: [Deferred] = []
+    private var deferredHead = 0
+    private var deferredOwner: Int64 = 0
+    private struct Deferred {
+        var value: Int64
+        var bits: UInt
+    }
+
     init() {
         slots = Array(repeating: .empty, count: 16)
         mask = 15
@@ -40,7 +54,8 @@ internal struct ObjectRegistry {
     }
 
     subscript(key: IDKey) -> Unmanaged<NSManagedObject>? {
-        get {
+        mutating get {
+            moveDeferredIntoTable()
             let owner = key.packedOwner
             var index = Self.hash(key.value, owner) & mask
             while true {
@@ -53,7 +68,43 @@ internal struct ObjectRegistry {
             }
         }
         set {
+            moveDeferredIntoTable()
             if let newValue { insert(newValue, for: key.value, owner: key.packedOwner) } else { remove(key) }
+        }
+    }
+
+    /// Registers `object` under `key` (a permanent key a save gave it), to enter the table at its
+    /// next use. The objects of a bulk import usually die right after their save, in the order
+    /// it saved them: each then leaves from the head of the list (``remove(_:ifObjectAt:)``),
+    /// and the table never grows for them (for 50,000 objects it would take 3 MB of fresh memory).
+    mutating func registerLater(_ object: Unmanaged<NSManagedObject>, key: IDKey) {
+        let owner = key.packedOwner
+        if deferred.count == deferredHead { deferred.removeAll(keepingCapacity: true); deferredHead = 0; deferredOwner = owner }
+        guard owner == deferredOwner else { return insert(object, for: key.value, owner: owner) }
+        deferred.append(Deferred(value: key.value, bits: UInt(bitPattern: object.toOpaque())))
+        count += 1
+    }
+
+    /// Makes room for `count` objects to be registered with ``registerLater(_:key:)``.
+    mutating func reserveDeferred(_ count: Int) {
+        deferred.reserveCapacity(deferred.count + count)
+    }
+
+    /// Puts the objects registered with ``registerLater(_:key:)`` into the table.
+    @inline(__always)
+    private mutating func moveDeferredIntoTable() {
+        if deferredHead < deferred.count { insertDeferred() }
+    }
+
+    @inline(never)
+    private mutating func insertDeferred() {
+        let entries = deferred[deferredHead...]
+        deferred = []
+        deferredHead = 0
+        count -= entries.count
+        reserveCapacity(entries.count)
+        for entry in entries {
+            insert(Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: entry.bits)!), for: entry.value, owner: deferredOwner)
         }
     }
 
@@ -97,6 +148,35 @@ internal struct ObjectRegistry {
         }
     }
 
+    /// Removes `key` if it holds the object at `address` (an object's `deinit`: a key whose
+    /// object was never registered, or has moved, is left alone).
+    mutating func remove(_ key: IDKey, ifObjectAt address: UnsafeMutableRawPointer) {
+        let owner = key.packedOwner
+        let bits = UInt(bitPattern: address)
+        if deferredHead < deferred.count {
+            // Saved objects dying in the order they were saved leave the deferred list.
+            let entry = deferred[deferredHead]
+            if entry.bits == bits && entry.value == key.value && owner == deferredOwner {
+                deferredHead += 1
+                count -= 1
+                if deferredHead == deferred.count { deferred = []; deferredHead = 0 }
+                return
+            }
+            insertDeferred()
+        }
+        var index = Self.hash(key.value, owner) & mask
+        while true {
+            let slot = slots[index]
+            if slot.bits == 0 { return }
+            if slot.bits == bits && slot.value == key.value && slot.owner == owner {
+                slots[index].bits = Slot.tombstone
+                count -= 1
+                return
+            }
+            index = (index &+ 1) & mask
+        }
+    }
+
     private mutating func grow(to capacity: Int) {
         rebuilds += 1
         let old = slots
@@ -113,6 +193,7 @@ internal struct ObjectRegistry {
     /// (tombstones) are not carried over, so the table is sized for the live keys: remove the
     /// keys that are leaving first (a save moving objects to new keys does).
     mutating func reserveCapacity(_ additional: Int) {
+        moveDeferredIntoTable()
         guard (used + additional) * 2 > slots.count else { return }
         let capacity = max(slots.count, Self.capacity(for: count + additional))
         if count == 0 && capacity == slots.count {
@@ -143,7 +224,10 @@ internal struct ObjectRegistry {
 
     /// The registered objects.
     var values: [Unmanaged<NSManagedObject>] {
-        slots.compactMap { $0.isLive ? Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: $0.bits)!) : nil }
+        mutating get {
+            moveDeferredIntoTable()
+            return slots.compactMap { $0.isLive ? Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: $0.bits)!) : nil }
+        }
     }
 }
 

@@ -47,12 +47,16 @@ internal struct ObjectList {
 /// hashing: each object remembers its slot (`_changeSlot`). An object is in at most one of a
 /// context's inserted, updated and deleted sets at a time, so one slot field serves all three.
 internal struct OrderedObjectSet {
-    private var slots: [NSManagedObject?] = [] {
-        didSet { if cachedObjects != nil { cachedObjects = nil } } // (no release call per insert)
-    }
+    private var slots: [NSManagedObject?] = []
     private(set) var count = 0
     /// ``objects`` as last made, until the set changes (a save asks for it several times).
+    /// Forgotten before `slots` changes: when it is the slots' own buffer, a change then copies
+    /// the buffer only if the caller still holds the array.
     private var cachedObjects: [NSManagedObject]?
+
+    private mutating func willChangeSlots() {
+        if cachedObjects != nil { cachedObjects = nil } // (no release call per insert)
+    }
 
     var isEmpty: Bool { count == 0 }
 
@@ -65,6 +69,7 @@ internal struct OrderedObjectSet {
     mutating func insert(_ object: NSManagedObject) -> Bool {
         guard !contains(object) else { return false }
         object._changeSlot = Int32(slots.count)
+        willChangeSlots()
         slots.append(object)
         count += 1
         return true
@@ -73,6 +78,7 @@ internal struct OrderedObjectSet {
     @discardableResult
     mutating func remove(_ object: NSManagedObject) -> Bool {
         guard contains(object) else { return false }
+        willChangeSlots()
         slots[Int(object._changeSlot)] = nil
         object._changeSlot = -1
         count -= 1
@@ -82,11 +88,13 @@ internal struct OrderedObjectSet {
     }
 
     mutating func removeAll() {
+        willChangeSlots()
         slots.removeAll()
         count = 0
     }
 
     private mutating func compact() {
+        willChangeSlots()
         slots = slots.filter { $0 != nil }
         for (index, object) in slots.enumerated() { object!._changeSlot = Int32(index) }
     }
@@ -95,7 +103,10 @@ internal struct OrderedObjectSet {
     var objects: [NSManagedObject] {
         mutating get {
             if let cachedObjects { return cachedObjects }
-            let objects = slots.compactMap { $0 }
+            // Without removed objects, the slots' own buffer: an optional reference and a
+            // reference have the same layout, and no slot is `nil`. (No copy, and no retain and
+            // release of each object: the common case, a save of new objects.)
+            let objects = count == slots.count ? unsafeBitCast(slots, to: [NSManagedObject].self) : slots.compactMap { $0 }
             cachedObjects = objects
             return objects
         }
