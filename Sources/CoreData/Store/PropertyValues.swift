@@ -11,8 +11,9 @@ import Synchronization
 /// (8 each), then the narrow slots' tag bytes (``NarrowTag``), rounded up to 8.
 ///
 /// Shapes are immortal (never freed): buffers refer to theirs without a retain. One is made per
-/// entity layout when a model freezes, and one per count for values built without an entity
-/// (``PropertyValues/init(_:)``).
+/// pattern of narrow and wide slots, when a model whose entity has that pattern first freezes,
+/// and one per count for values built without an entity (``PropertyValues/init(_:)``): their
+/// number is bounded by the models' shapes, not by how many models a process builds.
 @usableFromInline
 internal final class ValueShape: @unchecked Sendable {
     /// Where one property's value lives: the byte offset of its payload (a whole `StoreValue`
@@ -60,17 +61,27 @@ internal final class ValueShape: @unchecked Sendable {
         }
     }
 
-    /// An immortal shape for an entity layout's properties, narrow where `storageKinds` allows.
+    /// The immortal shape for an entity layout's properties, narrow where `storageKinds` allows.
+    /// A shape depends only on which slots are narrow, so entities (of any model) with the same
+    /// pattern share one: a process that builds models again and again makes no new shapes.
     static func make(storageKinds: ContiguousArray<ManagedStorageKind>) -> ValueShape {
         checkOffsets
-        let shape = ValueShape(count: storageKinds.count) { index in
-            switch storageKinds[index] {
+        let narrow = storageKinds.map { kind in
+            switch kind {
             case .integer16, .integer32, .integer64, .double, .bool, .date: return true
             default: return false
             }
         }
-        return Unmanaged.passRetained(shape).takeUnretainedValue()
+        return entityShapes.withLock { shapes in
+            if let shape = shapes[narrow] { return shape }
+            let shape = Unmanaged.passRetained(ValueShape(count: narrow.count) { narrow[$0] }).takeUnretainedValue()
+            shapes[narrow] = shape
+            return shape
+        }
     }
+
+    /// The entities' shapes, by their pattern of narrow slots.
+    private static let entityShapes = Mutex<[[Bool]: ValueShape]>([:])
 
     /// Checks once that ``ValuesStorage/headerOffset`` and ``ValuesStorage/tailOffset`` are
     /// where `ManagedBuffer` puts the header and the tail.

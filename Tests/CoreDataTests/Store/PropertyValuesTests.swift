@@ -32,6 +32,30 @@ struct PropertyValuesTests {
         }
     }
 
+    /// Shapes are never freed, so they are shared: entities with the same pattern of narrow and
+    /// wide slots get the same shape, however many models a process builds.
+    @Test func entitiesOfOnePatternShareTheirShape() {
+        func model() -> NSManagedObjectModel {
+            let item = NSEntityDescription()
+            item.name = "ShapeItem"
+            item.properties = [("count", NSAttributeType.integer64AttributeType), ("name", .stringAttributeType)].map { name, type in
+                let attribute = NSAttributeDescription()
+                attribute.name = name
+                attribute.attributeType = type
+                return attribute
+            }
+            let model = NSManagedObjectModel()
+            model.entities = [item]
+            return model
+        }
+        let models = (0..<3).map { _ in model() }
+        let shapes = models.map { ObjectIdentifier($0.entitiesByName["ShapeItem"]!.layout.valueShape) }
+        #expect(Set(shapes).count == 1)
+        // The same pattern made directly (Integer 16 is narrow as Integer 64 is; a URL wide as a string).
+        #expect(ObjectIdentifier(ValueShape.make(storageKinds: [.integer16, .url])) == shapes[0])
+        #expect(ObjectIdentifier(ValueShape.make(storageKinds: [.string, .integer64])) != shapes[0])
+    }
+
     @Test func nanIsKept() {
         var values = PropertyValues(nullsOf: Self.shape)
         values[1] = .double(.nan)
