@@ -146,12 +146,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The registered objects, the new ones not yet registered under a temporary ID included
     /// (``register(_:key:)``), each once; the registry is emptied.
     private func takeRegisteredObjects() -> [NSManagedObject] {
-        var objects = registry.withLock { registry in
-            defer { registry.removeAll() }
-            return registry.values.map { $0.takeUnretainedValue() }
+        let newObjects = unregisteredNewObjects
+        return registry.withLock { registry in
+            var objects = registry.values.map { $0.takeUnretainedValue() }
+            registry.removeAll()
+            objects += newObjects
+            // Cut loose under the lock: an `objectID` getter on another thread then registers
+            // none of them in the emptied registry (``registerTemporaryID(of:id:)``).
+            for object in objects { object._context = nil }
+            return objects
         }
-        objects += unregisteredNewObjects
-        return objects
     }
 
     /// New objects that are registered without being in the registry: inserted ones (and deleted
@@ -306,8 +310,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// The object leaves this context: unregistered, and no longer pointing at it.
     internal func leaveContext(_ object: NSManagedObject) {
-        unregister(object)
+        // Cut loose first: an `objectID` getter on another thread registers a new object's
+        // temporary ID only while the object still points here (``registerTemporaryID(of:id:)``);
+        // one that registered before is removed by `unregister`.
         object._context = nil
+        unregister(object)
     }
 
     /// Runs `body` with the registry locked (one lock for a whole fetch).
@@ -333,7 +340,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// same lock, and a temporary key registered after that would outlive the object.
     internal func registerTemporaryID(of object: NSManagedObject, id: NSManagedObjectID) {
         registry.withLock { registry in
-            guard object._idStore == nil, object._objectID === id else { return }
+            guard object._idStore == nil, object._objectID === id, object._context === self else { return }
             registry[id.key] = Unmanaged.passUnretained(object)
         }
     }
@@ -606,6 +613,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// get their last saved values back.
     open func rollback() {
         checkQueue("rollback()")
+        // New objects deleted since the last `processPendingChanges` are in neither the inserted
+        // set nor the registry (unless their ID was made): they leave here, or nothing detaches them.
+        for object in pendingDeletes where object._isInserted {
+            object._isInserted = false
+            object._isDeleted = false
+            leaveContext(object)
+        }
         pendingDeletes.removeAll()
         for object in inserted.objects {
             object._isInserted = false
