@@ -204,6 +204,104 @@ struct PerfReviewTests {
         _ = kept
     }
 
+    /// `objectID` read off the context's queue while the context saves the new object: the
+    /// object ends with its permanent ID, registered under it only.
+    @Test func objectIDReadOffQueueWhileTheContextSaves() throws {
+        let stack = try TestStack()
+        let context = stack.newContext() // confinement: no queue checks
+        var wrong: [String] = []
+        for i in 0..<60 {
+            let tag = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: context)
+            tag.setValue("t\(i)", forKey: "label")
+            let shared = UncheckedPair(context, tag)
+            let started = DispatchSemaphore(value: 0)
+            let done = DispatchGroup()
+            let seen = CoreData.Locked<NSManagedObjectID?>(nil)
+            done.enter(); done.enter()
+            context.withRegistryLock { _ in
+                Thread.detachNewThread {
+                    started.signal()
+                    try? shared.context.save()
+                    done.leave()
+                }
+                Thread.detachNewThread {
+                    started.signal()
+                    let id = shared.object.objectID
+                    seen.withLock { $0 = id }
+                    done.leave()
+                }
+                started.wait(); started.wait()
+                usleep(1000)
+            }
+            done.wait()
+            if tag.objectID.isTemporaryID { wrong.append("\(i): still temporary") }
+            if context.registeredObject(for: tag.objectID) !== tag { wrong.append("\(i): not registered") }
+            if let id = seen.withLock({ $0 }), id.isTemporaryID, context.registeredObject(for: id) != nil {
+                wrong.append("\(i): temporary ID still registered")
+            }
+        }
+        #expect(wrong.isEmpty, "\(wrong)")
+    }
+
+    /// Merging another context's save into objects with unsaved changes: narrow values (integer,
+    /// double, date, Boolean) of both sides end where they belong; committed values follow.
+    @Test func mergeKeepsUnsavedNarrowValuesOverTheNewRow() throws {
+        let stack = try TestStack()
+        let base = Date(timeIntervalSinceReferenceDate: 1000)
+        let car = stack.insert("Car", ["name": "a", "year": 1990, "price": 1.5, "built": base, "electric": false])
+        try stack.context.save()
+        let other = stack.newContext()
+        let mirror = other.object(with: car.objectID)
+        mirror.setValue(2.5, forKey: "price")
+        car.setValue(1991, forKey: "year")
+        car.setValue(true, forKey: "electric")
+        car.setValue(base.addingTimeInterval(5), forKey: "built")
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: stack.context, queue: nil) { note in
+            other.mergeChanges(fromContextDidSave: note)
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try stack.context.save()
+        #expect(mirror.value(forKey: "year") as? Int == 1991)
+        #expect(mirror.value(forKey: "electric") as? Bool == true)
+        #expect(mirror.value(forKey: "built") as? Date == base.addingTimeInterval(5))
+        #expect(mirror.value(forKey: "price") as? Double == 2.5)
+        #expect(mirror.committedValues(forKeys: ["year", "price"])["year"] as? Int == 1991)
+        #expect(mirror.committedValues(forKeys: ["year", "price"])["price"] as? Double == 1.5)
+        #expect(Set(mirror.changedValues().keys) == ["price"])
+        try other.save()
+        let saved = try rows(stack, "SELECT ZYEAR, ZPRICE, ZELECTRIC, ZBUILT FROM ZCAR")
+        #expect(saved == [["1991", "2.5", "1", "1005"]], "\(saved)") // (NUMERIC affinity stores 1005.0 as an integer)
+    }
+
+    /// A child deletes its parent's new object: the parent's `ObjectsDidChange` still lists it as
+    /// inserted since the last notification, and it leaves the parent.
+    @Test func aChildDeletesItsParentsNewObject() throws {
+        let stack = try TestStack()
+        let (parent, child) = stack.parentAndChild()
+        let notes = ObjectsDidChangeRecorder(parent)
+        let (car, kept) = parent.performAndWait { () -> (NSManagedObject, NSManagedObject) in
+            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: parent)
+            let kept = NSEntityDescription.insertNewObject(forEntityName: "Car", into: parent)
+            car.setValue("gone", forKey: "name")
+            kept.setValue("kept", forKey: "name")
+            return (car, kept)
+        }
+        try child.performAndWait {
+            let cars = try child.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
+            #expect(cars.count == 2)
+            for car in cars where car.value(forKey: "name") as? String == "gone" { child.delete(car) }
+            try child.save()
+        }
+        try parent.performAndWait {
+            #expect(car.managedObjectContext == nil)
+            #expect(parent.insertedObjects == [kept])
+            #expect(Set(notes.inserted) == [ObjectIdentifier(car), ObjectIdentifier(kept)])
+            #expect(parent.registeredObjects == [kept])
+            try parent.save()
+        }
+        #expect(try rows(stack, "SELECT ZNAME FROM ZCAR") == [["kept"]])
+    }
+
     // MARK: Nested contexts
 
     /// A child inserts enough objects for the root's save to append them; the objects, dropped
