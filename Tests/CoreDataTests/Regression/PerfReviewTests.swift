@@ -302,6 +302,33 @@ struct PerfReviewTests {
         #expect(try rows(stack, "SELECT ZNAME FROM ZCAR") == [["kept"]])
     }
 
+    /// A save of new objects of two root entities: the first entity's wait in the deferred list,
+    /// the second's go straight into the table (another owner), which grows meanwhile. Every
+    /// saved object must stay registered once the deferred ones move into the table.
+    @Test func savedObjectsOfTwoEntitiesStayRegistered() throws {
+        for count in [9, 20, 40, 41, 100] {
+            let stack = try TestStack()
+            let context = stack.newContext()
+            let cars = (0..<count).map { i in
+                let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+                car.setValue("car \(i)", forKey: "name")
+                return car
+            }
+            let people = (0..<count).map { i in
+                let person = NSEntityDescription.insertNewObject(forEntityName: "Person", into: context)
+                person.setValue("person \(i)", forKey: "name")
+                return person
+            }
+            try context.save()
+            let lost = (cars + people).filter { context.registeredObject(for: $0.objectID) !== $0 }
+            #expect(lost.isEmpty, "\(count) of each: \(lost.count) saved objects not registered")
+            #expect(context.registeredObjects.count == 2 * count)
+            // A fetch finds the same objects, not new ones for the same rows.
+            let fetched = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person"))
+            #expect(Set(fetched) == Set(people), "\(count) of each: a fetch made new objects for saved rows")
+        }
+    }
+
     // MARK: Nested contexts
 
     /// A child inserts enough objects for the root's save to append them; the objects, dropped
