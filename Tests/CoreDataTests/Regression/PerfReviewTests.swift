@@ -329,6 +329,22 @@ struct PerfReviewTests {
         }
     }
 
+    /// An entity without any property: its rows have only `Z_PK`, `Z_ENT` and `Z_OPT` (the
+    /// batched INSERT binds nothing), and its objects have no values buffer.
+    @Test func appendedRowsOfAnEntityWithoutProperties() throws {
+        let empty = NSEntityDescription()
+        empty.name = "Marker"
+        let model = NSManagedObjectModel()
+        model.entities = [empty]
+        let stack = try TestStack(model: model)
+        let markers = (1...2 * SQLiteStore.appendBatch + 3).map { _ in stack.insert("Marker") }
+        try stack.context.save()
+        #expect(markers.map { $0.objectID.uriRepresentation().lastPathComponent } == markers.indices.map { "p\($0 + 1)" })
+        #expect(try rows(stack, "SELECT count(*), min(Z_PK), max(Z_PK), min(Z_OPT), max(Z_OPT) FROM ZMARKER")
+                == [["\(markers.count)", "1", "\(markers.count)", "1", "1"]])
+        #expect(try stack.reopen().fetch("Marker").count == markers.count)
+    }
+
     // MARK: Nested contexts
 
     /// A child inserts enough objects for the root's save to append them; the objects, dropped
