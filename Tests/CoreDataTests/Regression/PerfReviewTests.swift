@@ -217,11 +217,12 @@ struct PerfReviewTests {
             let started = DispatchSemaphore(value: 0)
             let done = DispatchGroup()
             let seen = CoreData.Locked<NSManagedObjectID?>(nil)
+            let failure = CoreData.Locked<String?>(nil)
             done.enter(); done.enter()
             context.withRegistryLock { _ in
                 Thread.detachNewThread {
                     started.signal()
-                    try? shared.context.save()
+                    do { try shared.context.save() } catch { failure.withLock { $0 = "\(error)" } }
                     done.leave()
                 }
                 Thread.detachNewThread {
@@ -234,6 +235,7 @@ struct PerfReviewTests {
                 usleep(1000)
             }
             done.wait()
+            if let failure = failure.withLock({ $0 }) { wrong.append("\(i): the save failed: \(failure)") }
             if tag.objectID.isTemporaryID { wrong.append("\(i): still temporary") }
             if context.registeredObject(for: tag.objectID) !== tag { wrong.append("\(i): not registered") }
             if let id = seen.withLock({ $0 }), id.isTemporaryID, context.registeredObject(for: id) != nil {
@@ -343,6 +345,38 @@ struct PerfReviewTests {
         #expect(try rows(stack, "SELECT count(*), min(Z_PK), max(Z_PK), min(Z_OPT), max(Z_OPT) FROM ZMARKER")
                 == [["\(markers.count)", "1", "\(markers.count)", "1", "1"]])
         #expect(try stack.reopen().fetch("Marker").count == markers.count)
+    }
+
+    /// Stress: `objectID` first read off the queue at a random moment of a save of the object.
+    @Test func objectIDFirstReadOffQueueAtRandomMomentsOfASave() throws {
+        let stack = try TestStack()
+        let context = stack.newContext()
+        var wrong: [String] = []
+        var kept: [NSManagedObject] = []
+        for i in 0..<1500 {
+            let tag = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: context)
+            kept.append(tag)
+            let shared = UncheckedPair(context, tag)
+            let done = DispatchSemaphore(value: 0)
+            let delay = UInt32.random(in: 0...400)
+            let go = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                go.wait()
+                var spin = 0
+                for _ in 0..<(delay * 20) { spin &+= 1 }
+                _ = shared.object.objectID
+                _ = spin
+                done.signal()
+            }
+            go.signal()
+            try context.save()
+            done.wait()
+            if tag.objectID.isTemporaryID { wrong.append("\(i): still temporary after the save") }
+            else if context.registeredObject(for: tag.objectID) !== tag { wrong.append("\(i): not registered") }
+        }
+        #expect(wrong.isEmpty, "\(wrong.prefix(5)) (\(wrong.count))")
+        context.reset()
+        _ = kept
     }
 
     // MARK: Nested contexts
