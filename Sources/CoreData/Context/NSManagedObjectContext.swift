@@ -335,9 +335,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     internal var registryRebuilds: Int { registry.withLock { $0.rebuilds } }
 
     /// Called by the `objectID` getter to make the ID of an object of this context that has
-    /// neither an ID nor a permanent key (a new object), on any thread: the registry has its
-    /// own lock, under which a save gives new objects their permanent keys. A temporary ID is
-    /// registered under it.
+    /// none yet (from its permanent key, or a new object's temporary ID), on any thread: the
+    /// registry has its own lock, under which a save gives new objects their permanent keys.
+    /// A temporary ID is registered under it.
     internal func makeID(of object: NSManagedObject) -> NSManagedObjectID {
         registry.withLock { registry in
             // Checked again under the lock: a save may have given the object its permanent key
