@@ -41,6 +41,14 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 }
                 return id
             }
+            // An object of a context: its ID is made under the registry's lock, under which a
+            // save gives a new object its permanent key, so that a read on another thread
+            // (allowed for IDs) and one on the context's queue, or a save, make one ID between
+            // them. A new object's temporary ID is registered there
+            // (`NSManagedObjectContext.register(_:key:)`).
+            if let context = _contextReference {
+                return context._withUnsafeGuaranteedRef { $0.makeID(of: self) }
+            }
             if let store = _idStore.take() {
                 // The object's reference to the store moves into the ID: no retain and release.
                 let key = IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey)
@@ -50,11 +58,6 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             }
             let id = NSManagedObjectID(temporaryFor: entity, serial: temporarySerial)
             _objectID = id
-            // A new object is registered under its temporary ID only once the ID exists: nobody
-            // can look it up before (`NSManagedObjectContext.register(_:key:)`).
-            if let context = _contextReference {
-                context._withUnsafeGuaranteedRef { $0.registerTemporaryID(of: self, id: id) }
-            }
             return id
         }
         set { _objectID = newValue; _idStore = nil }
@@ -71,7 +74,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// The serial number of the object's temporary ID (drawn on first need: insertion, or the ID
     /// asked for), when it has neither an ID nor a permanent key.
-    private var temporarySerial: Int64 {
+    internal var temporarySerial: Int64 {
         if _idPrimaryKey == 0 { _idPrimaryKey = IDKey.nextTemporary() }
         return _idPrimaryKey
     }

@@ -146,12 +146,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The registered objects, the new ones not yet registered under a temporary ID included
     /// (``register(_:key:)``), each once; the registry is emptied.
     private func takeRegisteredObjects() -> [NSManagedObject] {
-        var objects = registry.withLock { registry in
-            defer { registry.removeAll() }
-            return registry.values.map { $0.takeUnretainedValue() }
+        let newObjects = unregisteredNewObjects
+        return registry.withLock { registry in
+            var objects = registry.values.map { $0.takeUnretainedValue() }
+            registry.removeAll()
+            objects += newObjects
+            // Cut loose under the lock: an `objectID` getter on another thread then registers
+            // none of them in the emptied registry (``makeID(of:)``).
+            for object in objects { object._context = nil }
+            return objects
         }
-        objects += unregisteredNewObjects
-        return objects
     }
 
     /// New objects that are registered without being in the registry: inserted ones (and deleted
@@ -287,7 +291,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Registers `object` under its ID's key (`key`, when the caller has it already).
     ///
     /// A new object is registered under its temporary ID only once that ID is made (the
-    /// `objectID` getter calls ``registerTemporaryID(of:key:)``): until then nobody can ask for
+    /// `objectID` getter calls ``makeID(of:)``): until then nobody can ask for
     /// it by ID, and the inserted objects keep it. Most new objects never have their temporary ID
     /// asked for, so a save of new objects does not add and then remove a key per object.
     internal func register(_ object: NSManagedObject, key known: IDKey? = nil) {
@@ -306,8 +310,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// The object leaves this context: unregistered, and no longer pointing at it.
     internal func leaveContext(_ object: NSManagedObject) {
-        unregister(object)
+        // Cut loose first: an `objectID` getter on another thread registers a new object's
+        // temporary ID only while the object still points here (``makeID(of:)``);
+        // one that registered before is removed by `unregister`.
         object._context = nil
+        unregister(object)
     }
 
     /// Runs `body` with the registry locked (one lock for a whole fetch).
@@ -327,14 +334,27 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// How many times the registry's table was rebuilt (for tests).
     internal var registryRebuilds: Int { registry.withLock { $0.rebuilds } }
 
-    /// Called by the `objectID` getter when it makes the temporary ID `id` of a new object of
-    /// this context (on any thread: the registry has its own lock). Checked under the lock that
-    /// the object is still unsaved with that ID: a save gives it its permanent key under the
-    /// same lock, and a temporary key registered after that would outlive the object.
-    internal func registerTemporaryID(of object: NSManagedObject, id: NSManagedObjectID) {
+    /// Called by the `objectID` getter to make the ID of an object of this context that has
+    /// none yet (from its permanent key, or a new object's temporary ID), on any thread: the
+    /// registry has its own lock, under which a save gives new objects their permanent keys.
+    /// A temporary ID is registered under it.
+    internal func makeID(of object: NSManagedObject) -> NSManagedObjectID {
         registry.withLock { registry in
-            guard object._idStore == nil, object._objectID === id else { return }
-            registry[id.key] = Unmanaged.passUnretained(object)
+            // Checked again under the lock: a save may have given the object its permanent key
+            // since the getter looked (an ID made from the serial number then would be a
+            // temporary ID that the object keeps, while it is registered under the permanent one).
+            if let id = object._objectID { return id }
+            if let store = object._idStore.take() {
+                let key = IDKey(store: store.tag, root: object.layout.rootNumber, value: object._idPrimaryKey)
+                let id = NSManagedObjectID(entity: object.entity, store: consume store, key: key)
+                object._objectID = id
+                return id
+            }
+            let id = NSManagedObjectID(temporaryFor: object.entity, serial: object.temporarySerial)
+            object._objectID = id
+            // Registered only while the object is still this context's (it may be leaving it).
+            if object._context === self { registry[id.key] = Unmanaged.passUnretained(object) }
+            return id
         }
     }
 
@@ -606,6 +626,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// get their last saved values back.
     open func rollback() {
         checkQueue("rollback()")
+        // New objects deleted since the last `processPendingChanges` are in neither the inserted
+        // set nor the registry (unless their ID was made): they leave here, or nothing detaches them.
+        for object in pendingDeletes where object._isInserted {
+            object._isInserted = false
+            object._isDeleted = false
+            leaveContext(object)
+        }
         pendingDeletes.removeAll()
         for object in inserted.objects {
             object._isInserted = false

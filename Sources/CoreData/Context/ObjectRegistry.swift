@@ -182,7 +182,11 @@ internal struct ObjectRegistry {
         let old = slots
         slots = Array(repeating: .empty, count: capacity)
         mask = capacity - 1
-        count = 0
+        // The objects waiting in the deferred list are counted in `count` but not in the table:
+        // they stay counted (a growth while a save registers objects of another owner straight
+        // into the table must not lose them, or moving them in later takes `count` to 0 or
+        // below, and `reserveCapacity` then empties a table of live objects).
+        count = deferred.count - deferredHead
         used = 0
         for slot in old where slot.isLive {
             insert(Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: slot.bits)!), for: slot.value, owner: slot.owner)
