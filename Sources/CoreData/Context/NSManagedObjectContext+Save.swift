@@ -275,6 +275,9 @@ extension NSManagedObjectContext {
     /// Linux addition: the did-save notification carries the IDs too, under the `…ObjectIDsKey`
     /// keys, so that a merge on another queue never reads this context's objects.
     private func postDidSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
+        // The saved objects' IDs made under one lock, not one each (`objectID`).
+        makeIDs(of: inserted)
+        makeIDs(of: updated)
         var ids = ChangeInfo()
         ids.add(NSInsertedObjectIDsKey, Set(spaciousIDsOf: inserted))
         ids.add(NSUpdatedObjectIDsKey, Set(spaciousIDsOf: updated))

@@ -339,23 +339,38 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// registry has its own lock, under which a save gives new objects their permanent keys.
     /// A temporary ID is registered under it.
     internal func makeID(of object: NSManagedObject) -> NSManagedObjectID {
+        registry.withLock { makeID(of: object, in: &$0) }
+    }
+
+    /// Makes the IDs of those of `objects` (this context's, on its queue) that have none yet,
+    /// as ``makeID(of:)`` does, under one lock for all of them (a save's did-save notification
+    /// carries the IDs of all its objects).
+    internal func makeIDs(of objects: [NSManagedObject]) {
+        guard !objects.isEmpty else { return }
         registry.withLock { registry in
-            // Checked again under the lock: a save may have given the object its permanent key
-            // since the getter looked (an ID made from the serial number then would be a
-            // temporary ID that the object keeps, while it is registered under the permanent one).
-            if let id = object._objectID { return id }
-            if let store = object._idStore.take() {
-                let key = IDKey(store: store.tag, root: object.layout.rootNumber, value: object._idPrimaryKey)
-                let id = NSManagedObjectID(entity: object.entity, store: consume store, key: key)
-                object._objectID = id
-                return id
+            objects.forEachUnretained { _, object in
+                if object._objectID == nil { _ = makeID(of: object, in: &registry) }
             }
-            let id = NSManagedObjectID(temporaryFor: object.entity, serial: object.temporarySerial)
+        }
+    }
+
+    /// ``makeID(of:)``'s work, with the registry locked.
+    private func makeID(of object: NSManagedObject, in registry: inout ObjectRegistry) -> NSManagedObjectID {
+        // Checked again under the lock: a save may have given the object its permanent key
+        // since the getter looked (an ID made from the serial number then would be a
+        // temporary ID that the object keeps, while it is registered under the permanent one).
+        if let id = object._objectID { return id }
+        if let store = object._idStore.take() {
+            let key = IDKey(store: store.tag, root: object.layout.rootNumber, value: object._idPrimaryKey)
+            let id = NSManagedObjectID(entity: object.entity, store: consume store, key: key)
             object._objectID = id
-            // Registered only while the object is still this context's (it may be leaving it).
-            if object._context === self { registry[id.key] = Unmanaged.passUnretained(object) }
             return id
         }
+        let id = NSManagedObjectID(temporaryFor: object.entity, serial: object.temporarySerial)
+        object._objectID = id
+        // Registered only while the object is still this context's (it may be leaving it).
+        if object._context === self { registry[id.key] = Unmanaged.passUnretained(object) }
+        return id
     }
 
     /// Called from an object's `deinit`: removes `key` if it is the object's (`address`).

@@ -28,7 +28,7 @@ struct PerfReviewTests {
         try #require(car.managedObjectContext == nil) // (otherwise the end reads a freed context)
         #expect(!context!.registeredObjects.contains(car))
         #expect(!context!.hasChanges)
-        weak var gone = context
+        weak let gone = context
         context = nil
         #expect(gone == nil)
         #expect(car.managedObjectContext == nil) // would read a freed context
