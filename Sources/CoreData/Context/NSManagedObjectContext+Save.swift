@@ -275,12 +275,10 @@ extension NSManagedObjectContext {
     /// Linux addition: the did-save notification carries the IDs too, under the `…ObjectIDsKey`
     /// keys, so that a merge on another queue never reads this context's objects.
     private func postDidSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
-        // The saved objects' IDs made under one lock, not one each (`objectID`).
-        makeIDs(of: inserted)
-        makeIDs(of: updated)
         var ids = ChangeInfo()
-        ids.add(NSInsertedObjectIDsKey, Set(spaciousIDsOf: inserted))
-        ids.add(NSUpdatedObjectIDsKey, Set(spaciousIDsOf: updated))
+        // The saved objects' IDs made under one lock, not one each (`objectID`).
+        ids.add(NSInsertedObjectIDsKey, idSet(of: inserted))
+        ids.add(NSUpdatedObjectIDsKey, idSet(of: updated))
         ids.add(NSDeletedObjectIDsKey, Set(spaciousIDsOf: deleted))
         var objects = ids
         objects.memo = saveSetMemo
