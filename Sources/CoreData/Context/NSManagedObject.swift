@@ -49,16 +49,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             if let context = _contextReference {
                 return context._withUnsafeGuaranteedRef { $0.makeID(of: self) }
             }
-            if let store = _idStore.take() {
-                // The object's reference to the store moves into the ID: no retain and release.
-                let key = IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey)
-                let id = NSManagedObjectID(entity: entity, store: consume store, key: key)
-                _objectID = id
-                return id
-            }
-            let id = NSManagedObjectID(temporaryFor: entity, serial: temporarySerial)
-            _objectID = id
-            return id
+            return makeOwnID()
         }
         set { _objectID = newValue; _idStore = nil }
     }
@@ -72,9 +63,25 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// serial number, or 0 before one is drawn.
     @exclusivity(unchecked) internal var _idPrimaryKey: Int64 = 0
 
+    /// Makes and keeps the object's ID, which it has not got yet: from its permanent key, or its
+    /// temporary ID. (For an object of a context, under the registry's lock: `makeID(of:)`.)
+    @inline(__always)
+    internal func makeOwnID() -> NSManagedObjectID {
+        if let store = _idStore.take() {
+            // The object's reference to the store moves into the ID: no retain and release.
+            let key = IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey)
+            let id = NSManagedObjectID(entity: entity, store: consume store, key: key)
+            _objectID = id
+            return id
+        }
+        let id = NSManagedObjectID(temporaryFor: entity, serial: temporarySerial)
+        _objectID = id
+        return id
+    }
+
     /// The serial number of the object's temporary ID (drawn on first need: insertion, or the ID
     /// asked for), when it has neither an ID nor a permanent key.
-    internal var temporarySerial: Int64 {
+    private var temporarySerial: Int64 {
         if _idPrimaryKey == 0 { _idPrimaryKey = IDKey.nextTemporary() }
         return _idPrimaryKey
     }

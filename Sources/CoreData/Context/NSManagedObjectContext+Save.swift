@@ -276,10 +276,10 @@ extension NSManagedObjectContext {
     /// keys, so that a merge on another queue never reads this context's objects.
     private func postDidSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
         var ids = ChangeInfo()
-        // The saved objects' IDs made under one lock, not one each (`objectID`).
+        // The saved objects' IDs made under one lock per set, not one each (`objectID`).
         ids.add(NSInsertedObjectIDsKey, idSet(of: inserted))
         ids.add(NSUpdatedObjectIDsKey, idSet(of: updated))
-        ids.add(NSDeletedObjectIDsKey, Set(spaciousIDsOf: deleted))
+        ids.add(NSDeletedObjectIDsKey, idSet(of: deleted))
         var objects = ids
         objects.memo = saveSetMemo
         saveSetMemo = nil

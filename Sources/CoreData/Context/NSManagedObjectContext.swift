@@ -342,11 +342,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         registry.withLock { makeID(of: object, in: &$0) }
     }
 
-    /// The IDs of `objects` (this context's, on its queue), as a set, made as ``makeID(of:)``
+    /// The IDs of `objects` (a save's, on the context's queue), as a set, made as ``makeID(of:)``
     /// makes them for those that have none yet, under one lock for all of them (a save's
     /// did-save notification carries the IDs of all its objects). Each ID goes into the set as
     /// it is made, while it is in the cache: a second pass over 50,000 IDs misses it at every
-    /// retain. The set is sized as `Set(spaciousIDsOf:)` sizes it.
+    /// retain. The set is sized as `Set(spacious:)` sizes its sets of objects.
     internal func idSet(of objects: [NSManagedObject]) -> Set<NSManagedObjectID> {
         var ids = Set<NSManagedObjectID>(minimumCapacity: objects.count * 2)
         guard !objects.isEmpty else { return ids }
@@ -372,16 +372,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // since the getter looked (an ID made from the serial number then would be a
         // temporary ID that the object keeps, while it is registered under the permanent one).
         if let id = object._objectID { return id }
-        if let store = object._idStore.take() {
-            let key = IDKey(store: store.tag, root: object.layout.rootNumber, value: object._idPrimaryKey)
-            let id = NSManagedObjectID(entity: object.entity, store: consume store, key: key)
-            object._objectID = id
-            return id
-        }
-        let id = NSManagedObjectID(temporaryFor: object.entity, serial: object.temporarySerial)
-        object._objectID = id
-        // Registered only while the object is still this context's (it may be leaving it).
-        if object._context === self { registry[id.key] = Unmanaged.passUnretained(object) }
+        let temporary = object._idStore == nil
+        let id = object.makeOwnID()
+        // A temporary ID is registered, only while the object is still this context's (it may be
+        // leaving it).
+        if temporary && object._context === self { registry[id.key] = Unmanaged.passUnretained(object) }
         return id
     }
 

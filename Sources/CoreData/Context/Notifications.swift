@@ -94,12 +94,3 @@ extension Set where Element: AnyObject {
         elements.forEachUnretained { update(with: $1) }
     }
 }
-
-extension Set<NSManagedObjectID> {
-    /// The IDs of `objects`, in a table sized as ``init(spacious:)`` sizes it; the objects are
-    /// read without a retain and release each.
-    init(spaciousIDsOf objects: [NSManagedObject]) {
-        self.init(minimumCapacity: objects.count * 2)
-        objects.forEachUnretained { update(with: $1.objectID) }
-    }
-}

@@ -191,8 +191,8 @@ internal final class ValuesStorage: ManagedBuffer<ValuesHeader, UInt64> {
     }
 
     /// A copy of this buffer (the wide values retained).
-    @inline(never)
-    func copy() -> ValuesStorage {
+    @usableFromInline @inline(never)
+    final func copy() -> ValuesStorage {
         let shape = self.shape
         let copy = unsafeDowncast(ValuesStorage.create(minimumCapacity: shape.wordCount) { _ in ValuesHeader(shape: shape) }, to: ValuesStorage.self)
         if hasOverflow { copy.overflow = overflow }
@@ -247,7 +247,7 @@ internal struct PropertyValues: @unchecked Sendable {
     /// Makes the buffer this value's own before a write.
     @inlinable @inline(__always)
     internal mutating func _makeUnique() {
-        if !isKnownUniquelyReferenced(&storage!) { storage = storage!._copy() }
+        if !isKnownUniquelyReferenced(&storage!) { storage = storage!.copy() }
     }
 
     /// The slot of `index` in the buffer at `address`, bounds-checked.
@@ -374,9 +374,6 @@ internal struct PropertyValues: @unchecked Sendable {
 }
 
 extension ValuesStorage {
-    @usableFromInline @inline(never)
-    final func _copy() -> ValuesStorage { copy() }
-
     /// Stores `value` at `index` of the buffer at `address` (unique).
     @usableFromInline
     static func _set(_ address: UnsafeMutableRawPointer, _ value: StoreValue, at index: Int) {
