@@ -8,8 +8,25 @@ import Testing
 struct PerfReviewTests {
     private let many = SQLiteStore.appendingMinimum
 
-    private func rows(_ stack: TestStack, _ sql: String) throws -> [[String]] {
-        try RawSQLite.query(stack.url.path, sql).map { $0.map { $0 ?? "NULL" } }
+    /// Runs `first` and `second`, each on a thread of its own, started while `context`'s registry
+    /// lock is held so that they meet at it (in that order); returns when both are done.
+    private func meetAtRegistryLock(of context: NSManagedObjectContext, _ first: @escaping @Sendable () -> Void,
+                                    _ second: @escaping @Sendable () -> Void) {
+        let started = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        done.enter(); done.enter()
+        context.withRegistryLock { _ in
+            for body in [first, second] {
+                Thread.detachNewThread {
+                    started.signal()
+                    body()
+                    done.leave()
+                }
+            }
+            started.wait(); started.wait()
+            usleep(1000)
+        }
+        done.wait()
     }
 
     // MARK: Lazy registration of new objects
@@ -120,14 +137,14 @@ struct PerfReviewTests {
         #expect(cars.allSatisfy { $0.objectID.isTemporaryID })
         #expect(context.registeredObject(for: asked) === cars[5])
         #expect(context.registeredObjects.count == 3 * many)
-        #expect(try rows(stack, "SELECT count(*) FROM ZCAR") == [["0"]])
-        #expect(try rows(stack, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Car'") == [["0"]])
+        #expect(try stack.rows("SELECT count(*) FROM ZCAR") == [["0"]])
+        #expect(try stack.rows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Car'") == [["0"]])
         cars[19].setValue("fixed", forKey: "name")
         try context.save()
         #expect(cars.map { $0.objectID.uriRepresentation().lastPathComponent } == (1...3 * many).map { "p\($0)" })
         #expect(context.registeredObject(for: asked) == nil)
         #expect(context.registeredObjects == Set(cars))
-        let saved = try rows(stack, "SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK")
+        let saved = try stack.rows("SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK")
         #expect(saved == (1...3 * many).map { ["\($0)", $0 == 20 ? "fixed" : "car \($0)"] })
         let store = try #require(other.coordinator.persistentStores.first as? SQLiteStore)
         #expect(!store.writeLock.withLock { store.implicitKeysRefused })
@@ -157,7 +174,7 @@ struct PerfReviewTests {
         let fine = (1...many).map { i in other.insert("Car", ["name": "fine \(i)"]) }
         try context.save()
         #expect(fine.map { $0.objectID.uriRepresentation().lastPathComponent } == (1...many).map { "p\($0)" })
-        #expect(try rows(stack, "SELECT count(*), min(Z_PK), max(Z_PK) FROM ZCAR") == [["\(many)", "1", "\(many)"]])
+        #expect(try stack.rows("SELECT count(*), min(Z_PK), max(Z_PK) FROM ZCAR") == [["\(many)", "1", "\(many)"]])
     }
 
     /// `objectID` read off the context's queue (allowed for IDs) while the context lets the new
@@ -175,27 +192,14 @@ struct PerfReviewTests {
             let tag = NSManagedObject(entity: entity, insertInto: context)
             kept.append(tag)
             let shared = UncheckedPair(context, tag)
-            let started = DispatchSemaphore(value: 0)
-            let done = DispatchGroup()
             let result = CoreData.Locked<NSManagedObjectID?>(nil)
-            done.enter(); done.enter()
-            context.withRegistryLock { _ in
-                Thread.detachNewThread {
-                    started.signal()
-                    shared.context.delete(shared.object)
-                    shared.context.processPendingChanges()
-                    done.leave()
-                }
-                Thread.detachNewThread {
-                    started.signal()
-                    let id = shared.object.objectID
-                    result.withLock { $0 = id }
-                    done.leave()
-                }
-                started.wait(); started.wait()
-                usleep(1000)
-            }
-            done.wait()
+            meetAtRegistryLock(of: context, {
+                shared.context.delete(shared.object)
+                shared.context.processPendingChanges()
+            }, {
+                let id = shared.object.objectID
+                result.withLock { $0 = id }
+            })
             #expect(tag.managedObjectContext == nil)
             if let id = result.withLock({ $0 }), context.registeredObject(for: id) != nil { leaks += 1 }
         }
@@ -214,27 +218,14 @@ struct PerfReviewTests {
             let tag = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: context)
             tag.setValue("t\(i)", forKey: "label")
             let shared = UncheckedPair(context, tag)
-            let started = DispatchSemaphore(value: 0)
-            let done = DispatchGroup()
             let seen = CoreData.Locked<NSManagedObjectID?>(nil)
             let failure = CoreData.Locked<String?>(nil)
-            done.enter(); done.enter()
-            context.withRegistryLock { _ in
-                Thread.detachNewThread {
-                    started.signal()
-                    do { try shared.context.save() } catch { failure.withLock { $0 = "\(error)" } }
-                    done.leave()
-                }
-                Thread.detachNewThread {
-                    started.signal()
-                    let id = shared.object.objectID
-                    seen.withLock { $0 = id }
-                    done.leave()
-                }
-                started.wait(); started.wait()
-                usleep(1000)
-            }
-            done.wait()
+            meetAtRegistryLock(of: context, {
+                do { try shared.context.save() } catch { failure.withLock { $0 = "\(error)" } }
+            }, {
+                let id = shared.object.objectID
+                seen.withLock { $0 = id }
+            })
             if let failure = failure.withLock({ $0 }) { wrong.append("\(i): the save failed: \(failure)") }
             if tag.objectID.isTemporaryID { wrong.append("\(i): still temporary") }
             if context.registeredObject(for: tag.objectID) !== tag { wrong.append("\(i): not registered") }
@@ -271,7 +262,7 @@ struct PerfReviewTests {
         #expect(mirror.committedValues(forKeys: ["year", "price"])["price"] as? Double == 1.5)
         #expect(Set(mirror.changedValues().keys) == ["price"])
         try other.save()
-        let saved = try rows(stack, "SELECT ZYEAR, ZPRICE, ZELECTRIC, ZBUILT FROM ZCAR")
+        let saved = try stack.rows("SELECT ZYEAR, ZPRICE, ZELECTRIC, ZBUILT FROM ZCAR")
         #expect(saved == [["1991", "2.5", "1", "1005"]], "\(saved)") // (NUMERIC affinity stores 1005.0 as an integer)
     }
 
@@ -301,7 +292,7 @@ struct PerfReviewTests {
             #expect(parent.registeredObjects == [kept])
             try parent.save()
         }
-        #expect(try rows(stack, "SELECT ZNAME FROM ZCAR") == [["kept"]])
+        #expect(try stack.rows("SELECT ZNAME FROM ZCAR") == [["kept"]])
     }
 
     /// A save of new objects of two root entities: the first entity's wait in the deferred list,
@@ -342,7 +333,7 @@ struct PerfReviewTests {
         let markers = (1...2 * SQLiteStore.appendBatch + 3).map { _ in stack.insert("Marker") }
         try stack.context.save()
         #expect(markers.map { $0.objectID.uriRepresentation().lastPathComponent } == markers.indices.map { "p\($0 + 1)" })
-        #expect(try rows(stack, "SELECT count(*), min(Z_PK), max(Z_PK), min(Z_OPT), max(Z_OPT) FROM ZMARKER")
+        #expect(try stack.rows("SELECT count(*), min(Z_PK), max(Z_PK), min(Z_OPT), max(Z_OPT) FROM ZMARKER")
                 == [["\(markers.count)", "1", "\(markers.count)", "1", "1"]])
         #expect(try stack.reopen().fetch("Marker").count == markers.count)
     }
@@ -413,8 +404,8 @@ struct PerfReviewTests {
             childCars = []
             #expect(child.registeredObjects.isEmpty)
         }
-        #expect(try rows(stack, "SELECT count(*), max(Z_PK) FROM ZCAR") == [["\(2 * many)", "\(2 * many)"]])
-        let years = try rows(stack, "SELECT ZYEAR FROM ZCAR ORDER BY ZYEAR").map { $0[0] }
+        #expect(try stack.rows("SELECT count(*), max(Z_PK) FROM ZCAR") == [["\(2 * many)", "\(2 * many)"]])
+        let years = try stack.rows("SELECT ZYEAR FROM ZCAR ORDER BY ZYEAR").map { $0[0] }
         #expect(years == (1...2 * many).map { "\(1900 + $0)" })
         parent.performAndWait { #expect(parent.registeredObjects.isEmpty) }
     }
@@ -544,7 +535,7 @@ struct PerfReviewTests {
         stack.context.refresh(car, mergeChanges: false)
         #expect(car.value(forKey: "year") as? Int == 2001)
         #expect(car.value(forKey: "price") as? Double == 2.5)
-        #expect(try rows(stack, "SELECT ZYEAR, ZPRICE, ZELECTRIC FROM ZCAR") == [["2001", "2.5", "1"]])
+        #expect(try stack.rows("SELECT ZYEAR, ZPRICE, ZELECTRIC FROM ZCAR") == [["2001", "2.5", "1"]])
     }
 
     /// Values copied between objects of one buffer: an object written after its snapshot and the

@@ -11,10 +11,6 @@ struct InsertKeyTests {
     /// Enough new rows for one table for a save to append them.
     private let many = SQLiteStore.appendingMinimum
 
-    private func rows(_ stack: TestStack, _ sql: String) throws -> [[String]] {
-        try RawSQLite.query(stack.url.path, sql).map { $0.map { $0 ?? "NULL" } }
-    }
-
     private func zMax(_ stack: TestStack, _ entity: String) throws -> String? {
         try RawSQLite.query(stack.url.path, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = '\(entity)'").first?[0]
     }
@@ -34,7 +30,7 @@ struct InsertKeyTests {
         let new = (many + 1...2 * many).map { stack.insert("Car", ["name": "car \($0)"]) }
         try stack.context.save()
         let expected = Array(1...many - 2) + Array(many + 1...2 * many)
-        #expect(try rows(stack, "SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK") == expected.map { ["\($0)", "car \($0)"] })
+        #expect(try stack.rows("SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK") == expected.map { ["\($0)", "car \($0)"] })
         #expect(keys(new) == (many + 1...2 * many).map { "p\($0)" })
         #expect(try zMax(stack, "Car") == "\(2 * many)")
         // Deleting a row in the middle changes nothing for the next ones; nor does a small save.
@@ -42,7 +38,7 @@ struct InsertKeyTests {
         let last = stack.insert("Car", ["name": "last"])
         try stack.context.save()
         #expect(keys([last]) == ["p\(2 * many + 1)"])
-        #expect(try rows(stack, "SELECT count(*), max(Z_PK) FROM ZCAR") == [["\(expected.count)", "\(2 * many + 1)"]])
+        #expect(try stack.rows("SELECT count(*), max(Z_PK) FROM ZCAR") == [["\(expected.count)", "\(2 * many + 1)"]])
         #expect(try zMax(stack, "Car") == "\(2 * many + 1)")
     }
 
@@ -59,8 +55,8 @@ struct InsertKeyTests {
             if i == many / 2 { stack.insert("Car", ["name": "a car between"]) }
         }
         try stack.context.save()
-        #expect(try rows(stack, "SELECT Z_PK, Z_ENT, Z_OPT FROM ZVEHICLE ORDER BY Z_PK") == expected)
-        #expect(try rows(stack, "SELECT Z_PK, ZNAME FROM ZCAR") == [["1", "a car between"]])
+        #expect(try stack.rows("SELECT Z_PK, Z_ENT, Z_OPT FROM ZVEHICLE ORDER BY Z_PK") == expected)
+        #expect(try stack.rows("SELECT Z_PK, ZNAME FROM ZCAR") == [["1", "a car between"]])
         #expect(try zMax(stack, "Vehicle") == "\(many)")
         #expect(try zMax(stack, "Car") == "1")
         // Read back as the entities they were saved as, with their values.
@@ -78,7 +74,7 @@ struct InsertKeyTests {
         try stack.context.obtainPermanentIDs(for: [second])
         let others = (3...many + 1).map { stack.insert("Car", ["name": "car \($0)"]) }
         try stack.context.save()
-        let saved = try rows(stack, "SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK")
+        let saved = try stack.rows("SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK")
         #expect(saved.prefix(3) == [["1", "second"], ["2", "first"], ["3", "car 3"]])
         #expect(saved.count == many + 1 && saved.last == ["\(many + 1)", "car \(many + 1)"])
         #expect(keys([first, second]) == ["p2", "p1"])
@@ -104,7 +100,7 @@ struct InsertKeyTests {
         try other.context.save()
         #expect(store.writeLock.withLock { store.implicitKeysRefused }) // the save fell back
         let expected = [["1", "existing"]] + zip(2..., names).map { ["\($0)", $1] } + [["1000", "extra"]]
-        #expect(try rows(stack, "SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK") == expected)
+        #expect(try stack.rows("SELECT Z_PK, ZNAME FROM ZCAR ORDER BY Z_PK") == expected)
         #expect(keys(saved) == (2...many + 1).map { "p\($0)" })
         #expect(try zMax(stack, "Car") == "\(many + 1)")
         // Later saves of that store bind their keys (the table's largest is no guide to them).
@@ -133,12 +129,12 @@ struct InsertKeyTests {
         }
         try stack.context.save()
         #expect(keys(cars) == (1...count).map { "p\($0)" })
-        let saved = try rows(stack, "SELECT Z_PK, ZNAME, ZYEAR, ZPRICE, ZOWNER FROM ZCAR ORDER BY Z_PK")
+        let saved = try stack.rows("SELECT Z_PK, ZNAME, ZYEAR, ZPRICE, ZOWNER FROM ZCAR ORDER BY Z_PK")
         #expect(saved == (1...count).map { i in
             ["\(i)", "car \(i)", "\(1900 + i)", "\(Double(i) / 2)", i % 2 == 0 ? "1" : "NULL"]
         })
         let join = "Z_\(stack.model.entitiesByName["Car"]!.layout.entityNumber)TAGS"
-        #expect(try rows(stack, "SELECT count(*) FROM \(join)")[0][0] == "\(count / 5)")
+        #expect(try stack.rows("SELECT count(*) FROM \(join)")[0][0] == "\(count / 5)")
         #expect(try zMax(stack, "Car") == "\(count)")
         let other = try stack.reopen()
         let ada = try #require(try other.fetch("Person").first)

@@ -170,3 +170,10 @@ enum RawSQLite {
         }
     }
 }
+
+extension TestStack {
+    /// The rows `sql` reads from the store's file, read with the SQLite C API; NULL as `"NULL"`.
+    func rows(_ sql: String) throws -> [[String]] {
+        try RawSQLite.query(url.path, sql).map { $0.map { $0 ?? "NULL" } }
+    }
+}
