@@ -84,13 +84,18 @@ extension Set where Element: AnyObject {
     /// size: every hash collision while inserting costs an `isEqual(_:)` call through an `Any?`,
     /// and at the usual load factor most insertions meet one.
     ///
-    /// Each object is read without a retain and release: only the set's own reference retains
-    /// it. The array, a value the caller holds for the call (nothing else, not even app code in
-    /// an overridden `hash`, can change it), keeps the objects alive. The elements are distinct:
-    /// each is added with `update(with:)`, which, unlike `insert(_:)`, does not hand back
-    /// (retain, then release) the new member.
+    /// The set's references are taken first, in one pass over the array in memory order, and
+    /// then handed to the set: a retain is an atomic instruction, which waits for the memory
+    /// reads before it, so retaining as each object went into the table made every insertion
+    /// wait for its table slot and its cold object one after the other (building the set took
+    /// 13.5% of (b) in `coredata bench`, 10.5% now). The array, a value the caller holds for the call (nothing
+    /// else, not even app code in an overridden `hash`, can change it), keeps the objects alive
+    /// in between. Each is added with `update(with:)`, which takes the reference and, unlike
+    /// `insert(_:)`, does not hand back (retain, then release) the new member; a repeated
+    /// element hands back the one it replaces, released when dropped.
     init(spacious elements: [Element]) {
         self.init(minimumCapacity: elements.count * 2)
-        elements.forEachUnretained { update(with: $1) }
+        elements.forEachUnretained { _ = Unmanaged.passUnretained($1).retain() }
+        elements.forEachUnretained { update(with: Unmanaged.passUnretained($1).takeRetainedValue()) }
     }
 }
