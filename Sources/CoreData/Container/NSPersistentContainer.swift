@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A whole Core Data stack: the model, a coordinator, its stores, a main-queue context and
 /// background contexts.
@@ -246,7 +245,7 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
         return process.isEmpty ? "CoreData" : process
     }
 
-    private static let searchDirectories = Mutex<[URL]>([])
+    private static let searchDirectories = Locked<[URL]>([]) // not `Mutex`: see `Locked`
 
     /// More folders where ``init(name:)`` looks for `<name>.xcdatamodeld`, after the bundles and
     /// before the current directory; empty by default.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An object of an entity, living in a managed object context.
 ///
@@ -49,7 +50,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             if let context = _contextReference {
                 return context._withUnsafeGuaranteedRef { $0.makeID(of: self) }
             }
-            return makeOwnID()
+            return makeOwnID(takingStore: false)
         }
         set { _objectID = newValue; _idStore = nil }
     }
@@ -57,7 +58,38 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// (``setPermanentKey(_:store:)``), a new one with only its temporary serial number
     /// (``temporarySerial``): most objects never have their ID asked for (a saved one gets its
     /// permanent key the same way).
-    @exclusivity(unchecked) internal var _objectID: NSManagedObjectID?
+    ///
+    /// `objectID` may be read on any thread, so the reference is kept in an atomic word (an
+    /// owned reference, or 0): a read on another thread while the context's queue gives the
+    /// object its ID, or a permanent one, is not a data race. An ID the object had is never
+    /// released before the object (``Extras/retiredIDs``), so a reader that loaded it just
+    /// before it was replaced can still retain it.
+    ///
+    /// Set only on the context's queue, or under its registry's lock (``makeID(of:)``, and
+    /// every change on the queue to an object others may read: ``reregister(_:as:)``), or
+    /// before the object is shared (a new or fetched object): writes never meet.
+    internal var _objectID: NSManagedObjectID? {
+        @inline(__always) get {
+            let bits = _objectIDBits.load(ordering: .acquiring)
+            guard bits != 0 else { return nil }
+            return Unmanaged<NSManagedObjectID>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
+        }
+        set {
+            let old = _objectIDBits.load(ordering: .relaxed)
+            if old == 0 && newValue == nil { return }
+            _objectIDBits.store(newValue.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0, ordering: .releasing)
+            if old != 0 {
+                let retired = Unmanaged<NSManagedObjectID>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).takeRetainedValue()
+                if _extras == nil { _extras = Extras() }
+                _extras!.retiredIDs.append(retired)
+            }
+        }
+    }
+    private let _objectIDBits = Atomic<UInt>(0)
+    /// Whether the object has its ID (``_objectID`` non-`nil`), read without a retain and release.
+    internal var _hasObjectID: Bool {
+        @inline(__always) get { _objectIDBits.load(ordering: .acquiring) != 0 }
+    }
     @exclusivity(unchecked) internal var _idStore: NSPersistentStore?
     /// With `_idStore`: the primary key. Without `_idStore` or `_objectID`: the temporary ID's
     /// serial number, or 0 before one is drawn.
@@ -65,18 +97,27 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// Makes and keeps the object's ID, which it has not got yet: from its permanent key, or its
     /// temporary ID. (For an object of a context, under the registry's lock: `makeID(of:)`.)
+    ///
+    /// With `takingStore`, the object's reference to its store moves into the ID (no retain and
+    /// release): only on the context's queue, whose own reads of `_idStore` take no lock.
     @inline(__always)
-    internal func makeOwnID() -> NSManagedObjectID {
-        if let store = _idStore.take() {
-            // The object's reference to the store moves into the ID: no retain and release.
+    internal func makeOwnID(takingStore: Bool) -> NSManagedObjectID {
+        if _idStore != nil {
+            let store = takingStore ? _idStore.take()! : _idStore.unsafelyUnwrapped
             let key = IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey)
             let id = NSManagedObjectID(entity: entity, store: consume store, key: key)
-            _objectID = id
+            setFirstObjectID(id)
             return id
         }
         let id = NSManagedObjectID(temporaryFor: entity, serial: temporarySerial)
-        _objectID = id
+        setFirstObjectID(id)
         return id
+    }
+
+    /// Sets ``_objectID`` of an object that has none (nothing to retire).
+    @inline(__always)
+    private func setFirstObjectID(_ id: NSManagedObjectID) {
+        _objectIDBits.store(UInt(bitPattern: Unmanaged.passRetained(id).toOpaque()), ordering: .releasing)
     }
 
     /// The serial number of the object's temporary ID (drawn on first need: insertion, or the ID
@@ -90,7 +131,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     internal func setPermanentKey(_ primaryKey: Int64, store: NSPersistentStore) {
         // Tested first: a fetched or newly saved object has no ID yet, and assigning over `nil`
         // still calls `swift_release` (once per object).
-        if _objectID != nil { _objectID = nil }
+        if _hasObjectID { _objectID = nil }
         _idStore = store
         _idPrimaryKey = primaryKey
     }
@@ -114,9 +155,21 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         get { _contextReference?.takeUnretainedValue() }
         set { _contextReference = newValue.map(Unmanaged.passUnretained) }
     }
-    /// ``_context``'s storage: as an `Unmanaged`, `deinit` reads it without a retain and release
-    /// (reading an `unowned(unsafe)` property makes a strong copy).
-    @exclusivity(unchecked) private var _contextReference: Unmanaged<NSManagedObjectContext>?
+    /// ``_context``'s storage, unretained. An atomic word: `objectID`, which may be read on any
+    /// thread, reads it to find the registry's lock while the context's queue may be letting
+    /// the object go.
+    private var _contextReference: Unmanaged<NSManagedObjectContext>? {
+        @inline(__always) get {
+            let bits = _contextBits.load(ordering: .acquiring)
+            return bits == 0 ? nil : Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+        }
+        @inline(__always) set {
+            _contextBits.store(newValue.map { UInt(bitPattern: $0.toOpaque()) } ?? 0, ordering: .releasing)
+        }
+    }
+    /// ``_contextReference``'s word: as an `Unmanaged`, `deinit` reads it without a retain and
+    /// release (reading an `unowned(unsafe)` property makes a strong copy).
+    private let _contextBits = Atomic<UInt>(0)
 
     /// Attribute values (and unresolved to-one IDs) by property index. Read by the inlined
     /// `@Managed` getters (`Managed.swift`) across modules.
@@ -164,6 +217,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     internal final class Extras {
         var fetchBatch: FetchBatch?
         var fetchedValues: [Int: Any]?
+        /// IDs the object had before its current one (a temporary ID, once it got a permanent
+        /// one): kept until the object goes, for a reader on another thread (``_objectID``).
+        var retiredIDs: [NSManagedObjectID] = []
     }
     @exclusivity(unchecked) internal var _extras: Extras?
     /// The batch of a batched fetch (`fetchBatchSize`) this data-less fault belongs to: firing
@@ -219,6 +275,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
 
     deinit {
+        defer { releaseObjectID() }
         // `_context` read once, and kept without a retain: the context outlives its registered
         // objects (it detaches them when it goes).
         guard let context = _contextReference else { return }
@@ -234,6 +291,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         }
         let address = Unmanaged.passUnretained(self).toOpaque()
         context._withUnsafeGuaranteedRef { $0.unregisterOnDeinit(key, address: address) }
+    }
+
+    /// Gives back the reference ``_objectID``'s word owns (at `deinit`).
+    @inline(__always)
+    private func releaseObjectID() {
+        let bits = _objectIDBits.load(ordering: .relaxed)
+        if bits != 0 { Unmanaged<NSManagedObjectID>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
     }
 
     /// The entity described by this class in the models in use, found by `managedObjectClassName`.

@@ -161,7 +161,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// New objects that are registered without being in the registry: inserted ones (and deleted
     /// ones whose deletion is not processed yet) whose temporary ID has not been made.
     private var unregisteredNewObjects: [NSManagedObject] {
-        (inserted.objects + pendingDeletes).filter { $0._isInserted && $0._objectID == nil && $0._idStore == nil }
+        (inserted.objects + pendingDeletes).filter { $0._isInserted && !$0._hasObjectID && $0._idStore == nil }
     }
 
     /// Cuts objects loose from a context that forgets them: no context pointer, and no
@@ -339,7 +339,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// registry has its own lock, under which a save gives new objects their permanent keys.
     /// A temporary ID is registered under it.
     internal func makeID(of object: NSManagedObject) -> NSManagedObjectID {
-        registry.withLock { makeID(of: object, in: &$0) }
+        // Maybe not on the context's queue: the object keeps its store (see `makeOwnID`).
+        registry.withLock { makeID(of: object, in: &$0, takingStore: false) }
     }
 
     /// The IDs of `objects` (a save's, on the context's queue), as a set, made as ``makeID(of:)``
@@ -358,7 +359,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                     // which takes the lock: after this one.
                     if object._mayBeForwarded { forwarded.append(object) } else { ids.update(with: id) }
                 } else {
-                    ids.update(with: makeID(of: object, in: &registry))
+                    ids.update(with: makeID(of: object, in: &registry, takingStore: true))
                 }
             }
         }
@@ -367,13 +368,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// ``makeID(of:)``'s work, with the registry locked.
-    private func makeID(of object: NSManagedObject, in registry: inout ObjectRegistry) -> NSManagedObjectID {
+    private func makeID(of object: NSManagedObject, in registry: inout ObjectRegistry, takingStore: Bool) -> NSManagedObjectID {
         // Checked again under the lock: a save may have given the object its permanent key
         // since the getter looked (an ID made from the serial number then would be a
         // temporary ID that the object keeps, while it is registered under the permanent one).
         if let id = object._objectID { return id }
         let temporary = object._idStore == nil
-        let id = object.makeOwnID()
+        let id = object.makeOwnID(takingStore: takingStore)
         // A temporary ID is registered, only while the object is still this context's (it may be
         // leaving it).
         if temporary && object._context === self { registry[id.key] = Unmanaged.passUnretained(object) }
@@ -449,7 +450,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         registry.withLock { registry in
             // The temporary keys go first: a growth then leaves their slots behind. Only objects
             // whose temporary ID was made have one (``register(_:key:)``).
-            for move in moves where objects.withUnretained(at: move.offset, { $0._objectID != nil }) {
+            for move in moves where objects.withUnretained(at: move.offset, { $0._hasObjectID }) {
                 registry[move.temporaryKey] = nil
             }
             registry.reserveDeferred(moves.count)
@@ -555,7 +556,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         precondition(object._context == nil, "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext")
         object._context = self
         object._isInserted = true
-        if object._objectID != nil || object._idStore != nil {
+        if object._hasObjectID || object._idStore != nil {
             register(object) // an ID made before, or a permanent one
         } else {
             // Registered under its temporary ID once that ID is made (``register(_:key:)``); the

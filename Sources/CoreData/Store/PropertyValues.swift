@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// How an entity's values are laid out in a ``PropertyValues`` buffer: one slot per property
 /// index, either **narrow** (an 8-byte payload and a tag byte: attributes of kind Integer
@@ -81,7 +80,7 @@ internal final class ValueShape: @unchecked Sendable {
     }
 
     /// The entities' shapes, by their pattern of narrow slots.
-    private static let entityShapes = Mutex<[[Bool]: ValueShape]>([:])
+    private static let entityShapes = Locked<[[Bool]: ValueShape]>([:]) // not `Mutex`: see `Locked`
 
     /// Checks once that ``ValuesStorage/headerOffset`` and ``ValuesStorage/tailOffset`` are
     /// where `ManagedBuffer` puts the header and the tail.
@@ -96,7 +95,7 @@ internal final class ValueShape: @unchecked Sendable {
         }
     }()
 
-    private static let wideShapes = Mutex<[Int: ValueShape]>([:])
+    private static let wideShapes = Locked<[Int: ValueShape]>([:])
 
     /// The immortal all-wide shape of `count` slots (values built without an entity layout).
     static func wide(count: Int) -> ValueShape {

@@ -208,6 +208,32 @@ struct PerfReviewTests {
         _ = kept
     }
 
+    /// An object's ID is replaced by a save (temporary → permanent) while a reader on another
+    /// thread may have just loaded it: the object keeps every ID it had until it goes, so that
+    /// reader can still retain it (ThreadSanitizer runs the two tests around this one).
+    @Test func anObjectKeepsItsTemporaryIDUntilItGoes() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        weak var temporary: NSManagedObjectID?
+        weak var object: NSManagedObject?
+        do {
+            let tag = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: context)
+            tag.setValue("t", forKey: "label")
+            object = tag
+            do {
+                let id = tag.objectID
+                #expect(id.isTemporaryID)
+                temporary = id
+            }
+            try context.save()
+            #expect(!tag.objectID.isTemporaryID)
+            #expect(temporary != nil, "the temporary ID was freed while its object lived")
+            #expect(context.registeredObject(for: tag.objectID) === tag)
+        }
+        #expect(object == nil)
+        #expect(temporary == nil, "the temporary ID outlived its object")
+    }
+
     /// `objectID` read off the context's queue while the context saves the new object: the
     /// object ends with its permanent ID, registered under it only.
     @Test func objectIDReadOffQueueWhileTheContextSaves() throws {
