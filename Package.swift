@@ -29,9 +29,11 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
+        // A cache prefetch hint for the save path's walks over cold buffers (docs/ARCHITECTURE.md).
+        .target(name: "CoreDataShims"),
         .target(
             name: "CoreData",
-            dependencies: ["CSQLite", "CoreDataMacros"]
+            dependencies: ["CSQLite", "CoreDataShims", "CoreDataMacros"]
         ),
         // Seed code translated to Swift, shared by the demo and the tests.
         .target(

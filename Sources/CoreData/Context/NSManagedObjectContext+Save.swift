@@ -29,7 +29,7 @@ extension NSManagedObjectContext {
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
 
         for objects in [inserted.objects, updated.objects, deleted.objects] {
-            objects.forEachUnretained { $1.willSave() }
+            objects.forEachUnretainedPrefetching { $1.willSave() }
         }
         processPendingChanges() // willSave may have deleted objects
 
@@ -53,7 +53,7 @@ extension NSManagedObjectContext {
         let saved = try coordinator.withSaveLock { try saveResolvingConflicts(coordinator) }
         guard let saved else { return }
         for objects in [saved.inserted, saved.updated, saved.deleted] {
-            objects.forEachUnretained { $1.didSave() }
+            objects.forEachUnretainedPrefetching { $1.didSave() }
         }
         postDidSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
     }
@@ -133,7 +133,7 @@ extension NSManagedObjectContext {
         // without a store returned (retained and released) per object.
         var lastTemporaryGroup = -1
         var lastTemporaryEntity: ObjectIdentifier?
-        try savedInserts.forEachUnretained { offset, object in
+        try savedInserts.forEachUnretainedPrefetching { offset, object in
             let hasPermanentID = object.permanentIDStore != nil
             if !hasPermanentID && ObjectIdentifier(object.entity) == lastTemporaryEntity {
                 lastGroup = lastTemporaryGroup
@@ -243,8 +243,12 @@ extension NSManagedObjectContext {
             object.didCommit(values: consume values, version: version)
         }
         for storeIndex in groups.indices {
-            for position in groups[storeIndex].insertOffsets.indices {
-                savedInserts.withUnretained(at: groups[storeIndex].insertOffsets[position]) { object in
+            let offsets = groups[storeIndex].insertOffsets
+            for position in offsets.indices {
+                if position + [NSManagedObject].prefetchDistance < offsets.count {
+                    savedInserts.prefetch(at: offsets[position + [NSManagedObject].prefetchDistance])
+                }
+                savedInserts.withUnretained(at: offsets[position]) { object in
                     // The written values move into the object's snapshot: `groups` is not read again.
                     var values = PropertyValues()
                     swap(&values, &groups[storeIndex].changes.inserts[position].values)
@@ -304,11 +308,11 @@ extension NSManagedObjectContext {
         }
         // Each list is a copy held for its loop: validation methods, which apps override, cannot
         // release its objects.
-        inserted.objects.forEachUnretained { _, object in
+        inserted.objects.forEachUnretainedPrefetching { _, object in
             collect { try object.validateForInsert() }
             collect { try object.validateRelationshipContexts() }
         }
-        updated.objects.forEachUnretained { _, object in
+        updated.objects.forEachUnretainedPrefetching { _, object in
             collect { try object.validateForUpdate() }
             collect { try object.validateRelationshipContexts() }
         }

@@ -353,7 +353,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         guard !objects.isEmpty else { return ids }
         var forwarded: [NSManagedObject] = []
         registry.withLock { registry in
-            objects.forEachUnretained { _, object in
+            objects.forEachUnretainedPrefetching { _, object in
                 if let id = object._objectID {
                     // An ID that may have moved up a chain of contexts is read by the getter,
                     // which takes the lock: after this one.
@@ -454,7 +454,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 registry[move.temporaryKey] = nil
             }
             registry.reserveDeferred(moves.count)
-            for move in moves {
+            let ahead = [NSManagedObject].prefetchDistance
+            for (position, move) in moves.enumerated() {
+                if position + ahead < moves.count { objects.prefetch(at: moves[position + ahead].offset) }
                 objects.withUnretained(at: move.offset) { object in
                     if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
                     object.setPermanentKey(move.primaryKey, store: stores[move.storeIndex])

@@ -8,7 +8,7 @@ import Testing
 @Suite("Sendability for clients")
 struct SendabilityTests {
     /// `swiftc` and the built modules, or `nil` when this machine can't type-check snippets.
-    private static let toolchain: (swiftc: String, modules: String, csqlite: String)? = {
+    private static let toolchain: (swiftc: String, modules: String, cModules: [String])? = {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var folder = binary.deletingLastPathComponent()
         while folder.path != "/" && !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Modules/CoreData.swiftmodule").path) {
@@ -17,12 +17,13 @@ struct SendabilityTests {
         let modules = folder.appendingPathComponent("Modules").path
         let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
-        let csqlite = packageRoot.appendingPathComponent("Sources/CSQLite").path
+        // The C modules the library imports, as SwiftPM passes them to a client's build.
+        let cModules = ["Sources/CSQLite", "Sources/CoreDataShims/include"].map { packageRoot.appendingPathComponent($0).path }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"
         guard FileManager.default.fileExists(atPath: modules),
               let swiftc = path.split(separator: ":").map({ "\($0)/swiftc" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) })
         else { return nil }
-        return (swiftc, modules, csqlite)
+        return (swiftc, modules, cModules)
     }()
 
     /// Type-checks `source` in `languageMode`; the compiler's diagnostics, and whether it succeeded.
@@ -33,7 +34,8 @@ struct SendabilityTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: toolchain.swiftc)
-        process.arguments = ["-typecheck", "-swift-version", languageMode, "-I", toolchain.modules, "-I", toolchain.csqlite, file.path]
+        process.arguments = ["-typecheck", "-swift-version", languageMode, "-I", toolchain.modules]
+            + toolchain.cModules.flatMap { ["-I", $0] } + [file.path]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

@@ -226,6 +226,13 @@ extension SQLiteStore {
                         }
                         var position: Int32 = 1
                         for row in offset..<offset + batch { bindValues(of: row, to: statement, from: &position) }
+                        // The next batch's values, written long before the save and no longer
+                        // cached, come in while SQLite inserts this one.
+                        inserts.withUnsafeBufferPointer { rows in
+                            for row in offset + batch..<min(offset + 2 * batch, runEnd) {
+                                PropertyValues.prefetch(at: (rows.baseAddress! + row).pointer(to: \.values)!)
+                            }
+                        }
                         do { try statement.step() } catch { statement.reset(); throw error }
                         statement.resetKeepingBindings()
                         // The statement's own rows (not a trigger's) got the keys from `key` on.
