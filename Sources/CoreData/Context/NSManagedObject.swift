@@ -50,7 +50,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             if let context = _contextReference {
                 return context._withUnsafeGuaranteedRef { $0.makeID(of: self) }
             }
-            return makeOwnID(takingStore: false)
+            return makeIDWithoutContext()
         }
         set { _objectID = newValue; _idStore = nil }
     }
@@ -75,9 +75,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             return Unmanaged<NSManagedObjectID>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
         }
         set {
-            let old = _objectIDBits.load(ordering: .relaxed)
-            if old == 0 && newValue == nil { return }
-            _objectIDBits.store(newValue.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0, ordering: .releasing)
+            if newValue == nil && _objectIDBits.load(ordering: .relaxed) == 0 { return }
+            // An exchange, not a store: a reader of an object without a context may publish an
+            // ID (`makeIDWithoutContext()`) at the same moment; whatever was there is retired.
+            let old = _objectIDBits.exchange(newValue.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0,
+                                             ordering: .acquiringAndReleasing)
             if old != 0 {
                 let retired = Unmanaged<NSManagedObjectID>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).takeRetainedValue()
                 if _extras == nil { _extras = Extras() }
@@ -114,10 +116,30 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         return id
     }
 
-    /// Sets ``_objectID`` of an object that has none (nothing to retire).
+    /// Sets ``_objectID`` of an object that has none (nothing to retire). Only under the
+    /// registry's lock or on the context's queue (writes never meet there).
     @inline(__always)
     private func setFirstObjectID(_ id: NSManagedObjectID) {
         _objectIDBits.store(UInt(bitPattern: Unmanaged.passRetained(id).toOpaque()), ordering: .releasing)
+    }
+
+    /// The ID of an object without a context, made on first read. There is no lock to take, and
+    /// two threads may read it at once: each makes an ID and publishes it only if the object
+    /// still has none (a compare-and-exchange); the one that loses takes the winner's. The
+    /// temporary serial number is not written back: the ID the object keeps carries it.
+    private func makeIDWithoutContext() -> NSManagedObjectID {
+        let made: NSManagedObjectID
+        if let store = _idStore {
+            made = NSManagedObjectID(entity: entity, store: store, key: IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey))
+        } else {
+            let serial = _idPrimaryKey != 0 ? _idPrimaryKey : IDKey.nextTemporary()
+            made = NSManagedObjectID(temporaryFor: entity, serial: serial)
+        }
+        let bits = UInt(bitPattern: Unmanaged.passRetained(made).toOpaque())
+        let (exchanged, current) = _objectIDBits.compareExchange(expected: 0, desired: bits, ordering: .acquiringAndReleasing)
+        if exchanged { return made }
+        Unmanaged<NSManagedObjectID>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release()
+        return Unmanaged<NSManagedObjectID>.fromOpaque(UnsafeRawPointer(bitPattern: current)!).takeUnretainedValue()
     }
 
     /// The serial number of the object's temporary ID (drawn on first need: insertion, or the ID
@@ -157,7 +179,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
     /// ``_context``'s storage, unretained. An atomic word: `objectID`, which may be read on any
     /// thread, reads it to find the registry's lock while the context's queue may be letting
-    /// the object go.
+    /// the object go. The context itself is not retained by that read: an app that lets the last
+    /// reference to a context go on one thread while reading one of its objects' `objectID` on
+    /// another has a race (the context's `deinit` detaches its objects, but the reader may
+    /// already hold the address).
     private var _contextReference: Unmanaged<NSManagedObjectContext>? {
         @inline(__always) get {
             let bits = _contextBits.load(ordering: .acquiring)
@@ -208,7 +233,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     @exclusivity(unchecked) internal var _insertedByChild = false
     /// Inserted here and saved into the parent context under a temporary ID: the ID may have
     /// become permanent higher up the chain since.
-    @exclusivity(unchecked) internal var _mayBeForwarded = false
+    internal var _mayBeForwarded: Bool {
+        @inline(__always) get { _mayBeForwardedFlag.load(ordering: .relaxed) }
+        @inline(__always) set { _mayBeForwardedFlag.store(newValue, ordering: .relaxed) }
+    }
+    /// ``_mayBeForwarded``'s storage: atomic, as the `objectID` getter reads it on any thread.
+    private let _mayBeForwardedFlag = Atomic<Bool>(false)
     /// The object's slot in its context's inserted, updated or deleted set (`Int32`, beside the
     /// flags: objects are 8 bytes smaller).
     @exclusivity(unchecked) internal var _changeSlot: Int32 = -1

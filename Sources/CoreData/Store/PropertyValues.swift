@@ -1,4 +1,4 @@
-import CoreDataShims
+internal import CoreDataShims
 import Foundation
 
 /// How an entity's values are laid out in a ``PropertyValues`` buffer: one slot per property

@@ -1,4 +1,4 @@
-import CoreDataShims
+internal import CoreDataShims
 
 extension Array where Element: AnyObject {
     /// Calls `body` with each element in order, borrowed without a retain and release per

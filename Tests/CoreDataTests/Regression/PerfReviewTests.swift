@@ -208,6 +208,37 @@ struct PerfReviewTests {
         _ = kept
     }
 
+    /// An object without a context has no lock to make its ID under: two threads reading its
+    /// `objectID` at once must still get one ID between them, and the other one made must not
+    /// leak (each used to store its own over the other's).
+    @Test func objectIDOfAnObjectWithoutAContextReadOnTwoThreads() throws {
+        let stack = try TestStack()
+        let entity = stack.model.entitiesByName["Tag"]!
+        final class Weak { weak var id: NSManagedObjectID?; init(_ id: NSManagedObjectID) { self.id = id } }
+        var weaks: [Weak] = []
+        var distinct = 0
+        for _ in 0..<500 {
+            do {
+                let shared = UncheckedPair(stack.context, NSManagedObject(entity: entity, insertInto: nil))
+                let ids = CoreData.Locked<[NSManagedObjectID]>([])
+                meetAtRegistryLock(of: stack.context, {
+                    let id = shared.object.objectID
+                    ids.withLock { $0.append(id) }
+                }, {
+                    let id = shared.object.objectID
+                    ids.withLock { $0.append(id) }
+                })
+                let both = ids.withLock { $0 }
+                if both[0] !== both[1] || both[0] != both[1] { distinct += 1 }
+                weaks += both.map(Weak.init)
+            }
+        }
+        #expect(distinct == 0, "\(distinct) objects answered with two different IDs")
+        // The threads' closures (and so the objects) may be let go just after the threads end.
+        for _ in 0..<200 where weaks.contains(where: { $0.id != nil }) { usleep(10_000) }
+        #expect(weaks.allSatisfy { $0.id == nil }, "\(weaks.filter { $0.id != nil }.count) IDs outlived their objects")
+    }
+
     /// An object's ID is replaced by a save (temporary → permanent) while a reader on another
     /// thread may have just loaded it: the object keeps every ID it had until it goes, so that
     /// reader can still retain it (ThreadSanitizer runs the two tests around this one).
