@@ -104,16 +104,21 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// release): only on the context's queue, whose own reads of `_idStore` take no lock.
     @inline(__always)
     internal func makeOwnID(takingStore: Bool) -> NSManagedObjectID {
+        let id = newID(takingStore: takingStore, serial: temporarySerial)
+        setFirstObjectID(id)
+        return id
+    }
+
+    /// A new ID for the object, not kept yet: from its permanent key, or else a temporary ID
+    /// numbered `serial`.
+    @inline(__always)
+    private func newID(takingStore: Bool, serial: @autoclosure () -> Int64) -> NSManagedObjectID {
         if _idStore != nil {
             let store = takingStore ? _idStore.take()! : _idStore.unsafelyUnwrapped
             let key = IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey)
-            let id = NSManagedObjectID(entity: entity, store: consume store, key: key)
-            setFirstObjectID(id)
-            return id
+            return NSManagedObjectID(entity: entity, store: consume store, key: key)
         }
-        let id = NSManagedObjectID(temporaryFor: entity, serial: temporarySerial)
-        setFirstObjectID(id)
-        return id
+        return NSManagedObjectID(temporaryFor: entity, serial: serial())
     }
 
     /// Sets ``_objectID`` of an object that has none (nothing to retire). Only under the
@@ -128,13 +133,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// still has none (a compare-and-exchange); the one that loses takes the winner's. The
     /// temporary serial number is not written back: the ID the object keeps carries it.
     private func makeIDWithoutContext() -> NSManagedObjectID {
-        let made: NSManagedObjectID
-        if let store = _idStore {
-            made = NSManagedObjectID(entity: entity, store: store, key: IDKey(store: store.tag, root: layout.rootNumber, value: _idPrimaryKey))
-        } else {
-            let serial = _idPrimaryKey != 0 ? _idPrimaryKey : IDKey.nextTemporary()
-            made = NSManagedObjectID(temporaryFor: entity, serial: serial)
-        }
+        let made = newID(takingStore: false, serial: _idPrimaryKey != 0 ? _idPrimaryKey : IDKey.nextTemporary())
         let bits = UInt(bitPattern: Unmanaged.passRetained(made).toOpaque())
         let (exchanged, current) = _objectIDBits.compareExchange(expected: 0, desired: bits, ordering: .acquiringAndReleasing)
         if exchanged { return made }

@@ -244,16 +244,11 @@ extension NSManagedObjectContext {
         }
         for storeIndex in groups.indices {
             let offsets = groups[storeIndex].insertOffsets
-            for position in offsets.indices {
-                if position + [NSManagedObject].prefetchDistance < offsets.count {
-                    savedInserts.prefetch(at: offsets[position + [NSManagedObject].prefetchDistance])
-                }
-                savedInserts.withUnretained(at: offsets[position]) { object in
-                    // The written values move into the object's snapshot: `groups` is not read again.
-                    var values = PropertyValues()
-                    swap(&values, &groups[storeIndex].changes.inserts[position].values)
-                    commit(object, consume values)
-                }
+            savedInserts.forEachUnretainedPrefetching(positions: offsets.count, offset: { offsets[$0] }) { position, object in
+                // The written values move into the object's snapshot: `groups` is not read again.
+                var values = PropertyValues()
+                swap(&values, &groups[storeIndex].changes.inserts[position].values)
+                commit(object, consume values)
             }
         }
         for (object, values) in zip(savedUpdates, updatedRows) { commit(object, values) }

@@ -454,14 +454,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 registry[move.temporaryKey] = nil
             }
             registry.reserveDeferred(moves.count)
-            let ahead = [NSManagedObject].prefetchDistance
-            for (position, move) in moves.enumerated() {
-                if position + ahead < moves.count { objects.prefetch(at: moves[position + ahead].offset) }
-                objects.withUnretained(at: move.offset) { object in
-                    if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
-                    object.setPermanentKey(move.primaryKey, store: stores[move.storeIndex])
-                    registry.registerLater(Unmanaged.passUnretained(object), key: object.idKey)
-                }
+            objects.forEachUnretainedPrefetching(positions: moves.count, offset: { moves[$0].offset }) { position, object in
+                if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
+                object.setPermanentKey(moves[position].primaryKey, store: stores[moves[position].storeIndex])
+                registry.registerLater(Unmanaged.passUnretained(object), key: object.idKey)
             }
         }
         for (object, previous) in fromChildren { recordForwarding(of: object, from: previous, to: object.objectID) }

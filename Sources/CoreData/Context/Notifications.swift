@@ -88,9 +88,9 @@ extension Set where Element: AnyObject {
     /// then handed to the set: a retain is an atomic instruction, which waits for the memory
     /// reads before it, so retaining as each object went into the table made every insertion
     /// wait for its table slot and its cold object one after the other (building the set took
-    /// 13.5% of (b) in `coredata bench`, 10.5% now). The array, a value the caller holds for the call (nothing
-    /// else, not even app code in an overridden `hash`, can change it), keeps the objects alive
-    /// in between. Each is added with `update(with:)`, which takes the reference and, unlike
+    /// 13.5% of (b) in `coredata bench`, 10.5% now). The array, a value the caller holds for
+    /// the call (nothing else, not even app code in an overridden `hash`, can change it), keeps
+    /// the objects alive in between. Each is added with `update(with:)`, which takes the reference and, unlike
     /// `insert(_:)`, does not hand back (retain, then release) the new member; a repeated
     /// element hands back the one it replaces, released when dropped.
     init(spacious elements: [Element]) {

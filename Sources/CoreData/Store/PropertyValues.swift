@@ -1,4 +1,3 @@
-internal import CoreDataShims
 import Foundation
 
 /// How an entity's values are laid out in a ``PropertyValues`` buffer: one slot per property
@@ -222,29 +221,22 @@ internal struct PropertyValues: @unchecked Sendable {
     /// No values (count 0).
     @inlinable init() { storage = nil }
 
-    /// Hints the processor to bring the buffer's first three cache lines in (ten narrow values
-    /// and the header take 128 bytes, which three lines hold wherever the buffer starts), for a
-    /// walk that will read it soon (`coredata_prefetch`). Reads nothing itself, and takes the
-    /// buffer's address without a retain and release.
+    /// Hints the processor to bring the buffer in (``prefetchThreeLines(from:)``), for a walk
+    /// that will read it soon. `mutating` only so that a call on an object's values reads them in
+    /// place (a read would copy them: a retain and release of the buffer); changes nothing.
     @inline(__always)
-    func prefetch() {
-        withUnsafePointer(to: self) { Self.prefetch(at: $0) }
+    mutating func prefetchInPlace() {
+        withUnsafeMutablePointer(to: &self) { Self.prefetch(at: $0) }
     }
 
-    /// ``prefetch()`` on values read in place (an object's: reading them would copy them, a
-    /// retain and release of the buffer; a `mutating` call does not). Changes nothing.
-    @inline(__always)
-    mutating func prefetchInPlace() { prefetch() }
-
-    /// ``prefetch()`` on the values at `address` (in an array's element), read as the buffer's
-    /// address alone: no copy of the values, so no retain and release.
+    /// Hints the processor to bring in the buffer of the values at `address` (in an array's
+    /// element), read as the buffer's address alone: no copy of the values, so no retain and
+    /// release.
     @inline(__always)
     static func prefetch(at address: UnsafePointer<PropertyValues>) {
         // The struct is its storage reference: one word, the buffer's address or 0.
         guard let base = UnsafeRawPointer(address).load(as: UnsafeRawPointer?.self) else { return }
-        coredata_prefetch(base)
-        coredata_prefetch(base + 64)
-        coredata_prefetch(base + 128)
+        prefetchThreeLines(from: base)
     }
 
     /// `.null` in every slot of `shape`.

@@ -56,27 +56,38 @@ extension Array where Element == NSManagedObject {
             }
         }
     }
-}
 
-extension Array where Element == NSManagedObject {
-    /// Hints the processor to bring the object at `offset` into the cache (see
-    /// ``forEachUnretainedPrefetching(_:)``).
+    /// Calls `body` with each position in `0..<count` and the object at `offset(position)`,
+    /// borrowed as ``withUnretained(at:_:)`` lends it, hinting the processor to bring the object
+    /// ``prefetchDistance`` positions ahead in: for a save's walks over its objects by their
+    /// positions in its per-store lists.
     @inline(__always)
-    internal func prefetch(at offset: Int) {
-        withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: Unmanaged<NSManagedObject>.self) { $0[offset].prefetchObject() }
+    internal func forEachUnretainedPrefetching(positions count: Int, offset: (Int) -> Int,
+                                               _ body: (_ position: Int, _ element: NSManagedObject) throws -> Void) rethrows {
+        let ahead = Self.prefetchDistance
+        for position in 0..<count {
+            if position + ahead < count {
+                withUnsafeBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: Unmanaged<NSManagedObject>.self) { $0[offset(position + ahead)].prefetchObject() }
+                }
+            }
+            try withUnretained(at: offset(position)) { try body(position, $0) }
         }
     }
 }
 
+/// Hints the processor to bring the three cache lines from `base` in (`coredata_prefetch`): an
+/// `NSManagedObject` (136 bytes) or a values buffer of ten narrow values (128 bytes), wherever it
+/// starts. A hint reads nothing and never faults.
+@inline(__always)
+internal func prefetchThreeLines(from base: UnsafeRawPointer) {
+    coredata_prefetch(base)
+    coredata_prefetch(base + 64)
+    coredata_prefetch(base + 128)
+}
+
 extension Unmanaged where Instance: AnyObject {
-    /// Hints the processor to bring the object's first three cache lines in (an
-    /// `NSManagedObject` is 144 bytes: three lines hold it wherever it starts).
+    /// Hints the processor to bring the object in (``prefetchThreeLines(from:)``).
     @inline(__always)
-    internal func prefetchObject() {
-        let base = UnsafeRawPointer(toOpaque())
-        coredata_prefetch(base)
-        coredata_prefetch(base + 64)
-        coredata_prefetch(base + 128)
-    }
+    internal func prefetchObject() { prefetchThreeLines(from: UnsafeRawPointer(toOpaque())) }
 }

@@ -124,10 +124,7 @@ struct PerfReviewTests {
     /// every row once with the keys handed out, and the objects move to them.
     @Test func aSaveThatFailsInTheStoreIsRetried() throws {
         let stack = try TestStack()
-        try RawSQLite.execute(stack.url.path, """
-            CREATE TRIGGER refuse BEFORE INSERT ON ZCAR WHEN NEW.ZNAME = 'boom'
-            BEGIN SELECT RAISE(ABORT, 'refused'); END
-            """)
+        try stack.refuseCars(named: "boom")
         let other = try stack.reopen()
         let context = other.context
         let cars = (1...3 * many).map { i in other.insert("Car", ["name": i == 20 ? "boom" : "car \(i)"]) }
@@ -153,10 +150,7 @@ struct PerfReviewTests {
     /// After a failed save, rollback and reset forget the new objects.
     @Test func rollbackAndResetAfterAFailedSave() throws {
         let stack = try TestStack()
-        try RawSQLite.execute(stack.url.path, """
-            CREATE TRIGGER refuse BEFORE INSERT ON ZCAR WHEN NEW.ZNAME = 'boom'
-            BEGIN SELECT RAISE(ABORT, 'refused'); END
-            """)
+        try stack.refuseCars(named: "boom")
         let other = try stack.reopen()
         let context = other.context
         var cars = (1...many).map { i in other.insert("Car", ["name": i == many ? "boom" : "car \(i)"]) }

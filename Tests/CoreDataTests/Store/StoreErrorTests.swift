@@ -104,7 +104,7 @@ struct StoreErrorTests {
         stack.insert("Car", ["name": "existing"])
         try stack.context.save()
         // A uniqueness-style failure inside the transaction: make the table refuse a row.
-        try RawSQLite.execute(stack.url.path, "CREATE TRIGGER refuse BEFORE INSERT ON ZCAR WHEN NEW.ZNAME = 'bad' BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        try stack.refuseCars(named: "bad")
         let other = try stack.reopen()
         let name = { (i: Int) in i == count - 1 ? "bad" : "good \(i)" }
         let cars = (1...count).map { other.insert("Car", ["name": name($0)]) }

@@ -176,4 +176,13 @@ extension TestStack {
     func rows(_ sql: String) throws -> [[String]] {
         try RawSQLite.query(url.path, sql).map { $0.map { $0 ?? "NULL" } }
     }
+
+    /// Makes the store's file refuse (abort) the insert of a `Car` named `name`: a trigger, as a
+    /// failing store would, inside the save's transaction.
+    func refuseCars(named name: String) throws {
+        try RawSQLite.execute(url.path, """
+            CREATE TRIGGER refuse BEFORE INSERT ON ZCAR WHEN NEW.ZNAME = '\(name)'
+            BEGIN SELECT RAISE(ABORT, 'refused'); END
+            """)
+    }
 }
