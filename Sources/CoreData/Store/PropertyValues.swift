@@ -138,6 +138,13 @@ internal enum NarrowTag {
     @usableFromInline static let overflow: UInt8 = 5
 }
 
+/// Where some property indexes' values are in buffers of one shape
+/// (``PropertyValues/slotPlan(for:)``).
+internal struct SlotPlan {
+    let shape: ObjectIdentifier
+    let slots: [ValueShape.Slot]
+}
+
 @usableFromInline
 internal struct ValuesHeader {
     /// Immortal: not retained.
@@ -321,6 +328,38 @@ internal struct PropertyValues: @unchecked Sendable {
             return body((address + ValuesStorage.tailOffset + Int(slot.payload)).assumingMemoryBound(to: StoreValue.self).pointee)
         }
         return body(self[index])
+    }
+
+    /// The slots of `indexes` in this buffer's shape, looked up once for many buffers of that
+    /// shape (a save's rows of one entity): ``forEachInteger(_:integer:other:)`` then reads
+    /// each buffer's values with no lookup per slot. `nil` for empty values.
+    func slotPlan(for indexes: [Int]) -> SlotPlan? {
+        guard let storage else { return nil }
+        let shape = storage.shape
+        return SlotPlan(shape: ObjectIdentifier(shape), slots: indexes.map { index in
+            precondition(index >= 0 && index < shape.count, "PropertyValues index out of range")
+            return shape.slots[index]
+        })
+    }
+
+    /// For each slot of `plan` in order: `integer(value)` if the slot holds an integer, else
+    /// `other(n)` (`n`: the slot's position in the plan; the caller reads the value by index).
+    /// Returns `false`, having called neither, if this buffer's shape is not the plan's.
+    @inline(__always)
+    func forEachInteger(_ plan: SlotPlan, integer: (Int64) -> Void, other: (Int) -> Void) -> Bool {
+        guard let storage, ObjectIdentifier(storage.shape) == plan.shape else { return false }
+        let tail = Unmanaged.passUnretained(storage).toOpaque() + ValuesStorage.tailOffset
+        plan.slots.withUnsafeBufferPointer { slots in
+            for n in slots.indices {
+                let slot = slots[n]
+                if slot.tag >= 0 && tail.load(fromByteOffset: Int(slot.tag), as: UInt8.self) == NarrowTag.int {
+                    integer(tail.load(fromByteOffset: Int(slot.payload), as: Int64.self))
+                } else {
+                    other(n)
+                }
+            }
+        }
+        return true
     }
 
     /// The integer at `index`, or `nil` if the slot holds anything else (the caller then reads

@@ -94,24 +94,21 @@ extension StoreValue {
         }
     }
 
-    /// ``fastConvert(_:kind:)`` for the `Any?` that `setValue(_:forKey:)` receives, read in place:
-    /// an `Optional<Any>` is an existential container (three words of inline value, then the
-    /// value's type metadata; no metadata for `nil`), so an `Int`, `Int64`, `Double` or `Bool`
-    /// is recognized and read without copying the container (a `String` or `Date` is copied out of
-    /// its inline buffer). Anything else: `nil`.
+    /// ``fastConvert(_:kind:)`` for the value `setValue(_:forKey:)` receives, read in place: an
+    /// `Any` is an existential container (three words of inline value, then the value's type
+    /// metadata), so an `Int`, `Int64`, `Double` or `Bool` is recognized and read without copying
+    /// the container (a `String` or `Date` is copied out of its inline buffer). Anything else:
+    /// `nil`.
     @inline(__always)
-    static func fastConvert(borrowing value: borrowing Any?, kind: ManagedStorageKind) -> StoreValue? {
-        withUnsafeBytes(of: value) { bytes -> StoreValue? in
+    static func fastConvert(borrowing value: borrowing Any, kind: ManagedStorageKind) -> StoreValue? {
+        // `as Any`: the container itself, not the value it holds (passed to a generic parameter,
+        // an existential is opened).
+        withUnsafeBytes(of: value as Any) { bytes -> StoreValue? in
             guard bytes.count == 4 * MemoryLayout<Int>.size else { return nil }
             let metadata = bytes.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self)
-            guard metadata != 0 else { return nil } // nil: the general path stores .null
             switch kind {
             case .integer64, .integer32, .integer16:
-                let v: Int64
-                if metadata == Metadata.int { v = Int64(bytes.load(as: Int.self)) }
-                else if metadata == Metadata.int64 { v = bytes.load(as: Int64.self) }
-                else { return nil }
-                return integer(v, fitting: kind)
+                return fastInteger(bytes, metadata: metadata, kind: kind).map { .int($0) }
             case .double:
                 if metadata == Metadata.double { return .double(bytes.load(as: Double.self)) }
                 if metadata == Metadata.int { return .double(Double(bytes.load(as: Int.self))) }
@@ -126,6 +123,31 @@ extension StoreValue {
             default:
                 return nil
             }
+        }
+    }
+
+    /// The integer an `Int` or `Int64` in `value` holds, if `kind` is an integer kind whose range
+    /// it fits; `nil` means "take another path". Read in place, as ``fastConvert(borrowing:kind:)``
+    /// does, and without making a `StoreValue` (whose destruction is a call).
+    @inline(__always)
+    static func fastInteger(borrowing value: borrowing Any, kind: ManagedStorageKind) -> Int64? {
+        withUnsafeBytes(of: value as Any) { bytes -> Int64? in
+            guard bytes.count == 4 * MemoryLayout<Int>.size else { return nil }
+            return fastInteger(bytes, metadata: bytes.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self), kind: kind)
+        }
+    }
+
+    @inline(__always)
+    private static func fastInteger(_ bytes: UnsafeRawBufferPointer, metadata: UInt, kind: ManagedStorageKind) -> Int64? {
+        let v: Int64
+        if metadata == Metadata.int { v = Int64(bytes.load(as: Int.self)) }
+        else if metadata == Metadata.int64 { v = bytes.load(as: Int64.self) }
+        else { return nil }
+        switch kind {
+        case .integer64: return v
+        case .integer32: return v >= Int64(Int32.min) && v <= Int64(Int32.max) ? v : nil
+        case .integer16: return v >= Int64(Int16.min) && v <= Int64(Int16.max) ? v : nil
+        default: return nil
         }
     }
 

@@ -63,6 +63,45 @@ struct KeyValueCodingTests {
         #expect(try stack.fetch("Car").count == 1)
     }
 
+    /// `setValue(_:forKey:)` takes its value (`__owned`): an override written as on Apple
+    /// platforms, without the modifier, still overrides it, and every kind of value is stored
+    /// once, neither leaked nor released early.
+    @Test func setValueOverridesAndOwnership() throws {
+        let model = TestModel.make()
+        model.entitiesByName["Car"]!.managedObjectClassName = "InterceptingCar"
+        let stack = try TestStack(model: model)
+        let car = InterceptingCar(context: stack.context)
+        let long = String(repeating: "long name ", count: 3) // on the heap, not inline
+        car.setValue(1999, forKey: "year")
+        car.setValue(long, forKey: "name")
+        car.setValue(2.5, forKey: "price")
+        car.setValue(nil, forKey: "built")
+        #expect(car.seen == ["year", "name", "price", "built"])
+        #expect(car.value(forKey: "year") as? Int == 1999)
+        #expect(car.value(forKey: "name") as? String == long)
+        #expect(car.value(forKey: "price") as? Double == 2.5)
+        #expect(car.value(forKey: "built") == nil)
+
+        weak var weakToken: Token?
+        do {
+            let token = Token()
+            weakToken = token
+            car.setValue(token, forKey: "extras")
+            let noteNotAnInteger = Token()
+            car.setValue(noteNotAnInteger, forKey: "year") // mistyped: kept for validation to report
+        }
+        #expect(weakToken != nil, "the object keeps the value it was given")
+        #expect((car.value(forKey: "extras") as? Token) === weakToken)
+        #expect(car.value(forKey: "year") is Token)
+        car.setValue(nil, forKey: "extras")
+        car.setValue(2001, forKey: "year")
+        #expect(weakToken == nil, "and lets it go when it is replaced")
+        #expect(car.value(forKey: "year") as? Int == 2001)
+        #expect(car.value(forKey: "name") as? String == long)
+        try stack.context.save()
+        #expect(try stack.reopen().fetch("Car").first?.value(forKey: "name") as? String == long)
+    }
+
     @Test func initWithContextFindsTheEntityOfTheClass() throws {
         let model = TestModel.make()
         model.entitiesByName["Car"]!.managedObjectClassName = "HookedCar" // bare name, as Xcode writes it
@@ -75,3 +114,14 @@ struct KeyValueCodingTests {
         #expect(HookedCar.fetchRequest().entityName == "Car")
     }
 }
+
+/// Overrides `setValue(_:forKey:)` as Apple-platform code does (no ownership modifier).
+final class InterceptingCar: NSManagedObject {
+    var seen: [String] = []
+    override func setValue(_ value: Any?, forKey key: String) {
+        seen.append(key)
+        super.setValue(value, forKey: key)
+    }
+}
+
+private final class Token: NSObject {}

@@ -32,6 +32,39 @@ struct PropertyValuesTests {
         }
     }
 
+    /// A slot plan (the SQLite store's insert loop) reads every planned slot in order: integers
+    /// as integers, every other value (null, another kind, a wide slot, an overflow) by its
+    /// position; buffers of another shape are refused, with nothing called.
+    @Test func slotPlanReadsIntegersInPlaceAndHandsBackTheRest() {
+        var values = PropertyValues(nullsOf: Self.shape)
+        values[0] = .int(7)
+        values[1] = .double(2.5)
+        values[3] = .date(Date(timeIntervalSinceReferenceDate: 1))
+        values[4] = .string("text")
+        values[5] = .string("mistyped") // a narrow slot holding another kind (overflow)
+        let indexes = [5, 0, 1, 2, 3, 4, 0]
+        let plan = values.slotPlan(for: indexes)!
+        var seen: [String] = []
+        let read = values.forEachInteger(plan, integer: { seen.append("int \($0)") }, other: { n in seen.append("\(n): \(values[indexes[n]])") })
+        #expect(read)
+        #expect(seen == ["0: \(StoreValue.string("mistyped"))", "int 7", "2: \(StoreValue.double(2.5))", "3: \(StoreValue.null)",
+                         "4: \(StoreValue.date(Date(timeIntervalSinceReferenceDate: 1)))", "5: \(StoreValue.string("text"))", "int 7"])
+
+        // Another buffer of the same shape: read by the same plan.
+        var other = PropertyValues(nullsOf: Self.shape)
+        other.setInt64(-1, at: 0)
+        var integers: [Int64] = []
+        #expect(other.forEachInteger(plan, integer: { integers.append($0) }, other: { _ in }))
+        #expect(integers == [-1, -1])
+
+        // A buffer of another shape (all wide): refused, nothing called.
+        let wide = PropertyValues([StoreValue.int(1), .int(2), .int(3), .int(4), .int(5), .int(6), .int(7)])
+        var called = false
+        #expect(!wide.forEachInteger(plan, integer: { _ in called = true }, other: { _ in called = true }))
+        #expect(!called)
+        #expect(PropertyValues(nullsOf: ValueShape.make(storageKinds: [])).slotPlan(for: []) == nil)
+    }
+
     /// Shapes are never freed, so they are shared: entities with the same pattern of narrow and
     /// wide slots get the same shape, however many models a process builds.
     @Test func entitiesOfOnePatternShareTheirShape() {

@@ -188,12 +188,25 @@ extension SQLiteStore {
                     }
                 }
                 var batchStatement: SQLiteStatement?
+                let plan = plain ? inserts[runStart].values.slotPlan(for: slots.map(\.index)) : nil
                 /// Binds the values of `inserts[offset]` from `position` on.
                 @inline(__always)
                 func bindValues(of offset: Int, to statement: SQLiteStatement, from position: inout Int32) {
                     if plain {
                         // Attributes only: each value binds as it is, read in place (`inserts`
-                        // is a constant: its values array is not retained for the row).
+                        // is a constant: its values array is not retained for the row). Rows
+                        // of the run's shape read their slots by the plan.
+                        var at = position
+                        if let plan, inserts[offset].values.forEachInteger(plan, integer: { int in
+                            statement.bind(int, at: at)
+                            at += 1
+                        }, other: { n in
+                            inserts[offset].values.withValue(at: slots[n].index) { statement.bind($0, at: at) }
+                            at += 1
+                        }) {
+                            position = at
+                            return
+                        }
                         for slot in slots {
                             // An integer is bound straight from its 8-byte slot (no `StoreValue`).
                             if let int = inserts[offset].values.int64(at: slot.index) {
