@@ -526,7 +526,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 _values.setInt64(int, at: index)
                 markChanged(index)
             } else if !_isFault, let stored = StoreValue.fastConvert(borrowing: value, kind: layout.storageKinds[index]) {
-                _values[index] = stored
+                _values[index] = consume stored
                 markChanged(index)
             } else {
                 setValue(value, at: index)
