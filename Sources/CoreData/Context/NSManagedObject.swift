@@ -508,31 +508,24 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// validation error naming the key (Apple raises an exception at once); nothing is written.
     /// A fetched property is read-only: its value stays as it is, and a `CoreData: error:` line on
     /// standard error says so.
-    ///
-    /// The value is taken, not borrowed (`__owned`; overrides may leave the modifier out): the
-    /// caller's `Any?` then needs no generic destroy after the call, which for the commonest
-    /// case, a number, costs more than storing it.
-    open func setValue(_ value: __owned Any?, forKey key: String) {
+    open func setValue(_ value: Any?, forKey key: String) {
         _checkQueue(key)
         guard let index = layout.nameTable.index(of: key) else { return setFetchedPropertyValue(value, forKey: key) }
         willChangeValue(forKey: key)
-        // Unwrapped by taking the payload: an `Any`'s destruction is inline, an `Any?`'s goes
-        // through the optional's value witnesses.
-        switch consume value {
-        case .some(let value):
-            // `setStoreValue` inlined: not a fault, checked first. An integer goes straight into
-            // its 8-byte slot.
-            if !_isFault, let int = StoreValue.fastInteger(borrowing: value, kind: layout.storageKinds[index]) {
-                _values.setInt64(int, at: index)
-                markChanged(index)
-            } else if !_isFault, let stored = StoreValue.fastConvert(borrowing: value, kind: layout.storageKinds[index]) {
-                _values[index] = consume stored
-                markChanged(index)
-            } else {
-                setValue(value, at: index)
-            }
-        case .none:
-            setValue(nil, at: index)
+        // `setStoreValue` inlined: not a fault, checked first. The value is read in place; an
+        // integer goes straight into its 8-byte slot, without a `StoreValue`.
+        // (The value stays borrowed, as the caller's: taken (`__owned`), it would leak through
+        // an override written without the modifier, as Apple-platform code is, when called on
+        // an `NSManagedObject` reference: Swift puts such an override in the method's slot with
+        // no thunk.)
+        if !_isFault, let int = StoreValue.fastInteger(borrowing: value, kind: layout.storageKinds[index]) {
+            _values.setInt64(int, at: index)
+            markChanged(index)
+        } else if !_isFault, let stored = StoreValue.fastConvert(borrowing: value, kind: layout.storageKinds[index]) {
+            _values[index] = consume stored
+            markChanged(index)
+        } else {
+            setValue(value, at: index)
         }
         didChangeValue(forKey: key)
     }

@@ -94,18 +94,17 @@ extension StoreValue {
         }
     }
 
-    /// ``fastConvert(_:kind:)`` for the value `setValue(_:forKey:)` receives, read in place: an
-    /// `Any` is an existential container (three words of inline value, then the value's type
-    /// metadata), so an `Int`, `Int64`, `Double` or `Bool` is recognized and read without copying
-    /// the container (a `String` or `Date` is copied out of its inline buffer). Anything else:
-    /// `nil`.
+    /// ``fastConvert(_:kind:)`` for the `Any?` that `setValue(_:forKey:)` receives, read in place:
+    /// an `Optional<Any>` is an existential container (three words of inline value, then the
+    /// value's type metadata; no metadata for `nil`), so an `Int`, `Int64`, `Double` or `Bool`
+    /// is recognized and read without copying the container (a `String` or `Date` is copied out
+    /// of its inline buffer). Anything else: `nil`.
     @inline(__always)
-    static func fastConvert(borrowing value: borrowing Any, kind: ManagedStorageKind) -> StoreValue? {
-        // `as Any`: the container itself, not the value it holds (passed to a generic parameter,
-        // an existential is opened).
-        withUnsafeBytes(of: value as Any) { bytes -> StoreValue? in
+    static func fastConvert(borrowing value: borrowing Any?, kind: ManagedStorageKind) -> StoreValue? {
+        withUnsafeBytes(of: value) { bytes -> StoreValue? in
             guard bytes.count == 4 * MemoryLayout<Int>.size else { return nil }
             let metadata = bytes.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self)
+            guard metadata != 0 else { return nil } // nil: the general path stores .null
             switch kind {
             case .integer64, .integer32, .integer16:
                 return fastInteger(bytes, metadata: metadata, kind: kind).map { .int($0) }
@@ -130,10 +129,11 @@ extension StoreValue {
     /// it fits; `nil` means "take another path". Read in place, as ``fastConvert(borrowing:kind:)``
     /// does, and without making a `StoreValue` (whose destruction is a call).
     @inline(__always)
-    static func fastInteger(borrowing value: borrowing Any, kind: ManagedStorageKind) -> Int64? {
-        withUnsafeBytes(of: value as Any) { bytes -> Int64? in
+    static func fastInteger(borrowing value: borrowing Any?, kind: ManagedStorageKind) -> Int64? {
+        withUnsafeBytes(of: value) { bytes -> Int64? in
             guard bytes.count == 4 * MemoryLayout<Int>.size else { return nil }
-            return fastInteger(bytes, metadata: bytes.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self), kind: kind)
+            let metadata = bytes.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self)
+            return metadata == 0 ? nil : fastInteger(bytes, metadata: metadata, kind: kind)
         }
     }
 

@@ -63,20 +63,22 @@ struct KeyValueCodingTests {
         #expect(try stack.fetch("Car").count == 1)
     }
 
-    /// `setValue(_:forKey:)` takes its value (`__owned`): an override written as on Apple
-    /// platforms, without the modifier, still overrides it, and every kind of value is stored
-    /// once, neither leaked nor released early.
+    /// An override of `setValue(_:forKey:)` written as on Apple platforms is called through an
+    /// `NSManagedObject` reference, and every kind of value is stored once, neither leaked nor
+    /// released early (a value taken `__owned` by the base method leaked through such an
+    /// override: Swift puts it in the method's slot with no thunk).
     @Test func setValueOverridesAndOwnership() throws {
         let model = TestModel.make()
         model.entitiesByName["Car"]!.managedObjectClassName = "InterceptingCar"
         let stack = try TestStack(model: model)
-        let car = InterceptingCar(context: stack.context)
+        let intercepting = InterceptingCar(context: stack.context)
+        let car: NSManagedObject = intercepting // calls through the base class, as app code does
         let long = String(repeating: "long name ", count: 3) // on the heap, not inline
         car.setValue(1999, forKey: "year")
         car.setValue(long, forKey: "name")
         car.setValue(2.5, forKey: "price")
         car.setValue(nil, forKey: "built")
-        #expect(car.seen == ["year", "name", "price", "built"])
+        #expect(intercepting.seen == ["year", "name", "price", "built"])
         #expect(car.value(forKey: "year") as? Int == 1999)
         #expect(car.value(forKey: "name") as? String == long)
         #expect(car.value(forKey: "price") as? Double == 2.5)
