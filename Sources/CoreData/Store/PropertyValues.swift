@@ -335,11 +335,8 @@ internal struct PropertyValues: @unchecked Sendable {
     /// each buffer's values with no lookup per slot. `nil` for empty values.
     func slotPlan(for indexes: [Int]) -> SlotPlan? {
         guard let storage else { return nil }
-        let shape = storage.shape
-        return SlotPlan(shape: ObjectIdentifier(shape), slots: indexes.map { index in
-            precondition(index >= 0 && index < shape.count, "PropertyValues index out of range")
-            return shape.slots[index]
-        })
+        let address = Unmanaged.passUnretained(storage).toOpaque()
+        return SlotPlan(shape: ObjectIdentifier(storage.shape), slots: indexes.map { Self._slot(address, $0) })
     }
 
     /// For each slot of `plan` in order: `integer(value)` if the slot holds an integer, else
@@ -351,12 +348,7 @@ internal struct PropertyValues: @unchecked Sendable {
         let tail = Unmanaged.passUnretained(storage).toOpaque() + ValuesStorage.tailOffset
         plan.slots.withUnsafeBufferPointer { slots in
             for n in slots.indices {
-                let slot = slots[n]
-                if slot.tag >= 0 && tail.load(fromByteOffset: Int(slot.tag), as: UInt8.self) == NarrowTag.int {
-                    integer(tail.load(fromByteOffset: Int(slot.payload), as: Int64.self))
-                } else {
-                    other(n)
-                }
+                if let int = Self._int64(tail, slots[n]) { integer(int) } else { other(n) }
             }
         }
         return true
@@ -367,10 +359,14 @@ internal struct PropertyValues: @unchecked Sendable {
     @inlinable @inline(__always)
     func int64(at index: Int) -> Int64? {
         let address = _address
-        let slot = Self._slot(address, index)
-        guard slot.tag >= 0 else { return nil }
-        let tail = address + ValuesStorage.tailOffset
-        return tail.load(fromByteOffset: Int(slot.tag), as: UInt8.self) == NarrowTag.int ? tail.load(fromByteOffset: Int(slot.payload), as: Int64.self) : nil
+        return Self._int64(address + ValuesStorage.tailOffset, Self._slot(address, index))
+    }
+
+    /// The integer in `slot` of the tail at `tail`, or `nil` if it is wide or holds anything else.
+    @inlinable @inline(__always)
+    internal static func _int64(_ tail: UnsafeMutableRawPointer, _ slot: ValueShape.Slot) -> Int64? {
+        guard slot.tag >= 0, tail.load(fromByteOffset: Int(slot.tag), as: UInt8.self) == NarrowTag.int else { return nil }
+        return tail.load(fromByteOffset: Int(slot.payload), as: Int64.self)
     }
 
     /// Stores `.int(value)` at `index`.

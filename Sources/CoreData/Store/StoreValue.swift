@@ -78,7 +78,7 @@ extension StoreValue {
             if type == Int.self { v = Int64(unboxInline(value, as: Int.self)) }
             else if type == Int64.self { v = unboxInline(value, as: Int64.self) }
             else { return nil }
-            return integer(v, fitting: kind)
+            return integer(v, fitting: kind).map { .int($0) }
         case .double:
             if type == Double.self { return .double(unboxInline(value, as: Double.self)) }
             if type == Int.self { return .double(Double(unboxInline(value, as: Int.self))) }
@@ -143,21 +143,18 @@ extension StoreValue {
         if metadata == Metadata.int { v = Int64(bytes.load(as: Int.self)) }
         else if metadata == Metadata.int64 { v = bytes.load(as: Int64.self) }
         else { return nil }
+        return integer(v, fitting: kind)
+    }
+
+    /// `v` if `kind` is an integer kind whose range it fits, else `nil` (the general path
+    /// reports it).
+    @inline(__always)
+    private static func integer(_ v: Int64, fitting kind: ManagedStorageKind) -> Int64? {
         switch kind {
         case .integer64: return v
         case .integer32: return v >= Int64(Int32.min) && v <= Int64(Int32.max) ? v : nil
         case .integer16: return v >= Int64(Int16.min) && v <= Int64(Int16.max) ? v : nil
         default: return nil
-        }
-    }
-
-    /// `.int(v)` if `v` fits the integer kind's range, else `nil` (the general path reports it).
-    @inline(__always)
-    private static func integer(_ v: Int64, fitting kind: ManagedStorageKind) -> StoreValue? {
-        switch kind {
-        case .integer16: return v >= Int64(Int16.min) && v <= Int64(Int16.max) ? .int(v) : nil
-        case .integer32: return v >= Int64(Int32.min) && v <= Int64(Int32.max) ? .int(v) : nil
-        default: return .int(v)
         }
     }
 
