@@ -92,10 +92,13 @@ extension Set where Element: AnyObject {
     /// the call (nothing else, not even app code in an overridden `hash`, can change it), keeps
     /// the objects alive in between. Each is added with `update(with:)`, which takes the reference and, unlike
     /// `insert(_:)`, does not hand back (retain, then release) the new member; a repeated
-    /// element hands back the one it replaces, released when dropped.
+    /// element hands back the one it replaces, released when dropped. Hashing an object reads
+    /// its header (the `hash` call is dynamic): the header of the object a few places ahead is
+    /// asked for meanwhile, since the retains' pass has long left the first objects' behind
+    /// (−1.5 ms of the 50,000 objects of (b) in `coredata bench`, session 9).
     init(spacious elements: [Element]) {
         self.init(minimumCapacity: elements.count * 2)
         elements.forEachUnretained { _ = Unmanaged.passUnretained($1).retain() }
-        elements.forEachUnretained { update(with: Unmanaged.passUnretained($1).takeRetainedValue()) }
+        elements.forEachUnretainedPrefetchingHeaders { update(with: Unmanaged.passUnretained($1).takeRetainedValue()) }
     }
 }

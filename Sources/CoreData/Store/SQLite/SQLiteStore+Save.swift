@@ -13,6 +13,12 @@ extension SQLiteStore {
 
     /// Hands out keys from the root entity's `Z_MAX` (rows of a hierarchy share one table, so one sequence).
     private func allocateKeys(root: NSEntityDescription, count: Int, on db: SQLiteConnection) throws -> [Int64] {
+        let first = try allocateFirstKey(root: root, count: count, on: db)
+        return Array(first..<first + Int64(count))
+    }
+
+    /// Hands out `count` keys from the root entity's `Z_MAX`: the first of them (they follow each other).
+    private func allocateFirstKey(root: NSEntityDescription, count: Int, on db: SQLiteConnection) throws -> Int64 {
         let update = try db.cached("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? RETURNING Z_MAX")
         defer { update.reset() }
         update.bind(Int64(count), at: 1)
@@ -20,8 +26,7 @@ extension SQLiteStore {
         guard try update.step() else {
             throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity \(root.name ?? "")")
         }
-        let max = update.int64(0)
-        return Array((max - Int64(count) + 1)...max)
+        return update.int64(0) - Int64(count) + 1
     }
 
     /// ``save(_:rowCache:)``: the save in one transaction on the writer, then the rows it wrote
@@ -70,34 +75,43 @@ extension SQLiteStore {
     /// key is one more than the largest in its table is inserted without `Z_PK` (see the inserts).
     private func write(_ changes: SaveChanges, on db: SQLiteConnection, implicitKeys: Bool) throws -> SaveResult {
         try db.transaction {
-            // Primary keys in insertion order, one sequence per root table.
             let inserts = changes.inserts
-            var insertedKeys = inserts.map { $0.primaryKey ?? 0 }
-            // The offsets of the temporary IDs by root entity, roots in order of first use.
-            var pending: [(root: NSEntityDescription, offsets: [Int])] = []
-            var lastRoot = -1
-            // Compared by identity only: no entity is held (nor retained) from one insert to the next.
-            var lastEntity: ObjectIdentifier?
-            for offset in inserts.indices where inserts[offset].isTemporary {
-                if ObjectIdentifier(inserts[offset].entity) != lastEntity {
-                    let entity = inserts[offset].entity
-                    lastEntity = ObjectIdentifier(entity)
-                    let root = entity.rootEntity
-                    if let known = pending.firstIndex(where: { $0.root === root }) {
-                        lastRoot = known
-                    } else {
-                        pending.append((root, []))
-                        lastRoot = pending.count - 1
+            // The root entities of the temporary IDs, in order of first use, with how many new
+            // keys each gets, and then the next of them to hand out.
+            var roots: [(root: NSEntityDescription, count: Int, next: Int64)] = []
+            /// The position in `roots` of each insert's root, for the inserts in order: the
+            /// last one found is tried first, by entity identity (no entity is held, nor
+            /// retained, from one insert to the next).
+            func forEachTemporaryRoot(_ body: (_ offset: Int, _ root: Int) -> Void) {
+                var lastEntity: ObjectIdentifier?
+                var lastRoot = -1
+                for offset in inserts.indices where inserts[offset].isTemporary {
+                    if ObjectIdentifier(inserts[offset].entity) != lastEntity {
+                        let entity = inserts[offset].entity
+                        lastEntity = ObjectIdentifier(entity)
+                        let root = entity.rootEntity
+                        if let known = roots.firstIndex(where: { $0.root === root }) {
+                            lastRoot = known
+                        } else {
+                            roots.append((root, 0, 0))
+                            lastRoot = roots.count - 1
+                        }
                     }
+                    body(offset, lastRoot)
                 }
-                pending[lastRoot].offsets.append(offset)
             }
+            forEachTemporaryRoot { roots[$1].count += 1 }
             // How many new keys each root table gets (by root entity number).
             var newKeyCounts: [Int: Int] = [:]
-            for (root, offsets) in pending {
-                let keys = try allocateKeys(root: root, count: offsets.count, on: db)
-                for (offset, key) in zip(offsets, keys) { insertedKeys[offset] = key }
-                newKeyCounts[root.layout.entityNumber] = offsets.count
+            for index in roots.indices {
+                roots[index].next = try allocateFirstKey(root: roots[index].root, count: roots[index].count, on: db)
+                newKeyCounts[roots[index].root.layout.entityNumber] = roots[index].count
+            }
+            // Primary keys in insertion order, one sequence per root table.
+            var insertedKeys = inserts.map { $0.primaryKey ?? 0 }
+            forEachTemporaryRoot { offset, root in
+                insertedKeys[offset] = roots[root].next
+                roots[root].next += 1
             }
             var resolver = TemporaryIDResolver(inserts: inserts, keys: insertedKeys, store: self)
             func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { resolver.resolve(id) }
