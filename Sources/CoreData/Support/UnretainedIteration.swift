@@ -1,6 +1,10 @@
 internal import CoreDataShims
 
 extension Array where Element: AnyObject {
+    /// How many elements ahead the prefetching walks (``forEachUnretainedPrefetchingHeaders(_:)``,
+    /// ``forEachUnretainedPrefetching(_:)``) hint the processor to bring one in.
+    @inline(__always) static var prefetchDistance: Int { 8 }
+
     /// Calls `body` with each element in order, borrowed without a retain and release per
     /// element (a plain `for` loop over an array of class references retains each one).
     ///
@@ -18,15 +22,17 @@ extension Array where Element: AnyObject {
     }
 
     /// ``forEachUnretained(_:)``, hinting the processor to bring in the first cache line of the
-    /// element eight places ahead (`coredata_prefetch`), for a walk that reads each element's
-    /// header and little else (hashing objects into a set). A hint reads nothing, never faults.
+    /// element ``prefetchDistance`` places ahead (`coredata_prefetch`), for a walk that reads each
+    /// element's header and little else (hashing objects into a set). A hint reads nothing, never
+    /// faults.
     @inline(__always)
     internal func forEachUnretainedPrefetchingHeaders(_ body: (_ offset: Int, _ element: Element) throws -> Void) rethrows {
         try withUnsafeBufferPointer { buffer in
             try buffer.withMemoryRebound(to: Unmanaged<Element>.self) { references in
                 let count = references.count
+                let ahead = Self.prefetchDistance
                 for offset in 0..<count {
-                    if offset + 8 < count { coredata_prefetch(UnsafeRawPointer(references[offset + 8].toOpaque())) }
+                    if offset + ahead < count { coredata_prefetch(UnsafeRawPointer(references[offset + ahead].toOpaque())) }
                     try references[offset]._withUnsafeGuaranteedRef { try body(offset, $0) }
                 }
             }
@@ -44,12 +50,9 @@ extension Array where Element: AnyObject {
 }
 
 extension Array where Element == NSManagedObject {
-    /// How many objects ahead ``forEachUnretainedPrefetching(_:)`` hints the processor to bring
-    /// an object in (its values buffer half as far ahead, once the object's own line is there).
-    @usableFromInline static let prefetchDistance = 8
-
-    /// ``forEachUnretained(_:)``, hinting the processor to bring each object, and then its values
-    /// buffer, into the cache a few objects before `body` gets to it (`coredata_prefetch`).
+    /// ``forEachUnretained(_:)``, hinting the processor to bring each object ``prefetchDistance``
+    /// objects before `body` gets to it, and its values buffer half as far ahead, once the
+    /// object's own line is there (`coredata_prefetch`).
     ///
     /// For the walks of a bulk save over objects made thousands of objects earlier: each object
     /// and its values are cache misses by then, and walked one after the other (with atomic
