@@ -67,7 +67,7 @@ extension NSManagedObject {
     /// Discards unsaved changes, going back to the last saved values.
     internal func revertToSnapshot() {
         _relations.removeAll()
-        _changed.removeAll()
+        clearChanged()
         _isUpdated = false
         if let snapshot = _snapshot {
             _values = snapshot.values
@@ -96,7 +96,7 @@ extension NSManagedObject {
         // `_snapshot` set directly, without a `RowSnapshot` (and its entity's retain) in between.
         _snapshotValues = consume values
         _snapshotVersion = version
-        _changed.removeAll()
+        clearChanged()
         _hasMistypedValue = false
         _isInserted = false
         _isUpdated = false

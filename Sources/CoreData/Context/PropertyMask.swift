@@ -1,8 +1,18 @@
 /// A set of property indexes: a bit mask for the first 64 properties, a set beyond. Recording a
 /// change is a bit operation on the hot path (every `setValue`).
 internal struct PropertyMask: Sequence {
-    private var bits: UInt64 = 0
-    private var overflow: Set<Int>?
+    /// Indexes below 64.
+    private(set) var bits: UInt64 = 0
+    /// Indexes from 64 on (`nil` when there are none).
+    private(set) var overflow: Set<Int>?
+
+    init() {}
+
+    /// A mask of `bits` (indexes below 64) and `overflow` (the others).
+    init(bits: UInt64, overflow: Set<Int>?) {
+        self.bits = bits
+        self.overflow = overflow
+    }
 
     var isEmpty: Bool { bits == 0 && (overflow?.isEmpty ?? true) }
 

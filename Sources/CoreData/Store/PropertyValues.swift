@@ -133,8 +133,8 @@ internal enum NarrowTag {
     @usableFromInline static let bool: UInt8 = 2
     @usableFromInline static let double: UInt8 = 3
     @usableFromInline static let date: UInt8 = 4
-    /// Any other value (a mistyped one, kept for validation to report): in the header's
-    /// ``ValuesHeader/overflow``.
+    /// Any other value (a mistyped one, kept for validation to report): in a box its payload
+    /// holds (``OverflowBox``).
     @usableFromInline static let overflow: UInt8 = 5
 }
 
@@ -147,15 +147,42 @@ internal struct SlotPlan {
 
 @usableFromInline
 internal struct ValuesHeader {
-    /// Immortal: not retained.
-    @usableFromInline unowned(unsafe) let shape: ValueShape
-    /// Values of narrow slots that are none of the narrow kinds, by property index (rare).
-    @usableFromInline var overflow: [Int: StoreValue]?
+    /// The shape's address (immortal: not retained), with bit 0 set once a narrow slot of the
+    /// buffer has held an overflow value (``NarrowTag/overflow``): only then may narrow payloads
+    /// hold references (see ``ValuesStorage/set(_:at:)``). One word, not a shape and a separate
+    /// table: the buffer of ten integers (GRDB's `Item`) is then 120 bytes, within glibc's
+    /// fast bins (128-byte chunks), which allocate and free with much less work than 144-byte ones.
+    @usableFromInline var shapeBits: UInt
 
     @usableFromInline init(shape: ValueShape) {
-        self.shape = shape
-        self.overflow = nil
+        shapeBits = UInt(bitPattern: Unmanaged.passUnretained(shape).toOpaque())
     }
+
+    /// The flag of ``shapeBits``.
+    @usableFromInline static let overflowFlag: UInt = 1
+
+    /// The shape, without its flag.
+    @inlinable var shape: ValueShape {
+        @inline(__always) get { Self.shape(fromBits: shapeBits).takeUnretainedValue() }
+    }
+
+    /// The shape whose address, with the flag, is `bits`.
+    @inlinable @inline(__always)
+    static func shape(fromBits bits: UInt) -> Unmanaged<ValueShape> {
+        Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~overflowFlag).unsafelyUnwrapped)
+    }
+
+    /// Whether a narrow slot has held an overflow value.
+    @inlinable var mayHaveOverflow: Bool {
+        @inline(__always) get { shapeBits & Self.overflowFlag != 0 }
+    }
+}
+
+/// An overflow value of a narrow slot (``NarrowTag/overflow``), held by the slot's payload as an
+/// owned reference.
+internal final class OverflowBox {
+    let value: StoreValue
+    init(_ value: StoreValue) { self.value = value }
 }
 
 /// The buffer of a ``PropertyValues``: a header and the shape's tail.
@@ -168,9 +195,9 @@ internal final class ValuesStorage: ManagedBuffer<ValuesHeader, UInt64> {
     @inlinable var shape: ValueShape {
         @inline(__always) get { withUnsafeMutablePointerToHeader { $0.pointee.shape } }
     }
-    /// Whether some narrow slot holds an overflow value.
-    @inlinable var hasOverflow: Bool {
-        @inline(__always) get { withUnsafeMutablePointerToHeader { $0.pointee.overflow != nil } }
+    /// Whether a narrow slot has held an overflow value (its payload may then be a reference).
+    @inlinable var mayHaveOverflow: Bool {
+        @inline(__always) get { withUnsafeMutablePointerToHeader { $0.pointee.mayHaveOverflow } }
     }
     /// Where the header starts in the object (after the object header: metadata and reference
     /// counts, two words), as `ManagedBuffer` places it.
@@ -188,15 +215,22 @@ internal final class ValuesStorage: ManagedBuffer<ValuesHeader, UInt64> {
     @inlinable var tail: UnsafeMutableRawPointer {
         @inline(__always) get { withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) } }
     }
-    /// The overflow table (see ``ValuesHeader/overflow``).
-    var overflow: [Int: StoreValue]? {
-        get { withUnsafeMutablePointerToHeader { $0.pointee.overflow } }
-        set { withUnsafeMutablePointerToHeader { $0.pointee.overflow = newValue } }
-    }
-
     deinit {
+        let shape = self.shape
         let wide = shape.wideCount
         if wide > 0 { tail.assumingMemoryBound(to: StoreValue.self).deinitialize(count: wide) }
+        if mayHaveOverflow { forEachOverflowBox(of: shape) { Unmanaged<OverflowBox>.fromOpaque($0).release() } }
+    }
+
+    /// Calls `body` with the address of each overflow value's box (a narrow slot tagged
+    /// ``NarrowTag/overflow``).
+    private func forEachOverflowBox(of shape: ValueShape, _ body: (UnsafeRawPointer) -> Void) {
+        let raw = tail
+        for index in 0..<shape.count {
+            let slot = shape.slots[index]
+            guard slot.tag >= 0, raw.load(fromByteOffset: Int(slot.tag), as: UInt8.self) == NarrowTag.overflow else { continue }
+            body(UnsafeRawPointer(bitPattern: raw.load(fromByteOffset: Int(slot.payload), as: UInt.self)).unsafelyUnwrapped)
+        }
     }
 
     /// A copy of this buffer (the wide values retained).
@@ -204,11 +238,15 @@ internal final class ValuesStorage: ManagedBuffer<ValuesHeader, UInt64> {
     final func copy() -> ValuesStorage {
         let shape = self.shape
         let copy = unsafeDowncast(ValuesStorage.create(minimumCapacity: shape.wordCount) { _ in ValuesHeader(shape: shape) }, to: ValuesStorage.self)
-        if hasOverflow { copy.overflow = overflow }
         let source = tail, target = copy.tail
         let wideBytes = shape.wideCount * MemoryLayout<StoreValue>.stride
         target.assumingMemoryBound(to: StoreValue.self).initialize(from: source.assumingMemoryBound(to: StoreValue.self), count: shape.wideCount)
         (target + wideBytes).copyMemory(from: source + wideBytes, byteCount: shape.wordCount * 8 - wideBytes)
+        if mayHaveOverflow {
+            // The copy's narrow payloads share the boxes: one more reference each.
+            copy.withUnsafeMutablePointerToHeader { $0.pointee.shapeBits |= ValuesHeader.overflowFlag }
+            forEachOverflowBox(of: shape) { _ = Unmanaged<OverflowBox>.fromOpaque($0).retain() }
+        }
         return copy
     }
 }
@@ -280,7 +318,7 @@ internal struct PropertyValues: @unchecked Sendable {
     /// The slot of `index` in the buffer at `address`, bounds-checked.
     @inlinable @inline(__always)
     internal static func _slot(_ address: UnsafeMutableRawPointer, _ index: Int) -> ValueShape.Slot {
-        let shape = address.load(fromByteOffset: ValuesStorage.headerOffset, as: Unmanaged<ValueShape>.self)
+        let shape = ValuesHeader.shape(fromBits: address.load(fromByteOffset: ValuesStorage.headerOffset, as: UInt.self))
         return shape._withUnsafeGuaranteedRef { shape in
             precondition(index >= 0 && index < shape.count, "PropertyValues index out of range")
             return shape.slots[index]
@@ -398,7 +436,7 @@ internal struct PropertyValues: @unchecked Sendable {
         @inline(__always)
         init(_ storage: borrowing ValuesStorage) {
             address = Unmanaged.passUnretained(copy storage).toOpaque()
-            slots = address.load(fromByteOffset: ValuesStorage.headerOffset, as: Unmanaged<ValueShape>.self)._withUnsafeGuaranteedRef { $0.slots }
+            slots = ValuesHeader.shape(fromBits: address.load(fromByteOffset: ValuesStorage.headerOffset, as: UInt.self))._withUnsafeGuaranteedRef { $0.slots }
         }
 
         /// Stores `.int(value)` over the `.null` at `index`.
@@ -435,12 +473,13 @@ extension ValuesStorage {
         Unmanaged<ValuesStorage>.fromOpaque(address)._withUnsafeGuaranteedRef { $0.set(value, at: index) }
     }
 
-    /// The overflow value of narrow slot `index` of the buffer at `address`.
+    /// The overflow value of narrow slot `index` of the buffer at `address` (tagged
+    /// ``NarrowTag/overflow``: its payload is the box's address).
     @usableFromInline @inline(never)
     static func _overflowValue(_ address: UnsafeMutableRawPointer, at index: Int) -> StoreValue {
-        Unmanaged<ValuesStorage>.fromOpaque(address)._withUnsafeGuaranteedRef { storage in
-            storage.withUnsafeMutablePointerToHeader { $0.pointee.overflow?[index] } ?? .null
-        }
+        let slot = PropertyValues._slot(address, index)
+        let bits = (address + tailOffset).load(fromByteOffset: Int(slot.payload), as: UInt.self)
+        return Unmanaged<OverflowBox>.fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped).takeUnretainedValue().value
     }
 
     /// Stores `value` at `index` (the buffer is unique).
@@ -453,6 +492,11 @@ extension ValuesStorage {
             raw.advanced(by: Int(slot.payload)).assumingMemoryBound(to: StoreValue.self).pointee = value
             return
         }
+        // An overflow value this write replaces: its box's reference, given back once the slot is written.
+        var replacedBox: UInt = 0
+        if raw.load(fromByteOffset: Int(slot.tag), as: UInt8.self) == NarrowTag.overflow {
+            replacedBox = raw.load(fromByteOffset: Int(slot.payload), as: UInt.self)
+        }
         let tag: UInt8
         switch value {
         case .null: tag = NarrowTag.null
@@ -462,18 +506,12 @@ extension ValuesStorage {
         case .date(let v): tag = NarrowTag.date; raw.storeBytes(of: v.timeIntervalSinceReferenceDate, toByteOffset: Int(slot.payload), as: Double.self)
         default:
             tag = NarrowTag.overflow
-            withUnsafeMutablePointerToHeader { header in
-                if header.pointee.overflow == nil { header.pointee.overflow = [:] }
-                header.pointee.overflow![index] = value
-            }
-        }
-        if tag != NarrowTag.overflow, raw.load(fromByteOffset: Int(slot.tag), as: UInt8.self) == NarrowTag.overflow {
-            withUnsafeMutablePointerToHeader { header in
-                header.pointee.overflow![index] = nil
-                if header.pointee.overflow!.isEmpty { header.pointee.overflow = nil }
-            }
+            let box = UInt(bitPattern: Unmanaged.passRetained(OverflowBox(value)).toOpaque())
+            raw.storeBytes(of: box, toByteOffset: Int(slot.payload), as: UInt.self)
+            withUnsafeMutablePointerToHeader { $0.pointee.shapeBits |= ValuesHeader.overflowFlag }
         }
         raw.storeBytes(of: tag, toByteOffset: Int(slot.tag), as: UInt8.self)
+        if replacedBox != 0 { Unmanaged<OverflowBox>.fromOpaque(UnsafeRawPointer(bitPattern: replacedBox).unsafelyUnwrapped).release() }
     }
 }
 

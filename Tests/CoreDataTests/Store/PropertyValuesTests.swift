@@ -117,6 +117,54 @@ struct PropertyValuesTests {
         #expect(again == values)
     }
 
+    /// An overflow value lives in a box its narrow slot's payload holds: the box is kept while
+    /// any copy of the buffer holds it, and let go when the last one goes or the slot is written.
+    @Test func overflowValuesAreReleasedExactlyOnce() {
+        final class Token {}
+        weak var replaced: Token?
+        weak var shared: Token?
+        do {
+            var values = PropertyValues(nullsOf: Self.shape)
+            do {
+                let first = Token(), second = Token()
+                replaced = first
+                shared = second
+                values[0] = .object(ObjectBox(first)) // narrow slot 0: overflow
+                values[0] = .object(ObjectBox(second)) // replaces it: the first box goes
+            }
+            #expect(replaced == nil && shared != nil)
+            var copy = values // shares the buffer
+            copy[1] = .int(1) // a copy of the buffer: both hold the box
+            values = PropertyValues()
+            #expect(shared != nil)
+            guard case .object(let box) = copy[0] else { Issue.record("overflow value lost"); return }
+            #expect(box.value as AnyObject? === shared)
+            copy[0] = .int(2) // overwritten: the last reference goes
+            #expect(copy[0] == .int(2))
+        }
+        #expect(shared == nil)
+    }
+
+    /// A buffer that held an overflow value and was copied before releases every box when both
+    /// copies go, whatever their slots hold then.
+    @Test func copiedOverflowValuesGoWithTheirBuffers() {
+        final class Token {}
+        weak var token: Token?
+        do {
+            var values = PropertyValues(nullsOf: Self.shape)
+            do {
+                let made = Token()
+                token = made
+                values[5] = .object(ObjectBox(made))
+            }
+            var copy = values
+            copy[5] = .null // the copy's slot is rewritten; the original still holds the box
+            #expect(token != nil)
+            #expect(copy[5] == .null)
+        }
+        #expect(token == nil)
+    }
+
     @Test func valuesWithoutAnEntity() {
         let values = PropertyValues([.int(1), .string("x"), .null])
         #expect(Array(values) == [.int(1), .string("x"), .null])
