@@ -216,12 +216,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
     /// Indexes of properties changed since the last save: those below 64 in
     /// ``_changedBits``, any others (an entity of more than 64 properties) in ``_extras``.
+    /// Changed in place by ``insertChanged(_:)``, ``removeChanged(_:)`` and ``clearChanged()``.
     internal var _changed: PropertyMask {
         @inline(__always) get { PropertyMask(bits: _changedBits, overflow: _extras?.changedOverflow) }
-        @inline(__always) set {
-            _changedBits = newValue.bits
-            if newValue.overflow != nil || _extras != nil { extras.changedOverflow = newValue.overflow }
-        }
     }
     /// The indexes below 64 of ``_changed`` (8 bytes, not a `PropertyMask`'s 16: see ``_flags``).
     @exclusivity(unchecked) internal var _changedBits: UInt64 = 0
@@ -230,6 +227,18 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     internal func clearChanged() {
         _changedBits = 0
         if _extras != nil { _extras!.changedOverflow = nil }
+    }
+    /// Adds `index` to ``_changed``, in place (the set of indexes from 64 on is not copied).
+    @inline(__always)
+    internal func insertChanged(_ index: Int) {
+        if index < 64 { _changedBits |= 1 << UInt64(index); return }
+        let extras = self.extras
+        if extras.changedOverflow == nil { extras.changedOverflow = [index] } else { extras.changedOverflow!.insert(index) }
+    }
+    /// Removes `index` from ``_changed``, in place.
+    internal func removeChanged(_ index: Int) {
+        if index < 64 { _changedBits &= ~(1 << UInt64(index)); return }
+        _extras?.changedOverflow?.remove(index)
     }
     @exclusivity(unchecked) @usableFromInline final internal var _isFault = false
     /// Whether accessors check the caller's queue (the concurrency checker is on), or report
@@ -253,16 +262,16 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     @inline(__always)
     private func setFlag(_ bit: UInt8, _ value: Bool) { _flags = value ? _flags | bit : _flags & ~bit }
     /// Whether the object's values are loaded (not a fault without data).
-    internal var _hasData: Bool { @inline(__always) get { flag(Flag.hasData) } @inline(__always) set { setFlag(Flag.hasData, newValue) } }
-    internal var _isInserted: Bool { @inline(__always) get { flag(Flag.isInserted) } @inline(__always) set { setFlag(Flag.isInserted, newValue) } }
-    internal var _isDeleted: Bool { @inline(__always) get { flag(Flag.isDeleted) } @inline(__always) set { setFlag(Flag.isDeleted, newValue) } }
-    internal var _isUpdated: Bool { @inline(__always) get { flag(Flag.isUpdated) } @inline(__always) set { setFlag(Flag.isUpdated, newValue) } }
+    final internal var _hasData: Bool { @inline(__always) get { flag(Flag.hasData) } @inline(__always) set { setFlag(Flag.hasData, newValue) } }
+    final internal var _isInserted: Bool { @inline(__always) get { flag(Flag.isInserted) } @inline(__always) set { setFlag(Flag.isInserted, newValue) } }
+    final internal var _isDeleted: Bool { @inline(__always) get { flag(Flag.isDeleted) } @inline(__always) set { setFlag(Flag.isDeleted, newValue) } }
+    final internal var _isUpdated: Bool { @inline(__always) get { flag(Flag.isUpdated) } @inline(__always) set { setFlag(Flag.isUpdated, newValue) } }
     /// Whether `setValue(_:forKey:)` stored a value of the wrong type for an attribute since the
     /// last save: only then does validation check every attribute's type.
-    internal var _hasMistypedValue: Bool { @inline(__always) get { flag(Flag.hasMistypedValue) } @inline(__always) set { setFlag(Flag.hasMistypedValue, newValue) } }
+    final internal var _hasMistypedValue: Bool { @inline(__always) get { flag(Flag.hasMistypedValue) } @inline(__always) set { setFlag(Flag.hasMistypedValue, newValue) } }
     /// Inserted into this (parent) context by a child's save under a temporary ID: when it gets
     /// its permanent ID, the chain's forwarding table records the move.
-    internal var _insertedByChild: Bool { @inline(__always) get { flag(Flag.insertedByChild) } @inline(__always) set { setFlag(Flag.insertedByChild, newValue) } }
+    final internal var _insertedByChild: Bool { @inline(__always) get { flag(Flag.insertedByChild) } @inline(__always) set { setFlag(Flag.insertedByChild, newValue) } }
     /// Inserted here and saved into the parent context under a temporary ID: the ID may have
     /// become permanent higher up the chain since.
     internal var _mayBeForwarded: Bool {
@@ -661,7 +670,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     @inline(__always)
     internal func markChanged(_ index: Int) {
-        if index < 64 { _changedBits |= 1 << UInt64(index) } else { _changed.insert(index) }
+        insertChanged(index)
         // Inserted, deleted and already updated objects are in their change set already.
         if !_isInserted && !_isDeleted && !_isUpdated { _context?.objectDidChange(self) }
     }

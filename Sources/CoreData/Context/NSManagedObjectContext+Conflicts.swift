@@ -58,7 +58,7 @@ extension NSManagedObjectContext {
                     revertRelationships(of: object, at: [index], to: persisted)
                 } else {
                     object._values[index] = persisted.values[index]
-                    object._changed.remove(index)
+                    object.removeChanged(index)
                 }
             }
             object.merge(persisted)
@@ -69,7 +69,7 @@ extension NSManagedObjectContext {
             // The object's whole state, as it is in memory, over the row as it is now.
             object.fireFaultIfNeeded()
             object._snapshot = persisted
-            for index in object.layout.rowIndexes { object._changed.insert(index) }
+            for index in object.layout.rowIndexes { object.insertChanged(index) }
         case .errorMergePolicyType:
             break
         }

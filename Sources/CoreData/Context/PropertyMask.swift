@@ -1,10 +1,8 @@
 /// A set of property indexes: a bit mask for the first 64 properties, a set beyond. Recording a
 /// change is a bit operation on the hot path (every `setValue`).
 internal struct PropertyMask: Sequence {
-    /// Indexes below 64.
-    private(set) var bits: UInt64 = 0
-    /// Indexes from 64 on (`nil` when there are none).
-    private(set) var overflow: Set<Int>?
+    private var bits: UInt64 = 0
+    private var overflow: Set<Int>?
 
     init() {}
 

@@ -3,8 +3,8 @@ import Foundation
 /// How an entity's values are laid out in a ``PropertyValues`` buffer: one slot per property
 /// index, either **narrow** (an 8-byte payload and a tag byte: attributes of kind Integer
 /// 16/32/64, Double, Float, Boolean, Date) or **wide** (a whole ``StoreValue``: every other
-/// property). Narrow slots hold no references, so a buffer of them needs no destruction and is a
-/// third of the size.
+/// property). Narrow slots hold no references (but for the rare overflow value, in a box:
+/// ``NarrowTag/overflow``), so a buffer of them needs no destruction and is a third of the size.
 ///
 /// The buffer's tail, in bytes: the wide slots first (24 bytes each), then the narrow payloads
 /// (8 each), then the narrow slots' tag bytes (``NarrowTag``), rounded up to 8.
@@ -253,8 +253,8 @@ internal final class ValuesStorage: ManagedBuffer<ValuesHeader, UInt64> {
 
 /// An object's, snapshot's or row's values by property index: what `ContiguousArray<StoreValue>`
 /// was, in a buffer laid out by the entity's ``ValueShape`` (integers, numbers, Booleans and dates
-/// in 8 bytes each, no destruction for them). Copy-on-write: an object, its snapshot and the
-/// store's row share one buffer until one of them writes.
+/// in 8 bytes each, no destruction for them but for an overflow value's box). Copy-on-write: an
+/// object, its snapshot and the store's row share one buffer until one of them writes.
 ///
 /// Read and written as `StoreValue`s through the subscript; the typed accessors
 /// (``int64(at:)``, ``setInt64(_:at:)``) skip the enum on the hot paths.

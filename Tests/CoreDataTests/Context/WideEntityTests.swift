@@ -52,4 +52,18 @@ struct WideEntityTests {
         let fetched = try #require(try stack.reopen().fetch("Wide").first)
         #expect(fetched.value(forKey: "a68") as? Int == 6)
     }
+
+    /// A refresh that merges changes keeps the changes of high indexes and their values.
+    @Test func refreshMergingChangesKeepsHighIndexes() throws {
+        let stack = try TestStack(model: Self.model())
+        let object = stack.insert("Wide", ["a1": 1, "a67": 67])
+        try stack.context.save()
+        object.setValue(68, forKey: "a67")
+        stack.context.refresh(object, mergeChanges: true)
+        #expect(object.value(forKey: "a67") as? Int == 68)
+        #expect(Set(object.changedValues().keys) == ["a67"])
+        try stack.context.save()
+        let fetched = try #require(try stack.reopen().fetch("Wide").first)
+        #expect(fetched.value(forKey: "a67") as? Int == 68)
+    }
 }

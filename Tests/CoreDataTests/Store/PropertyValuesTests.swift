@@ -165,6 +165,34 @@ struct PropertyValuesTests {
         #expect(token == nil)
     }
 
+    /// Several boxes in one buffer, a copy let go while it still holds them, and an integer
+    /// written over one (`setInt64`): every box goes exactly when its last buffer lets it go.
+    @Test func severalOverflowValuesAndCopiesLetGo() {
+        final class Token {}
+        weak var first: Token?
+        weak var second: Token?
+        do {
+            var values = PropertyValues(nullsOf: Self.shape)
+            do {
+                let a = Token(), b = Token()
+                first = a
+                second = b
+                values[0] = .object(ObjectBox(a))
+                values[2] = .object(ObjectBox(b))
+            }
+            do {
+                var copy = values
+                copy[1] = .double(1) // its own buffer, holding both boxes
+                #expect(copy[0] == values[0] && copy[2] == values[2])
+            } // the copy goes with both boxes still in it
+            #expect(first != nil && second != nil)
+            values.setInt64(7, at: 0) // an integer over an overflow value: its box goes
+            #expect(first == nil && second != nil)
+            #expect(values[0] == .int(7))
+        }
+        #expect(second == nil)
+    }
+
     @Test func valuesWithoutAnEntity() {
         let values = PropertyValues([.int(1), .string("x"), .null])
         #expect(Array(values) == [.int(1), .string("x"), .null])
