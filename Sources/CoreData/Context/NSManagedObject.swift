@@ -82,8 +82,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                                              ordering: .acquiringAndReleasing)
             if old != 0 {
                 let retired = Unmanaged<NSManagedObjectID>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).takeRetainedValue()
-                if _extras == nil { _extras = Extras() }
-                _extras!.retiredIDs.append(retired)
+                extras.retiredIDs.append(retired)
             }
         }
     }
@@ -306,8 +305,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         get { _extras?.fetchBatch }
         set {
             if newValue == nil && _extras == nil { return }
-            if _extras == nil { _extras = Extras() }
-            _extras!.fetchBatch = newValue
+            extras.fetchBatch = newValue
         }
     }
     /// The values of the fetched properties read since the object was last refreshed, by
@@ -316,8 +314,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         get { _extras?.fetchedValues }
         set {
             if newValue == nil && _extras == nil { return }
-            if _extras == nil { _extras = Extras() }
-            _extras!.fetchedValues = newValue
+            extras.fetchedValues = newValue
         }
     }
 

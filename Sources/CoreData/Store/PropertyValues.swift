@@ -183,6 +183,12 @@ internal struct ValuesHeader {
 internal final class OverflowBox {
     let value: StoreValue
     init(_ value: StoreValue) { self.value = value }
+
+    /// The box whose address is the payload `bits`.
+    @inline(__always)
+    static func at(_ bits: UInt) -> Unmanaged<OverflowBox> {
+        Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
+    }
 }
 
 /// The buffer of a ``PropertyValues``: a header and the shape's tail.
@@ -219,18 +225,28 @@ internal final class ValuesStorage: ManagedBuffer<ValuesHeader, UInt64> {
         let shape = self.shape
         let wide = shape.wideCount
         if wide > 0 { tail.assumingMemoryBound(to: StoreValue.self).deinitialize(count: wide) }
-        if mayHaveOverflow { forEachOverflowBox(of: shape) { Unmanaged<OverflowBox>.fromOpaque($0).release() } }
+        if mayHaveOverflow { forEachOverflowBox(of: shape) { $0.release() } }
     }
 
-    /// Calls `body` with the address of each overflow value's box (a narrow slot tagged
-    /// ``NarrowTag/overflow``).
-    private func forEachOverflowBox(of shape: ValueShape, _ body: (UnsafeRawPointer) -> Void) {
+    /// Calls `body` with each overflow value's box (a narrow slot tagged ``NarrowTag/overflow``).
+    private func forEachOverflowBox(of shape: ValueShape, _ body: (Unmanaged<OverflowBox>) -> Void) {
         let raw = tail
         for index in 0..<shape.count {
             let slot = shape.slots[index]
             guard slot.tag >= 0, raw.load(fromByteOffset: Int(slot.tag), as: UInt8.self) == NarrowTag.overflow else { continue }
-            body(UnsafeRawPointer(bitPattern: raw.load(fromByteOffset: Int(slot.payload), as: UInt.self)).unsafelyUnwrapped)
+            body(OverflowBox.at(raw.load(fromByteOffset: Int(slot.payload), as: UInt.self)))
         }
+    }
+
+    /// Sets the header's flag: a narrow slot holds, or has held, an overflow value's box.
+    private func setOverflowFlag() {
+        withUnsafeMutablePointerToHeader { $0.pointee.shapeBits |= ValuesHeader.overflowFlag }
+    }
+
+    /// The shape of the buffer at `address`, read from its header without a retain.
+    @inlinable @inline(__always)
+    static func shape(at address: UnsafeMutableRawPointer) -> Unmanaged<ValueShape> {
+        ValuesHeader.shape(fromBits: address.load(fromByteOffset: headerOffset, as: UInt.self))
     }
 
     /// A copy of this buffer (the wide values retained).
@@ -244,8 +260,8 @@ internal final class ValuesStorage: ManagedBuffer<ValuesHeader, UInt64> {
         (target + wideBytes).copyMemory(from: source + wideBytes, byteCount: shape.wordCount * 8 - wideBytes)
         if mayHaveOverflow {
             // The copy's narrow payloads share the boxes: one more reference each.
-            copy.withUnsafeMutablePointerToHeader { $0.pointee.shapeBits |= ValuesHeader.overflowFlag }
-            forEachOverflowBox(of: shape) { _ = Unmanaged<OverflowBox>.fromOpaque($0).retain() }
+            copy.setOverflowFlag()
+            forEachOverflowBox(of: shape) { _ = $0.retain() }
         }
         return copy
     }
@@ -318,8 +334,7 @@ internal struct PropertyValues: @unchecked Sendable {
     /// The slot of `index` in the buffer at `address`, bounds-checked.
     @inlinable @inline(__always)
     internal static func _slot(_ address: UnsafeMutableRawPointer, _ index: Int) -> ValueShape.Slot {
-        let shape = ValuesHeader.shape(fromBits: address.load(fromByteOffset: ValuesStorage.headerOffset, as: UInt.self))
-        return shape._withUnsafeGuaranteedRef { shape in
+        return ValuesStorage.shape(at: address)._withUnsafeGuaranteedRef { shape in
             precondition(index >= 0 && index < shape.count, "PropertyValues index out of range")
             return shape.slots[index]
         }
@@ -436,7 +451,7 @@ internal struct PropertyValues: @unchecked Sendable {
         @inline(__always)
         init(_ storage: borrowing ValuesStorage) {
             address = Unmanaged.passUnretained(copy storage).toOpaque()
-            slots = ValuesHeader.shape(fromBits: address.load(fromByteOffset: ValuesStorage.headerOffset, as: UInt.self))._withUnsafeGuaranteedRef { $0.slots }
+            slots = ValuesStorage.shape(at: address)._withUnsafeGuaranteedRef { $0.slots }
         }
 
         /// Stores `.int(value)` over the `.null` at `index`.
@@ -478,8 +493,7 @@ extension ValuesStorage {
     @usableFromInline @inline(never)
     static func _overflowValue(_ address: UnsafeMutableRawPointer, at index: Int) -> StoreValue {
         let slot = PropertyValues._slot(address, index)
-        let bits = (address + tailOffset).load(fromByteOffset: Int(slot.payload), as: UInt.self)
-        return Unmanaged<OverflowBox>.fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped).takeUnretainedValue().value
+        return OverflowBox.at((address + tailOffset).load(fromByteOffset: Int(slot.payload), as: UInt.self)).takeUnretainedValue().value
     }
 
     /// Stores `value` at `index` (the buffer is unique).
@@ -508,10 +522,10 @@ extension ValuesStorage {
             tag = NarrowTag.overflow
             let box = UInt(bitPattern: Unmanaged.passRetained(OverflowBox(value)).toOpaque())
             raw.storeBytes(of: box, toByteOffset: Int(slot.payload), as: UInt.self)
-            withUnsafeMutablePointerToHeader { $0.pointee.shapeBits |= ValuesHeader.overflowFlag }
+            setOverflowFlag()
         }
         raw.storeBytes(of: tag, toByteOffset: Int(slot.tag), as: UInt8.self)
-        if replacedBox != 0 { Unmanaged<OverflowBox>.fromOpaque(UnsafeRawPointer(bitPattern: replacedBox).unsafelyUnwrapped).release() }
+        if replacedBox != 0 { OverflowBox.at(replacedBox).release() }
     }
 }
 

@@ -101,10 +101,7 @@ extension StoreValue {
     /// of its inline buffer). Anything else: `nil`.
     @inline(__always)
     static func fastConvert(borrowing value: borrowing Any?, kind: ManagedStorageKind) -> StoreValue? {
-        withUnsafeBytes(of: value) { bytes -> StoreValue? in
-            guard bytes.count == 4 * MemoryLayout<Int>.size else { return nil }
-            let metadata = bytes.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self)
-            guard metadata != 0 else { return nil } // nil: the general path stores .null
+        readingContainer(of: value) { bytes, metadata -> StoreValue? in
             switch kind {
             case .integer64, .integer32, .integer16:
                 return fastInteger(bytes, metadata: metadata, kind: kind).map { .int($0) }
@@ -130,10 +127,19 @@ extension StoreValue {
     /// does, and without making a `StoreValue` (whose destruction is a call).
     @inline(__always)
     static func fastInteger(borrowing value: borrowing Any?, kind: ManagedStorageKind) -> Int64? {
-        withUnsafeBytes(of: value) { bytes -> Int64? in
+        readingContainer(of: value) { bytes, metadata in fastInteger(bytes, metadata: metadata, kind: kind) }
+    }
+
+    /// Calls `body` with the bytes of `value`'s existential container and the type metadata of
+    /// what it holds, read in place; `nil` without calling it for `nil` (the general path then
+    /// stores `.null`).
+    @inline(__always)
+    private static func readingContainer<R>(of value: borrowing Any?,
+                                            _ body: (UnsafeRawBufferPointer, _ metadata: UInt) -> R?) -> R? {
+        withUnsafeBytes(of: value) { bytes -> R? in
             guard bytes.count == 4 * MemoryLayout<Int>.size else { return nil }
             let metadata = bytes.load(fromByteOffset: 3 * MemoryLayout<Int>.size, as: UInt.self)
-            return metadata == 0 ? nil : fastInteger(bytes, metadata: metadata, kind: kind)
+            return metadata == 0 ? nil : body(bytes, metadata)
         }
     }
 
