@@ -90,21 +90,10 @@ extension NSManagedObjectContext {
     /// or a constraint error with nothing written.
     private func saveToStore(_ coordinator: NSPersistentStoreCoordinator)
         throws -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
-        // Group the changes by store (one store in almost every stack), built in place.
-        var groups: [StoreChanges] = []
-        func group(for store: NSPersistentStore) -> Int {
-            if let index = groups.firstIndex(where: { $0.store === store }) { return index }
-            var changes = StoreChanges(store: store)
-            if groups.isEmpty { // the only store, in almost every stack: room for every insert at once
-                changes.changes.inserts.reserveCapacity(inserted.count)
-                changes.insertOffsets.reserveCapacity(inserted.count)
-            }
-            groups.append(changes)
-            return groups.count - 1
-        }
-        func changes(for store: NSPersistentStore, _ body: (inout SaveChanges) -> Void) {
-            body(&groups[group(for: store)].changes)
-        }
+        // Group the changes by store (one store in almost every stack), built in place. (Passed
+        // to the local functions that change it, not captured by them: a captured variable is
+        // checked for exclusive access at run time, at every change.)
+        var groups = StoreGroups(insertCount: inserted.count)
         var updatedRows: [PropertyValues] = []
         updatedRows.reserveCapacity(updated.count)
         var storeByEntity: [ObjectIdentifier: NSPersistentStore] = [:]
@@ -139,15 +128,15 @@ extension NSManagedObjectContext {
                 lastGroup = lastTemporaryGroup
             } else {
                 let store = try store(for: object)
-                if lastGroup < 0 || groups[lastGroup].store !== store { lastGroup = group(for: store) }
+                if lastGroup < 0 || groups.all[lastGroup].store !== store { lastGroup = groups.index(of: store) }
                 if !hasPermanentID {
                     lastTemporaryGroup = lastGroup
                     lastTemporaryEntity = ObjectIdentifier(object.entity)
                 }
             }
             let values = try object.valuesForStore()
-            groups[lastGroup].changes.inserts.append(.init(entity: object.entity, key: object.idKey, values: values))
-            groups[lastGroup].insertOffsets.append(offset)
+            groups.all[lastGroup].changes.inserts.append(.init(entity: object.entity, key: object.idKey, values: values))
+            groups.all[lastGroup].insertOffsets.append(offset)
         }
         for object in savedUpdates {
             let values = try object.valuesForStore()
@@ -155,19 +144,19 @@ extension NSManagedObjectContext {
             guard let store = try coordinator.ownStore(of: object.objectID) else { continue }
             let changed = object._changed.filter { !object.layout.properties[$0].isTransient }
             guard !changed.isEmpty else { continue }
-            changes(for: store) {
+            groups.withChanges(for: store) {
                 $0.updates.append(.init(id: object.objectID, values: values, changedIndexes: changed,
                                         expectedVersion: object._snapshot?.version ?? 0))
             }
         }
         for object in savedDeletes {
             guard let store = try coordinator.ownStore(of: object.objectID) else { continue }
-            changes(for: store) { $0.deletes.append(.init(id: object.objectID, expectedVersion: object._snapshot?.version ?? 0)) }
+            groups.withChanges(for: store) { $0.deletes.append(.init(id: object.objectID, expectedVersion: object._snapshot?.version ?? 0)) }
         }
         // Relationship rows: join tables, hidden keys, order columns.
         var joinInserts = Set<SaveChanges.JoinRow>()
         var joinDeletes = Set<SaveChanges.JoinRow>()
-        func addRelationshipRows(of object: NSManagedObject) throws {
+        func addRelationshipRows(of object: NSManagedObject, into groups: inout StoreGroups) throws {
             guard object._changed.intersects(object.layout.relationshipMask) else { return }
             let store = try store(for: object)
             for index in object.layout.relationshipIndexes where object._changed.contains(index) {
@@ -185,7 +174,7 @@ extension NSManagedObjectContext {
                     for member in current where !before.contains(member.key) { joinInserts.insert(row(member)) }
                     for member in list.original where !after.contains(member.key) { joinDeletes.insert(row(member)) }
                 } else if relationship.hiddenForeignKeyColumn != nil {
-                    changes(for: store) { changes in
+                    groups.withChanges(for: store) { changes in
                         for member in current where !before.contains(member.key) {
                             changes.foreignKeyUpdates.append(.init(relationship: relationship, member: member, owner: object.objectID))
                         }
@@ -195,7 +184,7 @@ extension NSManagedObjectContext {
                     }
                 }
                 if relationship.isOrdered {
-                    changes(for: store) { changes in
+                    groups.withChanges(for: store) { changes in
                         for (position, member) in current.enumerated() {
                             changes.orderUpdates.append(.init(relationship: relationship, owner: object.objectID, member: member, position: Int64(position + 1)))
                         }
@@ -203,55 +192,64 @@ extension NSManagedObjectContext {
                 }
             }
         }
-        try savedInserts.forEachUnretained { try addRelationshipRows(of: $1) }
-        try savedUpdates.forEachUnretained { try addRelationshipRows(of: $1) }
-        if let store = groups.first?.store ?? coordinator.persistentStores.first {
-            changes(for: store) { changes in
+        try savedInserts.forEachUnretained { try addRelationshipRows(of: $1, into: &groups) }
+        try savedUpdates.forEachUnretained { try addRelationshipRows(of: $1, into: &groups) }
+        if let store = groups.all.first?.store ?? coordinator.persistentStores.first {
+            groups.withChanges(for: store) { changes in
                 changes.joinInserts = joinInserts.sorted { $0.first.key.value < $1.first.key.value }
                 changes.joinDeletes = Array(joinDeletes)
             }
         }
 
         // Write.
-        var moves: [SavedInsert] = []
-        moves.reserveCapacity(savedInserts.count)
-        for (storeIndex, group) in groups.enumerated() where !group.changes.isEmpty {
-            let result = try coordinator.save(group.changes, to: group.store)
-            let inserts = group.changes.inserts
-            for (position, offset) in group.insertOffsets.enumerated() where inserts[position].isTemporary {
-                moves.append(SavedInsert(offset: offset, temporaryKey: inserts[position].key,
-                                         primaryKey: result.insertedKeys[position], storeIndex: storeIndex))
-            }
+        var results: [SaveResult] = []
+        for group in groups.all {
+            results.append(group.changes.isEmpty ? SaveResult() : try coordinator.save(group.changes, to: group.store))
         }
 
         // Commit in memory: the new objects take their permanent keys (their IDs are made when asked for).
-        reregister(moves, of: savedInserts, stores: groups.map(\.store))
+        // (The lists are let go before the values move out of `groups` below: held, they would be copied.)
+        do {
+            let saved = zip(groups.all, results).map {
+                SavedInserts(store: $0.store, inserts: $0.changes.inserts, offsets: $0.insertOffsets, keys: $1.insertedKeys)
+            }
+            results = []
+            reregister(saved, of: savedInserts)
+        }
         var permanent: [IDKey: NSManagedObjectID]? // built only if a saved value refers to a new object
-        func resolveTemporaryIDs(of object: NSManagedObject, in values: inout PropertyValues) {
+        // (`groups` is passed, not captured (see above); `inout`, only read: by address, never copied.)
+        func resolveTemporaryIDs(of object: NSManagedObject, in values: inout PropertyValues, groups: inout StoreGroups) {
             for index in object.layout.idValueIndexes {
                 guard case .objectID(let id) = values[index], id.isTemporaryID else { continue }
                 if permanent == nil {
-                    permanent = Dictionary(moves.lazy.map { ($0.temporaryKey, savedInserts[$0.offset].objectID) }, uniquingKeysWith: { $1 })
+                    var table: [IDKey: NSManagedObjectID] = [:]
+                    for group in groups.all {
+                        for (position, offset) in group.insertOffsets.enumerated() where group.changes.inserts[position].isTemporary {
+                            table[group.changes.inserts[position].key] = savedInserts[offset].objectID
+                        }
+                    }
+                    permanent = table
                 }
                 if let resolved = permanent![id.key] { values[index] = .objectID(resolved) }
             }
         }
-        func commit(_ object: NSManagedObject, _ values: consuming PropertyValues) {
+        func commit(_ object: NSManagedObject, _ values: consuming PropertyValues, groups: inout StoreGroups) {
             // Only entities with to-one relationships or object-ID attributes may hold IDs.
-            if !object.layout.idValueIndexes.isEmpty { resolveTemporaryIDs(of: object, in: &values) }
+            if !object.layout.idValueIndexes.isEmpty { resolveTemporaryIDs(of: object, in: &values, groups: &groups) }
             let version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
             object.didCommit(values: consume values, version: version)
         }
-        for storeIndex in groups.indices {
-            let offsets = groups[storeIndex].insertOffsets
+        for storeIndex in groups.all.indices {
+            let offsets = groups.all[storeIndex].insertOffsets
             savedInserts.forEachUnretainedPrefetching(positions: offsets.count, offset: { offsets[$0] }) { position, object in
-                // The written values move into the object's snapshot: `groups` is not read again.
+                // The written values move into the object's snapshot (a temporary ID among them
+                // is resolved by the rows' keys, which stay).
                 var values = PropertyValues()
-                swap(&values, &groups[storeIndex].changes.inserts[position].values)
-                commit(object, consume values)
+                swap(&values, &groups.all[storeIndex].changes.inserts[position].values)
+                commit(object, consume values, groups: &groups)
             }
         }
-        for (object, values) in zip(savedUpdates, updatedRows) { commit(object, values) }
+        for (object, values) in zip(savedUpdates, updatedRows) { commit(object, values, groups: &groups) }
         forgetSavedDeletesAndClearChanges(savedDeletes)
         return (savedInserts, savedUpdates, savedDeletes)
     }
@@ -321,14 +319,19 @@ extension NSManagedObjectContext {
     }
 }
 
-/// A new object a save wrote: the temporary key it leaves, and the primary key it takes in its
-/// store. The object and the store are given by position (in the save's inserted objects and in
-/// its stores), not held: no retain and release per object.
-internal struct SavedInsert {
-    let offset: Int
-    let temporaryKey: IDKey
-    let primaryKey: Int64
-    let storeIndex: Int
+/// One store's share of a written save, as the context's registry takes it
+/// (``NSManagedObjectContext/reregister(_:of:)``): the rows it inserted, the positions of their
+/// objects in the save's inserted objects, and the primary keys it gave them. Views of the
+/// save's own lists, not a list of its own (for a bulk save, a list of 48-byte entries was 2.4 MB
+/// of fresh memory for 50,000 objects).
+internal struct SavedInserts {
+    let store: NSPersistentStore
+    /// The rows, in order; a temporary row's key is the one its object leaves.
+    let inserts: [SaveChanges.Insert]
+    /// The position of each row's object in the save's inserted objects.
+    let offsets: [Int]
+    /// The primary key each row got (`SaveResult.insertedKeys`).
+    let keys: [Int64]
 }
 
 /// One store's share of a save: its changes, and the positions of its inserted objects in the
@@ -337,6 +340,32 @@ private struct StoreChanges {
     let store: NSPersistentStore
     var changes = SaveChanges()
     var insertOffsets: [Int] = []
+}
+
+/// A save's changes by store, in the order the stores were first met.
+private struct StoreGroups {
+    var all: [StoreChanges] = []
+    /// How many objects the save inserts: the first store's lists get room for all of them
+    /// (the only store, in almost every stack).
+    let insertCount: Int
+
+    /// The position in ``all`` of `store`'s changes, added if new.
+    mutating func index(of store: NSPersistentStore) -> Int {
+        if let index = all.firstIndex(where: { $0.store === store }) { return index }
+        var changes = StoreChanges(store: store)
+        if all.isEmpty {
+            changes.changes.inserts.reserveCapacity(insertCount)
+            changes.insertOffsets.reserveCapacity(insertCount)
+        }
+        all.append(changes)
+        return all.count - 1
+    }
+
+    /// Calls `body` with `store`'s changes, to change them in place.
+    mutating func withChanges(for store: NSPersistentStore, _ body: (inout SaveChanges) -> Void) {
+        let index = index(of: store)
+        body(&all[index].changes)
+    }
 }
 
 extension NSManagedObject {

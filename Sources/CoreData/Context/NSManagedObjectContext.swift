@@ -443,29 +443,41 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Moves saved new objects from their temporary keys to their permanent ones, under one lock.
     /// Their permanent IDs are made when asked for, as a fetched object's are; they enter the
-    /// registry's table when it is next used (``ObjectRegistry/registerLater(_:key:)``). `objects` and
-    /// `stores` are the save's inserted objects and stores, which the moves refer to by position.
-    internal func reregister(_ moves: [SavedInsert], of objects: [NSManagedObject], stores: [NSPersistentStore]) {
+    /// registry's table when it is next used (``ObjectRegistry/registerLater(_:key:)``). `objects`
+    /// are the save's inserted objects, which `saved` refers to by position.
+    internal func reregister(_ saved: [SavedInserts], of objects: [NSManagedObject]) {
         var fromChildren: [(NSManagedObject, NSManagedObjectID)] = []
         registry.withLock { registry in
             // The temporary keys go first: a growth then leaves their slots behind. Only objects
             // whose temporary ID was made have one (``register(_:key:)``).
-            for move in moves where objects.withUnretained(at: move.offset, { $0._hasObjectID }) {
-                registry[move.temporaryKey] = nil
+            var count = 0
+            for group in saved {
+                for position in group.inserts.indices where group.inserts[position].isTemporary {
+                    count += 1
+                    if objects.withUnretained(at: group.offsets[position], { $0._hasObjectID }) {
+                        registry[group.inserts[position].key] = nil
+                    }
+                }
             }
-            registry.reserveDeferred(moves.count)
-            objects.forEachUnretainedPrefetching(positions: moves.count, offset: { moves[$0].offset }) { position, object in
-                if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
-                object.setPermanentKey(moves[position].primaryKey, store: stores[moves[position].storeIndex])
-                registry.registerLater(Unmanaged.passUnretained(object), key: object.idKey)
+            registry.reserveDeferred(count)
+            for group in saved {
+                let store = group.store
+                objects.forEachUnretainedPrefetching(positions: group.inserts.count, offset: { group.offsets[$0] }) { position, object in
+                    guard group.inserts[position].isTemporary else { return }
+                    if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
+                    object.setPermanentKey(group.keys[position], store: store)
+                    registry.registerLater(Unmanaged.passUnretained(object), key: object.idKey)
+                }
             }
         }
         for (object, previous) in fromChildren { recordForwarding(of: object, from: previous, to: object.objectID) }
         guard !retained.isEmpty else { return }
-        for move in moves {
-            retained[move.temporaryKey] = nil
-            let object = objects[move.offset]
-            retained[object.idKey] = object
+        for group in saved {
+            for position in group.inserts.indices where group.inserts[position].isTemporary {
+                retained[group.inserts[position].key] = nil
+                let object = objects[group.offsets[position]]
+                retained[object.idKey] = object
+            }
         }
     }
 

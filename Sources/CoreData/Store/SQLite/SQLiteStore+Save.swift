@@ -77,41 +77,21 @@ extension SQLiteStore {
         try db.transaction {
             let inserts = changes.inserts
             // The root entities of the temporary IDs, in order of first use, with how many new
-            // keys each gets, and then the next of them to hand out.
-            var roots: [(root: NSEntityDescription, count: Int, next: Int64)] = []
-            /// The position in `roots` of each insert's root, for the inserts in order: the
-            /// last one found is tried first, by entity identity (no entity is held, nor
-            /// retained, from one insert to the next).
-            func forEachTemporaryRoot(_ body: (_ offset: Int, _ root: Int) -> Void) {
-                var lastEntity: ObjectIdentifier?
-                var lastRoot = -1
-                for offset in inserts.indices where inserts[offset].isTemporary {
-                    if ObjectIdentifier(inserts[offset].entity) != lastEntity {
-                        let entity = inserts[offset].entity
-                        lastEntity = ObjectIdentifier(entity)
-                        let root = entity.rootEntity
-                        if let known = roots.firstIndex(where: { $0.root === root }) {
-                            lastRoot = known
-                        } else {
-                            roots.append((root, 0, 0))
-                            lastRoot = roots.count - 1
-                        }
-                    }
-                    body(offset, lastRoot)
-                }
-            }
-            forEachTemporaryRoot { roots[$1].count += 1 }
+            // keys each gets, and then the next of them to hand out. (Passed to the walks, not
+            // captured by them: a captured variable is checked for exclusive access at run time.)
+            var roots = TemporaryRoots()
+            roots.forEachTemporaryInsert(of: inserts) { roots, _, root in roots.list[root].count += 1 }
             // How many new keys each root table gets (by root entity number).
             var newKeyCounts: [Int: Int] = [:]
-            for index in roots.indices {
-                roots[index].next = try allocateFirstKey(root: roots[index].root, count: roots[index].count, on: db)
-                newKeyCounts[roots[index].root.layout.entityNumber] = roots[index].count
+            for index in roots.list.indices {
+                roots.list[index].next = try allocateFirstKey(root: roots.list[index].root, count: roots.list[index].count, on: db)
+                newKeyCounts[roots.list[index].root.layout.entityNumber] = roots.list[index].count
             }
             // Primary keys in insertion order, one sequence per root table.
             var insertedKeys = inserts.map { $0.primaryKey ?? 0 }
-            forEachTemporaryRoot { offset, root in
-                insertedKeys[offset] = roots[root].next
-                roots[root].next += 1
+            roots.forEachTemporaryInsert(of: inserts) { roots, offset, root in
+                insertedKeys[offset] = roots.list[root].next
+                roots.list[root].next += 1
             }
             var resolver = TemporaryIDResolver(inserts: inserts, keys: insertedKeys, store: self)
             func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { resolver.resolve(id) }
@@ -469,5 +449,34 @@ extension SQLiteStore {
             statement.bind(value, at: position)
         }
         position += 1
+    }
+}
+
+/// The root entities of a save's temporary IDs, in order of first use, with how many new keys
+/// each gets and the next of them to hand out.
+private struct TemporaryRoots {
+    var list: [(root: NSEntityDescription, count: Int, next: Int64)] = []
+
+    /// Calls `body` with the offset of each insert with a temporary ID and the position of its
+    /// root in ``list`` (added if new). The last root found is tried first, by entity identity:
+    /// no entity is held, nor retained, from one insert to the next.
+    mutating func forEachTemporaryInsert(of inserts: [SaveChanges.Insert],
+                                         _ body: (inout TemporaryRoots, _ offset: Int, _ root: Int) -> Void) {
+        var lastEntity: ObjectIdentifier?
+        var lastRoot = -1
+        for offset in inserts.indices where inserts[offset].isTemporary {
+            if ObjectIdentifier(inserts[offset].entity) != lastEntity {
+                let entity = inserts[offset].entity
+                lastEntity = ObjectIdentifier(entity)
+                let root = entity.rootEntity
+                if let known = list.firstIndex(where: { $0.root === root }) {
+                    lastRoot = known
+                } else {
+                    list.append((root, 0, 0))
+                    lastRoot = list.count - 1
+                }
+            }
+            body(&self, offset, lastRoot)
+        }
     }
 }
