@@ -91,8 +91,9 @@ extension NSManagedObjectContext {
     private func saveToStore(_ coordinator: NSPersistentStoreCoordinator)
         throws -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
         // Group the changes by store (one store in almost every stack), built in place. (Passed
-        // to the local functions that change it, not captured by them: a captured variable is
-        // checked for exclusive access at run time, at every change.)
+        // to the local functions that use it, not captured by them: a variable a local function
+        // captures is checked for exclusive access at run time, at every change. The non-escaping
+        // closures below that capture it are checked when compiling.)
         var groups = StoreGroups(insertCount: inserted.count)
         var updatedRows: [PropertyValues] = []
         updatedRows.reserveCapacity(updated.count)
@@ -223,6 +224,7 @@ extension NSManagedObjectContext {
                 guard case .objectID(let id) = values[index], id.isTemporaryID else { continue }
                 if permanent == nil {
                     var table: [IDKey: NSManagedObjectID] = [:]
+                    table.reserveCapacity(savedInserts.count) // at most one entry per new object: no regrowth
                     for group in groups.all {
                         for (position, offset) in group.insertOffsets.enumerated() where group.changes.inserts[position].isTemporary {
                             table[group.changes.inserts[position].key] = savedInserts[offset].objectID

@@ -462,6 +462,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             registry.reserveDeferred(count)
             for group in saved {
                 let store = group.store
+                // (Rows with permanent IDs, from `obtainPermanentIDs`, are walked and skipped:
+                // rare, and a walk over the temporary ones alone would need a list of them.)
                 objects.forEachUnretainedPrefetching(positions: group.inserts.count, offset: { group.offsets[$0] }) { position, object in
                     guard group.inserts[position].isTemporary else { return }
                     if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
