@@ -226,8 +226,8 @@ extension NSManagedObjectContext {
                     var table: [IDKey: NSManagedObjectID] = [:]
                     table.reserveCapacity(savedInserts.count) // at most one entry per new object: no regrowth
                     for group in groups.all {
-                        for (position, offset) in group.insertOffsets.enumerated() where group.changes.inserts[position].isTemporary {
-                            table[group.changes.inserts[position].key] = savedInserts[offset].objectID
+                        group.changes.inserts.forEachTemporary(offsets: group.insertOffsets) { key, offset in
+                            table[key] = savedInserts[offset].objectID
                         }
                     }
                     permanent = table
@@ -334,6 +334,15 @@ internal struct SavedInserts {
     let offsets: [Int]
     /// The primary key each row got (`SaveResult.insertedKeys`).
     let keys: [Int64]
+}
+
+extension Array where Element == SaveChanges.Insert {
+    /// Calls `body` with the temporary key and the object's position (`offsets[position]`) of
+    /// each row with a temporary ID: the objects a save gives their first permanent keys.
+    @inline(__always)
+    func forEachTemporary(offsets: [Int], _ body: (_ key: IDKey, _ offset: Int) -> Void) {
+        for position in indices where self[position].isTemporary { body(self[position].key, offsets[position]) }
+    }
 }
 
 /// One store's share of a save: its changes, and the positions of its inserted objects in the

@@ -452,11 +452,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             // whose temporary ID was made have one (``register(_:key:)``).
             var count = 0
             for group in saved {
-                for position in group.inserts.indices where group.inserts[position].isTemporary {
+                group.inserts.forEachTemporary(offsets: group.offsets) { key, offset in
                     count += 1
-                    if objects.withUnretained(at: group.offsets[position], { $0._hasObjectID }) {
-                        registry[group.inserts[position].key] = nil
-                    }
+                    if objects.withUnretained(at: offset, { $0._hasObjectID }) { registry[key] = nil }
                 }
             }
             registry.reserveDeferred(count)
@@ -475,10 +473,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         for (object, previous) in fromChildren { recordForwarding(of: object, from: previous, to: object.objectID) }
         guard !retained.isEmpty else { return }
         for group in saved {
-            for position in group.inserts.indices where group.inserts[position].isTemporary {
-                retained[group.inserts[position].key] = nil
-                let object = objects[group.offsets[position]]
-                retained[object.idKey] = object
+            group.inserts.forEachTemporary(offsets: group.offsets) { key, offset in
+                retained[key] = nil
+                retained[objects[offset].idKey] = objects[offset]
             }
         }
     }

@@ -458,8 +458,9 @@ private struct TemporaryRoots {
     var list: [(root: NSEntityDescription, count: Int, next: Int64)] = []
 
     /// Calls `body` with the table itself (to change it in place), the offset of each insert
-    /// with a temporary ID and the position of its root in ``list`` (added if new). The last root found is tried first, by entity identity:
-    /// no entity is held, nor retained, from one insert to the next.
+    /// with a temporary ID and the position of its root in ``list`` (added if new). The last
+    /// root found is tried first, by entity identity: no entity is held, nor retained, from one
+    /// insert to the next.
     mutating func forEachTemporaryInsert(of inserts: [SaveChanges.Insert],
                                          _ body: (inout TemporaryRoots, _ offset: Int, _ root: Int) -> Void) {
         var lastEntity: ObjectIdentifier?
