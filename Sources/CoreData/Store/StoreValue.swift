@@ -155,7 +155,7 @@ extension StoreValue {
     /// `v` if `kind` is an integer kind whose range it fits, else `nil` (the general path
     /// reports it).
     @inline(__always)
-    private static func integer(_ v: Int64, fitting kind: ManagedStorageKind) -> Int64? {
+    static func integer(_ v: Int64, fitting kind: ManagedStorageKind) -> Int64? {
         switch kind {
         case .integer64: return v
         case .integer32: return v >= Int64(Int32.min) && v <= Int64(Int32.max) ? v : nil
