@@ -347,9 +347,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// makes them for those that have none yet, under one lock for all of them (a save's
     /// did-save notification carries the IDs of all its objects). Each ID goes into the set as
     /// it is made, while it is in the cache: a second pass over 50,000 IDs misses it at every
-    /// retain. The set is sized as `Set(spacious:)` sizes its sets of objects.
+    /// retain. The set is sized for the objects, as `Set(retainingFirst:)` sizes its sets of objects.
     internal func idSet(of objects: [NSManagedObject]) -> Set<NSManagedObjectID> {
-        var ids = Set<NSManagedObjectID>(minimumCapacity: objects.count * 2)
+        var ids = Set<NSManagedObjectID>(minimumCapacity: objects.count)
         guard !objects.isEmpty else { return ids }
         var forwarded: [NSManagedObject] = []
         registry.withLock { registry in

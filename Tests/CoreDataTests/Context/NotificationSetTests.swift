@@ -2,13 +2,13 @@ import Foundation
 import Testing
 @testable import CoreData
 
-/// The sets of objects a save's notifications carry are built by `Set(spacious:)`, which takes
+/// The sets of objects a save's notifications carry are built by `Set(retainingFirst:)`, which takes
 /// each object's reference in one pass and hands it to the set in a second: these check that
 /// every reference taken is given back (objects are freed when the app lets them go) and that
 /// the sets hold exactly the saved objects.
 @Suite("Notification sets")
 struct NotificationSetTests {
-    @Test func aSpaciousSetHoldsEachObjectOnceAndLetsItGo() throws {
+    @Test func aSetHoldsEachObjectOnceAndLetsItGo() throws {
         let stack = try TestStack()
         weak var first: NSManagedObject?
         weak var last: NSManagedObject?
@@ -16,11 +16,11 @@ struct NotificationSetTests {
             let cars = (0..<100).map { stack.insert("Car", ["name": "\($0)"]) }
             first = cars.first
             last = cars.last
-            let set = Set(spacious: cars)
+            let set = Set(retainingFirst: cars)
             #expect(set.count == 100)
             #expect(cars.allSatisfy { set.contains($0) })
             // A repeated element is held once, with one reference.
-            let repeated = Set(spacious: [cars[0], cars[1], cars[0], cars[0]])
+            let repeated = Set(retainingFirst: [cars[0], cars[1], cars[0], cars[0]])
             #expect(repeated.count == 2)
             #expect(repeated.contains(cars[0]) && repeated.contains(cars[1]))
             stack.context.rollback() // the context lets its new objects go

@@ -45,7 +45,9 @@ struct PropertyValuesTests {
         let indexes = [5, 0, 1, 2, 3, 4, 0]
         let plan = values.slotPlan(for: indexes)!
         var seen: [String] = []
-        let read = values.forEachInteger(plan, integer: { seen.append("int \($0)") }, other: { n in seen.append("\(n): \(values[indexes[n]])") })
+        let read = withUnsafePointer(to: values) {
+            PropertyValues.forEachInteger(at: $0, plan, integer: { seen.append("int \($0)") }, other: { n in seen.append("\(n): \(values[indexes[n]])") })
+        }
         #expect(read)
         #expect(seen == ["0: \(StoreValue.string("mistyped"))", "int 7", "2: \(StoreValue.double(2.5))", "3: \(StoreValue.null)",
                          "4: \(StoreValue.date(Date(timeIntervalSinceReferenceDate: 1)))", "5: \(StoreValue.string("text"))", "int 7"])
@@ -54,13 +56,15 @@ struct PropertyValuesTests {
         var other = PropertyValues(nullsOf: Self.shape)
         other.setInt64(-1, at: 0)
         var integers: [Int64] = []
-        #expect(other.forEachInteger(plan, integer: { integers.append($0) }, other: { _ in }))
+        #expect(withUnsafePointer(to: other) { PropertyValues.forEachInteger(at: $0, plan, integer: { integers.append($0) }, other: { _ in }) })
         #expect(integers == [-1, -1])
 
         // A buffer of another shape (all wide): refused, nothing called.
         let wide = PropertyValues([StoreValue.int(1), .int(2), .int(3), .int(4), .int(5), .int(6), .int(7)])
         var called = false
-        #expect(!wide.forEachInteger(plan, integer: { _ in called = true }, other: { _ in called = true }))
+        #expect(!withUnsafePointer(to: wide) { PropertyValues.forEachInteger(at: $0, plan, integer: { _ in called = true }, other: { _ in called = true }) })
+        let empty = PropertyValues()
+        #expect(!withUnsafePointer(to: empty) { PropertyValues.forEachInteger(at: $0, plan, integer: { _ in called = true }, other: { _ in called = true }) })
         #expect(!called)
         #expect(PropertyValues(nullsOf: ValueShape.make(storageKinds: [])).slotPlan(for: []) == nil)
     }

@@ -190,15 +190,19 @@ extension SQLiteStore {
                         // Attributes only: each value binds as it is, read in place (`inserts`
                         // is a constant: its values array is not retained for the row). Rows
                         // of the run's shape read their slots by the plan.
-                        var at = position
-                        if let plan, inserts[offset].values.forEachInteger(plan, integer: { int in
-                            statement.bind(int, at: at)
-                            at += 1
-                        }, other: { n in
-                            inserts[offset].values.withValue(at: slots[n].index) { statement.bind($0, at: at) }
-                            at += 1
-                        }) {
+                        if let plan, inserts.withUnsafeBufferPointer({ rows -> Bool in
+                            let values = (rows.baseAddress! + offset).pointer(to: \.values)!
+                            var at = position
+                            guard PropertyValues.forEachInteger(at: values, plan, integer: { int in
+                                statement.bind(int, at: at)
+                                at += 1
+                            }, other: { n in
+                                values.pointee.withValue(at: slots[n].index) { statement.bind($0, at: at) }
+                                at += 1
+                            }) else { return false }
                             position = at
+                            return true
+                        }) {
                             return
                         }
                         for slot in slots {
