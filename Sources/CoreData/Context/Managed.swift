@@ -695,7 +695,7 @@ extension NSManagedObject {
         _managedAnyValue(at: _managedIndex(key), key: key.name, as: Value.self)
     }
 
-    /// Sets a property of any other type as ``setValue(_:forKey:)`` does.
+    /// Sets a property of any other type as `setValue(_:forKey:)` does.
     @_disfavoredOverload @inlinable
     public func setManagedValue<Value>(_ value: Value, for key: borrowing ManagedPropertyKey) {
         _setManagedAnyValue(value, at: _managedIndex(key), key: key.name)

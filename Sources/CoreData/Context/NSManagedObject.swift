@@ -255,7 +255,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         static let isUpdated: UInt8 = 8
         static let hasMistypedValue: UInt8 = 16
         static let insertedByChild: UInt8 = 32
+        /// A typed `setValue(_:forKey:)` overload is calling the `Any?` method (and through it an
+        /// override): see `NSManagedObject+TypedSetters.swift`.
+        static let inTypedDispatch: UInt8 = 64
     }
+    /// Whether a typed `setValue(_:forKey:)` overload's call of the `Any?` method is under way.
+    final internal var _inTypedDispatch: Bool { @inline(__always) get { flag(Flag.inTypedDispatch) } @inline(__always) set { setFlag(Flag.inTypedDispatch, newValue) } }
     @inline(__always)
     private func flag(_ bit: UInt8) -> Bool { _flags & bit != 0 }
     @inline(__always)
@@ -555,6 +560,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// A fetched property is read-only: its value stays as it is, and a `CoreData: error:` line on
     /// standard error says so.
     open func setValue(_ value: Any?, forKey key: String) {
+        _setValueAsBase(value, forKey: key)
+    }
+
+    /// What this class's `setValue(_:forKey:)` does, whatever a subclass overrides.
+    @inline(__always)
+    internal final func _setValueAsBase(_ value: Any?, forKey key: String) {
         _checkQueue(key)
         guard let index = layout.nameTable.index(of: key) else { return setFetchedPropertyValue(value, forKey: key) }
         willChangeValue(forKey: key)
@@ -584,7 +595,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         return primitiveValue(at: index)
     }
 
-    /// Sets a value as ``setValue(_:forKey:)`` does, for use inside custom accessors.
+    /// Sets a value as `setValue(_:forKey:)` does, for use inside custom accessors.
     open func setPrimitiveValue(_ value: Any?, forKey key: String) {
         _checkQueue(key)
         guard let index = layout.nameTable.index(of: key) else { return setFetchedPropertyValue(value, forKey: key) }

@@ -222,7 +222,8 @@ internal final class ValuesStorage: ManagedBuffer<ValuesHeader, UInt64> {
         @inline(__always) get { withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) } }
     }
     deinit {
-        // The shape read without a retain and release (the layout keeps it).
+        // The shape read without a retain and release (shapes are never freed: `ValueShape.make`
+        // and `wide` keep every shape they make).
         Self.shape(at: Unmanaged.passUnretained(self).toOpaque())._withUnsafeGuaranteedRef { shape in
             let wide = shape.wideCount
             if wide > 0 { tail.assumingMemoryBound(to: StoreValue.self).deinitialize(count: wide) }
@@ -400,6 +401,7 @@ internal struct PropertyValues: @unchecked Sendable {
     /// if the buffer's shape is not the plan's. The values are read as the buffer's address
     /// alone, as ``prefetch(at:)`` reads them: no copy, so no retain and release of a buffer
     /// that a save's walk over its rows finds no longer cached (three atomic operations a row).
+    /// The values at `address` must stay alive and unchanged for the whole call.
     @inline(__always)
     static func forEachInteger(at address: UnsafePointer<PropertyValues>, _ plan: SlotPlan,
                                integer: (Int64) -> Void, other: (Int) -> Void) -> Bool {

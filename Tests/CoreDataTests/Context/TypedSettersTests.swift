@@ -30,6 +30,8 @@ struct TypedSettersTests {
             ("Car", "cost", { $0.setValue(3, forKey: "cost") }, 3), // an integer for a decimal
             ("Car", "cost", { $0.setValue(2.5, forKey: "cost") }, 2.5),
             ("Car", "built", { $0.setValue(5.0, forKey: "built") }, 5.0), // a number for a date
+            ("Car", "price", { $0.setValue(CGFloat(1.5), forKey: "price") }, CGFloat(1.5)), // converted to Double by Swift
+            ("Car", "year", { $0.setValue(CGFloat(1999), forKey: "year") }, CGFloat(1999)),
         ]
         for (n, test) in cases.enumerated() {
             let typed = stack.insert(test.entity, test.entity == "Person" ? ["name": "p"] : [:])
@@ -82,10 +84,7 @@ struct TypedSettersTests {
     /// On an instance of a subclass every overload calls `setValue(_:forKey:)`, so that an
     /// override of it (written as on Apple platforms) runs.
     @Test func subclassOverrideRuns() throws {
-        let model = TestModel.make()
-        model.entitiesByName["Car"]!.managedObjectClassName = "InterceptingCar"
-        let stack = try TestStack(model: model)
-        let intercepting = InterceptingCar(context: stack.context)
+        let (_, intercepting) = try Self.carOfClass(InterceptingCar.self)
         let car: NSManagedObject = intercepting
         car.setValue(1999, forKey: "year")
         car.setValue(Int64(2000), forKey: "year")
@@ -97,7 +96,56 @@ struct TypedSettersTests {
         #expect(car.value(forKey: "name") as? String == "c")
     }
 
+    /// An override that calls `super.setValue` with a typed value (which Swift sends to an
+    /// overload, for `super` too) sets the value and returns: the overload does not call the
+    /// override again without end. Reached through an overload, the override runs once; through
+    /// the `Any?` method, twice (documented in `NSManagedObject+TypedSetters.swift`).
+    @Test func superCallWithATypedValueFromAnOverride() throws {
+        let (stack, normalizing) = try Self.carOfClass(NormalizingCar.self)
+        let car: NSManagedObject = normalizing
+        car.setValue("MODEL T", forKey: "name")
+        #expect(car.value(forKey: "name") as? String == "model t")
+        #expect(normalizing.calls == 1)
+        car.setValue(1999, forKey: "year")
+        #expect(car.value(forKey: "year") as? Int == 2000)
+        #expect(normalizing.calls == 2)
+        let boxed: Any? = "SHOUTED"
+        car.setValue(boxed, forKey: "name")
+        #expect(car.value(forKey: "name") as? String == "shouted")
+        #expect(normalizing.calls == 4)
+        // A typed call for another key inside the override's dispatch sets that key.
+        car.setValue("X", forKey: "nameAndYear")
+        #expect(car.value(forKey: "name") as? String == "x")
+        #expect(car.value(forKey: "year") as? Int == 2001)
+        try stack.context.save()
+        #expect(try stack.reopen().fetch("Car").first?.value(forKey: "name") as? String == "x")
+    }
+
+    /// A stack whose `Car` entity has the class `Car`, and a new car of it.
+    private static func carOfClass<Car: NSManagedObject>(_ type: Car.Type) throws -> (TestStack, Car) {
+        let model = TestModel.make()
+        model.entitiesByName["Car"]!.managedObjectClassName = String(describing: Car.self)
+        let stack = try TestStack(model: model)
+        return (stack, Car(entity: model.entitiesByName["Car"]!, insertInto: stack.context))
+    }
+
     private func validationCode(_ object: NSManagedObject) -> Int? {
         do { try object.validateForInsert(); return nil } catch { return (error as NSError).code }
+    }
+}
+
+/// Normalizes what it is given, passing typed values to `super`, as Apple-platform code may.
+final class NormalizingCar: NSManagedObject {
+    var calls = 0
+    override func setValue(_ value: Any?, forKey key: String) {
+        calls += 1
+        if key == "name", let name = value as? String { super.setValue(name.lowercased(), forKey: key); return }
+        if key == "year", let year = value as? Int { super.setValue(year + 1, forKey: key); return }
+        if key == "nameAndYear", let name = value as? String {
+            self.setValue(name.lowercased(), forKey: "name")
+            super.setValue(2001, forKey: "year")
+            return
+        }
+        super.setValue(value, forKey: key)
     }
 }
