@@ -100,14 +100,21 @@ extension NSManagedObject {
     @inline(__always)
     private var isPlainObject: Bool { type(of: self) == NSManagedObject.self }
 
-    /// What `setValue(_:forKey:)` does with an integer for an integer attribute of a plain
-    /// object that is not a fault (whose `willChangeValue`/`didChangeValue` do nothing); `false`,
-    /// having done nothing, in any other case (the caller then takes the general path).
+    /// The index of the property named `key`, for a write in place: on a plain object that is
+    /// not a fault (whose `willChangeValue`/`didChangeValue` do nothing), with the caller's queue
+    /// checked; `nil` in any other case (the caller then takes the general path).
+    @inline(__always)
+    private func inPlaceIndex(forKey key: String) -> Int? {
+        guard isPlainObject, !_isFault else { return nil }
+        _checkQueue(key)
+        return layout.nameTable.index(of: key)
+    }
+
+    /// What `setValue(_:forKey:)` does with an integer for an integer attribute it fits, at
+    /// ``inPlaceIndex(forKey:)``; `false`, having set nothing, in any other case.
     @inline(__always)
     private func setInPlace(integer value: Int64, forKey key: String) -> Bool {
-        guard isPlainObject, !_isFault else { return false }
-        _checkQueue(key)
-        guard let index = layout.nameTable.index(of: key),
+        guard let index = inPlaceIndex(forKey: key),
               let int = StoreValue.integer(value, fitting: layout.storageKinds[index]) else { return false }
         _values.setInt64(int, at: index)
         markChanged(index)
@@ -117,9 +124,7 @@ extension NSManagedObject {
     /// As ``setInPlace(integer:forKey:)``, for a value stored as `value` in an attribute of `kind`.
     @inline(__always)
     private func setInPlace(_ value: consuming StoreValue, kind: ManagedStorageKind, forKey key: String) -> Bool {
-        guard isPlainObject, !_isFault else { return false }
-        _checkQueue(key)
-        guard let index = layout.nameTable.index(of: key), layout.storageKinds[index] == kind else { return false }
+        guard let index = inPlaceIndex(forKey: key), layout.storageKinds[index] == kind else { return false }
         _values[index] = value
         markChanged(index)
         return true
