@@ -100,3 +100,45 @@ final class GuardedTag: NSManagedObject {
         if undeletable { throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectValidationError, userInfo: [NSLocalizedDescriptionKey: "undeletable"]) }
     }
 }
+
+/// A subclass that overrides the initializer the framework creates objects through, as
+/// Apple-platform code overrides `init(entity:insertInto:)` (here `required`, see PORTING.md).
+final class InitializerCountingCar: NSManagedObject {
+    nonisolated(unsafe) static var initializations = 0
+    let insertedAtInit: Bool
+
+    required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        insertedAtInit = context != nil
+        super.init(entity: entity, insertInto: context)
+        Self.initializations += 1
+    }
+}
+
+@Suite("A subclass overriding init(entity:insertInto:)", .serialized)
+struct OverriddenInitializerTests {
+    @Test func everyWayOfMakingAnObjectRunsTheOverride() throws {
+        let model = TestModel.make()
+        model.entitiesByName["Car"]!.managedObjectClassName = String(reflecting: InitializerCountingCar.self)
+        let stack = try TestStack(model: model)
+        InitializerCountingCar.initializations = 0
+
+        let inserted = try #require(NSEntityDescription.insertNewObject(forEntityName: "Car", into: stack.context) as? InitializerCountingCar)
+        #expect(inserted.insertedAtInit && inserted.isInserted && inserted.managedObjectContext === stack.context)
+        inserted.setValue("a", forKey: "name")
+        let byContext = InitializerCountingCar(context: stack.context)
+        #expect(byContext.insertedAtInit && byContext.isInserted)
+        byContext.setValue("b", forKey: "name")
+        let detached = InitializerCountingCar(entity: model.entitiesByName["Car"]!, insertInto: nil)
+        #expect(!detached.insertedAtInit && detached.managedObjectContext == nil)
+        #expect(InitializerCountingCar.initializations == 3)
+        try stack.context.save()
+
+        // Fetched objects are made through it too, without a context to insert into.
+        let reopened = try stack.reopen()
+        let fetched = try reopened.fetch("Car").compactMap { $0 as? InitializerCountingCar }
+        #expect(fetched.count == 2)
+        #expect(fetched.allSatisfy { !$0.insertedAtInit && !$0.isInserted })
+        #expect(Set(fetched.compactMap { $0.value(forKey: "name") as? String }) == ["a", "b"])
+        #expect(InitializerCountingCar.initializations == 5)
+    }
+}

@@ -211,6 +211,71 @@ struct NewObjectRegistrationTests {
         #expect(try context.existingObject(with: moreIDs[7]).objectID == moreIDs[7])
     }
 
+    /// Saved objects that nothing else holds die at the end of the save and leave the registry,
+    /// inserted and updated alike; those the app keeps stay.
+    @Test func objectsDyingAtTheEndOfASaveLeaveTheRegistry() throws {
+        let stack = try TestStack()
+        let context = stack.newContext()
+        var kept: [NSManagedObject] = []
+        for i in 0..<300 {
+            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+            car.setValue("car \(i)", forKey: "name")
+            if i % 7 == 0 { kept.append(car) }
+        }
+        try context.save()
+        #expect(context.registeredObjects == Set(kept))
+        for car in kept { #expect(context.registeredObject(for: car.objectID) === car && car.managedObjectContext === context) }
+        let keptIDs = Set(kept.map(\.objectID))
+
+        // Fetched, changed and let go before the save: they die as it ends.
+        var fetchedIDs: [NSManagedObjectID] = []
+        do {
+            let fetched = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
+            #expect(fetched.count == 300)
+            for car in fetched { car.setValue("renamed", forKey: "name") }
+            fetchedIDs = fetched.map(\.objectID)
+        }
+        try context.save()
+        #expect(context.registeredObjects == Set(kept))
+        for id in fetchedIDs where !keptIDs.contains(id) { #expect(context.registeredObject(for: id) == nil) }
+        let again = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
+        #expect(again.count == 300)
+        #expect(Set(again).isSuperset(of: kept))
+        #expect(again.allSatisfy { $0.value(forKey: "name") as? String == "renamed" })
+        #expect(Set(again.map(\.objectID)).count == 300)
+    }
+
+    /// An object that another dying object's `deinit` takes back (through a weak reference)
+    /// as a save's objects go lives on, registered.
+    @Test func anObjectTakenBackWhileASaveLetsGoStaysRegistered() throws {
+        let model = TestModel.make()
+        model.entitiesByName["Car"]!.managedObjectClassName = String(reflecting: ReclaimingCar.self)
+        let stack = try TestStack(model: model)
+        let context = stack.newContext()
+        var watchedID: NSManagedObjectID?
+        do {
+            let first = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+            first.setValue("first", forKey: "name")
+            let second = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+            second.setValue("second", forKey: "name")
+            ReclaimingCar.watched = second
+        }
+        try context.save()
+        do {
+            let reclaimed = try #require(ReclaimingCar.reclaimed)
+            watchedID = reclaimed.objectID
+            #expect(reclaimed.value(forKey: "name") as? String == "second")
+            #expect(reclaimed.managedObjectContext === context)
+            #expect(context.registeredObject(for: watchedID!) === reclaimed)
+            #expect(context.registeredObjects == [reclaimed])
+        }
+        // Let go of now, it leaves the registry from its own deinit.
+        ReclaimingCar.reclaimed = nil
+        #expect(context.registeredObjects.isEmpty)
+        #expect(context.registeredObject(for: watchedID!) == nil)
+        #expect(try context.existingObject(with: watchedID!).value(forKey: "name") as? String == "second")
+    }
+
     /// The objects of a change set are handed out as an array that later changes of the set
     /// leave as it was (without removed objects it is the set's own buffer).
     @Test func changeSetObjectsAreSnapshots() throws {
@@ -314,5 +379,14 @@ private final class ChangeRecorder: @unchecked Sendable {
 
     func last(_ key: String) -> Set<NSManagedObject>? {
         lock.withLock { notes.last { $0[key] != nil }?[key] as? Set<NSManagedObject> }
+    }
+}
+
+/// Takes back, in its `deinit`, the object ``watched`` points to weakly.
+final class ReclaimingCar: NSManagedObject {
+    nonisolated(unsafe) static weak var watched: NSManagedObject?
+    nonisolated(unsafe) static var reclaimed: NSManagedObject?
+    deinit {
+        if let watched = Self.watched, watched !== self { Self.reclaimed = watched }
     }
 }
