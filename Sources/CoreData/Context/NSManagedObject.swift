@@ -324,12 +324,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
 
     /// Creates an object of `entity` and inserts it into `context` (if any).
-    // `context` is taken owned, Swift's default for an initializer, although the object keeps it
-    // unretained: declared `borrowing` (a retain and release fewer per new object), Swift 6.3
-    // accepts an override written with the default convention, as apps write it, but the
-    // override then releases the context once too often, and the process crashes
-    // (`OverriddenInitializerTests`).
     public required init(entity: NSEntityDescription, insertInto context: NSManagedObjectContext?) {
+        // `context` is taken owned, Swift's default for an initializer, although the object
+        // keeps it unretained. If it were declared `borrowing` (a retain and release fewer per
+        // new object), Swift 6.3 would still accept an override written with the default
+        // convention, as apps write it, but that override would release the context once too
+        // often, and the process would crash (`OverriddenInitializerTests`).
         // The layout is read without a retain and release: the entity keeps it (and the object
         // keeps the entity). Only the object's own `layout` reference retains it.
         let layout = entity.layoutReference

@@ -102,7 +102,7 @@ final class GuardedTag: NSManagedObject {
 }
 
 /// A subclass that overrides the initializer the framework creates objects through, as
-/// Apple-platform code overrides `init(entity:insertInto:)` (here `required`, see PORTING.md).
+/// Apple-platform code overrides `init(entity:insertInto:)` (here `required`, see docs/PORTING.md).
 final class InitializerCountingCar: NSManagedObject {
     nonisolated(unsafe) static var initializations = 0
     let insertedAtInit: Bool
@@ -114,9 +114,9 @@ final class InitializerCountingCar: NSManagedObject {
     }
 }
 
-@Suite("A subclass overriding init(entity:insertInto:)", .serialized)
+@Suite("A subclass overriding init(entity:insertInto:)", .serialized) // one counter for both tests
 struct OverriddenInitializerTests {
-    @Test func everyWayOfMakingAnObjectRunsTheOverride() throws {
+    @Test func theOverrideRunsForNewAndFetchedObjects() throws {
         let model = TestModel.make()
         model.entitiesByName["Car"]!.managedObjectClassName = String(reflecting: InitializerCountingCar.self)
         let stack = try TestStack(model: model)
@@ -140,5 +140,28 @@ struct OverriddenInitializerTests {
         #expect(fetched.allSatisfy { !$0.insertedAtInit && !$0.isInserted })
         #expect(Set(fetched.compactMap { $0.value(forKey: "name") as? String }) == ["a", "b"])
         #expect(InitializerCountingCar.initializations == 5)
+    }
+
+    /// The context passed through the override keeps its references: objects made through it
+    /// in numbers leave the context alive and usable (an initializer that released the context
+    /// once too often per call, as a mismatched parameter convention would, frees it here).
+    @Test func theContextOutlivesManyObjectsMadeThroughTheOverride() throws {
+        let model = TestModel.make()
+        model.entitiesByName["Car"]!.managedObjectClassName = String(reflecting: InitializerCountingCar.self)
+        let stack = try TestStack(model: model)
+        weak var weakContext: NSManagedObjectContext?
+        do {
+            let context = stack.newContext()
+            weakContext = context
+            for i in 0..<100 {
+                let car: NSManagedObject = i.isMultiple(of: 2)
+                    ? NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+                    : InitializerCountingCar(context: context)
+                car.setValue("car \(i)", forKey: "name")
+            }
+            try context.save()
+            #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Car")) == 100)
+        }
+        #expect(weakContext == nil, "the context goes once its last reference does")
     }
 }
