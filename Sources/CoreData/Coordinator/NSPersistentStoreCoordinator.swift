@@ -351,13 +351,61 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Writes a save to the store(s). One store: one transaction, all or nothing. The store
-    /// records the rows it wrote in the row cache before the next save on it can commit.
-    internal func save(_ changes: SaveChanges, to store: NSPersistentStore) throws -> SaveResult {
-        guard withLock({ stores.contains(where: { $0 === store }) }) else {
-            throw CoreDataError.make(.persistentStoreSave,
-                "The changes belong to a store this coordinator does not have (another coordinator's, or one that was removed); nothing was saved")
+    /// Writes a save to its stores, all or nothing: each store's changes in one transaction,
+    /// each store's transaction nested in the previous store's, committed only once every later
+    /// store's has been (a store whose writes fail rolls back its own and every earlier one's).
+    /// The results are in the order of `writes`; a store without changes is not written to.
+    /// Each store records the rows it wrote in the row cache before the next save on it can commit.
+    ///
+    /// The stores are nested in the order the coordinator holds them, whatever order the save
+    /// met them in: two coordinators on the same files take the files' write locks in the same
+    /// order, and so never wait for each other in a circle.
+    ///
+    /// Across several stores, one window remains: a store whose `COMMIT` itself fails (the disk
+    /// full or gone at that moment) after the later stores committed theirs.
+    internal func save(_ writes: [StoreWrite]) throws -> [SaveResult] {
+        let held = withLock { stores }
+        var positions: [Int] = []
+        for write in writes {
+            guard let position = held.firstIndex(where: { $0 === write.store }) else { throw Self.notOwnedError() }
+            positions.append(position)
         }
-        return try store.save(changes, rowCache: rowCache)
+        let order = writes.indices.sorted { positions[$0] < positions[$1] }
+        var results = [SaveResult](repeating: SaveResult(), count: writes.count)
+        try write(writes, in: order, from: 0, into: &results)
+        return results
     }
+
+    /// Writes a save to one store, in one transaction.
+    internal func save(_ changes: SaveChanges, to store: NSPersistentStore) throws -> SaveResult {
+        try checkOwns(store)
+        return try store.save(changes, rowCache: rowCache) {}
+    }
+
+    /// Throws unless `store` is one of this coordinator's.
+    private func checkOwns(_ store: NSPersistentStore) throws {
+        guard withLock({ stores.contains(where: { $0 === store }) }) else { throw Self.notOwnedError() }
+    }
+
+    private static func notOwnedError() -> NSError {
+        CoreDataError.make(.persistentStoreSave,
+            "The changes belong to a store this coordinator does not have (another coordinator's, or one that was removed); nothing was saved")
+    }
+
+    /// Writes `writes` at `order[step...]`, each store's inside the previous one's transaction.
+    private func write(_ writes: [StoreWrite], in order: [Int], from step: Int, into results: inout [SaveResult]) throws {
+        guard step < order.count else { return }
+        let index = order[step]
+        guard !writes[index].changes.isEmpty else { return try write(writes, in: order, from: step + 1, into: &results) }
+        let result = try writes[index].store.save(writes[index].changes, rowCache: rowCache) {
+            try write(writes, in: order, from: step + 1, into: &results)
+        }
+        results[index] = result
+    }
+}
+
+/// One store's share of a save, as the coordinator writes it.
+internal struct StoreWrite {
+    var changes: SaveChanges
+    let store: NSPersistentStore
 }

@@ -154,7 +154,15 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     internal func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] { [] }
     /// Writes one save: all or nothing. Throws ``StoreConflictError`` on optimistic-locking conflicts.
     /// A store that uses `rowCache` records the rows it wrote there, in commit order.
-    internal func save(_ changes: SaveChanges, rowCache: StoreRowCache?) throws -> SaveResult { SaveResult() }
+    ///
+    /// `beforeCommit` runs once the changes are written and checked, before they are committed:
+    /// if it throws, nothing is committed and the error goes on to the caller. (The coordinator
+    /// writes a save to several stores by nesting each store's save in the previous one's
+    /// `beforeCommit`, so that a store that fails leaves the others as they were.)
+    internal func save(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommit: () throws -> Void) throws -> SaveResult {
+        try beforeCommit()
+        return SaveResult()
+    }
     /// Writes the metadata dictionary.
     internal func writeMetadata(_ metadata: [String: Any]) throws {}
 }

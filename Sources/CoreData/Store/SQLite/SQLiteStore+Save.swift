@@ -31,17 +31,18 @@ extension SQLiteStore {
 
     /// ``save(_:rowCache:)``: the save in one transaction on the writer, then the rows it wrote
     /// recorded in `rowCache` before another save can start (so the cache changes in commit order).
-    func saveOnWriter(_ changes: SaveChanges, rowCache: StoreRowCache?) throws -> SaveResult {
+    func saveOnWriter(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommit: () throws -> Void = {}) throws -> SaveResult {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only; nothing was saved") }
         return try withWriter { db in
             let result: SaveResult
             do {
                 do {
-                    result = try write(changes, on: db, implicitKeys: !implicitKeysRefused)
+                    result = try write(changes, on: db, implicitKeys: !implicitKeysRefused, beforeCommit: beforeCommit)
                 } catch is ImplicitKeyMismatch {
-                    // Rolled back: written again with every key bound, as are later saves.
+                    // Rolled back (before `beforeCommit` ran): written again with every key
+                    // bound, as are later saves.
                     implicitKeysRefused = true
-                    result = try write(changes, on: db, implicitKeys: false)
+                    result = try write(changes, on: db, implicitKeys: false, beforeCommit: beforeCommit)
                 }
             } catch let error as NSError where error.code == NSSQLiteError
                         && (error.userInfo[NSSQLiteErrorDomain] as? Int).map({ $0 == 2067 /* SQLITE_CONSTRAINT_UNIQUE */ || $0 == 1555 /* SQLITE_CONSTRAINT_PRIMARYKEY */ }) == true {
@@ -73,7 +74,7 @@ extension SQLiteStore {
 
     /// One save in one transaction, under ``writeLock``. With `implicitKeys`, a new row whose
     /// key is one more than the largest in its table is inserted without `Z_PK` (see the inserts).
-    private func write(_ changes: SaveChanges, on db: SQLiteConnection, implicitKeys: Bool) throws -> SaveResult {
+    private func write(_ changes: SaveChanges, on db: SQLiteConnection, implicitKeys: Bool, beforeCommit: () throws -> Void) throws -> SaveResult {
         try db.transaction {
             let inserts = changes.inserts
             // The root entities of the temporary IDs, in order of first use, with how many new
@@ -330,6 +331,7 @@ extension SQLiteStore {
                 statement.reset()
             }
             beforeCommitHook?()
+            try beforeCommit()
             return SaveResult(insertedKeys: insertedKeys)
         }
     }
