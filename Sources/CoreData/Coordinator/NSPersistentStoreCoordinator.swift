@@ -357,20 +357,23 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The results are in the order of `writes`; a store without changes is not written to.
     /// Each store records the rows it wrote in the row cache before the next save on it can commit.
     ///
-    /// The stores are nested in the order the coordinator holds them, whatever order the save
-    /// met them in: two coordinators on the same files take the files' write locks in the same
-    /// order, and so never wait for each other in a circle.
+    /// The stores are nested in the order of their files' paths (stores without a file first,
+    /// in the order the coordinator holds them), whatever order the save met them in: two
+    /// coordinators on the same files, whatever order they added them in, take the files' write
+    /// locks in the same order, and so never wait for each other in a circle.
     ///
-    /// Across several stores, one window remains: a store whose `COMMIT` itself fails (the disk
-    /// full or gone at that moment) after the later stores committed theirs.
+    /// Across several stores, one window remains: a store whose `COMMIT` itself fails after the
+    /// later stores committed theirs: the disk full or gone at that moment, or, in a rollback
+    /// journal mode an app sets with `NSSQLitePragmasOption` (the store uses WAL), a `COMMIT`
+    /// that finds readers still holding the file.
     internal func save(_ writes: [StoreWrite]) throws -> [SaveResult] {
         let held = withLock { stores }
-        var positions: [Int] = []
+        var keys: [(path: String, position: Int)] = []
         for write in writes {
             guard let position = held.firstIndex(where: { $0 === write.store }) else { throw Self.notOwnedError() }
-            positions.append(position)
+            keys.append((write.store.url?.standardizedFileURL.path ?? "", position))
         }
-        let order = writes.indices.sorted { positions[$0] < positions[$1] }
+        let order = writes.indices.sorted { keys[$0] < keys[$1] }
         var results = [SaveResult](repeating: SaveResult(), count: writes.count)
         try write(writes, in: order, from: 0, into: &results)
         return results

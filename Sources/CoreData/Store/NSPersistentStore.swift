@@ -155,12 +155,12 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// Writes one save: all or nothing. Throws ``StoreConflictError`` on optimistic-locking conflicts.
     /// A store that uses `rowCache` records the rows it wrote there, in commit order.
     ///
-    /// `beforeCommit` runs once the changes are written and checked, before they are committed:
+    /// `beforeCommitting` runs once the changes are written and checked, before they are committed:
     /// if it throws, nothing is committed and the error goes on to the caller. (The coordinator
     /// writes a save to several stores by nesting each store's save in the previous one's
-    /// `beforeCommit`, so that a store that fails leaves the others as they were.)
-    internal func save(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommit: () throws -> Void) throws -> SaveResult {
-        try beforeCommit()
+    /// `beforeCommitting`, so that a store that fails leaves the others as they were.)
+    internal func save(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommitting: () throws -> Void) throws -> SaveResult {
+        try beforeCommitting()
         return SaveResult()
     }
     /// Writes the metadata dictionary.

@@ -3,19 +3,23 @@ import Testing
 @testable import CoreData
 
 /// A save that reaches two stores (two configurations) writes both or neither: a store whose
-/// writes fail leaves the other as it was, whichever of them the coordinator holds first (and
-/// so writes first), and the context keeps its changes for another try.
+/// writes fail leaves the other as it was, whether it is written first or second, and the
+/// context keeps its changes for another try.
 @Suite("A save to several stores is all or nothing")
 struct MultipleStoreSaveTests {
     enum Kind: String, CaseIterable { case sqlite, inMemory }
 
     /// A coordinator with a "Music" store (playlists, songs) and a "Garage" store (vehicles,
-    /// garages, whose city is unique), of the given kinds, added in the given order, in a fresh folder.
+    /// garages, whose city is unique), of the given kinds, in a fresh folder. A save nests the
+    /// stores in the order of their files' paths, stores without a file first (in the order
+    /// they were added): with `garageFirst`, the garage's file sorts first and it is added first.
     final class TwoStores {
         let directory: URL
         let coordinator: NSPersistentStoreCoordinator
         let music: NSPersistentStore
         let garage: NSPersistentStore
+        let musicURL: URL
+        let garageURL: URL
 
         init(music musicKind: Kind, garage garageKind: Kind, garageFirst: Bool = false) throws {
             let model = TestModel.make()
@@ -27,19 +31,19 @@ struct MultipleStoreSaveTests {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
             self.coordinator = coordinator
-            let directory = self.directory
-            func add(_ kind: Kind, _ configuration: String) throws -> NSPersistentStore {
+            musicURL = directory.appendingPathComponent(garageFirst ? "2-Music.sqlite" : "1-Music.sqlite")
+            garageURL = directory.appendingPathComponent(garageFirst ? "1-Garage.sqlite" : "2-Garage.sqlite")
+            func add(_ kind: Kind, _ configuration: String, _ url: URL) throws -> NSPersistentStore {
                 kind == .sqlite
-                    ? try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: configuration,
-                                                         at: directory.appendingPathComponent("\(configuration).sqlite"), options: nil)
+                    ? try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: configuration, at: url, options: nil)
                     : try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: configuration, at: nil, options: nil)
             }
             if garageFirst {
-                garage = try add(garageKind, "Garage")
-                music = try add(musicKind, "Music")
+                garage = try add(garageKind, "Garage", garageURL)
+                music = try add(musicKind, "Music", musicURL)
             } else {
-                music = try add(musicKind, "Music")
-                garage = try add(garageKind, "Garage")
+                music = try add(musicKind, "Music", musicURL)
+                garage = try add(garageKind, "Garage", garageURL)
             }
         }
 
@@ -58,16 +62,19 @@ struct MultipleStoreSaveTests {
         }
     }
 
-    @Test(arguments: [(Kind.sqlite, Kind.sqlite, false), (.sqlite, .sqlite, true), (.sqlite, .inMemory, false),
-                      (.inMemory, .sqlite, false), (.sqlite, .inMemory, true)])
+    /// Written second, the garage store fails: (sqlite, sqlite, false), (in memory, sqlite, _),
+    /// (in memory, in memory, false). Written first: the rest.
+    @Test(arguments: [(Kind.sqlite, Kind.sqlite, false), (.sqlite, .sqlite, true), (.inMemory, .sqlite, false),
+                      (.inMemory, .sqlite, true), (.sqlite, .inMemory, false), (.inMemory, .inMemory, false),
+                      (.inMemory, .inMemory, true)])
     func aStoreThatFailsLeavesTheOtherAsItWas(music: Kind, garage: Kind, garageFirst: Bool) throws {
         let stores = try TwoStores(music: music, garage: garage, garageFirst: garageFirst)
         let context = stores.newContext()
         NSEntityDescription.insertNewObject(forEntityName: "Garage", into: context).setValue("Paris", forKey: "city")
         try context.save()
 
-        // The garage store fails on the unique city, before or after the music store is written
-        // (the order the coordinator holds them in): the song is not in the music store.
+        // The garage store fails on the unique city, before or after the music store is written:
+        // the song is not in the music store.
         let song = NSEntityDescription.insertNewObject(forEntityName: "Song", into: context)
         song.setValue("first", forKey: "title")
         let again = NSEntityDescription.insertNewObject(forEntityName: "Garage", into: context)
@@ -93,30 +100,39 @@ struct MultipleStoreSaveTests {
         #expect(try stores.stored("Garage", "city") == ["Lyon", "Paris"])
         #expect(song.objectID.persistentStore === stores.music && again.objectID.persistentStore === stores.garage)
         if music == .sqlite {
-            let rows = try RawSQLite.query(stores.directory.appendingPathComponent("Music.sqlite").path, "SELECT ZTITLE FROM ZSONG")
-            #expect(rows == [["first"]])
+            #expect(try RawSQLite.query(stores.musicURL.path, "SELECT ZTITLE FROM ZSONG") == [["first"]])
         }
     }
 
-    /// The stores are nested in the order the coordinator holds them, whatever order the save
-    /// met them in: the first is the outer transaction, written first and committed last.
+    /// The stores are nested in the order of their files' paths, whatever order the save met
+    /// them in or the coordinator holds them in: the first is written first and committed last,
+    /// after the second, whose commit finds the first's rows not committed yet.
     @Test(arguments: [false, true])
-    func storesAreNestedInTheCoordinatorsOrder(garageFirst: Bool) throws {
+    func storesAreNestedInTheirFilesOrder(garageFirst: Bool) throws {
         let stores = try TwoStores(music: .sqlite, garage: .sqlite, garageFirst: garageFirst)
         let events = LockedEvents()
+        let songs = stores.musicURL.path, garages = stores.garageURL.path
         for (store, name) in [(stores.music, "music"), (stores.garage, "garage")] {
             let sqlite = try #require(store as? SQLiteStore)
-            sqlite.beforeCommit = { events.append(name) }
+            sqlite.beforeCommit = {
+                // What another connection sees of both files as this store's COMMIT comes.
+                let committed = ((try? RawSQLite.query(songs, "SELECT count(*) FROM ZSONG")) ?? [], (try? RawSQLite.query(garages, "SELECT count(*) FROM ZGARAGE")) ?? [])
+                events.append("\(name) \(committed.0.first?.first.flatMap { $0 } ?? "?")/\(committed.1.first?.first.flatMap { $0 } ?? "?")")
+            }
         }
-        for songFirst in [true, false] {
+        for (round, songFirst) in [true, false].enumerated() {
             let context = stores.newContext()
             if songFirst { _ = NSEntityDescription.insertNewObject(forEntityName: "Song", into: context) }
-            NSEntityDescription.insertNewObject(forEntityName: "Garage", into: context).setValue(songFirst ? "Paris" : "Lyon", forKey: "city")
+            NSEntityDescription.insertNewObject(forEntityName: "Garage", into: context).setValue("city \(round)", forKey: "city")
             if !songFirst { _ = NSEntityDescription.insertNewObject(forEntityName: "Song", into: context) }
             try context.save()
         }
-        let pair = garageFirst ? ["garage", "music"] : ["music", "garage"]
-        #expect(events.all == pair + pair)
+        // Songs/garages committed, as each store's hook runs: the outer store's rows are never
+        // committed before the inner store's COMMIT.
+        let expected = garageFirst
+            ? ["garage 0/0", "music 0/0", "garage 1/1", "music 1/1"]
+            : ["music 0/0", "garage 0/0", "music 1/1", "garage 1/1"]
+        #expect(events.all == expected)
     }
 
     /// An optimistic-locking conflict in the second store: the error policy writes neither
@@ -148,12 +164,12 @@ struct MultipleStoreSaveTests {
         #expect(try stores.stored("Garage", "city") == ["Oslo"])
     }
 
-    /// The second store read-only: the first store's rows are not committed either.
+    /// The store written second read-only: the first store's rows are not committed either.
     @Test func aReadOnlySecondStoreLeavesTheFirstAsItWas() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coredata-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let garageURL = directory.appendingPathComponent("Garage.sqlite")
+        let garageURL = directory.appendingPathComponent("2-Garage.sqlite") // its file sorts second
         let model = TestModel.make()
         let byName = model.entitiesByName
         model.setEntities([byName["Playlist"]!, byName["Song"]!], forConfigurationName: "Music")
@@ -163,7 +179,7 @@ struct MultipleStoreSaveTests {
             try maker.remove(try maker.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "Garage", at: garageURL, options: nil))
         }
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        let musicURL = directory.appendingPathComponent("Music.sqlite")
+        let musicURL = directory.appendingPathComponent("1-Music.sqlite")
         _ = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "Music", at: musicURL, options: nil)
         _ = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "Garage", at: garageURL,
                                                options: [NSReadOnlyPersistentStoreOption: true])

@@ -156,14 +156,14 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
     }
 
     /// The rows are in memory already: no row cache.
-    override func save(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommit: () throws -> Void) throws -> SaveResult {
+    override func save(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommitting: () throws -> Void) throws -> SaveResult {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was saved") }
-        return try locked { try write(changes, beforeCommit: beforeCommit) }
+        return try locked { try write(changes, beforeCommitting: beforeCommitting) }
     }
 
-    /// One save, all or nothing, under the lock: everything is checked, then `beforeCommit`
+    /// One save, all or nothing, under the lock: everything is checked, then `beforeCommitting`
     /// runs, then the rows change.
-    private func write(_ changes: SaveChanges, beforeCommit: () throws -> Void) throws -> SaveResult {
+    private func write(_ changes: SaveChanges, beforeCommitting: () throws -> Void) throws -> SaveResult {
         // Check everything first so that a failed save changes nothing.
         var conflicts: [StoreConflict] = []
         for update in changes.updates {
@@ -180,7 +180,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         }
         if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
         try checkUniqueness(changes)
-        try beforeCommit()
+        try beforeCommitting()
 
         var insertedKeys = changes.inserts.map { $0.primaryKey ?? 0 }
         for (offset, insert) in changes.inserts.enumerated() where insert.isTemporary {

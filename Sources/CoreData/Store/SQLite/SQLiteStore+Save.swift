@@ -31,18 +31,18 @@ extension SQLiteStore {
 
     /// ``save(_:rowCache:)``: the save in one transaction on the writer, then the rows it wrote
     /// recorded in `rowCache` before another save can start (so the cache changes in commit order).
-    func saveOnWriter(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommit: () throws -> Void = {}) throws -> SaveResult {
+    func saveOnWriter(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommitting: () throws -> Void = {}) throws -> SaveResult {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only; nothing was saved") }
         return try withWriter { db in
             let result: SaveResult
             do {
                 do {
-                    result = try write(changes, on: db, implicitKeys: !implicitKeysRefused, beforeCommit: beforeCommit)
+                    result = try write(changes, on: db, implicitKeys: !implicitKeysRefused, beforeCommitting: beforeCommitting)
                 } catch is ImplicitKeyMismatch {
-                    // Rolled back (before `beforeCommit` ran): written again with every key
+                    // Rolled back (before `beforeCommitting` ran): written again with every key
                     // bound, as are later saves.
                     implicitKeysRefused = true
-                    result = try write(changes, on: db, implicitKeys: false, beforeCommit: beforeCommit)
+                    result = try write(changes, on: db, implicitKeys: false, beforeCommitting: beforeCommitting)
                 }
             } catch let error as NSError where error.code == NSSQLiteError
                         && (error.userInfo[NSSQLiteErrorDomain] as? Int).map({ $0 == 2067 /* SQLITE_CONSTRAINT_UNIQUE */ || $0 == 1555 /* SQLITE_CONSTRAINT_PRIMARYKEY */ }) == true {
@@ -74,7 +74,7 @@ extension SQLiteStore {
 
     /// One save in one transaction, under ``writeLock``. With `implicitKeys`, a new row whose
     /// key is one more than the largest in its table is inserted without `Z_PK` (see the inserts).
-    private func write(_ changes: SaveChanges, on db: SQLiteConnection, implicitKeys: Bool, beforeCommit: () throws -> Void) throws -> SaveResult {
+    private func write(_ changes: SaveChanges, on db: SQLiteConnection, implicitKeys: Bool, beforeCommitting: () throws -> Void) throws -> SaveResult {
         try db.transaction {
             let inserts = changes.inserts
             // The root entities of the temporary IDs, in order of first use, with how many new
@@ -331,7 +331,7 @@ extension SQLiteStore {
                 statement.reset()
             }
             beforeCommitHook?()
-            try beforeCommit()
+            try beforeCommitting()
             return SaveResult(insertedKeys: insertedKeys)
         }
     }

@@ -501,8 +501,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try allocateKeys(for: entity, count: count)
     }
 
-    override func save(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommit: () throws -> Void) throws -> SaveResult {
-        try saveOnWriter(changes, rowCache: rowCache, beforeCommit: beforeCommit)
+    override func save(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommitting: () throws -> Void) throws -> SaveResult {
+        try saveOnWriter(changes, rowCache: rowCache, beforeCommitting: beforeCommitting)
     }
 
     // MARK: The row cache
