@@ -29,9 +29,10 @@ extension SQLiteStore {
         return update.int64(0) - Int64(count) + 1
     }
 
-    /// ``save(_:rowCache:)``: the save in one transaction on the writer, then the rows it wrote
-    /// recorded in `rowCache` before another save can start (so the cache changes in commit order).
-    func saveOnWriter(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommitting: () throws -> Void = {}) throws -> SaveResult {
+    /// ``save(_:rowCache:beforeCommitting:)``: the save in one transaction on the writer, then
+    /// the rows it wrote recorded in `rowCache` before another save can start (so the cache
+    /// changes in commit order).
+    func saveOnWriter(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommitting: () throws -> Void) throws -> SaveResult {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only; nothing was saved") }
         return try withWriter { db in
             let result: SaveResult
