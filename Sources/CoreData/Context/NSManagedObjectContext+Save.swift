@@ -205,10 +205,7 @@ extension NSManagedObjectContext {
         // Write, to every store or none. (The list of writes is let go before the values move
         // out of `groups` below: held, its lists would be copied.)
         var results: [SaveResult]
-        if groups.all.count == 1 {
-            // One store, in almost every stack: its transaction, without a list of writes.
-            results = [groups.all[0].changes.isEmpty ? SaveResult() : try coordinator.save(groups.all[0].changes, to: groups.all[0].store)]
-        } else {
+        do {
             let writes = groups.all.map { StoreWrite(changes: $0.changes, store: $0.store) }
             results = try coordinator.save(writes)
         }

@@ -368,31 +368,25 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// that finds readers still holding the file.
     internal func save(_ writes: [StoreWrite]) throws -> [SaveResult] {
         let held = withLock { stores }
-        var keys: [(path: String, position: Int)] = []
+        var positions: [Int] = []
+        positions.reserveCapacity(writes.count)
         for write in writes {
-            guard let position = held.firstIndex(where: { $0 === write.store }) else { throw Self.notOwnedError() }
-            keys.append((write.store.url?.standardizedFileURL.path ?? "", position))
+            guard let position = held.firstIndex(where: { $0 === write.store }) else {
+                throw CoreDataError.make(.persistentStoreSave,
+                    "The changes belong to a store this coordinator does not have (another coordinator's, or one that was removed); nothing was saved")
+            }
+            positions.append(position)
         }
-        let order = writes.indices.sorted { keys[$0] < keys[$1] }
+        let order: [Int]
+        if writes.count == 1 {
+            order = [0] // one store, in almost every stack: no file paths made to order it by
+        } else {
+            let keys = writes.indices.map { (path: writes[$0].store.url?.standardizedFileURL.path ?? "", position: positions[$0]) }
+            order = writes.indices.sorted { keys[$0] < keys[$1] }
+        }
         var results = [SaveResult](repeating: SaveResult(), count: writes.count)
         try write(writes, in: order, from: 0, into: &results)
         return results
-    }
-
-    /// Writes a save to one store, in one transaction.
-    internal func save(_ changes: SaveChanges, to store: NSPersistentStore) throws -> SaveResult {
-        try checkOwns(store)
-        return try store.save(changes, rowCache: rowCache) {}
-    }
-
-    /// Throws unless `store` is one of this coordinator's.
-    private func checkOwns(_ store: NSPersistentStore) throws {
-        guard withLock({ stores.contains(where: { $0 === store }) }) else { throw Self.notOwnedError() }
-    }
-
-    private static func notOwnedError() -> NSError {
-        CoreDataError.make(.persistentStoreSave,
-            "The changes belong to a store this coordinator does not have (another coordinator's, or one that was removed); nothing was saved")
     }
 
     /// Writes `writes` at `order[step...]`, each store's inside the previous one's transaction.

@@ -466,10 +466,7 @@ struct PerfReviewTests {
     /// Two SQLite stores in one coordinator, both getting appended rows in one save; the saved
     /// objects register under keys of different owners.
     @Test func twoStoresInOneCoordinator() throws {
-        let model = TestModel.make()
-        let byName = model.entitiesByName
-        model.setEntities([byName["Playlist"]!, byName["Song"]!], forConfigurationName: "Music")
-        model.setEntities([byName["Vehicle"]!, byName["Truck"]!, byName["Bike"]!, byName["Garage"]!], forConfigurationName: "Garage")
+        let model = TestModel.makeWithConfigurations()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coredata-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -22,11 +22,8 @@ struct MultipleStoreSaveTests {
         let garageURL: URL
 
         init(music musicKind: Kind, garage garageKind: Kind, garageFirst: Bool = false) throws {
-            let model = TestModel.make()
-            let byName = model.entitiesByName
-            byName["Garage"]!.uniquenessConstraints = [["city"]]
-            model.setEntities([byName["Playlist"]!, byName["Song"]!], forConfigurationName: "Music")
-            model.setEntities([byName["Vehicle"]!, byName["Truck"]!, byName["Bike"]!, byName["Garage"]!], forConfigurationName: "Garage")
+            let model = TestModel.makeWithConfigurations()
+            model.entitiesByName["Garage"]!.uniquenessConstraints = [["city"]]
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("coredata-tests-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
@@ -170,10 +167,7 @@ struct MultipleStoreSaveTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let garageURL = directory.appendingPathComponent("2-Garage.sqlite") // its file sorts second
-        let model = TestModel.make()
-        let byName = model.entitiesByName
-        model.setEntities([byName["Playlist"]!, byName["Song"]!], forConfigurationName: "Music")
-        model.setEntities([byName["Vehicle"]!, byName["Truck"]!, byName["Bike"]!, byName["Garage"]!], forConfigurationName: "Garage")
+        let model = TestModel.makeWithConfigurations()
         do { // The garage file, made by a writable store first.
             let maker = NSPersistentStoreCoordinator(managedObjectModel: model)
             try maker.remove(try maker.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "Garage", at: garageURL, options: nil))

@@ -78,6 +78,18 @@ enum TestModel {
     }
 }
 
+extension TestModel {
+    /// ``make()`` with two configurations: "Music" (playlists, songs) and "Garage" (vehicles and
+    /// garages), for coordinators with a store of each.
+    static func makeWithConfigurations() -> NSManagedObjectModel {
+        let model = make()
+        let byName = model.entitiesByName
+        model.setEntities([byName["Playlist"]!, byName["Song"]!], forConfigurationName: "Music")
+        model.setEntities([byName["Vehicle"]!, byName["Truck"]!, byName["Bike"]!, byName["Garage"]!], forConfigurationName: "Garage")
+        return model
+    }
+}
+
 extension NSAttributeDescription {
     func transient() -> NSAttributeDescription { isTransient = true; return self }
 }
