@@ -21,9 +21,10 @@ struct ConcurrencyDebugTests {
     }
 
     @Test func readingAnObjectOffItsContextsQueueStopsWithANamingMessage() async throws {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        let folder = try TemporaryFolder()
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [path = folder.path as String] in
             setenv("COREDATA_CONCURRENCY_DEBUG", "1", 1)
-            let stack = try TestStack()
+            let stack = try TestStack(directory: URL(fileURLWithPath: path))
             let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             context.name = "importer"
             context.persistentStoreCoordinator = stack.coordinator
@@ -42,20 +43,22 @@ struct ConcurrencyDebugTests {
         #expect(message.contains("offender"), "names the thread")
     }
 
-    @Test func fetchingOffTheQueueStops() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func fetchingOffTheQueueStops() async throws {
+        let folder = try TemporaryFolder()
+        await #expect(processExitsWith: .failure) { [path = folder.path as String] in
             setenv("COREDATA_CONCURRENCY_DEBUG", "1", 1)
-            let stack = try TestStack()
+            let stack = try TestStack(directory: URL(fileURLWithPath: path))
             let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             context.persistentStoreCoordinator = stack.coordinator
             _ = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
         }
     }
 
-    @Test func typedAccessorsAreCheckedToo() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func typedAccessorsAreCheckedToo() async throws {
+        let folder = try TemporaryFolder()
+        await #expect(processExitsWith: .failure) { [path = folder.path as String] in
             setenv("COREDATA_CONCURRENCY_DEBUG", "1", 1)
-            let stack = try TestStack()
+            let stack = try TestStack(directory: URL(fileURLWithPath: path))
             let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             context.persistentStoreCoordinator = stack.coordinator
             let car = context.performAndWait { NSEntityDescription.insertNewObject(forEntityName: "Car", into: context) }
@@ -63,10 +66,11 @@ struct ConcurrencyDebugTests {
         }
     }
 
-    @Test func theRightWayPassesUnderTheChecker() async {
-        await #expect(processExitsWith: .success) {
+    @Test func theRightWayPassesUnderTheChecker() async throws {
+        let folder = try TemporaryFolder()
+        await #expect(processExitsWith: .success) { [path = folder.path as String] in
             setenv("COREDATA_CONCURRENCY_DEBUG", "1", 1)
-            let stack = try TestStack()
+            let stack = try TestStack(directory: URL(fileURLWithPath: path))
             let main = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             main.persistentStoreCoordinator = stack.coordinator
             let child = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)

@@ -71,8 +71,9 @@ struct MergingTests {
         #expect(fault.value(forKey: "name") == nil)
         #expect(fault.isDeleted)
 
-        await #expect(processExitsWith: .failure) {
-            let stack = try TestStack()
+        let folder = try TemporaryFolder()
+        await #expect(processExitsWith: .failure) { [path = folder.path as String] in
+            let stack = try TestStack(directory: URL(fileURLWithPath: path))
             stack.insert("Car", ["name": "gone"])
             try stack.context.save()
             let id = try stack.fetch("Car")[0].objectID

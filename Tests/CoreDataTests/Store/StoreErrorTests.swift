@@ -9,14 +9,9 @@ struct StoreErrorTests {
         try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
     }
 
-    private func directory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("coredata-errors-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
     @Test func fileThatIsNotSQLite() throws {
-        let url = try directory().appendingPathComponent("Store.sqlite")
+        let folder = try TemporaryFolder("coredata-errors")
+        let url = folder.url.appendingPathComponent("Store.sqlite")
         let text = Data("this is a text file, not a database\n".utf8)
         try text.write(to: url)
         do {
@@ -83,7 +78,8 @@ struct StoreErrorTests {
     }
 
     @Test func sqliteFileThatIsNotACoreDataStore() throws {
-        let url = try directory().appendingPathComponent("Other.sqlite")
+        let folder = try TemporaryFolder("coredata-errors")
+        let url = folder.url.appendingPathComponent("Other.sqlite")
         try RawSQLite.execute(url.path, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes VALUES (1, 'keep me')")
         #expect(throws: NSError.self) { try add(TestModel.make(), at: url) }
         #expect(try RawSQLite.query(url.path, "SELECT body FROM notes").first?[0] == "keep me")

@@ -1,0 +1,20 @@
+import Foundation
+
+/// A new folder under the temporary directory, removed with its contents when the value goes.
+///
+/// For exit tests (`#expect(processExitsWith:)`): their child process stops before any `deinit`
+/// can run, so a ``TestStack`` made there with a folder of its own would leave it behind. The
+/// parent test makes the folder, the child's closure captures its `path` (a capture list: exit
+/// tests take only `Codable` captures) and opens its stack there, and the folder goes once the
+/// parent's test ends.
+final class TemporaryFolder {
+    let url: URL
+    var path: String { url.path }
+
+    init(_ prefix: String = "coredata-tests") throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
