@@ -88,7 +88,12 @@ extension NSManagedObject {
     /// The `Any?` method with a typed overload's value: called dynamically, so that an override
     /// runs, unless an overload's call is already under way for this object (an override's
     /// `super.setValue` with a typed value): then this class's own implementation.
-    private func setValueThroughOverride(_ value: Any?, forKey key: String) {
+    ///
+    /// Not inlined, and generic: the value is boxed in an `Any?` here, not in the overload,
+    /// whose in-place path then needs no stack space for a box (nor the stack check guarding it).
+    @inline(never)
+    private func setValueThroughOverride<Value>(_ typed: Value, forKey key: String) {
+        let value: Any? = typed
         if _inTypedDispatch { return _setValueAsBase(value, forKey: key) }
         _inTypedDispatch = true
         defer { _inTypedDispatch = false }
@@ -98,7 +103,7 @@ extension NSManagedObject {
     /// Whether this object is a plain `NSManagedObject`, whose `setValue(_:forKey:)`,
     /// `willChangeValue(forKey:)` and `didChangeValue(forKey:)` cannot be overridden.
     @inline(__always)
-    private var isPlainObject: Bool { type(of: self) == NSManagedObject.self }
+    private var isPlainObject: Bool { _isPlain }
 
     /// The index of the property named `key`, for a write in place: on a plain object that is
     /// not a fault (whose `willChangeValue`/`didChangeValue` do nothing), with the caller's queue

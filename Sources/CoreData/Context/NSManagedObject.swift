@@ -231,6 +231,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     @inline(__always)
     internal func insertChanged(_ index: Int) {
         if index < 64 { _changedBits |= 1 << UInt64(index); return }
+        insertChangedOverflow(index)
+    }
+    /// ``insertChanged(_:)`` of an index from 64 on (rare: not inlined into the setters).
+    @inline(never)
+    private func insertChangedOverflow(_ index: Int) {
         let extras = self.extras
         if extras.changedOverflow == nil { extras.changedOverflow = [index] } else { extras.changedOverflow!.insert(index) }
     }
@@ -258,7 +263,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         /// A typed `setValue(_:forKey:)` overload is calling the `Any?` method (and through it an
         /// override): see `NSManagedObject+TypedSetters.swift`.
         static let inTypedDispatch: UInt8 = 64
+        /// The object is a plain `NSManagedObject`, not an instance of a subclass (set once, by
+        /// the initializer): the typed `setValue(_:forKey:)` overloads then set values in place,
+        /// without asking for the class's metadata on every call.
+        static let isPlain: UInt8 = 128
     }
+    /// Whether the object is a plain `NSManagedObject` (``Flag/isPlain``).
+    final internal var _isPlain: Bool { @inline(__always) get { flag(Flag.isPlain) } }
     /// Whether a typed `setValue(_:forKey:)` overload's call of the `Any?` method is under way.
     final internal var _inTypedDispatch: Bool { @inline(__always) get { flag(Flag.inTypedDispatch) } @inline(__always) set { setFlag(Flag.inTypedDispatch, newValue) } }
     @inline(__always)
@@ -341,6 +352,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         // The caller's reference moves into the object: no retain here and release at the end.
         self.entity = consume entity
         super.init()
+        if type(of: self) == NSManagedObject.self { _flags |= Flag.isPlain }
         if !layout._withUnsafeGuaranteedRef({ $0.isResolvedClass(type(of: self)) }) {
             ManagedObjectClassRegistry.register(type(of: self))
         }
