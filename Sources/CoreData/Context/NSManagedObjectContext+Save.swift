@@ -28,10 +28,12 @@ extension NSManagedObjectContext {
         }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
 
-        for objects in [inserted.objects, updated.objects, deleted.objects] {
-            objects.forEachUnretainedPrefetching { $1.willSave() }
+        if savesSubclassObjects { // (read after the notification, whose observers may insert objects)
+            for objects in [inserted.objects, updated.objects, deleted.objects] {
+                objects.forEachUnretainedPrefetching { $1.willSave() }
+            }
         }
-        processPendingChanges() // willSave may have deleted objects
+        processPendingChanges() // willSave, or an observer, may have deleted objects
 
         try validateForSave()
 
@@ -41,9 +43,12 @@ extension NSManagedObjectContext {
             let savedUpdates = updated.objects
             let savedDeletes = deleted.objects
             try saveToParent(parent, inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
-            for objects in [savedInserts, savedUpdates, savedDeletes] {
-                objects.forEachUnretained { $1.didSave() }
+            if savesSubclassObjects {
+                for objects in [savedInserts, savedUpdates, savedDeletes] {
+                    objects.forEachUnretained { $1.didSave() }
+                }
             }
+            forgetSubclassObjects()
             postDidSave(inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
             return
         }
@@ -52,10 +57,30 @@ extension NSManagedObjectContext {
         // wait to save: a retry meets only changes made through another coordinator.
         let saved = try coordinator.withSaveLock { try saveResolvingConflicts(coordinator) }
         guard let saved else { return }
-        for objects in [saved.inserted, saved.updated, saved.deleted] {
-            objects.forEachUnretainedPrefetching { $1.didSave() }
+        if savesSubclassObjects {
+            for objects in [saved.inserted, saved.updated, saved.deleted] {
+                objects.forEachUnretainedPrefetching { $1.didSave() }
+            }
         }
+        forgetSubclassObjects()
         postDidSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
+    }
+
+    /// Whether an object of a subclass of `NSManagedObject` has been inserted, updated or
+    /// deleted since the last save (or may have been: the sets' flags are sticky). Without one,
+    /// every changed object is a plain `NSManagedObject`, whose `willSave` and `didSave` are
+    /// empty: a save then skips the two passes that call them (for 50,000 new objects, about
+    /// 0.8 ms of a pass over objects long out of the cache).
+    private var savesSubclassObjects: Bool {
+        inserted.mayHoldSubclassObjects || updated.mayHoldSubclassObjects || deleted.mayHoldSubclassObjects
+    }
+
+    /// After a save, whose objects have left the change sets: clears their sticky flags.
+    private func forgetSubclassObjects() {
+        guard inserted.isEmpty, updated.isEmpty, deleted.isEmpty else { return }
+        inserted.forgetSubclassObjects()
+        updated.forgetSubclassObjects()
+        deleted.forgetSubclassObjects()
     }
 
     /// Writes, resolving conflicts by the merge policy and trying again; the saved objects, or
@@ -114,46 +139,6 @@ extension NSManagedObjectContext {
             lastStore = store
             return store
         }
-        let savedInserts = inserted.objects
-        let savedUpdates = updated.objects
-        let savedDeletes = deleted.objects
-        var lastGroup = -1
-        // The group of the last new object with a temporary ID, and its entity: the next one of
-        // that entity goes to the same group (its store depends on the entity only), found
-        // without a store returned (retained and released) per object.
-        var lastTemporaryGroup = -1
-        var lastTemporaryEntity: ObjectIdentifier?
-        try savedInserts.forEachUnretainedPrefetching { offset, object in
-            let hasPermanentID = object.permanentIDStore != nil
-            if !hasPermanentID && ObjectIdentifier(object.entity) == lastTemporaryEntity {
-                lastGroup = lastTemporaryGroup
-            } else {
-                let store = try store(for: object)
-                if lastGroup < 0 || groups.all[lastGroup].store !== store { lastGroup = groups.index(of: store) }
-                if !hasPermanentID {
-                    lastTemporaryGroup = lastGroup
-                    lastTemporaryEntity = ObjectIdentifier(object.entity)
-                }
-            }
-            let values = try object.valuesForStore()
-            groups.all[lastGroup].changes.inserts.append(.init(entity: object.entity, key: object.idKey, values: values))
-            groups.all[lastGroup].insertOffsets.append(offset)
-        }
-        for object in savedUpdates {
-            let values = try object.valuesForStore()
-            updatedRows.append(values)
-            guard let store = try coordinator.ownStore(of: object.objectID) else { continue }
-            let changed = object._changed.filter { !object.layout.properties[$0].isTransient }
-            guard !changed.isEmpty else { continue }
-            groups.withChanges(for: store) {
-                $0.updates.append(.init(id: object.objectID, values: values, changedIndexes: changed,
-                                        expectedVersion: object._snapshot?.version ?? 0))
-            }
-        }
-        for object in savedDeletes {
-            guard let store = try coordinator.ownStore(of: object.objectID) else { continue }
-            groups.withChanges(for: store) { $0.deletes.append(.init(id: object.objectID, expectedVersion: object._snapshot?.version ?? 0)) }
-        }
         // Relationship rows: join tables, hidden keys, order columns.
         var joinInserts = Set<SaveChanges.JoinRow>()
         var joinDeletes = Set<SaveChanges.JoinRow>()
@@ -193,7 +178,48 @@ extension NSManagedObjectContext {
                 }
             }
         }
-        try savedInserts.forEachUnretained { try addRelationshipRows(of: $1, into: &groups) }
+        let savedInserts = inserted.objects
+        let savedUpdates = updated.objects
+        let savedDeletes = deleted.objects
+        var lastGroup = -1
+        // The group of the last new object with a temporary ID, and its entity: the next one of
+        // that entity goes to the same group (its store depends on the entity only), found
+        // without a store returned (retained and released) per object.
+        var lastTemporaryGroup = -1
+        var lastTemporaryEntity: ObjectIdentifier?
+        try savedInserts.forEachUnretainedPrefetching { offset, object in
+            let hasPermanentID = object.permanentIDStore != nil
+            if !hasPermanentID && ObjectIdentifier(object.entity) == lastTemporaryEntity {
+                lastGroup = lastTemporaryGroup
+            } else {
+                let store = try store(for: object)
+                if lastGroup < 0 || groups.all[lastGroup].store !== store { lastGroup = groups.index(of: store) }
+                if !hasPermanentID {
+                    lastTemporaryGroup = lastGroup
+                    lastTemporaryEntity = ObjectIdentifier(object.entity)
+                }
+            }
+            let values = try object.valuesForStore()
+            groups.all[lastGroup].changes.inserts.append(.init(entity: object.entity, key: object.idKey, values: values))
+            groups.all[lastGroup].insertOffsets.append(offset)
+            // Here, not in a pass of its own: the object is in the cache now.
+            if object._changed.intersects(object.layout.relationshipMask) { try addRelationshipRows(of: object, into: &groups) }
+        }
+        for object in savedUpdates {
+            let values = try object.valuesForStore()
+            updatedRows.append(values)
+            guard let store = try coordinator.ownStore(of: object.objectID) else { continue }
+            let changed = object._changed.filter { !object.layout.properties[$0].isTransient }
+            guard !changed.isEmpty else { continue }
+            groups.withChanges(for: store) {
+                $0.updates.append(.init(id: object.objectID, values: values, changedIndexes: changed,
+                                        expectedVersion: object._snapshot?.version ?? 0))
+            }
+        }
+        for object in savedDeletes {
+            guard let store = try coordinator.ownStore(of: object.objectID) else { continue }
+            groups.withChanges(for: store) { $0.deletes.append(.init(id: object.objectID, expectedVersion: object._snapshot?.version ?? 0)) }
+        }
         try savedUpdates.forEachUnretained { try addRelationshipRows(of: $1, into: &groups) }
         if let store = groups.all.first?.store ?? coordinator.persistentStores.first {
             groups.withChanges(for: store) { changes in

@@ -333,6 +333,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// How many times the registry's table was rebuilt (for tests).
     internal var registryRebuilds: Int { registry.withLock { $0.rebuilds } }
+    /// How many keys the registry holds (for tests).
+    internal var registryCount: Int { registry.withLock { $0.count } }
 
     /// Called by the `objectID` getter to make the ID of an object of this context that has
     /// none yet (from its permanent key, or a new object's temporary ID), on any thread: the
@@ -448,22 +450,17 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     internal func reregister(_ saved: [SavedInserts], of objects: [NSManagedObject]) {
         var fromChildren: [(NSManagedObject, NSManagedObjectID)] = []
         registry.withLock { registry in
-            // The temporary keys go first: a growth then leaves their slots behind. Only objects
-            // whose temporary ID was made have one (``register(_:key:)``).
-            var count = 0
-            for group in saved {
-                group.inserts.forEachTemporary(offsets: group.offsets) { key, offset in
-                    count += 1
-                    if objects.withUnretained(at: offset, { $0._hasObjectID }) { registry[key] = nil }
-                }
-            }
-            registry.reserveDeferred(count)
+            // Room for every row (rows with permanent IDs, from `obtainPermanentIDs`, are rare).
+            registry.reserveDeferred(saved.reduce(0) { $0 + $1.inserts.count })
             for group in saved {
                 let store = group.store
-                // (Rows with permanent IDs, from `obtainPermanentIDs`, are walked and skipped:
-                // rare, and a walk over the temporary ones alone would need a list of them.)
+                // (Rows with permanent IDs are walked and skipped: rare, and a walk over the
+                // temporary ones alone would need a list of them.) One pass over the objects:
+                // each leaves its temporary key, if its temporary ID was made
+                // (``register(_:key:)``), and takes its permanent one.
                 objects.forEachUnretainedPrefetching(positions: group.inserts.count, offset: { group.offsets[$0] }) { position, object in
                     guard group.inserts[position].isTemporary else { return }
+                    if object._hasObjectID { registry.removeTemporary(group.inserts[position].key) }
                     if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
                     object.setPermanentKey(group.keys[position], store: store)
                     registry.registerLater(Unmanaged.passUnretained(object), key: object.idKey)

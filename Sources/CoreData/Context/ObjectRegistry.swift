@@ -85,6 +85,12 @@ internal struct ObjectRegistry {
         count += 1
     }
 
+    /// Removes a temporary key (an object that was saved), leaving the objects registered with
+    /// ``registerLater(_:key:)`` where they are: those have permanent keys, never this one.
+    mutating func removeTemporary(_ key: IDKey) {
+        remove(key)
+    }
+
     /// Makes room for `count` objects to be registered with ``registerLater(_:key:)``.
     mutating func reserveDeferred(_ count: Int) {
         deferred.reserveCapacity(deferred.count + count)

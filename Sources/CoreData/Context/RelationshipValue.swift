@@ -53,6 +53,11 @@ internal struct OrderedObjectSet {
     /// Forgotten before `slots` changes: when it is the slots' own buffer, a change then copies
     /// the buffer only if the caller still holds the array.
     private var cachedObjects: [NSManagedObject]?
+    /// Whether an instance of a subclass of `NSManagedObject` has been added since
+    /// ``forgetSubclassObjects()`` (sticky: removing objects does not clear it). While it is
+    /// `false`, every object in the set is a plain `NSManagedObject`, whose `willSave` and
+    /// `didSave` do nothing: a save need not call them (`NSManagedObjectContext.save()`).
+    private(set) var mayHoldSubclassObjects = false
 
     private mutating func willChangeSlots() {
         if cachedObjects != nil { cachedObjects = nil } // (no release call per insert)
@@ -69,6 +74,7 @@ internal struct OrderedObjectSet {
     mutating func insert(_ object: NSManagedObject) -> Bool {
         guard !contains(object) else { return false }
         object._changeSlot = Int32(slots.count)
+        if !object._isPlain { mayHoldSubclassObjects = true }
         willChangeSlots()
         slots.append(object)
         count += 1
@@ -86,6 +92,9 @@ internal struct OrderedObjectSet {
         else if slots.count > 64 && count < slots.count / 2 { compact() }
         return true
     }
+
+    /// Clears ``mayHoldSubclassObjects`` (once the objects it was set for have left the set).
+    mutating func forgetSubclassObjects() { mayHoldSubclassObjects = false }
 
     mutating func removeAll() {
         willChangeSlots()

@@ -28,6 +28,22 @@ struct NewObjectRegistrationTests {
         #expect(context.registeredObject(for: early.objectID) === early)
     }
 
+    /// A saved object leaves its temporary key, if it had one, as it takes its permanent one:
+    /// the temporary ID finds nothing any more, among objects that never made theirs.
+    @Test func aSavedObjectLeavesItsTemporaryKey() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let cars = (0..<5).map { stack.insert("Car", ["name": "car \($0)"]) }
+        let temporary = cars[2].objectID
+        try context.save()
+        #expect(context.registeredObject(for: temporary) == nil)
+        #expect(context.registryCount == cars.count, "one registration each")
+        for car in cars {
+            #expect(!car.objectID.isTemporaryID)
+            #expect(context.registeredObject(for: car.objectID) === car)
+        }
+    }
+
     @Test func temporaryIDsNumberObjectsInInsertionOrder() throws {
         let stack = try TestStack()
         let cars = (0..<5).map { stack.insert("Car", ["name": "\($0)"]) }
