@@ -91,6 +91,8 @@ extension NSManagedObject {
     ///
     /// Not inlined, and generic: the value is boxed in an `Any?` here, not in the overload,
     /// whose in-place path then needs no stack space for a box (nor the stack check guarding it).
+    /// Only the overloads' non-optional types come here (an `Optional` would box as a non-`nil`
+    /// `Any?` holding `nil`).
     @inline(never)
     private func setValueThroughOverride<Value>(_ typed: Value, forKey key: String) {
         let value: Any? = typed

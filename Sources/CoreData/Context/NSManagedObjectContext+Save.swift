@@ -67,7 +67,8 @@ extension NSManagedObjectContext {
     }
 
     /// Whether an object of a subclass of `NSManagedObject` has been inserted, updated or
-    /// deleted since the last save (or may have been: the sets' flags are sticky). Without one,
+    /// deleted since a save last left the change sets empty (or may have been: the sets' flags
+    /// are sticky, and `rollback()` and `reset()` leave them). Without one,
     /// every changed object is a plain `NSManagedObject`, whose `willSave` and `didSave` are
     /// empty: a save then skips the two passes that call them (for 50,000 new objects, about
     /// 0.8 ms of a pass over objects long out of the cache).
@@ -75,7 +76,8 @@ extension NSManagedObjectContext {
         inserted.mayHoldSubclassObjects || updated.mayHoldSubclassObjects || deleted.mayHoldSubclassObjects
     }
 
-    /// After a save, whose objects have left the change sets: clears their sticky flags.
+    /// After a save: clears the change sets' sticky flags, if the sets are empty (a `didSave`
+    /// hook may have changed objects again).
     private func forgetSubclassObjects() {
         guard inserted.isEmpty, updated.isEmpty, deleted.isEmpty else { return }
         inserted.forgetSubclassObjects()

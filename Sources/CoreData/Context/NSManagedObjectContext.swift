@@ -450,8 +450,17 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     internal func reregister(_ saved: [SavedInserts], of objects: [NSManagedObject]) {
         var fromChildren: [(NSManagedObject, NSManagedObjectID)] = []
         registry.withLock { registry in
-            // Room for every row (rows with permanent IDs, from `obtainPermanentIDs`, are rare).
-            registry.reserveDeferred(saved.reduce(0) { $0 + $1.inserts.count })
+            // Room in the list of objects registered later for every row (rows with permanent
+            // IDs, from `obtainPermanentIDs`, are rare), under the owner of the first new one:
+            // a save's new objects usually have one owner (store and root entity); those of
+            // another go straight into the table (``ObjectRegistry/registerLater(_:key:)``).
+            if let owner = saved.lazy.compactMap({ group in
+                group.inserts.first(where: \.isTemporary).map {
+                    IDKey(store: group.store.tag, root: $0.entity.layout.rootNumber, value: 0).packedOwner
+                }
+            }).first {
+                registry.reserveDeferred(saved.reduce(0) { $0 + $1.inserts.count }, owner: owner)
+            }
             for group in saved {
                 let store = group.store
                 // (Rows with permanent IDs are walked and skipped: rare, and a walk over the

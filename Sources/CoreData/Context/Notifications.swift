@@ -68,14 +68,21 @@ internal struct ObjectSetMemo {
 
     mutating func set(of objects: [NSManagedObject], for key: String) -> Set<NSManagedObject> {
         let index = entries.firstIndex { $0.key == key }
-        if let index, entries[index].objects.count == objects.count,
-           zip(entries[index].objects, objects).allSatisfy({ $0 === $1 }) {
-            return entries[index].set
-        }
+        if let index, Self.same(entries[index].objects, objects) { return entries[index].set }
         let set = Set(retainingFirst: objects)
         let entry = Entry(key: key, objects: objects, set: set)
         if let index { entries[index] = entry } else { entries.append(entry) }
         return set
+    }
+}
+
+extension ObjectSetMemo {
+    /// Whether two lists hold the same objects in the same order: at once when they are one
+    /// buffer (a save's lists of inserted objects are), else element by element.
+    fileprivate static func same(_ first: [NSManagedObject], _ second: [NSManagedObject]) -> Bool {
+        guard first.count == second.count else { return false }
+        let shared = first.withUnsafeBufferPointer { a in second.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+        return shared || zip(first, second).allSatisfy { $0 === $1 }
     }
 }
 

@@ -88,11 +88,16 @@ internal struct ObjectRegistry {
     /// Removes a temporary key (an object that was saved), leaving the objects registered with
     /// ``registerLater(_:key:)`` where they are: those have permanent keys, never this one.
     mutating func removeTemporary(_ key: IDKey) {
+        assert(key.store == IDKey.temporaryStore, "removeTemporary(_:) takes temporary keys only")
         remove(key)
     }
 
-    /// Makes room for `count` objects to be registered with ``registerLater(_:key:)``.
-    mutating func reserveDeferred(_ count: Int) {
+    /// Makes room for `count` objects of `owner` (``IDKey/packedOwner``) to be registered with
+    /// ``registerLater(_:key:)``. The list holds one owner's objects: those another owner's save
+    /// left in it, still alive, go into the table first, so that this save's wait in the list
+    /// rather than go into the table one by one.
+    mutating func reserveDeferred(_ count: Int, owner: Int64) {
+        if deferredHead < deferred.count && owner != deferredOwner { insertDeferred() }
         deferred.reserveCapacity(deferred.count + count)
     }
 
@@ -201,7 +206,7 @@ internal struct ObjectRegistry {
 
     /// Makes room for `additional` new keys. When that takes a new table, removed keys' slots
     /// (tombstones) are not carried over, so the table is sized for the live keys: remove the
-    /// keys that are leaving first (a save moving objects to new keys does).
+    /// keys that are leaving first.
     mutating func reserveCapacity(_ additional: Int) {
         moveDeferredIntoTable()
         guard (used + additional) * 2 > slots.count else { return }

@@ -35,6 +35,7 @@ struct ConcurrencyDebugTests {
             }
             Self.touchOffQueue(car, threadName: "offender")
         }
+        withExtendedLifetime(folder) {} // removed once the child has exited, not before
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(message.contains("concurrency violation"))
         #expect(message.contains("'importer'"), "names the context")
@@ -52,6 +53,7 @@ struct ConcurrencyDebugTests {
             context.persistentStoreCoordinator = stack.coordinator
             _ = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
         }
+        withExtendedLifetime(folder) {} // removed once the child has exited, not before
     }
 
     @Test func typedAccessorsAreCheckedToo() async throws {
@@ -64,6 +66,7 @@ struct ConcurrencyDebugTests {
             let car = context.performAndWait { NSEntityDescription.insertNewObject(forEntityName: "Car", into: context) }
             car.setValue("off", forKey: "name")
         }
+        withExtendedLifetime(folder) {} // removed once the child has exited, not before
     }
 
     @Test func theRightWayPassesUnderTheChecker() async throws {
@@ -87,5 +90,6 @@ struct ConcurrencyDebugTests {
             }
             _ = main.hasChanges // allowed off the queue (seeds 001 and 002 do it)
         }
+        withExtendedLifetime(folder) {} // removed once the child has exited, not before
     }
 }

@@ -84,6 +84,7 @@ struct MergingTests {
             try stack.context.save()
             _ = fault.value(forKey: "name")
         }
+        withExtendedLifetime(folder) {} // removed once the child has exited, not before
     }
 
     @Test func resetPostsInvalidatedAll() throws {

@@ -1,3 +1,4 @@
+import CoreDataExamples
 import Foundation
 import Testing
 @testable import CoreData
@@ -32,6 +33,70 @@ struct ObjectRegistryTests {
         #expect(registry.values.count == reference.count)
         registry.removeAll()
         #expect(registry.count == 0)
+    }
+
+    /// Saves as `NSManagedObjectContext.reregister(_:of:)` makes them, one after another: some new
+    /// objects had their temporary IDs made (registered under temporary keys), each leaves its
+    /// temporary key and takes its permanent one in one pass, of one owner or two, while objects
+    /// of an earlier save, of another owner, still wait to enter the table; objects die in any
+    /// order in between. The registry agrees with a dictionary throughout.
+    @Test func savesMovingObjectsToPermanentKeysAgreeWithADictionary() throws {
+        let stack = try TestStack()
+        let entity = stack.model.entitiesByName["Car"]!
+        var random = SplitMix64(seed: 14)
+        var registry = ObjectRegistry()
+        var reference: [IDKey: ObjectIdentifier] = [:]
+        var alive: [(key: IDKey, object: NSManagedObject)] = []
+        var nextKey: [Int: Int64] = [:] // by store
+        var serial: Int64 = 0
+        func check() {
+            #expect(registry.count == reference.count)
+            for (key, id) in reference { #expect(registry[key].map { ObjectIdentifier($0.takeUnretainedValue()) } == id) }
+        }
+        for save in 0..<12 {
+            // The new objects: a third with a temporary ID made before the save.
+            let objects = (0..<1 + random.below(300)).map { _ in NSManagedObject(entity: entity, insertInto: nil) }
+            var temporary: [IDKey?] = []
+            for object in objects {
+                serial += 1
+                let key = IDKey(store: IDKey.temporaryStore, root: 1, value: serial)
+                if random.below(3) == 0 {
+                    registry[key] = Unmanaged.passUnretained(object)
+                    reference[key] = ObjectIdentifier(object)
+                    temporary.append(key)
+                } else {
+                    temporary.append(nil)
+                }
+            }
+            // One owner, or two (every other save): the second store's objects go to the table.
+            let stores = save % 2 == 0 ? [1 + save % 3] : [1 + save % 3, 10 + save]
+            let owner = IDKey(store: stores[0], root: 1, value: 0).packedOwner
+            registry.reserveDeferred(objects.count, owner: owner)
+            for (n, object) in objects.enumerated() {
+                let store = stores[n % stores.count]
+                if let key = temporary[n] {
+                    registry.removeTemporary(key)
+                    reference[key] = nil
+                }
+                nextKey[store, default: 0] += 1
+                let key = IDKey(store: store, root: 1, value: nextKey[store]!)
+                registry.registerLater(Unmanaged.passUnretained(object), key: key)
+                reference[key] = ObjectIdentifier(object)
+                alive.append((key, object))
+            }
+            #expect(registry.count == reference.count)
+            // Deaths: in save order, or at random.
+            let deaths = random.below(alive.count + 1)
+            for _ in 0..<deaths {
+                let index = random.below(2) == 0 ? 0 : random.below(alive.count)
+                let (key, object) = alive.remove(at: index)
+                registry.remove(key, ifObjectAt: Unmanaged.passUnretained(object).toOpaque())
+                reference[key] = nil
+            }
+            if save % 3 == 2 { check() } // a lookup moves the waiting objects into the table
+        }
+        check()
+        withExtendedLifetime(alive) {}
     }
 
     /// A steady number of live objects while others come and go (a context faulting objects in
@@ -75,4 +140,5 @@ struct ObjectRegistryTests {
         #expect(context.registryRebuilds - before <= 12)
     }
 }
+
 

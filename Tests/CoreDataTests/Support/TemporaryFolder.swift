@@ -5,8 +5,9 @@ import Foundation
 /// For exit tests (`#expect(processExitsWith:)`): their child process stops before any `deinit`
 /// can run, so a ``TestStack`` made there with a folder of its own would leave it behind. The
 /// parent test makes the folder, the child's closure captures its `path` (a capture list: exit
-/// tests take only `Codable` captures) and opens its stack there, and the folder goes once the
-/// parent's test ends.
+/// tests take only `Codable` captures) and opens its stack there, and the parent keeps the folder
+/// until the child has exited (`withExtendedLifetime(folder) {}` after the `#expect`: the capture
+/// copies only the path, so nothing else keeps the folder alive).
 final class TemporaryFolder {
     let url: URL
     var path: String { url.path }
