@@ -265,8 +265,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         static let inTypedDispatch: UInt8 = 64
         /// The object is a plain `NSManagedObject`, not an instance of a subclass (set once, by
         /// the initializer): the typed `setValue(_:forKey:)` overloads then set values in place,
-        /// without asking for the class's metadata on every call, and a save of plain objects
-        /// only need not call their (empty) `willSave` and `didSave`.
+        /// without asking for the class's metadata on every call, and a save whose changed
+        /// objects are all plain does not call their (empty) `willSave` and `didSave`.
         /// (All eight bits of ``_flags`` are taken: another flag needs a wider field, which takes
         /// the object out of glibc's fast bins unless another field shrinks.)
         static let isPlain: UInt8 = 128

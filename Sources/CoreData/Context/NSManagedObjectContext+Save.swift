@@ -68,10 +68,10 @@ extension NSManagedObjectContext {
 
     /// Whether an object of a subclass of `NSManagedObject` has been inserted, updated or
     /// deleted since a save last left the change sets empty (or may have been: the sets' flags
-    /// are sticky, and `rollback()` and `reset()` leave them). Without one,
-    /// every changed object is a plain `NSManagedObject`, whose `willSave` and `didSave` are
-    /// empty: a save then skips the two passes that call them (for 50,000 new objects, about
-    /// 0.8 ms of a pass over objects long out of the cache).
+    /// are sticky, and `rollback()` and `reset()` leave them). Without one, every changed object
+    /// is a plain `NSManagedObject`, whose `willSave` and `didSave` are empty: a save then skips
+    /// the two passes that call them (for 50,000 new objects, about 0.8 ms of passes over
+    /// objects long out of the cache).
     private var savesSubclassObjects: Bool {
         inserted.mayHoldSubclassObjects || updated.mayHoldSubclassObjects || deleted.mayHoldSubclassObjects
     }

@@ -94,8 +94,8 @@ internal struct ObjectRegistry {
 
     /// Makes room for `count` objects of `owner` (``IDKey/packedOwner``) to be registered with
     /// ``registerLater(_:key:)``. The list holds one owner's objects: those another owner's save
-    /// left in it, still alive, go into the table first, so that this save's wait in the list
-    /// rather than go into the table one by one.
+    /// left in it, still alive, go into the table first, so that this save's objects wait in the
+    /// list rather than go into the table one by one.
     mutating func reserveDeferred(_ count: Int, owner: Int64) {
         if deferredHead < deferred.count && owner != deferredOwner { insertDeferred() }
         deferred.reserveCapacity(deferred.count + count)
