@@ -467,9 +467,9 @@ struct PerfReviewTests {
     /// objects register under keys of different owners.
     @Test func twoStoresInOneCoordinator() throws {
         let model = TestModel.makeWithConfigurations()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coredata-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder()
+        defer { withExtendedLifetime(folder) {} } // the stores' files go with it, at the end
+        let directory = folder.url
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         let music = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "Music",
                                                        at: directory.appendingPathComponent("Music.sqlite"), options: nil)

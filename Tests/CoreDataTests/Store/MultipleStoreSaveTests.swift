@@ -14,7 +14,8 @@ struct MultipleStoreSaveTests {
     /// stores in the order of their files' paths, stores without a file first (in the order
     /// they were added): with `garageFirst`, the garage's file sorts first and it is added first.
     final class TwoStores {
-        let directory: URL
+        private let folder: TemporaryFolder
+        var directory: URL { folder.url }
         let coordinator: NSPersistentStoreCoordinator
         let music: NSPersistentStore
         let garage: NSPersistentStore
@@ -24,8 +25,8 @@ struct MultipleStoreSaveTests {
         init(music musicKind: Kind, garage garageKind: Kind, garageFirst: Bool = false) throws {
             let model = TestModel.makeWithConfigurations()
             model.entitiesByName["Garage"]!.uniquenessConstraints = [["city"]]
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("coredata-tests-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            folder = try TemporaryFolder()
+            let directory = folder.url
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
             self.coordinator = coordinator
             musicURL = directory.appendingPathComponent(garageFirst ? "2-Music.sqlite" : "1-Music.sqlite")
@@ -43,8 +44,6 @@ struct MultipleStoreSaveTests {
                 garage = try add(garageKind, "Garage", garageURL)
             }
         }
-
-        deinit { try? FileManager.default.removeItem(at: directory) }
 
         func newContext() -> NSManagedObjectContext {
             let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
@@ -163,9 +162,9 @@ struct MultipleStoreSaveTests {
 
     /// The store written second read-only: the first store's rows are not committed either.
     @Test func aReadOnlySecondStoreLeavesTheFirstAsItWas() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coredata-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder()
+        defer { withExtendedLifetime(folder) {} } // the stores' files go with it, at the end
+        let directory = folder.url
         let garageURL = directory.appendingPathComponent("2-Garage.sqlite") // its file sorts second
         let model = TestModel.makeWithConfigurations()
         do { // The garage file, made by a writable store first.

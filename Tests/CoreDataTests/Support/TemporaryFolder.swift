@@ -1,6 +1,7 @@
 import Foundation
 
-/// A new folder under the temporary directory, removed with its contents when the value goes.
+/// A new folder under the temporary directory, removed with its contents when the value goes:
+/// a ``TestStack``'s own folder, or a test's that opens its stores itself.
 ///
 /// For exit tests (`#expect(processExitsWith:)`): their child process stops before any `deinit`
 /// can run, so a ``TestStack`` made there with a folder of its own would leave it behind. The

@@ -101,12 +101,13 @@ final class TestStack {
     let model: NSManagedObjectModel
     let coordinator: NSPersistentStoreCoordinator
     let context: NSManagedObjectContext
-    private let ownsDirectory: Bool
+    /// The folder made for this stack (none when the caller gave one), removed with the stack.
+    private let folder: TemporaryFolder?
 
     init(model: NSManagedObjectModel = TestModel.make(), inMemory: Bool = false, directory: URL? = nil,
          options: [AnyHashable: Any]? = nil) throws {
-        ownsDirectory = directory == nil
-        self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("coredata-tests-\(UUID().uuidString)")
+        folder = directory == nil ? try TemporaryFolder() : nil
+        self.directory = directory ?? folder!.url
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         self.url = self.directory.appendingPathComponent("Test.sqlite")
         self.model = model
@@ -148,7 +149,6 @@ final class TestStack {
         return try context.fetch(request)
     }
 
-    deinit { if ownsDirectory { try? FileManager.default.removeItem(at: directory) } }
 }
 
 /// Reads a SQLite file with the C API, independently of the store.
