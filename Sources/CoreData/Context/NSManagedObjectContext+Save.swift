@@ -55,8 +55,7 @@ extension NSManagedObjectContext {
         let coordinator = persistentStoreCoordinator!
         // Conflicts are resolved and the save retried while this coordinator's other contexts
         // wait to save: a retry meets only changes made through another coordinator.
-        let saved = try coordinator.withSaveLock { try saveResolvingConflicts(coordinator) }
-        guard let saved else { return }
+        guard var saved = try coordinator.withSaveLock({ try saveResolvingConflicts(coordinator) }) else { return }
         if savesSubclassObjects {
             for objects in [saved.inserted, saved.updated, saved.deleted] {
                 objects.forEachUnretainedPrefetching { $1.didSave() }
@@ -64,6 +63,10 @@ extension NSManagedObjectContext {
         }
         forgetSubclassObjects()
         postDidSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
+        // The lists are often the last to hold the saved objects (the notifications' sets have
+        // gone unless an observer kept them): the objects go here, under one hold of the lock
+        // they unregister under.
+        lettingGoOfSavedObjects { saved = ([], [], []) }
     }
 
     /// Whether an object of a subclass of `NSManagedObject` has been inserted, updated or
@@ -202,7 +205,9 @@ extension NSManagedObjectContext {
                 }
             }
             let values = try object.valuesForStore()
-            groups.all[lastGroup].changes.inserts.append(.init(entity: object.entity, key: object.idKey, values: values))
+            // Moved into the row (without `consume`, Swift retains it for the row and releases
+            // the local: two atomic operations more per object).
+            groups.all[lastGroup].changes.inserts.append(.init(entity: object.entity, key: object.idKey, values: consume values))
             groups.all[lastGroup].insertOffsets.append(offset)
             // Here, not in a pass of its own: the object is in the cache now.
             if object._changed.intersects(object.layout.relationshipMask) { try addRelationshipRows(of: object, into: &groups) }

@@ -97,8 +97,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     // The object graph.
     /// Objects by ID, behind a lock: objects unregister from their `deinit`, on any thread.
-    /// (A pthread mutex: every fetched object takes it twice, once in and once out.)
-    private let registry = Locked(ObjectRegistry())
+    /// (A pthread mutex: every fetched object takes it twice, once in and once out; held once
+    /// for all the objects a save lets go of: ``lettingGoOfSavedObjects(_:)``.)
+    private let registry = HoldableLocked(ObjectRegistry())
     /// Temporary IDs of objects from child contexts that became permanent when this context
     /// saved (used on the root context of a chain; see `NSManagedObjectContext+Nesting.swift`).
     internal let idForwarding = IDForwarding()
@@ -384,6 +385,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Called from an object's `deinit`: removes `key` if it is the object's (`address`).
+    /// Runs `body`, which lets go of objects (a save's lists, the last to hold the objects of a
+    /// bulk import), holding the registry's lock: the objects' `deinit`s unregister them without
+    /// each taking the lock (for 50,000 objects, 100,000 atomic operations fewer).
+    internal func lettingGoOfSavedObjects(_ body: () -> Void) {
+        registry.holding(body)
+    }
+
+    /// Whether this thread is in ``lettingGoOfSavedObjects(_:)`` (for tests).
+    internal var isLettingGoOfSavedObjects: Bool { registry.isHeldByCurrentThread }
+
     internal func unregisterOnDeinit(_ key: IDKey, address: UnsafeMutableRawPointer) {
         registry.withLock { $0.remove(key, ifObjectAt: address) }
     }

@@ -14,30 +14,43 @@ import Synchronization
 /// ```
 open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     /// The entity of the object.
-    public let entity: NSEntityDescription
-    /// The store that holds the object; `nil` while the ID is temporary. (A strong reference: a
-    /// weak one costs a side-table operation per ID, and IDs are made for every fetched row.)
-    public let persistentStore: NSPersistentStore?
+    public var entity: NSEntityDescription { _entity.takeUnretainedValue() }
+    /// The store that holds the object; `nil` while the ID is temporary. (Kept strongly: a
+    /// weak reference costs a side-table operation per ID.)
+    public var persistentStore: NSPersistentStore? { _persistentStore?.takeUnretainedValue() }
     internal let key: IDKey
+
+    /// The references behind ``entity`` and ``persistentStore``, each owning one retain that
+    /// `deinit` gives back. Not stored as references: Swift destroys the stored references of
+    /// an `NSObject` subclass that has no `deinit` of its own with a retain and a release of
+    /// the dying object around them, two atomic operations more per ID (a save's did-save
+    /// notification carries the IDs of all its objects, and they go with the objects).
+    private let _entity: Unmanaged<NSEntityDescription>
+    private let _persistentStore: Unmanaged<NSPersistentStore>?
 
     internal convenience init(entity: NSEntityDescription, store: NSPersistentStore, primaryKey: Int64) {
         self.init(entity: entity, store: store, key: IDKey(store: store.tag, root: entity.layout.rootNumber, value: primaryKey))
     }
 
     /// The permanent ID whose key (`store`'s tag, the root entity's number, the primary key) is already known.
-    internal init(entity: NSEntityDescription, store: NSPersistentStore, key: IDKey) {
-        self.entity = entity
-        self.persistentStore = store
+    internal init(entity: __owned NSEntityDescription, store: __owned NSPersistentStore, key: IDKey) {
+        _entity = .passRetained(entity)
+        _persistentStore = .passRetained(store)
         self.key = key
         super.init()
     }
 
     /// The temporary ID numbered `serial` (by default a new number from ``IDKey/nextTemporary()``).
-    internal init(temporaryFor entity: NSEntityDescription, serial: Int64 = IDKey.nextTemporary()) {
-        self.entity = entity
-        self.persistentStore = nil
+    internal init(temporaryFor entity: __owned NSEntityDescription, serial: Int64 = IDKey.nextTemporary()) {
         self.key = IDKey(store: IDKey.temporaryStore, root: entity.layout.rootNumber, value: serial)
+        _entity = .passRetained(entity)
+        _persistentStore = nil
         super.init()
+    }
+
+    deinit {
+        _entity.release()
+        _persistentStore?.release()
     }
 
     /// Whether the ID is temporary: the object has not been saved yet.
