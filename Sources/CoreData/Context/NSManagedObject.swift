@@ -354,11 +354,14 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         self._values = layout._withUnsafeGuaranteedRef { context == nil ? $0.defaultValues : $0.newValues() }
         // The caller's reference moves into the object: no retain here and release at the end.
         self.entity = consume entity
-        super.init()
-        if type(of: self) == NSManagedObject.self { _flags |= Flag.isPlain }
-        if !layout._withUnsafeGuaranteedRef({ $0.isResolvedClass(type(of: self)) }) {
-            ManagedObjectClassRegistry.register(type(of: self))
+        // The class is looked at before `super.init()`: a call after it (the registry's) makes
+        // Swift retain and release `self` around the rest of the initializer, context or not.
+        let objectClass = Self.self
+        if objectClass == NSManagedObject.self { _flags = Flag.hasData | Flag.isPlain }
+        if !layout._withUnsafeGuaranteedRef({ $0.isResolvedClass(objectClass) }) {
+            ManagedObjectClassRegistry.register(objectClass)
         }
+        super.init()
         if let context { context.insert(self) }
     }
 
