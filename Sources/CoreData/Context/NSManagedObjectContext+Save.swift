@@ -56,7 +56,8 @@ extension NSManagedObjectContext {
         // Conflicts are resolved and the save retried while this coordinator's other contexts
         // wait to save: a retry meets only changes made through another coordinator.
         guard var saved = try coordinator.withSaveLock({ try saveResolvingConflicts(coordinator) }) else { return }
-        if savesSubclassObjects {
+        let savedSubclassObjects = savesSubclassObjects
+        if savedSubclassObjects {
             for objects in [saved.inserted, saved.updated, saved.deleted] {
                 objects.forEachUnretainedPrefetching { $1.didSave() }
             }
@@ -64,9 +65,12 @@ extension NSManagedObjectContext {
         forgetSubclassObjects()
         postDidSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
         // The lists are often the last to hold the saved objects (the notifications' sets have
-        // gone unless an observer kept them): the objects go here, under one hold of the lock
-        // they unregister under.
-        lettingGoOfSavedObjects { saved = ([], [], []) }
+        // gone unless an observer kept them). Objects that run no app code as they go (plain
+        // objects holding plain values) go here, under one hold of the lock they unregister
+        // under; others go with the lists at the end of the method, each taking the lock.
+        if !savedSubclassObjects && withModel({ $0?.objectsHoldOnlyValues ?? false }) {
+            lettingGoOfSavedObjects { saved = ([], [], []) }
+        }
     }
 
     /// Whether an object of a subclass of `NSManagedObject` has been inserted, updated or

@@ -174,6 +174,13 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
 
     deinit { frozenEntityNames?.release() }
 
+    /// Whether the model is frozen and its objects hold only plain values: no relationships,
+    /// fetched properties or object-valued (transformable) attributes, through which letting go
+    /// of an object could let go of objects of app classes, or of app values.
+    internal var objectsHoldOnlyValues: Bool {
+        frozenEntityNames?._withUnsafeGuaranteedRef { $0.objectsHoldOnlyValues } ?? false
+    }
+
     /// The entity named `name`: through the name table once the model is frozen.
     internal func entity(named name: String) -> NSEntityDescription? {
         if let frozen = frozenEntityNames { return frozen._withUnsafeGuaranteedRef { $0.entity(named: name) } }
@@ -191,7 +198,15 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         for entity in _entities { if let name = entity.name { byName[name] = entity } }
         frozenEntitiesByName = byName
         // The dictionary's entities (the last of a duplicate name, as in `entitiesByName`).
-        frozenEntityNames = Unmanaged.passRetained(EntityNameIndex(byName.values.sorted { $0.name! < $1.name! }))
+        // Whether objects of the model hold only plain values: no relationships, no fetched
+        // properties, no transformable (or other object-valued) attributes. Letting go of such
+        // objects runs no app code but their own classes' (see `lettingGoOfSavedObjects`).
+        let holdsOnlyValues = _entities.allSatisfy { entity in
+            guard let layout = entity.publishedLayout ?? entity.frozenLayout else { return false }
+            return layout.relationshipIndexes.isEmpty && layout.objectAttributeIndexes.isEmpty && layout.fetchedProperties.isEmpty
+        }
+        frozenEntityNames = Unmanaged.passRetained(EntityNameIndex(byName.values.sorted { $0.name! < $1.name! },
+                                                                   objectsHoldOnlyValues: holdsOnlyValues))
         _frozen = true
     }
 
@@ -239,15 +254,19 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
     }
 }
 
-/// A frozen model's entities by name (a class: read in place, not copied, on every lookup).
+/// A frozen model's entities by name (a class: read in place, not copied, on every lookup),
+/// and what else is fixed once it froze.
 private final class EntityNameIndex: @unchecked Sendable {
     private let entities: [NSEntityDescription]
     private let table: PropertyNameTable
+    /// See ``NSManagedObjectModel/objectsHoldOnlyValues``.
+    let objectsHoldOnlyValues: Bool
 
     /// `entities` all have names.
-    init(_ entities: [NSEntityDescription]) {
+    init(_ entities: [NSEntityDescription], objectsHoldOnlyValues: Bool) {
         self.entities = entities
         self.table = PropertyNameTable(entities.map { $0.name! })
+        self.objectsHoldOnlyValues = objectsHoldOnlyValues
     }
 
     func entity(named name: String) -> NSEntityDescription? {

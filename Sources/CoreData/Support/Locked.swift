@@ -32,52 +32,71 @@ internal final class Locked<State>: @unchecked Sendable {
 /// bulk import), the context holds the lock once for all of them, rather than each `deinit`
 /// taking and giving it back (two atomic operations and two calls per object). Another thread
 /// waits meanwhile, as for any `withLock`; a `deinit` on the holding thread, and any code it
-/// calls, finds the lock its own.
+/// calls, finds the lock its own. Code run under a hold must therefore not wait for another
+/// thread (which may be waiting for the lock).
 ///
-/// `withLock` bodies must not reenter (as with ``Locked``, where they would deadlock): only
-/// ``holding(_:)``, which has no access to the state open, may be reentered.
+/// `withLock` bodies must not reenter: with ``Locked`` that deadlocks; here a body the holder
+/// thread reenters would change the state while the outer body has it open (checked in debug
+/// builds). Only ``holding(_:)``, which does not open the state, may be reentered.
 internal final class HoldableLocked<State>: @unchecked Sendable {
     private let mutex = PthreadMutex.make()
-    /// The thread in ``holding(_:)`` (its `pthread_self()`, as bits), or 0. Written by that
-    /// thread only, with the mutex held; read by any thread: a thread finds its own value only
-    /// while it holds the lock.
+    /// The thread in ``holding(_:)`` (``currentThread``), or 0. Written only by that thread,
+    /// with the mutex held; any thread may read it, and finds its own value only while it holds.
     private let holder = Atomic<UInt>(0)
     /// Guarded by `mutex`: no dynamic exclusivity check (it would cost more than the lock).
     @exclusivity(unchecked) private var state: State
+    /// How many times ``holding(_:)`` took the lock (guarded by `mutex`; for tests).
+    @exclusivity(unchecked) private(set) var holds = 0
+    #if DEBUG
+    /// Whether a `withLock` body is running (guarded by `mutex`): reentering one is a bug.
+    @exclusivity(unchecked) private var inBody = false
+    #endif
 
     init(_ state: State) { self.state = state }
 
     deinit { PthreadMutex.destroy(mutex) }
 
-    /// The calling thread, as bits.
+    /// The calling thread, as bits (`pthread_t` is an integer on glibc, a pointer elsewhere).
     @inline(__always)
-    private static var currentThread: UInt {
-        #if canImport(Darwin)
-        UInt(bitPattern: pthread_self())
-        #else
-        UInt(pthread_self())
-        #endif
+    private static var currentThread: UInt { bits(of: pthread_self()) }
+
+    @inline(__always)
+    private static func bits<Handle>(of handle: Handle) -> UInt { unsafeBitCast(handle, to: UInt.self) }
+
+    /// Whether the calling thread is in ``holding(_:)``. (No call to `pthread_self()` while
+    /// nobody holds the lock, as on almost every call.)
+    @inline(__always)
+    var isHeldByCurrentThread: Bool {
+        let bits = holder.load(ordering: .relaxed)
+        return bits != 0 && bits == Self.currentThread
     }
 
     /// Runs `body` with the state, holding the lock (already held if this thread is in ``holding(_:)``).
     @inline(__always)
     func withLock<T>(_ body: (inout State) throws -> T) rethrows -> T {
-        if holder.load(ordering: .relaxed) == Self.currentThread { return try body(&state) }
+        if isHeldByCurrentThread { return try run(body) }
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&state)
+        return try run(body)
     }
 
-    /// Whether the calling thread is in ``holding(_:)``.
-    var isHeldByCurrentThread: Bool { holder.load(ordering: .relaxed) == Self.currentThread }
+    @inline(__always)
+    private func run<T>(_ body: (inout State) throws -> T) rethrows -> T {
+        #if DEBUG
+        assert(!inBody, "CoreData: a registry lock's body was reentered")
+        inBody = true
+        defer { inBody = false }
+        #endif
+        return try body(&state)
+    }
 
     /// Runs `body` holding the lock: this thread's `withLock` calls within it (from a `deinit`
     /// that `body` causes, say) run at once.
     func holding<T>(_ body: () throws -> T) rethrows -> T {
-        let thread = Self.currentThread
-        if holder.load(ordering: .relaxed) == thread { return try body() }
+        if isHeldByCurrentThread { return try body() }
         pthread_mutex_lock(mutex)
-        holder.store(thread, ordering: .relaxed)
+        holds += 1
+        holder.store(Self.currentThread, ordering: .relaxed)
         defer {
             holder.store(0, ordering: .relaxed)
             pthread_mutex_unlock(mutex)

@@ -12,39 +12,99 @@ final class RegistryReadingCar: NSManagedObject {
     }
 }
 
-/// The objects a save was the last to hold go at its end, while the context holds its registry's
-/// lock once for all of them (`lettingGoOfSavedObjects`), rather than each `deinit` taking it.
-/// Code their `deinit` runs on that thread finds the lock its own.
+/// The objects a save was the last to hold go at its end. Plain objects of a model whose
+/// objects hold only plain values go while the context holds its registry's lock once for all
+/// of them (`lettingGoOfSavedObjects`), rather than each `deinit` taking it; objects whose going
+/// may run app code (a subclass's `deinit`, values of app classes, related objects) go as
+/// before, each taking the lock.
 @Suite("Objects a save lets go of", .serialized)
 struct SavedObjectsReleaseTests {
-    private func stack() throws -> TestStack {
+    /// A model of one entity with plain values only: no relationships, no transformables.
+    private func valuesOnlyStack() throws -> TestStack {
+        func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
+            let attribute = NSAttributeDescription()
+            attribute.name = name
+            attribute.attributeType = type
+            return attribute
+        }
+        let item = NSEntityDescription()
+        item.name = "Item"
+        item.properties = [attribute("number", .integer64AttributeType), attribute("title", .stringAttributeType),
+                           attribute("stamp", .dateAttributeType), attribute("blob", .binaryDataAttributeType)]
+        let model = NSManagedObjectModel()
+        model.entities = [item]
+        return try TestStack(model: model)
+    }
+
+    private func stackWithRegistryReadingCars() throws -> TestStack {
         let model = TestModel.make()
         model.entitiesByName["Car"]!.managedObjectClassName = String(reflecting: RegistryReadingCar.self)
         return try TestStack(model: model)
     }
 
-    @Test func savedObjectsNobodyHoldsGoUnderOneHoldOfTheLock() throws {
-        let stack = try stack()
+    @Test func plainObjectsHoldingPlainValuesGoUnderOneHoldOfTheLock() throws {
+        let stack = try valuesOnlyStack()
+        let context = stack.context
+        #expect(stack.model.objectsHoldOnlyValues)
+        weak var dropped: NSManagedObject?
+        var kept: [NSManagedObject] = []
+        for index in 0..<300 {
+            let item = stack.insert("Item", ["number": index, "title": "item \(index)", "stamp": Date(), "blob": Data([1, 2])])
+            if index == 0 { dropped = item }
+            if index % 100 == 1 { kept.append(item) }
+        }
+        let holds = context.registryHolds
+        try context.save()
+        #expect(context.registryHolds == holds + 1)
+        #expect(dropped == nil, "an object nobody holds went at the end of the save")
+        #expect(context.registryCount == kept.count)
+        for object in kept {
+            #expect(!object.objectID.isTemporaryID)
+            #expect(context.registeredObject(for: object.objectID) === object)
+        }
+        #expect(!context.isLettingGoOfSavedObjects)
+        #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Item")) == 300)
+
+        // A second save (updates and deletes among new objects) holds the lock again.
+        kept[0].setValue(-1, forKey: "number")
+        context.delete(kept[1])
+        stack.insert("Item", ["number": 1_000])
+        try context.save()
+        #expect(context.registryHolds == holds + 2)
+        #expect(context.registryCount == kept.count - 1)
+    }
+
+    @Test func objectsOfASubclassGoEachTakingTheLock() throws {
+        let stack = try stackWithRegistryReadingCars()
         let context = stack.context
         var seen = 0
-        var heldEachTime = true
+        var heldAnyTime = false
         RegistryReadingCar.whenGoing = { context in
             seen += 1
-            heldEachTime = heldEachTime && context.isLettingGoOfSavedObjects
+            heldAnyTime = heldAnyTime || context.isLettingGoOfSavedObjects
         }
         defer { RegistryReadingCar.whenGoing = nil }
         for index in 0..<200 { stack.insert("Car", ["name": "car \(index)"]) }
-        #expect(context.registryCount == 0, "new objects are registered only once their IDs are made")
+        let holds = context.registryHolds
         try context.save()
         #expect(seen == 200, "every saved car went at the end of the save")
-        #expect(heldEachTime, "each went while the save held the registry's lock")
+        #expect(!heldAnyTime, "a subclass's deinit (app code) never runs under the hold")
+        #expect(context.registryHolds == holds)
         #expect(context.registryCount == 0)
-        #expect(!context.isLettingGoOfSavedObjects)
-        #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Car")) == 200)
     }
 
-    @Test func aDeinitThatUsesTheRegistryDoesNotWaitForItself() throws {
-        let stack = try stack()
+    @Test func plainObjectsOfAModelWithRelationshipsGoEachTakingTheLock() throws {
+        let stack = try TestStack()
+        #expect(!stack.model.objectsHoldOnlyValues)
+        for index in 0..<50 { stack.insert("Person", ["name": "person \(index)"]) }
+        let holds = stack.context.registryHolds
+        try stack.context.save()
+        #expect(stack.context.registryHolds == holds)
+        #expect(stack.context.registryCount == 0)
+    }
+
+    @Test func aDeinitThatUsesTheRegistryFindsItWhole() throws {
+        let stack = try stackWithRegistryReadingCars()
         let context = stack.context
         stack.insert("Person", ["name": "owner"])
         try context.save()
@@ -56,7 +116,6 @@ struct SavedObjectsReleaseTests {
         var ids: [NSManagedObjectID] = []
         var found: [NSManagedObject?] = []
         RegistryReadingCar.whenGoing = { context in
-            // Both take the registry's lock, which this thread holds while the cars go.
             let id = person.objectID
             ids.append(id)
             found.append(context.registeredObject(for: id))
@@ -70,39 +129,18 @@ struct SavedObjectsReleaseTests {
         #expect(context.registryCount == 1, "only the person is left")
     }
 
-    @Test func savedObjectsStillHeldStayRegistered() throws {
-        let stack = try stack()
-        let context = stack.context
-        let kept = (0..<10).map { stack.insert("Person", ["name": "kept \($0)"]) }
-        for index in 0..<100 { stack.insert("Person", ["name": "dropped \(index)"]) }
-        try context.save()
-        #expect(context.registryCount == kept.count)
-        for object in kept {
-            #expect(context.registeredObject(for: object.objectID) === object)
-            #expect(!object.objectID.isTemporaryID)
-        }
-    }
-
-    @Test func anotherThreadWaitsForTheHoldAndThenFindsTheRegistryWhole() async throws {
-        let stack = try stack()
-        let context = stack.context
-        stack.insert("Person", ["name": "owner"])
-        try context.save()
-        context.reset()
-        let people = try stack.fetch("Person")
-        nonisolated(unsafe) let person = people[0]
-        // Another thread reads the fetched person's ID (allowed on any thread) while the save
-        // lets its cars go: it takes the registry's lock, and waits while the save holds it.
-        let reader = Task.detached { () -> Set<NSManagedObjectID> in
-            var ids = Set<NSManagedObjectID>()
-            for _ in 0..<2_000 { ids.insert(person.objectID) }
-            return ids
-        }
-        for index in 0..<2_000 { stack.insert("Car", ["name": "car \(index)"]) }
-        try context.save()
-        let ids = await reader.value
-        #expect(ids.count == 1)
-        #expect(context.registeredObject(for: person.objectID) === person)
-        #expect(context.registryCount == 1)
+    @Test func insertNewObjectGivesAPlainObjectItsOwnValues() throws {
+        let stack = try valuesOnlyStack()
+        let first = stack.insert("Item")
+        let second = stack.insert("Item")
+        #expect(first._isPlain && second._isPlain)
+        #expect(first.isInserted && second.isInserted)
+        #expect(first.managedObjectContext === stack.context)
+        let defaults = first.layout.defaultValues.storage
+        #expect(first._values.storage !== defaults && second._values.storage !== defaults)
+        #expect(first._values.storage !== second._values.storage)
+        first.setValue(7, forKey: "number")
+        #expect(second.value(forKey: "number") == nil)
+        #expect(first.layout.defaultValues.storage.map { PropertyValues($0) }?[first.layout.nameTable.index(of: "number")!] == .null)
     }
 }
