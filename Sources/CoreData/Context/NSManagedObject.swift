@@ -688,6 +688,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             // validation at save reports it (Apple raises at once).
             stored = .object(ObjectBox(value!))
             _hasMistypedValue = true
+            _context?.heldMistypedValue = true
         }
         setStoreValue(stored, at: index)
     }

@@ -43,6 +43,7 @@ extension NSManagedObjectContext {
             let savedUpdates = updated.objects
             let savedDeletes = deleted.objects
             try saveToParent(parent, inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
+            heldMistypedValue = false // the saved values were valid (a `didSave` may set another)
             if savesSubclassObjects {
                 for objects in [savedInserts, savedUpdates, savedDeletes] {
                     objects.forEachUnretained { $1.didSave() }
@@ -56,6 +57,7 @@ extension NSManagedObjectContext {
         // Conflicts are resolved and the save retried while this coordinator's other contexts
         // wait to save: a retry meets only changes made through another coordinator.
         guard var saved = try coordinator.withSaveLock({ try saveResolvingConflicts(coordinator) }) else { return }
+        heldMistypedValue = false // the saved values were valid (a `didSave` may set another)
         let savedSubclassObjects = savesSubclassObjects
         if savedSubclassObjects {
             for objects in [saved.inserted, saved.updated, saved.deleted] {
@@ -329,6 +331,11 @@ extension NSManagedObjectContext {
     }
 
     /// Validates every changed object; throws one error, or 1560 with all of them.
+    ///
+    /// Plain objects of a model with no rules to check (``NSManagedObjectModel/objectsHaveNoValidationRules``)
+    /// are valid unless one holds a value of the wrong type: when none of the context's objects
+    /// has taken one since its last save, the inserted and updated objects are not walked (for
+    /// 50,000 new objects, a pass over objects long out of the cache).
     private func validateForSave() throws {
         var errors: [NSError] = []
         func collect(_ body: () throws -> Void) {
@@ -342,13 +349,17 @@ extension NSManagedObjectContext {
         }
         // Each list is a copy held for its loop: validation methods, which apps override, cannot
         // release its objects.
-        inserted.objects.forEachUnretainedPrefetching { _, object in
-            collect { try object.validateForInsert() }
-            collect { try object.validateRelationshipContexts() }
-        }
-        updated.objects.forEachUnretainedPrefetching { _, object in
-            collect { try object.validateForUpdate() }
-            collect { try object.validateRelationshipContexts() }
+        let changedObjectsAreValid = !savesSubclassObjects && !heldMistypedValue
+            && withModel({ $0?.objectsHaveNoValidationRules ?? false })
+        if !changedObjectsAreValid {
+            inserted.objects.forEachUnretainedPrefetching { _, object in
+                collect { try object.validateForInsert() }
+                collect { try object.validateRelationshipContexts() }
+            }
+            updated.objects.forEachUnretainedPrefetching { _, object in
+                collect { try object.validateForUpdate() }
+                collect { try object.validateRelationshipContexts() }
+            }
         }
         deleted.objects.forEachUnretained { _, object in collect { try object.validateForDelete() } }
         if errors.count == 1 { throw errors[0] }

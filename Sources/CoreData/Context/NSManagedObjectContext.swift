@@ -116,6 +116,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// inserted set's, in order (new objects inserted while none were pending, the usual case):
     /// then they are not listed a second time, with a retain and release of each.
     @exclusivity(unchecked) private var noticeInsertsAreInsertedSet = true
+    /// Whether one of the context's objects has taken a value of the wrong type for its
+    /// attribute (kept for validation to report) since a save last succeeded: until then, a save
+    /// validates every changed object even when its model has no rules (see `validateForSave`).
+    @exclusivity(unchecked) internal var heldMistypedValue = false
     /// During `save()`: the sets of objects its notifications carried, for the later ones to reuse.
     @exclusivity(unchecked) internal var saveSetMemo: ObjectSetMemo?
 
@@ -588,6 +592,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         precondition(object._context == nil, "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext")
         object._context = self
         object._isInserted = true
+        if object._hasMistypedValue { heldMistypedValue = true } // taken before it had a context
         if object._hasObjectID || object._idStore != nil {
             register(object) // an ID made before, or a permanent one
         } else {

@@ -181,6 +181,14 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         frozenEntityNames?._withUnsafeGuaranteedRef { $0.objectsHoldOnlyValues } ?? false
     }
 
+    /// Whether the model is frozen, its objects hold only plain values
+    /// (``objectsHoldOnlyValues``), and no attribute has a rule to check at save (every one is
+    /// optional, without bounds, length or pattern): a plain object of it that holds no value of
+    /// the wrong type is valid.
+    internal var objectsHaveNoValidationRules: Bool {
+        frozenEntityNames?._withUnsafeGuaranteedRef { $0.objectsHaveNoValidationRules } ?? false
+    }
+
     /// The entity named `name`: through the name table once the model is frozen.
     internal func entity(named name: String) -> NSEntityDescription? {
         if let frozen = frozenEntityNames { return frozen._withUnsafeGuaranteedRef { $0.entity(named: name) } }
@@ -205,8 +213,10 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
             guard let layout = entity.publishedLayout ?? entity.frozenLayout else { return false }
             return layout.relationshipIndexes.isEmpty && layout.objectAttributeIndexes.isEmpty && layout.fetchedProperties.isEmpty
         }
+        let noRules = holdsOnlyValues && _entities.allSatisfy { ($0.publishedLayout ?? $0.frozenLayout)?.validatedIndexes.isEmpty ?? false }
         frozenEntityNames = Unmanaged.passRetained(EntityNameIndex(byName.values.sorted { $0.name! < $1.name! },
-                                                                   objectsHoldOnlyValues: holdsOnlyValues))
+                                                                   objectsHoldOnlyValues: holdsOnlyValues,
+                                                                   objectsHaveNoValidationRules: noRules))
         _frozen = true
     }
 
@@ -261,12 +271,15 @@ private final class EntityNameIndex: @unchecked Sendable {
     private let table: PropertyNameTable
     /// See ``NSManagedObjectModel/objectsHoldOnlyValues``.
     let objectsHoldOnlyValues: Bool
+    /// See ``NSManagedObjectModel/objectsHaveNoValidationRules``.
+    let objectsHaveNoValidationRules: Bool
 
     /// `entities` all have names.
-    init(_ entities: [NSEntityDescription], objectsHoldOnlyValues: Bool) {
+    init(_ entities: [NSEntityDescription], objectsHoldOnlyValues: Bool, objectsHaveNoValidationRules: Bool) {
         self.entities = entities
         self.table = PropertyNameTable(entities.map { $0.name! })
         self.objectsHoldOnlyValues = objectsHoldOnlyValues
+        self.objectsHaveNoValidationRules = objectsHaveNoValidationRules
     }
 
     func entity(named name: String) -> NSEntityDescription? {
