@@ -827,9 +827,9 @@ extension NSManagedObject {
             setStoreValue(.int(value), at: index)
         case .integer32:
             // Out of range: kept as given, so that validation reports it at save (as StoreValue.convert).
-            setStoreValue(Int32(exactly: value) != nil ? .int(value) : .object(ObjectBox(original)), at: index)
+            if Int32(exactly: value) != nil { setStoreValue(.int(value), at: index) } else { setMistyped(original, at: index) }
         case .integer16:
-            setStoreValue(Int16(exactly: value) != nil ? .int(value) : .object(ObjectBox(original)), at: index)
+            if Int16(exactly: value) != nil { setStoreValue(.int(value), at: index) } else { setMistyped(original, at: index) }
         default:
             setValue(original, at: index)
         }

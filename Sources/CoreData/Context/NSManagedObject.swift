@@ -678,19 +678,21 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         default:
             break
         }
-        let stored: StoreValue
         if let value, let converted = StoreValue.fastConvert(value, kind: kind) {
-            stored = converted
+            setStoreValue(converted, at: index)
         } else if let converted = StoreValue.storage(of: value, for: layout.attributeTypes[index]) {
-            stored = converted
+            setStoreValue(converted, at: index)
         } else {
-            // A value of the wrong type (never nil: nil is .null) is kept as given, and
-            // validation at save reports it (Apple raises at once).
-            stored = .object(ObjectBox(value!))
-            _hasMistypedValue = true
-            _context?.heldMistypedValue = true
+            setMistyped(value!, at: index) // never nil: nil is .null
         }
-        setStoreValue(stored, at: index)
+    }
+
+    /// Keeps a value of the wrong type for its attribute as given, for validation to report at
+    /// save (Apple raises at once), and marks the object and its context as holding one.
+    internal func setMistyped(_ value: Any, at index: Int) {
+        _hasMistypedValue = true
+        _context?.heldMistypedValue = true
+        setStoreValue(.object(ObjectBox(value)), at: index)
     }
 
     /// The fast path for typed accessors: sets an attribute's storage value and records the change.

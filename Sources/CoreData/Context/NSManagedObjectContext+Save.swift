@@ -57,6 +57,8 @@ extension NSManagedObjectContext {
         // Conflicts are resolved and the save retried while this coordinator's other contexts
         // wait to save: a retry meets only changes made through another coordinator.
         guard var saved = try coordinator.withSaveLock({ try saveResolvingConflicts(coordinator) }) else { return }
+        // A deleted object is not type-checked: it may take a value of an app class with it.
+        let objectsMayHoldAppValues = heldMistypedValue
         heldMistypedValue = false // the saved values were valid (a `didSave` may set another)
         let savedSubclassObjects = savesSubclassObjects
         if savedSubclassObjects {
@@ -70,7 +72,7 @@ extension NSManagedObjectContext {
         // gone unless an observer kept them). Objects that run no app code as they go (plain
         // objects holding plain values) go here, under one hold of the lock they unregister
         // under; others go with the lists at the end of the method, each taking the lock.
-        if !savedSubclassObjects && withModel({ $0?.objectsHoldOnlyValues ?? false }) {
+        if !savedSubclassObjects && !objectsMayHoldAppValues && withModel({ $0?.objectsHoldOnlyValues ?? false }) {
             lettingGoOfSavedObjects { saved = ([], [], []) }
         }
     }

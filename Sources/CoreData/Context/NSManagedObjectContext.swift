@@ -120,6 +120,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// attribute (kept for validation to report) since a save last succeeded: until then, a save
     /// validates every changed object even when its model has no rules (see `validateForSave`).
     @exclusivity(unchecked) internal var heldMistypedValue = false
+    /// Sets ``heldMistypedValue`` if `object`, joining a change set, holds a value of the wrong
+    /// type (taken before it had a context, or before a save that did not save it).
+    @inline(__always)
+    private func noteMistypedValue(of object: NSManagedObject) {
+        if object._hasMistypedValue { heldMistypedValue = true }
+    }
     /// During `save()`: the sets of objects its notifications carried, for the later ones to reuse.
     @exclusivity(unchecked) internal var saveSetMemo: ObjectSetMemo?
 
@@ -428,6 +434,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Adds a newly inserted object to the inserted set, and to the pending `ObjectsDidChange`.
     private func addInserted(_ object: NSManagedObject) {
+        noteMistypedValue(of: object)
         inserted.insert(object)
         if !noticeInsertsAreInsertedSet { pendingChangeNotice.inserted.append(object) }
     }
@@ -592,7 +599,6 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         precondition(object._context == nil, "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext")
         object._context = self
         object._isInserted = true
-        if object._hasMistypedValue { heldMistypedValue = true } // taken before it had a context
         if object._hasObjectID || object._idStore != nil {
             register(object) // an ID made before, or a permanent one
         } else {
@@ -606,6 +612,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     private func undelete(_ object: NSManagedObject) {
+        noteMistypedValue(of: object)
         object._isDeleted = false
         deleted.remove(object)
         pendingDeletes.removeAll { $0 === object }
@@ -636,6 +643,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Called by objects when a value changes.
     internal func objectDidChange(_ object: NSManagedObject) {
         guard !object._isInserted, !object._isDeleted, !object._isUpdated else { return }
+        noteMistypedValue(of: object)
         object._isUpdated = true
         updated.insert(object)
         pendingChangeNotice.updated.append(object)

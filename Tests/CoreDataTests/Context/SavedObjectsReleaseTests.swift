@@ -21,12 +21,6 @@ final class RegistryReadingCar: NSManagedObject {
 struct SavedObjectsReleaseTests {
     /// A model of one entity with plain values only: no relationships, no transformables.
     private func valuesOnlyStack() throws -> TestStack {
-        func attribute(_ name: String, _ type: NSAttributeType) -> NSAttributeDescription {
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            return attribute
-        }
         let item = NSEntityDescription()
         item.name = "Item"
         item.properties = [attribute("number", .integer64AttributeType), attribute("title", .stringAttributeType),

@@ -8,15 +8,9 @@ import Testing
 @Suite("Validation of a model without rules")
 struct ValidationWithoutRulesTests {
     private func stack() throws -> TestStack {
-        let number = NSAttributeDescription()
-        number.name = "number"
-        number.attributeType = .integer64AttributeType
-        let title = NSAttributeDescription()
-        title.name = "title"
-        title.attributeType = .stringAttributeType
         let item = NSEntityDescription()
         item.name = "Item"
-        item.properties = [number, title]
+        item.properties = [attribute("number", .integer64AttributeType), attribute("title", .stringAttributeType)]
         let model = NSManagedObjectModel()
         model.entities = [item]
         return try TestStack(model: model)
@@ -71,5 +65,55 @@ struct ValidationWithoutRulesTests {
         try stack.context.save()
         let items = try stack.reopen().fetch("Item") { $0.sortDescriptors = [NSSortDescriptor(key: "number", ascending: true)] }
         #expect(items.map { $0.value(forKey: "number") as? Int64 } == (0..<100).map { Int64($0) })
+    }
+
+    /// A saved object that took a value of the wrong type, was deleted and inserted again (so it
+    /// sits in no change set), and changes later: its next save still reports the value.
+    @Test func aMistypedValueBackFromAnUndeleteIsStillAnError() throws {
+        let stack = try stack()
+        let item = stack.insert("Item", ["number": 1])
+        try stack.context.save()
+        item.setValue("oops", forKey: "number")
+        stack.context.delete(item)
+        stack.context.insert(item) // undeleted
+        stack.insert("Item", ["number": 2])
+        try stack.context.save() // the undeleted item is in no change set: not saved, not checked
+        #expect(!stack.context.heldMistypedValue)
+        item.setValue("a title", forKey: "title")
+        #expect(stack.context.heldMistypedValue, "the item rejoined the updated objects with its bad value")
+        #expect(saveError(stack)?.userInfo[NSValidationKeyErrorKey] as? String == "number")
+    }
+
+    /// A deleted object is not type-checked, and may take a value of an app class with it: the
+    /// save does not let its objects go under one hold of the registry's lock.
+    @Test func aDeletedObjectWithAMistypedValueGoesWithoutTheHold() throws {
+        let stack = try stack()
+        let item = stack.insert("Item", ["number": 1])
+        try stack.context.save()
+        item.setValue(NSObject(), forKey: "number")
+        stack.context.delete(item)
+        let holds = stack.context.registryHolds
+        try stack.context.save()
+        #expect(stack.context.registryHolds == holds)
+        #expect(try stack.reopen().fetch("Item").isEmpty)
+    }
+
+    /// A sub-entity the model reaches only through `subentities` counts: its rules turn the
+    /// shortcut off.
+    @Test func aSubentityOutsideTheModelsListCounts() throws {
+        let parent = NSEntityDescription()
+        parent.name = "Parent"
+        parent.properties = [attribute("title", .stringAttributeType)]
+        let child = NSEntityDescription()
+        child.name = "Child"
+        let code = attribute("code", .stringAttributeType)
+        code.isOptional = false
+        child.properties = [code]
+        parent.subentities = [child]
+        let model = NSManagedObjectModel()
+        model.entities = [parent]
+        model.freeze()
+        #expect(model.objectsHoldOnlyValues)
+        #expect(!model.objectsHaveNoValidationRules)
     }
 }
