@@ -2,7 +2,8 @@
 // `Scripts/retain-count/retain-count.sh`. Loaded with LD_PRELOAD into the release `coredata`
 // binary: its calls into libswiftCore go through the PLT, so these definitions take them.
 // On exit, every site called at least 1,000 times is written to $RC_OUT as
-// "<count> RET|REL <module path> <offset in module (hex)>".
+// "<count> RET|REL <module path> <offset in module (hex)>". Calls with a null reference (a `nil`
+// optional let go) are not counted: they cost a test and a return, not an atomic operation.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
@@ -36,13 +37,13 @@ static void record(uintptr_t site, int kind) {
 
 void *swift_retain(void *object) {
     if (!real_retain) real_retain = dlsym(RTLD_NEXT, "swift_retain");
-    record((uintptr_t)__builtin_return_address(0), 0);
+    if (object) record((uintptr_t)__builtin_return_address(0), 0);
     return real_retain(object);
 }
 
 void swift_release(void *object) {
     if (!real_release) real_release = dlsym(RTLD_NEXT, "swift_release");
-    record((uintptr_t)__builtin_return_address(0), 1);
+    if (object) record((uintptr_t)__builtin_return_address(0), 1);
     real_release(object);
 }
 
