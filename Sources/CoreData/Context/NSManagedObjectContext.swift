@@ -616,7 +616,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object._isDeleted = false
         deleted.remove(object)
         pendingDeletes.removeAll { $0 === object }
-        if object._isInserted { willChangeInsertedSet(); inserted.insert(object) }
+        if object._isInserted {
+            willChangeInsertedSet()
+            inserted.insert(object)
+        } else if !object._changed.isEmpty {
+            // A saved object changed before it was deleted: its changes are saved after all.
+            object._isUpdated = true
+            updated.insert(object)
+        }
     }
 
     /// Marks an object for deletion at the next save; delete rules are applied when pending

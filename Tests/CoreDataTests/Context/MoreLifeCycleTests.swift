@@ -164,4 +164,21 @@ struct OverriddenInitializerTests {
         }
         #expect(weakContext == nil, "the context goes once its last reference does")
     }
+
+    /// A saved object changed, deleted and inserted again is updated again: the save writes its change.
+    @Test func anUndeletedChangedObjectIsSavedWithItsChange() throws {
+        let stack = try TestStack()
+        let person = stack.insert("Person", ["name": "Ada", "age": 30])
+        try stack.context.save()
+        person.setValue(31, forKey: "age")
+        stack.context.delete(person)
+        #expect(stack.context.deletedObjects.contains(person))
+        stack.context.insert(person)
+        #expect(!person.isDeleted)
+        #expect(person.isUpdated)
+        #expect(stack.context.updatedObjects.contains(person))
+        try stack.context.save()
+        let saved = try stack.reopen().fetch("Person")
+        #expect(saved.map { $0.value(forKey: "age") as? Int16 } == [31])
+    }
 }
