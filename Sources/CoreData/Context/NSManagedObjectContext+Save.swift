@@ -43,38 +43,39 @@ extension NSManagedObjectContext {
             let savedUpdates = updated.objects
             let savedDeletes = deleted.objects
             try saveToParent(parent, inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
-            heldMistypedValue = false // the saved values were valid (a `didSave` may set another)
-            if savesSubclassObjects {
-                for objects in [savedInserts, savedUpdates, savedDeletes] {
-                    objects.forEachUnretained { $1.didSave() }
-                }
-            }
-            forgetSubclassObjects()
-            postDidSave(inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
+            _ = finishSave(inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
             return
         }
         let coordinator = persistentStoreCoordinator!
         // Conflicts are resolved and the save retried while this coordinator's other contexts
         // wait to save: a retry meets only changes made through another coordinator.
         guard var saved = try coordinator.withSaveLock({ try saveResolvingConflicts(coordinator) }) else { return }
-        // A deleted object is not type-checked: it may take a value of an app class with it.
-        let objectsMayHoldAppValues = heldMistypedValue
-        heldMistypedValue = false // the saved values were valid (a `didSave` may set another)
-        let savedSubclassObjects = savesSubclassObjects
-        if savedSubclassObjects {
-            for objects in [saved.inserted, saved.updated, saved.deleted] {
-                objects.forEachUnretainedPrefetching { $1.didSave() }
-            }
-        }
-        forgetSubclassObjects()
-        postDidSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
+        let goingMayRunAppCode = finishSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
         // The lists are often the last to hold the saved objects (the notifications' sets have
         // gone unless an observer kept them). Objects that run no app code as they go (plain
         // objects holding plain values) go here, under one hold of the lock they unregister
         // under; others go with the lists at the end of the method, each taking the lock.
-        if !savedSubclassObjects && !objectsMayHoldAppValues && withModel({ $0?.objectsHoldOnlyValues ?? false }) {
+        if !goingMayRunAppCode && withModel({ $0?.objectsHoldOnlyValues ?? false }) {
             lettingGoOfSavedObjects { saved = ([], [], []) }
         }
+    }
+
+    /// After a save wrote its objects (to the store, or to the parent context): their
+    /// `didSave`, then the did-save notifications. Returns whether letting go of the saved
+    /// objects may run app code: one may be of a subclass, or have held a value of the wrong
+    /// type (a deleted object is not type-checked, and may take a value of an app class with it).
+    private func finishSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) -> Bool {
+        let savedSubclassObjects = savesSubclassObjects
+        let goingMayRunAppCode = savedSubclassObjects || heldMistypedValue
+        heldMistypedValue = false // the saved values were valid (a `didSave` may set another)
+        if savedSubclassObjects {
+            for objects in [inserted, updated, deleted] {
+                objects.forEachUnretainedPrefetching { $1.didSave() }
+            }
+        }
+        forgetSubclassObjects()
+        postDidSave(inserted: inserted, updated: updated, deleted: deleted)
+        return goingMayRunAppCode
     }
 
     /// Whether an object of a subclass of `NSManagedObject` has been inserted, updated or

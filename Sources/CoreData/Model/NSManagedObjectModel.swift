@@ -209,19 +209,14 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         // Whether objects of the model hold only plain values: no relationships, no fetched
         // properties, no transformable (or other object-valued) attributes. Letting go of such
         // objects runs no app code but their own classes' (see `lettingGoOfSavedObjects`).
-        // Every entity the layouts were built for: sub-entities reachable only through
-        // `subentities` too.
-        var everyEntity: [NSEntityDescription] = []
-        func collect(_ entity: NSEntityDescription) {
-            everyEntity.append(entity)
-            entity.subentities.forEach(collect)
-        }
-        _entities.forEach(collect)
-        let holdsOnlyValues = everyEntity.allSatisfy { entity in
-            guard let layout = entity.publishedLayout ?? entity.frozenLayout else { return false }
+        // Every entity a layout was built for: through each layout's `descendants`, sub-entities
+        // reached only through `subentities` too (an entity without a layout counts as neither).
+        let layouts = _entities.flatMap { $0.frozenLayout?.descendants ?? [$0] }.map { $0.publishedLayout ?? $0.frozenLayout }
+        let holdsOnlyValues = layouts.allSatisfy { layout in
+            guard let layout else { return false }
             return layout.relationshipIndexes.isEmpty && layout.objectAttributeIndexes.isEmpty && layout.fetchedProperties.isEmpty
         }
-        let noRules = holdsOnlyValues && everyEntity.allSatisfy { ($0.publishedLayout ?? $0.frozenLayout)?.validatedIndexes.isEmpty ?? false }
+        let noRules = holdsOnlyValues && layouts.allSatisfy { $0?.validatedIndexes.isEmpty ?? false }
         frozenEntityNames = Unmanaged.passRetained(EntityNameIndex(byName.values.sorted { $0.name! < $1.name! },
                                                                    objectsHoldOnlyValues: holdsOnlyValues,
                                                                    objectsHaveNoValidationRules: noRules))

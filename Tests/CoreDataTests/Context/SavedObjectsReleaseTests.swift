@@ -20,15 +20,7 @@ final class RegistryReadingCar: NSManagedObject {
 @Suite("Objects a save lets go of", .serialized)
 struct SavedObjectsReleaseTests {
     /// A model of one entity with plain values only: no relationships, no transformables.
-    private func valuesOnlyStack() throws -> TestStack {
-        let item = NSEntityDescription()
-        item.name = "Item"
-        item.properties = [attribute("number", .integer64AttributeType), attribute("title", .stringAttributeType),
-                           attribute("stamp", .dateAttributeType), attribute("blob", .binaryDataAttributeType)]
-        let model = NSManagedObjectModel()
-        model.entities = [item]
-        return try TestStack(model: model)
-    }
+    private func valuesOnlyStack() throws -> TestStack { try TestStack(model: valuesOnlyItemModel()) }
 
     private func stackWithRegistryReadingCars() throws -> TestStack {
         let model = TestModel.make()

@@ -7,14 +7,7 @@ import Testing
 /// has taken a value of the wrong type since the context last saved.
 @Suite("Validation of a model without rules")
 struct ValidationWithoutRulesTests {
-    private func stack() throws -> TestStack {
-        let item = NSEntityDescription()
-        item.name = "Item"
-        item.properties = [attribute("number", .integer64AttributeType), attribute("title", .stringAttributeType)]
-        let model = NSManagedObjectModel()
-        model.entities = [item]
-        return try TestStack(model: model)
-    }
+    private func stack() throws -> TestStack { try TestStack(model: valuesOnlyItemModel()) }
 
     private func saveError(_ stack: TestStack) -> NSError? {
         do { try stack.context.save(); return nil } catch { return error as NSError }

@@ -20,3 +20,15 @@ func relationship(_ name: String, _ destination: NSEntityDescription, toMany: Bo
     r.maxCount = toMany ? 0 : 1
     return r
 }
+
+/// A model of one entity, `Item`, whose objects hold only plain values and have no rules to
+/// check: optional `number` (Integer 64), `title` (String), `stamp` (Date) and `blob` (Binary).
+func valuesOnlyItemModel() -> NSManagedObjectModel {
+    let item = NSEntityDescription()
+    item.name = "Item"
+    item.properties = [attribute("number", .integer64AttributeType), attribute("title", .stringAttributeType),
+                       attribute("stamp", .dateAttributeType), attribute("blob", .binaryDataAttributeType)]
+    let model = NSManagedObjectModel()
+    model.entities = [item]
+    return model
+}
