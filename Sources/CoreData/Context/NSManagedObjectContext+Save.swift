@@ -165,11 +165,11 @@ extension NSManagedObjectContext {
                 let current = list.objects.filter { !$0._isDeleted }.map(\.objectID)
                 let before = Set(list.original.map(\.key))
                 let after = Set(current.map(\.key))
-                if let join = relationship.joinTable {
+                if let join = relationship.joinTable, let inverse = relationship.inverseRelationship {
                     func row(_ member: NSManagedObjectID) -> SaveChanges.JoinRow {
                         join.isOwner
-                            ? .init(table: join.name, firstColumn: join.sourceColumn, secondColumn: join.destinationColumn, first: object.objectID, second: member)
-                            : .init(table: join.name, firstColumn: join.destinationColumn, secondColumn: join.sourceColumn, first: member, second: object.objectID)
+                            ? .init(relationship: relationship, first: object.objectID, second: member)
+                            : .init(relationship: inverse, first: member, second: object.objectID)
                     }
                     for member in current where !before.contains(member.key) { joinInserts.insert(row(member)) }
                     for member in list.original where !after.contains(member.key) { joinDeletes.insert(row(member)) }

@@ -13,16 +13,17 @@ extension PredicateSQLCompiler {
             throw CompileError(reason: "the relationship \(relationship.name) has no destination")
         }
         let alias = newAlias()
-        if let table = relationship.joinTable {
+        let table = schema.table(of: destination)
+        switch schema.toManyStorage(of: relationship) {
+        case let .join(join, source, member, _)?:
             let joinAlias = newAlias()
-            return (alias,
-                    "\(table.name) \(joinAlias) JOIN \(destination.layout.tableName) \(alias) ON \(alias).Z_PK = \(joinAlias).\(table.destinationColumn)",
-                    "\(joinAlias).\(table.sourceColumn) = \(path.sourceAlias).Z_PK")
+            return (alias, "\(join) \(joinAlias) JOIN \(table) \(alias) ON \(alias).Z_PK = \(joinAlias).\(member)",
+                    "\(joinAlias).\(source) = \(path.sourceAlias).Z_PK")
+        case let .foreignKey(column, _, _)?:
+            return (alias, "\(table) \(alias)", "\(alias).\(column) = \(path.sourceAlias).Z_PK")
+        case nil:
+            throw CompileError(reason: "the to-many relationship \(relationship.name) is transient and not stored")
         }
-        if let inverse = relationship.inverseRelationship, !inverse.isToMany, !inverse.isTransient {
-            return (alias, "\(destination.layout.tableName) \(alias)", "\(alias).\(inverse.columnName) = \(path.sourceAlias).Z_PK")
-        }
-        throw CompileError(reason: "the storage of the to-many relationship \(relationship.name) is unknown")
     }
 
     /// `(SELECT <aggregate> FROM <elements> WHERE <link> [AND <filter>])` with `element` resolved

@@ -83,6 +83,8 @@ internal struct PredicateSQLCompiler {
 
     /// The fetched entity.
     let entity: NSEntityDescription
+    /// The file's names for tables and columns (quoted).
+    let schema: SQLiteSchema
     /// Values for `$VARIABLE`s.
     let variables: [String: Any]
     var scopes: [Scope]
@@ -93,8 +95,11 @@ internal struct PredicateSQLCompiler {
     /// `$name` stands for the column's value (``compileResultColumn(_:)``).
     var columnOperands: [String: Operand] = [:]
 
-    init(entity: NSEntityDescription, variables: [String: Any] = [:]) {
+    /// A compiler for `entity`'s rows in the file whose names `schema` gives (by default, a new
+    /// file's: the names Apple's store derives from the model).
+    init(entity: NSEntityDescription, schema: SQLiteSchema? = nil, variables: [String: Any] = [:]) {
         self.entity = entity
+        self.schema = schema ?? SQLiteSchema(model: entity.managedObjectModel!)
         self.variables = variables
         self.scopes = [Scope(alias: "t0", entity: entity)]
     }
@@ -232,7 +237,7 @@ internal struct PredicateSQLCompiler {
                 guard isLast else {
                     throw CompileError(reason: "keypath \(path.joined(separator: ".")) continues past the attribute \(key)")
                 }
-                return .value(SQLFragment(alias + "." + attribute.columnName), Self.kind(of: attribute))
+                return .value(SQLFragment(alias + "." + schema.column(of: attribute)), Self.kind(of: attribute))
             }
             guard let relationship = property as? NSRelationshipDescription,
                   let destination = relationship.destinationEntity else {
@@ -245,14 +250,14 @@ internal struct PredicateSQLCompiler {
                 }
                 return .toMany(ToManyPath(sourceAlias: alias, relationship: relationship, rest: rest))
             }
-            let foreignKey = alias + "." + relationship.columnName
+            let foreignKey = alias + "." + schema.column(of: relationship)
             if isLast { return .value(SQLFragment(foreignKey), .object(destination.rootEntity)) }
             let joinKey = alias + "." + relationship.name
             if let existing = scopes[scopeIndex].joined[joinKey] {
                 alias = existing.alias
             } else {
                 let joinAlias = newAlias()
-                scopes[scopeIndex].joins.append("LEFT JOIN \(destination.layout.tableName) \(joinAlias) ON \(joinAlias).Z_PK = \(foreignKey)")
+                scopes[scopeIndex].joins.append("LEFT JOIN \(schema.table(of: destination)) \(joinAlias) ON \(joinAlias).Z_PK = \(foreignKey)")
                 scopes[scopeIndex].joined[joinKey] = (joinAlias, destination)
                 alias = joinAlias
             }

@@ -119,14 +119,22 @@ internal struct SaveChanges: @unchecked Sendable {
         var id: NSManagedObjectID
         var expectedVersion: Int64
     }
-    /// A row of a many-to-many join table, oriented as the table is: `first` goes in the
-    /// owning side's column (the table's first), `second` in the other.
+    /// A row of a many-to-many join table, seen from the side that owns the table in the model
+    /// (``NSRelationshipDescription/JoinTable/isOwner``): `first` is an object of `relationship`'s
+    /// entity, `second` one of its members. The store knows which of its columns holds which.
     struct JoinRow: Hashable {
-        var table: String
-        var firstColumn: String
-        var secondColumn: String
+        var relationship: NSRelationshipDescription
         var first: NSManagedObjectID
         var second: NSManagedObjectID
+
+        static func == (a: JoinRow, b: JoinRow) -> Bool {
+            a.relationship === b.relationship && a.first == b.first && a.second == b.second
+        }
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(ObjectIdentifier(relationship))
+            hasher.combine(first)
+            hasher.combine(second)
+        }
     }
     /// The position of `member` in an ordered relationship (a `Z_FOK_` value).
     struct OrderUpdate {

@@ -16,13 +16,13 @@ struct PredicateSQLCompilerTests {
     func joins() throws {
         let world = try PredicateTestWorld(seed: 1, people: 2, cars: 2, clubs: 1)
         let (simple, none) = try compile("name == 'x'", entity: world.car)
-        #expect(simple.sql == "(t0.ZNAME IS ?)")
+        #expect(simple.sql == "(t0.\"ZNAME\" IS ?)")
         #expect(none.isEmpty)
         let (joined, joins) = try compile("owner.name == 'x' AND owner.age > 3", entity: world.car)
-        #expect(joins == ["LEFT JOIN ZPERSON t1 ON t1.Z_PK = t0.ZOWNER"])
-        #expect(joined.sql == "((t1.ZNAME IS ?) AND (t1.ZAGE IS NOT NULL AND t1.ZAGE > ?))")
+        #expect(joins == ["LEFT JOIN \"ZPERSON\" t1 ON t1.Z_PK = t0.\"ZOWNER\""])
+        #expect(joined.sql == "((t1.\"ZNAME\" IS ?) AND (t1.\"ZAGE\" IS NOT NULL AND t1.\"ZAGE\" > ?))")
         let (nullTest, _) = try compile("owner == nil", entity: world.car)
-        #expect(nullTest.sql == "(t0.ZOWNER IS NULL)")
+        #expect(nullTest.sql == "(t0.\"ZOWNER\" IS NULL)")
     }
 
     @Test("Values are bound in Core Data's column encoding")
@@ -48,15 +48,15 @@ struct PredicateSQLCompilerTests {
     @Test("NULL-safe forms: every condition is 0 or 1")
     func nullSafety() throws {
         let world = try PredicateTestWorld(seed: 1, people: 2, cars: 2, clubs: 1)
-        #expect(try compile("name != 'x'", entity: world.car).0.sql == "(NOT (t0.ZNAME IS ?))")
-        #expect(try compile("year < 3", entity: world.car).0.sql == "(t0.ZYEAR IS NOT NULL AND t0.ZYEAR < ?)")
-        #expect(try compile("name BEGINSWITH[c] 'a'", entity: world.car).0.sql == "cd_strop(1, t0.ZNAME, ?, 1)")
-        #expect(try compile("name IN {'a', nil}", entity: world.car).0.sql == "((t0.ZNAME IS NULL) OR (t0.ZNAME IS NOT NULL AND t0.ZNAME IN (?)))")
+        #expect(try compile("name != 'x'", entity: world.car).0.sql == "(NOT (t0.\"ZNAME\" IS ?))")
+        #expect(try compile("year < 3", entity: world.car).0.sql == "(t0.\"ZYEAR\" IS NOT NULL AND t0.\"ZYEAR\" < ?)")
+        #expect(try compile("name BEGINSWITH[c] 'a'", entity: world.car).0.sql == "cd_strop(1, t0.\"ZNAME\", ?, 1)")
+        #expect(try compile("name IN {'a', nil}", entity: world.car).0.sql == "((t0.\"ZNAME\" IS NULL) OR (t0.\"ZNAME\" IS NOT NULL AND t0.\"ZNAME\" IN (?)))")
         // Constant folding: mismatched kinds and constants.
         #expect(try compile("year == 'five'", entity: world.car).0.sql == "0")
         #expect(try compile("year != 'five'", entity: world.car).0.sql == "1")
         #expect(try compile("blob < %@", [Data()], entity: world.car).0.sql == "0")
-        #expect(try compile("1 == 1 AND name == 'x'", entity: world.car).0.sql == "(t0.ZNAME IS ?)")
+        #expect(try compile("1 == 1 AND name == 'x'", entity: world.car).0.sql == "(t0.\"ZNAME\" IS ?)")
         #expect(try compile("TRUEPREDICATE", entity: world.car).0.sql == "1")
         #expect(try compile("name IN {}", entity: world.car).0.sql == "0")
     }
@@ -65,12 +65,12 @@ struct PredicateSQLCompilerTests {
     func toMany() throws {
         let world = try PredicateTestWorld(seed: 1, people: 2, cars: 2, clubs: 1)
         let (any, _) = try compile("ANY cars.name == 'x'", entity: world.person)
-        #expect(any.sql == "EXISTS (SELECT 1 FROM ZCAR t1 WHERE t1.ZOWNER = t0.Z_PK AND (t1.ZNAME IS ?))")
+        #expect(any.sql == "EXISTS (SELECT 1 FROM \"ZCAR\" t1 WHERE t1.\"ZOWNER\" = t0.Z_PK AND (t1.\"ZNAME\" IS ?))")
         let (all, _) = try compile("ALL cars.year > 3", entity: world.person)
-        #expect(all.sql == "(NOT EXISTS (SELECT 1 FROM ZCAR t1 WHERE t1.ZOWNER = t0.Z_PK AND (NOT (t1.ZYEAR IS NOT NULL AND t1.ZYEAR > ?))))")
+        #expect(all.sql == "(NOT EXISTS (SELECT 1 FROM \"ZCAR\" t1 WHERE t1.\"ZOWNER\" = t0.Z_PK AND (NOT (t1.\"ZYEAR\" IS NOT NULL AND t1.\"ZYEAR\" > ?))))")
         let clubs = (world.person.propertiesByName["clubs"] as! NSRelationshipDescription).joinTable!
         let (many, _) = try compile("NONE clubs.title == 'x'", entity: world.person)
-        #expect(many.sql == "(NOT EXISTS (SELECT 1 FROM \(clubs.name) t2 JOIN ZCLUB t1 ON t1.Z_PK = t2.\(clubs.destinationColumn) WHERE t2.\(clubs.sourceColumn) = t0.Z_PK AND (t1.ZTITLE IS ?)))")
+        #expect(many.sql == "(NOT EXISTS (SELECT 1 FROM \"\(clubs.name)\" t2 JOIN \"ZCLUB\" t1 ON t1.Z_PK = t2.\"\(clubs.destinationColumn)\" WHERE t2.\"\(clubs.sourceColumn)\" = t0.Z_PK AND (t1.\"ZTITLE\" IS ?)))")
     }
 
     @Test("Object comparisons use primary keys; temporary IDs match nothing")

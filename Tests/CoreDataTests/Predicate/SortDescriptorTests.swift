@@ -97,8 +97,8 @@ struct SortDescriptorTests {
         #expect(throws: NSError.self) { try carCompiler.orderBy(SortKey(path: ["owner"], ascending: true)) }
         #expect(throws: NSError.self) { try carCompiler.orderBy(SortKey(path: ["extra"], ascending: true)) }
         let term = try carCompiler.orderBy(SortKey(path: ["owner", "name"], ascending: false))
-        #expect(term.sql == "t1.ZNAME DESC")
-        #expect(carCompiler.joins == ["LEFT JOIN ZPERSON t1 ON t1.Z_PK = t0.ZOWNER"])
+        #expect(term.sql == "t1.\"ZNAME\" DESC")
+        #expect(carCompiler.joins == ["LEFT JOIN \"ZPERSON\" t1 ON t1.Z_PK = t0.\"ZOWNER\""])
     }
 
     @Test("Bridges for the context and the in-memory store")

@@ -212,11 +212,11 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         }
         for pair in changes.joinDeletes {
             guard let a = resolve(pair.first).primaryKey, let b = resolve(pair.second).primaryKey else { continue }
-            joins[pair.table]?.remove(JoinPair(source: a, destination: b))
+            joins[pair.relationship.joinTable!.name]?.remove(JoinPair(source: a, destination: b))
         }
         for pair in changes.joinInserts {
             guard let a = resolve(pair.first).primaryKey, let b = resolve(pair.second).primaryKey else { continue }
-            joins[pair.table, default: []].insert(JoinPair(source: a, destination: b))
+            joins[pair.relationship.joinTable!.name, default: []].insert(JoinPair(source: a, destination: b))
         }
         for update in changes.foreignKeyUpdates {
             guard let member = resolve(update.member).primaryKey else { continue }

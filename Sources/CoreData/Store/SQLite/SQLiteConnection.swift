@@ -27,6 +27,7 @@ internal final class SQLiteConnection {
         self.path = path
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, 5_000)
+        coredata_sqlite_strict_quotes(db)
         PredicateSQLCompiler.registerFunctions(on: db)
     }
 

@@ -50,33 +50,35 @@ internal final class SQLiteRowDecoder: @unchecked Sendable {
     let rowByKeySQL: String
     /// The number of columns of ``selectList``: a query may select more after them.
     let columnCount: Int
-    /// Plans by `Z_ENT` number (`nil` for numbers outside the family).
+    /// Plans by the file's `Z_ENT` number (`nil` for numbers outside the family).
     var plans: [Plan?] = []
 
     init(root: NSEntityDescription, schema: SQLiteSchema) {
         let table = schema.tables.first { $0.root === root }!
-        let columns = table.columns.map(\.name)
+        // Quoted, as the schema gives every name.
+        let columns = table.columns.map { SQLiteSchema.quoted($0.name) }
         selectList = columns.map { "t0." + $0 }.joined(separator: ", ")
-        rowByKeySQL = "SELECT \(selectList) FROM \(table.name) t0 WHERE t0.Z_PK = ?"
+        rowByKeySQL = "SELECT \(selectList) FROM \(schema.table(of: root)) t0 WHERE t0.Z_PK = ?"
         columnCount = columns.count
         var position: [String: Int32] = [:]
         for (offset, name) in columns.enumerated() { position[name] = Int32(offset) }
         for entity in schema.entities where entity.rootEntity === root {
+            let storage = schema.storage(of: entity)
             var slots: [Slot] = []
             for index in entity.layout.rowIndexes {
                 let property = entity.layout.properties[index]
-                guard let column = position[property.columnName] else { continue }
+                guard let name = storage.columns[index], let column = position[name] else { continue }
                 let kind: Kind
                 var entityColumn: Int32 = -1
                 if let relationship = property as? NSRelationshipDescription {
                     kind = .toOne(relationship.destinationEntity!)
-                    if let name = relationship.entityColumn, let p = position[name] { entityColumn = p }
+                    if let name = storage.entityColumns[index], let p = position[name] { entityColumn = p }
                 } else {
                     kind = Self.kind(of: property as! NSAttributeDescription)
                 }
                 slots.append(Slot(index: index, column: column, kind: kind, entityColumn: entityColumn))
             }
-            let number = entity.layout.entityNumber
+            let number = storage.number
             if plans.count <= number { plans.append(contentsOf: repeatElement(nil, count: number + 1 - plans.count)) }
             plans[number] = Plan(entity: entity, slots: slots, propertyCount: entity.layout.properties.count)
         }
@@ -274,7 +276,7 @@ extension SQLiteStore {
     /// How a reader decodes a row of `entity`.
     private func writtenRowPlan(of entity: NSEntityDescription) -> SQLiteRowDecoder.Plan? {
         let decoder = self.decoder(for: entity)
-        let number = entity.layout.entityNumber
+        let number = schema.number(of: entity)
         return number < decoder.plans.count ? decoder.plans[number] : nil
     }
 

@@ -36,7 +36,7 @@ extension SQLiteStore {
         let decoder = self.decoder(for: root)
         var rows: [FetchedRow] = []
         rows.reserveCapacity(primaryKeys.count)
-        try forEachChunk(of: primaryKeys, on: db, { "SELECT \(decoder.selectList) FROM \(root.layout.tableName) t0 WHERE t0.Z_PK IN (\($0))" }) { statement in
+        try forEachChunk(of: primaryKeys, on: db, { "SELECT \(decoder.selectList) FROM \(schema.table(of: root)) t0 WHERE t0.Z_PK IN (\($0))" }) { statement in
             while try statement.step() {
                 if let row = decodeRow(statement, decoder: decoder) { rows.append(row) }
             }
@@ -49,17 +49,18 @@ extension SQLiteStore {
     func readRelatedRows(for relationship: NSRelationshipDescription, owners: [Int64], on db: SQLiteConnection) throws -> [RelatedRow] {
         guard let destination = relationship.destinationEntity else { return [] }
         let decoder = self.decoder(for: destination)
-        let table = destination.layout.tableName
+        let table = schema.table(of: destination)
         let from: String, ownerColumn: String, order: String
-        if let join = relationship.joinTable {
-            from = "\(join.name) j JOIN \(table) t0 ON t0.Z_PK = j.\(join.destinationColumn)"
-            ownerColumn = "j.\(join.sourceColumn)"
-            order = join.orderColumn.map { "j.\($0), " } ?? ""
-        } else if let column = relationship.hiddenForeignKeyColumn ?? relationship.inverseRelationship.flatMap({ $0.isToMany ? nil : $0.columnName }) {
+        switch schema.toManyStorage(of: relationship) {
+        case let .join(join, source, member, joinOrder)?:
+            from = "\(join) j JOIN \(table) t0 ON t0.Z_PK = j.\(member)"
+            ownerColumn = "j.\(source)"
+            order = joinOrder.map { "j.\($0), " } ?? ""
+        case let .foreignKey(column, keyOrder, _)?:
             from = "\(table) t0"
             ownerColumn = "t0.\(column)"
-            order = relationship.orderColumn.map { "t0.\($0), " } ?? ""
-        } else {
+            order = keyOrder.map { "t0.\($0), " } ?? ""
+        case nil:
             return []
         }
         let ownerIndex = Int32(decoder.columnCount)

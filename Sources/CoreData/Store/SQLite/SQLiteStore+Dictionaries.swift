@@ -66,7 +66,7 @@ extension SQLiteStore {
     /// The SELECT of a dictionary plan and how to read each of its columns.
     private func dictionaryQuery(_ plan: DictionaryPlan) throws -> (SQLFragment, [ColumnReader]) {
         let fetch = plan.fetch
-        var compiler = PredicateSQLCompiler(entity: fetch.entity)
+        var compiler = PredicateSQLCompiler(entity: fetch.entity, schema: schema)
         var conditions: [SQLFragment] = []
         if let condition = entityCondition(fetch) { conditions.append(SQLFragment(condition)) }
         if let predicate = fetch.predicate { conditions.append("(" + (try compiler.compile(predicate)) + ")") }
@@ -88,7 +88,7 @@ extension SQLiteStore {
                 var entityColumn: Int32 = -1
                 if root.layout.entityNumbers.count > 1 {
                     entityColumn = Int32(plan.columns.count + entityColumns.count)
-                    entityColumns.append("(SELECT e.Z_ENT FROM \(root.layout.tableName) e WHERE e.Z_PK = " + fragment + ")")
+                    entityColumns.append("(SELECT e.Z_ENT FROM \(schema.table(of: root)) e WHERE e.Z_PK = " + fragment + ")")
                 }
                 readers.append(.property(SQLiteRowDecoder.Slot(index: 0, column: position, kind: .toOne(root), entityColumn: entityColumn)))
             } else {
@@ -123,7 +123,7 @@ extension SQLiteStore {
         }
 
         var sql = SQLFragment(plan.distinct ? "SELECT DISTINCT " : "SELECT ") + SQLFragment.joined(selected + entityColumns, separator: ", ")
-        sql = sql + " FROM \(fetch.entity.layout.tableName) t0"
+        sql = sql + " FROM \(schema.table(of: fetch.entity)) t0"
         if !compiler.joins.isEmpty { sql = sql + " " + compiler.joins.joined(separator: " ") }
         if !conditions.isEmpty { sql = sql + " WHERE " + SQLFragment.joined(conditions, separator: " AND ") }
         if !groups.isEmpty { sql = sql + " GROUP BY " + SQLFragment.joined(groups, separator: ", ") }

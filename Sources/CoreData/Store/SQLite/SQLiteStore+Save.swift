@@ -22,7 +22,7 @@ extension SQLiteStore {
         let update = try db.cached("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? RETURNING Z_MAX")
         defer { update.reset() }
         update.bind(Int64(count), at: 1)
-        update.bind(Int64(root.layout.entityNumber), at: 2)
+        update.bind(Int64(schema.number(of: root)), at: 2)
         guard try update.step() else {
             throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity \(root.name ?? "")")
         }
@@ -101,8 +101,7 @@ extension SQLiteStore {
             var conflicts: [StoreConflict] = []
             for delete in changes.deletes {
                 guard let pk = delete.id.primaryKey else { continue }
-                let table = delete.id.entity.layout.tableName
-                let statement = try db.cached("DELETE FROM \(table) WHERE Z_PK = ? AND Z_OPT = ?")
+                let statement = try db.cached("DELETE FROM \(schema.table(of: delete.id.entity)) WHERE Z_PK = ? AND Z_OPT = ?")
                 statement.bind(pk, at: 1)
                 statement.bind(delete.expectedVersion, at: 2)
                 try statement.step()
@@ -111,9 +110,10 @@ extension SQLiteStore {
                     conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion, persisted: try readRow(delete.id, on: db)))
                     continue
                 }
+                let root = ObjectIdentifier(delete.id.entity.rootEntity)
                 for join in schema.joinTables {
-                    for column in [join.first, join.second] where joinColumn(column, refersTo: delete.id.entity) {
-                        let statement = try db.cached("DELETE FROM \(join.name) WHERE \(column) = ?")
+                    for (column, side) in [(join.first, join.firstRoot), (join.second, join.secondRoot)] where side == root {
+                        let statement = try db.cached("DELETE FROM \(SQLiteSchema.quoted(join.name)) WHERE \(SQLiteSchema.quoted(column)) = ?")
                         statement.bind(pk, at: 1)
                         try statement.step()
                         statement.reset()
@@ -124,17 +124,18 @@ extension SQLiteStore {
             for update in changes.updates {
                 guard let pk = update.id.primaryKey else { continue }
                 let layout = update.id.entity.layout
+                let storage = schema.storage(of: update.id.entity)
                 var assignments = ["Z_OPT = ?"]
                 var slots: [InsertSlot] = []
                 for index in update.changedIndexes {
                     let property = layout.properties[index]
-                    guard property.isStoredInRow else { continue }
-                    let slot = InsertSlot(property: property)
+                    guard property.isStoredInRow, let column = storage.columns[index] else { continue }
+                    let slot = InsertSlot(property: property, storage: storage)
                     if let entityColumn = slot.entityColumn { assignments.append("\(entityColumn) = ?") }
-                    assignments.append("\(property.columnName) = ?")
+                    assignments.append("\(column) = ?")
                     slots.append(slot)
                 }
-                let statement = try db.cached("UPDATE \(layout.tableName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?")
+                let statement = try db.cached("UPDATE \(storage.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?")
                 statement.bind(update.expectedVersion + 1, at: 1)
                 var position: Int32 = 2
                 for slot in slots {
@@ -180,7 +181,7 @@ extension SQLiteStore {
                     if let known = largestKeys[root] {
                         largest = known
                     } else if newKeyCounts[root] ?? 0 >= Self.appendingMinimum {
-                        largest = try db.scalarInt("SELECT max(Z_PK) FROM \(entity.layout.tableName)") ?? 0
+                        largest = try db.scalarInt("SELECT max(Z_PK) FROM \(schema.table(of: entity))") ?? 0
                     }
                 }
                 var batchStatement: SQLiteStatement?
@@ -290,23 +291,25 @@ extension SQLiteStore {
                 runStart = runEnd
             }
             if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
-            /// Runs `sql(row)` for each join-table row, bound to the row's two keys.
-            func write(_ rows: [SaveChanges.JoinRow], _ sql: (SaveChanges.JoinRow) -> String) throws {
+            /// Runs `sql(table, source column, member column)` for each join-table row, bound to
+            /// the row's two keys.
+            func write(_ rows: [SaveChanges.JoinRow], _ sql: (String, String, String) -> String) throws {
                 for row in rows {
-                    guard let source = resolve(row.first).primaryKey, let destination = resolve(row.second).primaryKey else { continue }
-                    let statement = try db.cached(sql(row))
+                    guard let source = resolve(row.first).primaryKey, let destination = resolve(row.second).primaryKey,
+                          case let .join(table, sourceColumn, memberColumn, _)? = schema.toManyStorage(of: row.relationship) else { continue }
+                    let statement = try db.cached(sql(table, sourceColumn, memberColumn))
                     statement.bind(source, at: 1)
                     statement.bind(destination, at: 2)
                     try statement.step()
                     statement.reset()
                 }
             }
-            try write(changes.joinDeletes) { "DELETE FROM \($0.table) WHERE \($0.firstColumn) = ? AND \($0.secondColumn) = ?" }
-            try write(changes.joinInserts) { "INSERT OR IGNORE INTO \($0.table) (\($0.firstColumn), \($0.secondColumn)) VALUES (?, ?)" }
+            try write(changes.joinDeletes) { "DELETE FROM \($0) WHERE \($1) = ? AND \($2) = ?" }
+            try write(changes.joinInserts) { "INSERT OR IGNORE INTO \($0) (\($1), \($2)) VALUES (?, ?)" }
             for update in changes.foreignKeyUpdates {
-                guard let member = resolve(update.member).primaryKey, let column = update.relationship.hiddenForeignKeyColumn,
-                      let destination = update.relationship.destinationEntity else { continue }
-                let statement = try db.cached("UPDATE \(destination.layout.tableName) SET \(column) = ? WHERE Z_PK = ?")
+                guard let member = resolve(update.member).primaryKey, let destination = update.relationship.destinationEntity,
+                      case let .foreignKey(column, _, true)? = schema.toManyStorage(of: update.relationship) else { continue }
+                let statement = try db.cached("UPDATE \(schema.table(of: destination)) SET \(column) = ? WHERE Z_PK = ?")
                 if let owner = update.owner.flatMap({ resolve($0).primaryKey }) { statement.bind(owner, at: 1) } else { statement.bindNull(1) }
                 statement.bind(member, at: 2)
                 try statement.step()
@@ -315,17 +318,19 @@ extension SQLiteStore {
             for order in changes.orderUpdates {
                 guard let owner = resolve(order.owner).primaryKey, let member = resolve(order.member).primaryKey else { continue }
                 let statement: SQLiteStatement
-                if let join = order.relationship.joinTable, let column = join.orderColumn {
-                    statement = try db.cached("UPDATE \(join.name) SET \(column) = ? WHERE \(join.sourceColumn) = ? AND \(join.destinationColumn) = ?")
+                switch schema.toManyStorage(of: order.relationship) {
+                case let .join(table, source, destination, column?)?:
+                    statement = try db.cached("UPDATE \(table) SET \(column) = ? WHERE \(source) = ? AND \(destination) = ?")
                     statement.bind(order.position, at: 1)
                     statement.bind(owner, at: 2)
                     statement.bind(member, at: 3)
-                } else if let column = order.relationship.orderColumn, let destination = order.relationship.destinationEntity {
+                case let .foreignKey(_, column?, _)?:
                     // One-to-many, or to-many without inverse: the order lives in the member's row.
-                    statement = try db.cached("UPDATE \(destination.layout.tableName) SET \(column) = ? WHERE Z_PK = ?")
+                    guard let destination = order.relationship.destinationEntity else { continue }
+                    statement = try db.cached("UPDATE \(schema.table(of: destination)) SET \(column) = ? WHERE Z_PK = ?")
                     statement.bind(order.position, at: 1)
                     statement.bind(member, at: 2)
-                } else {
+                default:
                     continue
                 }
                 try statement.step()
@@ -337,13 +342,6 @@ extension SQLiteStore {
         }
     }
 
-    private func joinColumn(_ column: String, refersTo entity: NSEntityDescription) -> Bool {
-        // Join columns are named Z_<entity number><NAME>; the number identifies the side's entity.
-        let digits = column.dropFirst(2).prefix { $0.isNumber }
-        guard let number = Int64(digits), let side = self.entity(numbered: number) else { return true }
-        return side.rootEntity === entity.rootEntity
-    }
-
     /// A property bound by an `INSERT` or `UPDATE`, with its entity column if it has one.
     struct InsertSlot {
         var index: Int
@@ -353,9 +351,9 @@ extension SQLiteStore {
         var isObjectIDAttribute: Bool
         /// A value bound as it is: neither an ID to resolve nor a relationship.
         var isPlain: Bool
-        init(property: NSPropertyDescription) {
+        init(property: NSPropertyDescription, storage: SQLiteSchema.EntityStorage) {
             index = property.index
-            entityColumn = (property as? NSRelationshipDescription)?.entityColumn
+            entityColumn = storage.entityColumns[property.index]
             isObjectIDAttribute = (property as? NSAttributeDescription)?.attributeType == .objectIDAttributeType
             isPlain = property is NSAttributeDescription && !isObjectIDAttribute
         }
@@ -399,22 +397,23 @@ extension SQLiteStore {
         }
     }
 
-    /// The entity's INSERTs, made once (looked up by entity number).
+    /// The entity's INSERTs, made once (looked up by the model's entity number).
     private func insertStatements(for entity: NSEntityDescription, on db: SQLiteConnection) -> InsertStatements {
         let number = entity.layout.entityNumber
         if let cached = insertStatements[number] { return cached }
+        let storage = schema.storage(of: entity)
         var columns: [String] = []
         var slots: [InsertSlot] = []
         for index in entity.layout.rowIndexes {
-            let property = entity.layout.properties[index]
-            let slot = InsertSlot(property: property)
+            guard let column = storage.columns[index] else { continue }
+            let slot = InsertSlot(property: entity.layout.properties[index], storage: storage)
             if let entityColumn = slot.entityColumn { columns.append(entityColumn) }
-            columns.append(property.columnName)
+            columns.append(column)
             slots.append(slot)
         }
         let names = (["Z_ENT", "Z_OPT"] + columns).joined(separator: ", ")
-        let values = (["\(number)", "1"] + Array(repeating: "?", count: columns.count)).joined(separator: ", ")
-        let table = entity.layout.tableName
+        let values = (["\(storage.number)", "1"] + Array(repeating: "?", count: columns.count)).joined(separator: ", ")
+        let table = storage.table
         let parameterLimit = Int(sqlite3_limit(db.handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
         let batchSize = columns.isEmpty ? Self.appendBatch : min(Self.appendBatch, parameterLimit / columns.count)
         let statements = InsertStatements(
@@ -444,7 +443,7 @@ extension SQLiteStore {
         } else if case .objectID(let id) = value {
             let target = resolve(id)
             if slot.entityColumn != nil {
-                statement.bind(Int64(target.entity.layout.entityNumber), at: position)
+                statement.bind(Int64(schema.number(of: target.entity)), at: position)
                 position += 1
             }
             statement.bind(.objectID(target), at: position)

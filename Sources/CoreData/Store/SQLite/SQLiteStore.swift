@@ -25,10 +25,12 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private var cacheDataVersion: Int64?
     /// The reader connections; set once by ``open(model:)``.
     private var readers: SQLiteReaderPool?
+    /// Where the model's entities and properties live in this file; set once by ``open(model:)``.
     private(set) var schema: SQLiteSchema!
-    /// Entities by `Z_ENT` number (index 0 unused): an array, read once per fetched row.
+    /// Entities by their `Z_ENT` in the file (``SQLiteSchema/entitiesByNumber``): an array read
+    /// once per fetched row.
     private var entitiesByNumber: [NSEntityDescription?] = []
-    /// Row decoders by the root entity's `Z_ENT` number; built when the store opens, then shared
+    /// Row decoders by the root entity's model entity number; built when the store opens, then shared
     /// by every reader (read-only from then on, so without exclusivity checks).
     @exclusivity(unchecked) private var decoders: [SQLiteRowDecoder?] = []
 
@@ -91,10 +93,6 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         } catch let error as NSError {
             throw Self.openError(error, url: url)
         }
-        schema = SQLiteSchema(model: model)
-        let highest = schema.entities.map(\.layout.entityNumber).max() ?? 0
-        entitiesByNumber = Array(repeating: nil, count: highest + 1)
-        for entity in schema.entities { entitiesByNumber[entity.layout.entityNumber] = entity }
         do {
             if try (connection.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0) == 0 && !isReadOnly {
                 // A new store: Apple's page size and incremental auto-vacuum, set before anything is written.
@@ -106,6 +104,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             if hasMetadata {
                 let metadata = try Self.readMetadata(connection)
                 try checkCompatibility(metadata, model: model)
+                // The file's own tables and columns are the truth.
+                schema = try SQLiteSchema(model: model, reading: connection)
                 self.metadata = metadata
                 self.identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
             } else {
@@ -120,14 +120,15 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 }
                 let uuid = UUID().uuidString
                 let metadata = Self.makeMetadata(model: model, uuid: uuid)
+                schema = SQLiteSchema(model: model)
                 try connection.transaction {
                     for statement in schema.createStatements { try connection.execute(statement) }
                     let insert = try connection.cached("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
                     for entity in schema.entities {
                         insert.reset()
-                        insert.bind(Int64(entity.layout.entityNumber), at: 1)
+                        insert.bind(Int64(schema.number(of: entity)), at: 1)
                         insert.bind(entity.name ?? "", at: 2)
-                        insert.bind(Int64(entity.superentity?.layout.entityNumber ?? 0), at: 3)
+                        insert.bind(Int64(entity.superentity.map { schema.number(of: $0) } ?? 0), at: 3)
                         try insert.step()
                     }
                     try Self.writeMetadata(metadata, uuid: uuid, to: connection)
@@ -138,7 +139,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         } catch let error as NSError {
             throw Self.openError(error, url: url)
         }
-        decoders = Array(repeating: nil, count: highest + 1)
+        entitiesByNumber = schema.entitiesByNumber
+        decoders = Array(repeating: nil, count: (schema.entities.map(\.layout.entityNumber).max() ?? 0) + 1)
         for root in schema.entities where root.superentity == nil {
             decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
         }
@@ -367,15 +369,14 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     func entityCondition(_ plan: FetchPlan) -> String? {
         let layout = plan.entity.layout
         let family = schema.entities.filter { $0.rootEntity === layout.root }
-        let numbers = plan.includesSubentities ? layout.entityNumbers : [layout.entityNumber]
+        let numbers = schema.numbers(of: plan.entity, includingSubentities: plan.includesSubentities)
         guard numbers.count != family.count else { return nil }
         return "t0.Z_ENT IN (" + numbers.map(String.init).joined(separator: ", ") + ")"
     }
 
     /// The SQL and bindings of a plan's query, selecting `columns`.
     private func query(_ plan: FetchPlan, columns: String, countOnly: Bool = false) throws -> (String, [StoreValue]) {
-        let layout = plan.entity.layout
-        var compiler = PredicateSQLCompiler(entity: plan.entity)
+        var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema)
         var conditions: [String] = []
         var bindings: [StoreValue] = []
         if let condition = entityCondition(plan) { conditions.append(condition) }
@@ -394,7 +395,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             order.append("t0.Z_PK")
         }
         let whereBindings = bindings
-        var sql = "SELECT \(columns) FROM \(layout.tableName) t0"
+        var sql = "SELECT \(columns) FROM \(schema.table(of: plan.entity)) t0"
         if !compiler.joins.isEmpty { sql += " " + compiler.joins.joined(separator: " ") }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
@@ -531,17 +532,16 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override func relatedIDs(for relationship: NSRelationshipDescription, of id: NSManagedObjectID) throws -> [NSManagedObjectID] {
         guard let pk = id.primaryKey, let destination = relationship.destinationEntity else { return [] }
+        let table = schema.table(of: destination)
         let sql: String
-        if let join = relationship.joinTable {
-            let order = join.orderColumn.map { "j.\($0), " } ?? ""
-            sql = "SELECT t.Z_PK, t.Z_ENT FROM \(join.name) j JOIN \(destination.layout.tableName) t ON t.Z_PK = j.\(join.destinationColumn) WHERE j.\(join.sourceColumn) = ? ORDER BY \(order)t.Z_PK"
-        } else if let hidden = relationship.hiddenForeignKeyColumn {
-            let order = relationship.orderColumn.map { "\($0), " } ?? ""
-            sql = "SELECT Z_PK, Z_ENT FROM \(destination.layout.tableName) WHERE \(hidden) = ? ORDER BY \(order)Z_PK"
-        } else if let inverse = relationship.inverseRelationship, !inverse.isToMany {
-            let order = relationship.orderColumn.map { "\($0), " } ?? ""
-            sql = "SELECT Z_PK, Z_ENT FROM \(destination.layout.tableName) WHERE \(inverse.columnName) = ? ORDER BY \(order)Z_PK"
-        } else {
+        switch schema.toManyStorage(of: relationship) {
+        case let .join(join, source, member, order)?:
+            let order = order.map { "j.\($0), " } ?? ""
+            sql = "SELECT t.Z_PK, t.Z_ENT FROM \(join) j JOIN \(table) t ON t.Z_PK = j.\(member) WHERE j.\(source) = ? ORDER BY \(order)t.Z_PK"
+        case let .foreignKey(column, order, _)?:
+            let order = order.map { "\($0), " } ?? ""
+            sql = "SELECT Z_PK, Z_ENT FROM \(table) WHERE \(column) = ? ORDER BY \(order)Z_PK"
+        case nil:
             return []
         }
         return try withReader { db in try readIDs(db, sql: sql, bindings: [.int(pk)]) }
