@@ -41,7 +41,7 @@ public struct StoreInspector {
             let table = "Z" + (names[root] ?? name).uppercased()
             var count = "-"
             if tables.contains(table), let entityNumber = Int(number) {
-                count = try db.rows("SELECT count(*) FROM \(table) WHERE Z_ENT = \(entityNumber)").first?[0] ?? "?"
+                count = try db.rows("SELECT count(*) FROM \(Self.quoted(table)) WHERE Z_ENT = \(entityNumber)").first?[0] ?? "?"
             }
             let hash = (hashes[name] as? Data)?.base64EncodedString() ?? "-"
             let parentName = row[2].flatMap { names[$0] } ?? ""
@@ -53,12 +53,17 @@ public struct StoreInspector {
             lines.append("")
             lines.append("Join tables:")
             for join in joins {
-                lines.append("  \(join): \(try db.rows("SELECT count(*) FROM \(join)").first?[0] ?? "?") rows")
+                lines.append("  \(join): \(try db.rows("SELECT count(*) FROM \(Self.quoted(join))").first?[0] ?? "?") rows")
             }
         }
         lines.append("")
         lines.append("Journal mode: \(try db.rows("PRAGMA journal_mode").first?[0] ?? "?")")
         return lines.joined(separator: "\n")
+    }
+
+    /// A table name from the file, quoted for SQL (the file's names are data, not SQL).
+    static func quoted(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     public static func pad(_ text: String, _ width: Int) -> String {
