@@ -189,6 +189,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             let path = url.path + suffix
             if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
         }
+        // External binary data lives beside the file (`.<StoreName>_SUPPORT`).
+        let support = SQLiteStore.supportFolder(forStoreAt: url)
+        if FileManager.default.fileExists(atPath: support.path) { try FileManager.default.removeItem(at: support) }
     }
 
     /// Deletes the store file at `url`; the newer spelling.
@@ -197,7 +200,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// Replaces the store at `destinationURL` with a copy of the store at `sourceURL`, using
-    /// SQLite's backup API (safe with WAL files).
+    /// SQLite's backup API (safe with WAL files), and its external binary data folder with a
+    /// copy of the source's.
     open func replacePersistentStore(at destinationURL: URL, destinationOptions: [AnyHashable: Any]? = nil,
                                      withPersistentStoreFrom sourceURL: URL, sourceOptions: [AnyHashable: Any]? = nil,
                                      ofType storeType: String) throws {
@@ -207,6 +211,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         _ = try SQLiteStore.readMetadata(at: sourceURL)
         let source = try SQLiteConnection(path: sourceURL.path, readOnly: true, create: false)
         try FileManager.default.createDirectory(at: destinationURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // The source's external data is copied first, beside the destination's, and takes its
+        // place only once the rows that name its files are copied.
+        let fileManager = FileManager.default
+        let (from, to) = (SQLiteStore.supportFolder(forStoreAt: sourceURL), SQLiteStore.supportFolder(forStoreAt: destinationURL))
+        let incoming = to.deletingLastPathComponent().appendingPathComponent(to.lastPathComponent + "-" + UUID().uuidString)
+        if fileManager.fileExists(atPath: from.path) { try fileManager.copyItem(at: from, to: incoming) }
+        defer { if fileManager.fileExists(atPath: incoming.path) { try? fileManager.removeItem(at: incoming) } }
         let destination = try SQLiteConnection(path: destinationURL.path)
         guard let backup = sqlite3_backup_init(destination.handle, "main", source.handle, "main") else {
             throw destination.lastError(sqlite3_errcode(destination.handle), "Can't copy the store")
@@ -214,6 +225,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         let rc = sqlite3_backup_step(backup, -1)
         sqlite3_backup_finish(backup)
         guard rc == SQLITE_DONE else { throw destination.lastError(rc, "Can't copy the store") }
+        if fileManager.fileExists(atPath: to.path) { try fileManager.removeItem(at: to) }
+        if fileManager.fileExists(atPath: incoming.path) { try fileManager.moveItem(at: incoming, to: to) }
     }
 
     /// Replaces the store at `destinationURL` with a copy of `sourceURL`'s; the newer spelling.

@@ -42,8 +42,9 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
     /// The name of the ``ValueTransformer`` of a transformable attribute; `nil` means
     /// `NSSecureUnarchiveFromData`, as on Apple platforms.
     open var valueTransformerName: String? = nil
-    /// Whether large binary values may live outside the store file. Part of the version hash;
-    /// values are kept in the store on Linux.
+    /// Whether large binary values may live outside the store file: the SQLite store keeps a
+    /// value of at least 100 KiB in a file of `.<StoreName>_SUPPORT/_EXTERNAL_DATA/`, as Apple's
+    /// does (binary data attributes only). Part of the version hash.
     open var allowsExternalBinaryDataStorage: Bool = false { willSet { assertMutable() } }
     /// Whether the value is kept in persistent history when its object is deleted. Part of the version hash.
     open var preservesValueInHistoryOnDeletion: Bool = false { willSet { assertMutable() } }

@@ -7,7 +7,11 @@ import Foundation
 /// connections on several threads share it without a lock.
 internal final class SQLiteRowDecoder: @unchecked Sendable {
     struct Slot { var index: Int; var column: Int32; var kind: Kind; var entityColumn: Int32 }
-    enum Kind { case int, bool, double, decimal, string, date, data, uuid, url, objectIDAttribute, toOne(NSEntityDescription) }
+    enum Kind {
+        case int, bool, double, decimal, string, date, data, uuid, url, objectIDAttribute, toOne(NSEntityDescription)
+        /// Binary data with external storage: Apple's marker byte first (`SQLiteExternalData.swift`).
+        case externalData
+    }
     /// What a row of one entity of the family decodes to.
     final class Plan {
         let entity: NSEntityDescription
@@ -34,7 +38,7 @@ internal final class SQLiteRowDecoder: @unchecked Sendable {
             for slot in slots {
                 if case .int = slot.kind, values.int64(at: slot.index) != nil { continue } // no `StoreValue` made
                 switch (slot.kind, values[slot.index]) {
-                case (_, .null), (.int, .int), (.bool, .bool), (.string, .string), (.data, .data), (.uuid, .uuid): continue
+                case (_, .null), (.int, .int), (.bool, .bool), (.string, .string), (.data, .data), (.externalData, .data), (.uuid, .uuid): continue
                 case (.double, .double(let double)) where !double.isNaN: continue
                 case (.date, .date(let date)) where !date.timeIntervalSinceReferenceDate.isNaN: continue
                 default: return false
@@ -96,18 +100,19 @@ internal final class SQLiteRowDecoder: @unchecked Sendable {
         case .UUIDAttributeType: return .uuid
         case .URIAttributeType: return .url
         case .objectIDAttributeType: return .objectIDAttribute
-        case .binaryDataAttributeType, .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: return .data
+        case .binaryDataAttributeType: return attribute.storesExternally ? .externalData : .data
+        case .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: return .data
         }
     }
 }
 
 extension SQLiteStore {
     /// Reads the current row of `statement` (whose first columns are Z_PK, Z_ENT, Z_OPT, then the family's columns).
-    func decodeRow(_ statement: SQLiteStatement, decoder: SQLiteRowDecoder) -> FetchedRow? {
+    func decodeRow(_ statement: SQLiteStatement, decoder: SQLiteRowDecoder) throws -> FetchedRow? {
         let pk = statement.int64(0)
         let number = Int(statement.int64(1))
         guard number >= 0, number < decoder.plans.count, let plan = decoder.plans[number] else { return nil }
-        let snapshot = RowSnapshot(entity: plan.entity, values: decodeValues(statement, plan: plan), version: statement.int64(2))
+        let snapshot = RowSnapshot(entity: plan.entity, values: try decodeValues(statement, plan: plan), version: statement.int64(2))
         return FetchedRow(store: self, primaryKey: pk, snapshot: snapshot)
     }
 
@@ -116,7 +121,7 @@ extension SQLiteStore {
     /// `plans` (the decoder's, held by the caller for the whole fetch) without a retain and
     /// release. A row of an entity outside the family is skipped.
     @inline(__always)
-    func lendRow(_ statement: SQLiteStatement, plans: [SQLiteRowDecoder.Plan?], to body: (consuming LentRow) throws -> Void) rethrows {
+    func lendRow(_ statement: SQLiteStatement, plans: [SQLiteRowDecoder.Plan?], to body: (consuming LentRow) throws -> Void) throws {
         let number = Int(statement.int64(1))
         guard number >= 0, number < plans.count else { return }
         try plans.withUnsafeBufferPointer { buffer in
@@ -124,7 +129,7 @@ extension SQLiteStore {
             try buffer.withMemoryRebound(to: Unmanaged<SQLiteRowDecoder.Plan>?.self) { plans in
                 try plans[number]?._withUnsafeGuaranteedRef { plan in
                     try body(LentRow(store: self, entity: plan.entity, primaryKey: statement.int64(0),
-                                     values: decodeValues(statement, plan: plan), version: statement.int64(2)))
+                                     values: try decodeValues(statement, plan: plan), version: statement.int64(2)))
                 }
             }
         }
@@ -132,7 +137,7 @@ extension SQLiteStore {
 
     /// The values of the current row of `statement`, by property index, as `plan` decodes them.
     @inline(__always)
-    func decodeValues(_ statement: SQLiteStatement, plan: SQLiteRowDecoder.Plan) -> PropertyValues {
+    func decodeValues(_ statement: SQLiteStatement, plan: SQLiteRowDecoder.Plan) throws -> PropertyValues {
         // Written in place: every slot starts as .null (no payload), so a decoded value may be
         // stored over it without destroying anything.
         if plan.slots.isEmpty { return PropertyValues(nullsOf: plan.shape) }
@@ -147,13 +152,14 @@ extension SQLiteStore {
                 continue
             }
             if statement.isNull(column) { continue }
-            writer.initialize(decodeValue(slot, statement), at: slot.index)
+            writer.initialize(try decodeValue(slot, statement), at: slot.index)
         }
         return PropertyValues(consume storage)
     }
 
-    /// The value of a non-NULL column in the storage form of its property (`.null` if unreadable).
-    func decodeValue(_ slot: SQLiteRowDecoder.Slot, _ statement: SQLiteStatement) -> StoreValue {
+    /// The value of a non-NULL column in the storage form of its property (`.null` if unreadable;
+    /// throws only for an external data file that cannot be read).
+    func decodeValue(_ slot: SQLiteRowDecoder.Slot, _ statement: SQLiteStatement) throws -> StoreValue {
         let column = slot.column
         switch slot.kind {
         case .int: return .int(statement.int64(column))
@@ -172,6 +178,7 @@ extension SQLiteStore {
         case .string: return .string(statement.string(column))
         case .date: return .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
         case .data: return .data(statement.data(column))
+        case .externalData: return try externalValue(statement.data(column))
         case .uuid:
             if let uuid = UUID(storedBytes: statement.data(column)) {
                 return .uuid(uuid)
@@ -293,7 +300,7 @@ extension SQLiteStore {
             switch (slot.kind, value) {
             case (_, .null):
                 continue
-            case (.int, .int), (.bool, .bool), (.string, .string), (.data, .data), (.uuid, .uuid):
+            case (.int, .int), (.bool, .bool), (.string, .string), (.data, .data), (.externalData, .data), (.uuid, .uuid):
                 row[slot.index] = value
             case (.double, .double(let double)):
                 row[slot.index] = double.isNaN ? .null : value // SQLite stores NaN as NULL

@@ -193,7 +193,8 @@ private struct FileMapper {
                 columns: layout.properties.map { property in
                     property.isStoredInRow ? columns[ObjectIdentifier(property)].map(SQLiteSchema.quoted) : nil
                 },
-                entityColumns: layout.properties.map { entityColumns[ObjectIdentifier($0)].map(SQLiteSchema.quoted) })
+                entityColumns: layout.properties.map { entityColumns[ObjectIdentifier($0)].map(SQLiteSchema.quoted) },
+                entity: entity)
         }
         // The columns the store reads, in the file's order.
         for root in roots {

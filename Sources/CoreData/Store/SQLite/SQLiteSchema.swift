@@ -49,6 +49,20 @@ internal struct SQLiteSchema {
         /// For a to-one relationship whose destination has sub-entities: the column holding the
         /// destination's `Z_ENT`, by property index.
         var entityColumns: [String?]
+        /// The indexes of the attributes kept with external binary storage (`SQLiteExternalData.swift`).
+        var externalIndexes: [Int] = []
+
+        init(number: Int, table: String, columns: [String?], entityColumns: [String?], entity: NSEntityDescription) {
+            self.number = number
+            self.table = table
+            self.columns = columns
+            self.entityColumns = entityColumns
+            let layout = entity.layout
+            externalIndexes = layout.attributeIndexes.filter { index in
+                guard let attribute = layout.properties[index] as? NSAttributeDescription else { return false }
+                return attribute.storesExternally && columns[index] != nil
+            }
+        }
     }
 
     /// Where the members of a to-many relationship are found. Names are quoted, ready for SQL.
@@ -111,6 +125,19 @@ internal struct SQLiteSchema {
     func toManyStorage(of relationship: NSRelationshipDescription) -> ToManyStorage? {
         toMany[ObjectIdentifier(relationship)]
     }
+    /// Every column of an attribute kept with external binary storage, with its table (quoted).
+    var externalDataColumns: [(table: String, column: String)] {
+        var seen = Set<String>()
+        var result: [(table: String, column: String)] = []
+        for case let storage? in storage {
+            for index in storage.externalIndexes {
+                let column = storage.columns[index]!
+                if seen.insert(storage.table + "." + column).inserted { result.append((storage.table, column)) }
+            }
+        }
+        return result
+    }
+
     /// The entity whose `Z_ENT` in this file is `number`.
     func entity(numbered number: Int64) -> NSEntityDescription? {
         number >= 0 && number < entitiesByNumber.count ? entitiesByNumber[Int(number)] : nil
@@ -226,7 +253,8 @@ internal struct SQLiteSchema {
             storage[number] = EntityStorage(
                 number: number, table: Self.quoted(layout.tableName),
                 columns: layout.properties.map { $0.isStoredInRow ? Self.quoted($0.columnName) : nil },
-                entityColumns: layout.properties.map { ($0 as? NSRelationshipDescription)?.entityColumn.map(Self.quoted) })
+                entityColumns: layout.properties.map { ($0 as? NSRelationshipDescription)?.entityColumn.map(Self.quoted) },
+                entity: entity)
             for case let relationship as NSRelationshipDescription in entity.ownProperties where relationship.isToMany && !relationship.isTransient {
                 if let join = relationship.joinTable {
                     toMany[ObjectIdentifier(relationship)] = .join(

@@ -38,7 +38,7 @@ extension SQLiteStore {
         rows.reserveCapacity(primaryKeys.count)
         try forEachChunk(of: primaryKeys, on: db, { "SELECT \(decoder.selectList) FROM \(schema.table(of: root)) t0 WHERE t0.Z_PK IN (\($0))" }) { statement in
             while try statement.step() {
-                if let row = decodeRow(statement, decoder: decoder) { rows.append(row) }
+                if let row = try decodeRow(statement, decoder: decoder) { rows.append(row) }
             }
         }
         return rows
@@ -69,7 +69,7 @@ extension SQLiteStore {
             "SELECT \(decoder.selectList), \(ownerColumn) FROM \(from) WHERE \(ownerColumn) IN (\($0)) ORDER BY \(ownerColumn), \(order)t0.Z_PK"
         }) { statement in
             while try statement.step() {
-                if let row = decodeRow(statement, decoder: decoder) { result.append(RelatedRow(owner: statement.int64(ownerIndex), row: row)) }
+                if let row = try decodeRow(statement, decoder: decoder) { result.append(RelatedRow(owner: statement.int64(ownerIndex), row: row)) }
             }
         }
         return result

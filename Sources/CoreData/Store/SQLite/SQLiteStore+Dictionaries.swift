@@ -28,7 +28,7 @@ extension SQLiteStore {
                     let column = Int32(offset)
                     switch reader {
                     case .property(let slot):
-                        row.append(statement.isNull(column) ? .null : decodeValue(slot, statement))
+                        row.append(statement.isNull(column) ? .null : try decodeValue(slot, statement))
                     case .computed(let type):
                         row.append(Self.rawValue(statement, column).converted(to: type))
                     }

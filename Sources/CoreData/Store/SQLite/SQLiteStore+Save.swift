@@ -36,24 +36,40 @@ extension SQLiteStore {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only; nothing was saved") }
         return try withWriter { db in
             let result: SaveResult
+            // The external data files of the save: written in its transaction, removed if it rolls back.
+            let files = schema.externalDataColumns.isEmpty ? nil : url.flatMap(Self.externalDataFolder(forStoreAt:)).map(ExternalDataFiles.init)
+            externalFiles = files
+            defer { externalFiles = nil }
             do {
                 do {
                     result = try write(changes, on: db, implicitKeys: !implicitKeysRefused, beforeCommitting: beforeCommitting)
                 } catch is ImplicitKeyMismatch {
                     // Rolled back (before `beforeCommitting` ran): written again with every key
                     // bound, as are later saves.
+                    files?.discardCreated()
                     implicitKeysRefused = true
                     result = try write(changes, on: db, implicitKeys: false, beforeCommitting: beforeCommitting)
                 }
-            } catch let error as NSError where error.code == NSSQLiteError
-                        && (error.userInfo[NSSQLiteErrorDomain] as? Int).map({ $0 == 2067 /* SQLITE_CONSTRAINT_UNIQUE */ || $0 == 1555 /* SQLITE_CONSTRAINT_PRIMARYKEY */ }) == true {
-                throw CoreDataError.make(.constraintMerge,
-                    "A uniqueness constraint is violated: \(error.localizedDescription). Nothing was saved.",
-                    extra: [NSUnderlyingErrorKey: error])
+                files?.removeReplaced()
+            } catch {
+                files?.discardCreated()
+                throw Self.saveError(error)
             }
             if let rowCache { recordSaved(changes, result, in: rowCache) }
             return result
         }
+    }
+
+    /// A failed save's error: a uniqueness violation as Core Data's 133021, others as they are.
+    private static func saveError(_ error: Error) -> Error {
+        let sqlite = error as NSError
+        // SQLITE_CONSTRAINT_UNIQUE (2067) or SQLITE_CONSTRAINT_PRIMARYKEY (1555).
+        guard sqlite.code == NSSQLiteError, let code = sqlite.userInfo[NSSQLiteErrorDomain] as? Int, code == 2067 || code == 1555 else {
+            return error
+        }
+        return CoreDataError.make(.constraintMerge,
+            "A uniqueness constraint is violated: \(sqlite.localizedDescription). Nothing was saved.",
+            extra: [NSUnderlyingErrorKey: sqlite])
     }
 
     /// A hook for tests: runs on the saving thread inside each save's transaction, after its
@@ -101,12 +117,14 @@ extension SQLiteStore {
             var conflicts: [StoreConflict] = []
             for delete in changes.deletes {
                 guard let pk = delete.id.primaryKey else { continue }
+                let noted = try noteExternalFiles(of: delete.id.entity, primaryKey: pk, indexes: nil, on: db)
                 let statement = try db.cached("DELETE FROM \(schema.table(of: delete.id.entity)) WHERE Z_PK = ? AND Z_OPT = ?")
                 statement.bind(pk, at: 1)
                 statement.bind(delete.expectedVersion, at: 2)
                 try statement.step()
                 statement.reset()
                 if db.changes == 0 {
+                    externalFiles?.replaced.removeLast(noted)
                     conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion, persisted: try readRow(delete.id, on: db)))
                     continue
                 }
@@ -135,17 +153,19 @@ extension SQLiteStore {
                     assignments.append("\(column) = ?")
                     slots.append(slot)
                 }
+                let noted = try noteExternalFiles(of: update.id.entity, primaryKey: pk, indexes: update.changedIndexes, on: db)
                 let statement = try db.cached("UPDATE \(storage.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?")
                 statement.bind(update.expectedVersion + 1, at: 1)
                 var position: Int32 = 2
                 for slot in slots {
-                    bindSlot(slot, values: update.values, statement: statement, at: &position, resolve: resolve)
+                    try bindSlot(slot, values: update.values, statement: statement, at: &position, resolve: resolve)
                 }
                 statement.bind(pk, at: position)
                 statement.bind(update.expectedVersion, at: position + 1)
                 try statement.step()
                 statement.reset()
                 if db.changes == 0 {
+                    externalFiles?.replaced.removeLast(noted)
                     conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion, persisted: try readRow(update.id, on: db)))
                 }
             }
@@ -188,7 +208,7 @@ extension SQLiteStore {
                 let plan = plain ? inserts[runStart].values.slotPlan(for: slots.map(\.index)) : nil
                 /// Binds the values of `inserts[offset]` from `position` on.
                 @inline(__always)
-                func bindValues(of offset: Int, to statement: SQLiteStatement, from position: inout Int32) {
+                func bindValues(of offset: Int, to statement: SQLiteStatement, from position: inout Int32) throws {
                     if plain {
                         // Attributes only: each value binds as it is, read in place (`inserts`
                         // is a constant: its values array is not retained for the row). Rows
@@ -219,7 +239,7 @@ extension SQLiteStore {
                         }
                     } else {
                         for slot in slots {
-                            bindSlot(slot, values: inserts[offset].values, statement: statement, at: &position, resolve: resolve)
+                            try bindSlot(slot, values: inserts[offset].values, statement: statement, at: &position, resolve: resolve)
                         }
                     }
                 }
@@ -239,7 +259,7 @@ extension SQLiteStore {
                             batchStatement = statement
                         }
                         var position: Int32 = 1
-                        for row in offset..<offset + batch { bindValues(of: row, to: statement, from: &position) }
+                        for row in offset..<offset + batch { try bindValues(of: row, to: statement, from: &position) }
                         // The next batch's values, written long before the save and no longer
                         // cached, come in while SQLite inserts this one.
                         inserts.withUnsafeBufferPointer { rows in
@@ -275,7 +295,7 @@ extension SQLiteStore {
                         statement.bind(key, at: 1)
                         position = 2
                     }
-                    bindValues(of: offset, to: statement, from: &position)
+                    try bindValues(of: offset, to: statement, from: &position)
                     // Every parameter was bound above: no need to clear them.
                     do { try statement.step() } catch { statement.reset(); throw error }
                     statement.resetKeepingBindings()
@@ -342,6 +362,18 @@ extension SQLiteStore {
         }
     }
 
+    /// Notes the external data files that a row's external-storage columns name (those of
+    /// `indexes` only, if given) before the row is overwritten or deleted; how many it noted.
+    private func noteExternalFiles(of entity: NSEntityDescription, primaryKey: Int64, indexes: [Int]?, on db: SQLiteConnection) throws -> Int {
+        guard let files = externalFiles else { return 0 }
+        let storage = schema.storage(of: entity)
+        guard !storage.externalIndexes.isEmpty else { return 0 }
+        let columns = storage.externalIndexes.filter { indexes?.contains($0) ?? true }.compactMap { storage.columns[$0] }
+        let before = files.replaced.count
+        try noteReplacedExternalFiles(of: entity, primaryKey: primaryKey, columns: columns, on: db)
+        return files.replaced.count - before
+    }
+
     /// A property bound by an `INSERT` or `UPDATE`, with its entity column if it has one.
     struct InsertSlot {
         var index: Int
@@ -349,13 +381,16 @@ extension SQLiteStore {
         /// An attribute of type object ID: stored as the ID's URI (the row decoder reads it back
         /// so), not as a primary key as a to-one relationship is.
         var isObjectIDAttribute: Bool
-        /// A value bound as it is: neither an ID to resolve nor a relationship.
+        /// Binary data kept with external storage: bound with Apple's marker (`SQLiteExternalData.swift`).
+        var isExternalData: Bool
+        /// A value bound as it is: neither an ID to resolve nor a relationship nor external data.
         var isPlain: Bool
         init(property: NSPropertyDescription, storage: SQLiteSchema.EntityStorage) {
             index = property.index
             entityColumn = storage.entityColumns[property.index]
             isObjectIDAttribute = (property as? NSAttributeDescription)?.attributeType == .objectIDAttributeType
-            isPlain = property is NSAttributeDescription && !isObjectIDAttribute
+            isExternalData = (property as? NSAttributeDescription)?.storesExternally ?? false
+            isPlain = property is NSAttributeDescription && !isObjectIDAttribute && !isExternalData
         }
     }
 
@@ -426,7 +461,7 @@ extension SQLiteStore {
     }
 
     private func bindSlot(_ slot: InsertSlot, values: PropertyValues, statement: SQLiteStatement,
-                          at position: inout Int32, resolve: (NSManagedObjectID) -> NSManagedObjectID) {
+                          at position: inout Int32, resolve: (NSManagedObjectID) -> NSManagedObjectID) throws {
         // An integer attribute is bound straight from its 8-byte slot (no `StoreValue`).
         if slot.entityColumn == nil, !slot.isObjectIDAttribute, let int = values.int64(at: slot.index) {
             statement.bind(int, at: position)
@@ -440,6 +475,8 @@ extension SQLiteStore {
             } else {
                 statement.bindNull(position)
             }
+        } else if slot.isExternalData, case .data(let data) = value {
+            statement.bind(try externalBytes(data), at: position)
         } else if case .objectID(let id) = value {
             let target = resolve(id)
             if slot.entityColumn != nil {

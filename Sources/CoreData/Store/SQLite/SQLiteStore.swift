@@ -18,6 +18,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// Set (under ``writeLock``) once an insert without `Z_PK` got another key than the one
     /// handed out (something else writes the table: a trigger): saves then bind every key.
     var implicitKeysRefused = false
+    /// The external data files of the save under way (under ``writeLock``; `SQLiteExternalData.swift`).
+    var externalFiles: ExternalDataFiles?
     /// See ``beforeCommit`` (under ``writeLock``).
     var beforeCommitHook: (@Sendable () -> Void)?
     /// The writer's `PRAGMA data_version` when the row cache was last known to match the file
@@ -139,6 +141,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         } catch let error as NSError {
             throw Self.openError(error, url: url)
         }
+        if !isReadOnly { removeUnreferencedExternalFiles(on: connection) }
         entitiesByNumber = schema.entitiesByNumber
         decoders = Array(repeating: nil, count: (schema.entities.map(\.layout.entityNumber).max() ?? 0) + 1)
         for root in schema.entities where root.superentity == nil {
@@ -492,7 +495,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let statement = try readStatement(db, decoder.rowByKeySQL)
         defer { statement.reset() }
         statement.bind(pk, at: 1)
-        guard try statement.step(), let row = decodeRow(statement, decoder: decoder) else { return nil }
+        guard try statement.step(), let row = try decodeRow(statement, decoder: decoder) else { return nil }
         return row.snapshot
     }
 
