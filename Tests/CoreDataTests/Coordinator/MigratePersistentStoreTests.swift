@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+/// `migratePersistentStore(_:to:options:withType:)`: a store's objects in a new store of any
+/// type, in the old one's place.
+@Suite("Migrating a store to a new location or type")
+struct MigratePersistentStoreTests {
+    /// People with cars, tagged cars, a playlist of ordered songs, a garage of vehicles of two sub-entities.
+    static func fill(_ context: NSManagedObjectContext) throws {
+        func insert(_ entity: String, _ values: [String: Any]) -> NSManagedObject {
+            let object = NSEntityDescription.insertNewObject(forEntityName: entity, into: context)
+            for (key, value) in values { object.setValue(value, forKey: key) }
+            return object
+        }
+        let ann = insert("Person", ["name": "Ann", "age": 40])
+        let red = insert("Tag", ["label": "red"]), old = insert("Tag", ["label": "old"])
+        let car = insert("Car", ["name": "Model T", "year": 1908, "owner": ann])
+        car.mutableSetValue(forKey: "tags").addObjects(from: [red, old])
+        insert("Car", ["name": "Beetle", "year": 1938, "owner": ann]).mutableSetValue(forKey: "tags").add(red)
+        let list = insert("Playlist", ["title": "Road"])
+        for title in ["c", "a", "b"] { list.mutableOrderedSetValue(forKey: "songs").add(insert("Song", ["title": title])) }
+        let garage = insert("Garage", ["city": "Oslo"])
+        _ = insert("Truck", ["load": 3.5, "garage": garage])
+        _ = insert("Bike", ["load": 1, "garage": garage])
+        try context.save()
+    }
+
+    /// What `fill` made, as read through `context`.
+    static func check(_ context: NSManagedObjectContext) throws {
+        func fetch(_ entity: String) throws -> [NSManagedObject] {
+            try context.fetch(NSFetchRequest<NSManagedObject>(entityName: entity))
+        }
+        let ann = try #require(try fetch("Person").first)
+        let cars = (ann.value(forKey: "cars") as? Set<NSManagedObject> ?? []).sorted { ($0.value(forKey: "name") as! String) < ($1.value(forKey: "name") as! String) }
+        #expect(cars.map { $0.value(forKey: "name") as? String } == ["Beetle", "Model T"])
+        #expect(cars.map { ($0.value(forKey: "tags") as? Set<NSManagedObject>)?.count } == [1, 2])
+        let red = try #require(try fetch("Tag").first { $0.value(forKey: "label") as? String == "red" })
+        #expect((red.value(forKey: "cars") as? Set<NSManagedObject>)?.count == 2)
+        let songs = try #require(try fetch("Playlist").first?.value(forKey: "songs") as? NSOrderedSet)
+        #expect(songs.array.map { ($0 as! NSManagedObject).value(forKey: "title") as? String } == ["c", "a", "b"])
+        let vehicles = try #require(try fetch("Garage").first?.value(forKey: "vehicles") as? Set<NSManagedObject>)
+        #expect(Set(vehicles.map { $0.entity.name ?? "" }) == ["Truck", "Bike"])
+    }
+
+    func context(_ coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
+        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+
+    @Test func aSQLiteStoreMovesToAnotherFileWithItsExternalData() throws {
+        let folder = try TemporaryFolder()
+        let model = ExternalBinaryStorageTests.makeModel()
+        let stack = try TestStack(model: model, directory: folder.url)
+        let photo = try ExternalBinaryStorageTests.insert(stack, "big", ExternalBinaryStorageTests.large)
+        let uri = photo.objectID.uriRepresentation()
+        let old = stack.coordinator.persistentStores[0]
+        let target = folder.url.appendingPathComponent("Moved.sqlite")
+        let moved = try stack.coordinator.migratePersistentStore(old, to: target, withType: NSSQLiteStoreType)
+        #expect(stack.coordinator.persistentStores.count == 1 && stack.coordinator.persistentStores[0] === moved)
+        #expect(moved.url == target && FileManager.default.fileExists(atPath: stack.url.path))
+        #expect(FileManager.default.fileExists(atPath: folder.url.appendingPathComponent(".Moved_SUPPORT/_EXTERNAL_DATA").path))
+        let context = context(stack.coordinator)
+        let id = try #require(stack.coordinator.managedObjectID(forURIRepresentation: uri))
+        #expect(id.persistentStore === moved)
+        #expect(try context.existingObject(with: id).value(forKey: "image") as? Data == ExternalBinaryStorageTests.large)
+    }
+
+    @Test func rowsAndRelationshipsMoveBetweenTypes() throws {
+        let folder = try TemporaryFolder()
+        let stack = try TestStack(directory: folder.url)
+        try Self.fill(stack.context)
+        // SQLite → in memory.
+        let memory = try stack.coordinator.migratePersistentStore(stack.coordinator.persistentStores[0], to: URL(string: "memory://moved")!,
+                                                                  withType: NSInMemoryStoreType)
+        #expect(memory.type == NSInMemoryStoreType && stack.coordinator.persistentStores.count == 1)
+        try Self.check(context(stack.coordinator))
+        // In memory → a new SQLite file, read by another coordinator.
+        let target = folder.url.appendingPathComponent("Back.sqlite")
+        _ = try stack.coordinator.migratePersistentStore(memory, to: target, type: .sqlite)
+        let other = NSPersistentStoreCoordinator(managedObjectModel: stack.model)
+        try other.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: target, options: nil)
+        let reader = context(other)
+        try Self.check(reader)
+        // New objects take keys after the copied ones.
+        let person = NSEntityDescription.insertNewObject(forEntityName: "Person", into: reader)
+        person.setValue("Bo", forKey: "name")
+        try reader.save()
+        #expect(try RawSQLite.query(target.path, "SELECT count(DISTINCT Z_PK), count(*) FROM ZPERSON") == [["2", "2"]])
+    }
+
+    @Test func anExistingFileIsNeverOverwritten() throws {
+        let folder = try TemporaryFolder()
+        let stack = try TestStack(directory: folder.url)
+        try Self.fill(stack.context)
+        let target = folder.url.appendingPathComponent("Taken.sqlite")
+        try Data("keep me".utf8).write(to: target)
+        let error = #expect(throws: NSError.self) {
+            _ = try stack.coordinator.migratePersistentStore(stack.coordinator.persistentStores[0], to: target, withType: NSSQLiteStoreType)
+        }
+        #expect(error?.code == NSFileWriteFileExistsError)
+        #expect(try Data(contentsOf: target) == Data("keep me".utf8))
+        #expect(stack.coordinator.persistentStores.count == 1)
+        try Self.check(stack.newContext())
+    }
+}
