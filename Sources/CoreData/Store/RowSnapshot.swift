@@ -117,7 +117,10 @@ internal struct SaveChanges: @unchecked Sendable {
     }
     struct Delete {
         var id: NSManagedObjectID
-        var expectedVersion: Int64
+        /// The version the object read (`Z_OPT`), which the row must still have; `nil` if the
+        /// object never read the row (a fault deleted by ID): the row goes whatever its version,
+        /// as on Apple platforms.
+        var expectedVersion: Int64?
     }
     /// A row of a many-to-many join table, oriented as the table is: `first` goes in the
     /// owning side's column (the table's first), `second` in the other.

@@ -102,13 +102,18 @@ extension SQLiteStore {
             for delete in changes.deletes {
                 guard let pk = delete.id.primaryKey else { continue }
                 let table = delete.id.entity.layout.tableName
-                let statement = try db.cached("DELETE FROM \(table) WHERE Z_PK = ? AND Z_OPT = ?")
+                let statement: SQLiteStatement
+                if let expectedVersion = delete.expectedVersion {
+                    statement = try db.cached("DELETE FROM \(table) WHERE Z_PK = ? AND Z_OPT = ?")
+                    statement.bind(expectedVersion, at: 2)
+                } else {
+                    statement = try db.cached("DELETE FROM \(table) WHERE Z_PK = ?") // never read: no version to hold it to
+                }
                 statement.bind(pk, at: 1)
-                statement.bind(delete.expectedVersion, at: 2)
                 try statement.step()
                 statement.reset()
                 if db.changes == 0 {
-                    conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion, persisted: try readRow(delete.id, on: db)))
+                    conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion ?? 0, persisted: try readRow(delete.id, on: db)))
                     continue
                 }
                 for join in schema.joinTables {
