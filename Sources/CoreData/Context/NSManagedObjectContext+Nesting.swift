@@ -149,9 +149,12 @@ extension NSManagedObjectContext {
 
     /// A delete the child made: its delete rules already ran in the child, and what they changed
     /// came up as the child's other changes, so they do not run again here (against relationships
-    /// the child may have changed first).
+    /// the child may have changed first). But objects here that the child did not see related
+    /// to it (a sibling related them since) let go of it: none may save a relationship to an
+    /// object gone from the context.
     private func takeDeleteFromChild(_ object: NSManagedObject) {
         object.fireFaultIfNeeded()
+        DeleteRules.detach(object, in: self)
         if object._isInserted {
             willChangeInsertedSet()
             inserted.remove(object)

@@ -132,6 +132,43 @@ struct NestedSaveAfterParentSaveTests {
         #expect(try stack.rows("SELECT count(*) FROM ZPERSON") == [["1"]])
     }
 
+    /// Two children of one parent: one gives an owner to a car the other inserted; then the
+    /// inserting child, which never saw the owner, deletes the car. The parent drops the car
+    /// from the owner's cars (it saved with a relationship to an object gone from it: 133010).
+    @Test(arguments: [false, true])
+    func aChildDeletesWhatASiblingRelatedMeanwhile(parentSavedTheCar: Bool) throws {
+        let stack = try TestStack()
+        let (parent, first) = stack.parentAndChild()
+        let second = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        second.parent = parent
+        let car = try first.performAndWait { () throws -> NSManagedObject in
+            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: first)
+            car.setValue("shared", forKey: "name")
+            try first.save()
+            return car
+        }
+        if parentSavedTheCar { try parent.performAndWait { try parent.save() } }
+        try second.performAndWait {
+            let person = NSEntityDescription.insertNewObject(forEntityName: "Person", into: second)
+            person.setValue("Ada", forKey: "name")
+            let car = try second.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")).first!
+            car.setValue(person, forKey: "owner")
+            try second.save()
+        }
+        try saveUpTheChain(first, parent) {
+            #expect(car.value(forKey: "owner") == nil, "the first child never saw the owner")
+            first.delete(car)
+        }
+        #expect(try storeNames(stack) == [])
+        #expect(try stack.rows("SELECT ZNAME FROM ZPERSON") == [["Ada"]])
+        try parent.performAndWait {
+            let person = try parent.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person")).first!
+            #expect((person.value(forKey: "cars") as? Set<NSManagedObject>)?.isEmpty == true)
+            person.setValue("Ada L.", forKey: "name")
+            try parent.save() // the person holds no object gone from the context
+        }
+    }
+
     /// A main-queue child of a private parent inserts; the parent saves; later the object is
     /// found through a batched fetch and deleted.
     @Test(.timeLimit(.minutes(1)))
@@ -166,8 +203,10 @@ struct NestedSaveAfterParentSaveTests {
     }
 
     /// A private parent on the store, a main-queue child of it and several background children
-    /// of that, inserting, changing and deleting objects and saving up the chain at once. Every
-    /// save succeeds, and the store ends up with exactly the objects the workers kept.
+    /// of that, inserting, changing, relating and deleting objects and saving up the chain at
+    /// once. Each worker deletes and renames only cars it inserted, and gives its person cars
+    /// other workers inserted (which their workers may have saved up the chain since, and never
+    /// delete). Every save succeeds, and the store ends up with exactly the cars the workers kept.
     @Test(.timeLimit(.minutes(1)))
     func nestedLoadLosesNothing() async throws {
         let stack = try TestStack()
@@ -192,20 +231,29 @@ struct NestedSaveAfterParentSaveTests {
             context.parent = main
             let names: [String] = context.performAndWait {
                 var kept: [NSManagedObject] = []
+                let person = NSEntityDescription.insertNewObject(forEntityName: "Person", into: context)
+                person.setValue("w\(worker)", forKey: "name")
                 for round in 0..<rounds {
                     do {
+                        var new: [NSManagedObject] = []
                         for index in 0..<3 {
                             let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
                             car.setValue("w\(worker) r\(round) \(index)", forKey: "name")
-                            kept.append(car)
+                            new.append(car)
                         }
-                        if round % 2 == 1 {
-                            // An object inserted in an earlier round (saved up the chain since): deleted.
-                            context.delete(kept.removeFirst())
+                        // Its car 0 of the last round (saved up the chain since): deleted; its
+                        // car 1 of the round before: renamed.
+                        if round >= 1, let index = kept.firstIndex(where: { $0.value(forKey: "name") as? String == "w\(worker) r\(round - 1) 0" }) {
+                            context.delete(kept.remove(at: index))
                         }
-                        if round % 3 == 2, let last = kept.dropLast(3).last {
-                            last.setValue((last.value(forKey: "name") as? String ?? "") + " changed", forKey: "name")
+                        if round >= 2, let car = kept.first(where: { $0.value(forKey: "name") as? String == "w\(worker) r\(round - 2) 1" }) {
+                            car.setValue("w\(worker) r\(round - 2) 1 changed", forKey: "name")
                         }
+                        // A car 2 of another worker, read through the chain: given to this worker's person.
+                        let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+                        request.predicate = NSPredicate(format: "name ENDSWITH ' 2' AND NOT name BEGINSWITH %@", "w\(worker) ")
+                        if let other = try context.fetch(request).randomElement() { other.setValue(person, forKey: "owner") }
+                        kept += new
                         try context.save()
                     } catch {
                         failures.withLock { $0.append("worker \(worker) round \(round): \(error)") }
