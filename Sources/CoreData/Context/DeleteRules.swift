@@ -7,12 +7,7 @@ internal enum DeleteRules {
     static func apply(to object: NSManagedObject, in context: NSManagedObjectContext) {
         for index in object.layout.relationshipIndexes {
             let relationship = object.layout.properties[index] as! NSRelationshipDescription
-            let related: [NSManagedObject]
-            if relationship.isToMany {
-                related = object.toManyList(at: index).objects
-            } else {
-                related = object.toOneObject(at: index).map { [$0] } ?? []
-            }
+            let related = relatedObjects(of: object, at: index, relationship)
             switch relationship.deleteRule {
             case .cascadeDeleteRule:
                 for target in related where target._context === context && !target._isDeleted {
@@ -25,6 +20,21 @@ internal enum DeleteRules {
                 break
             }
         }
+    }
+
+    /// Takes a deleted object out of the inverse relationships of the objects related to it in
+    /// `context`, without cascading: for a delete a child context made, whose rules ran
+    /// against what the child saw (a sibling may have related the object since).
+    static func detach(_ object: NSManagedObject, in context: NSManagedObjectContext) {
+        for index in object.layout.relationshipIndexes {
+            let relationship = object.layout.properties[index] as! NSRelationshipDescription
+            nullifyInverse(of: relationship, from: object, in: relatedObjects(of: object, at: index, relationship), context: context)
+        }
+    }
+
+    private static func relatedObjects(of object: NSManagedObject, at index: Int, _ relationship: NSRelationshipDescription) -> [NSManagedObject] {
+        if relationship.isToMany { return object.toManyList(at: index).objects }
+        return object.toOneObject(at: index).map { [$0] } ?? []
     }
 
     private static func nullifyInverse(of relationship: NSRelationshipDescription, from object: NSManagedObject,

@@ -6,6 +6,8 @@ extension NSManagedObject {
     /// values cached (`snapshot`) or to be loaded when it fires.
     internal func becomeFault(_ id: NSManagedObjectID, snapshot: RowSnapshot?, in context: NSManagedObjectContext) {
         _objectID = id
+        // A child's object for a new object of its parent: the chain's root may save it.
+        if id.isTemporaryID && context._parent != nil { _mayBeForwarded = true }
         _context = context
         _isFault = true
         load(snapshot)

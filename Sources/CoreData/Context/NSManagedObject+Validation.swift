@@ -10,7 +10,7 @@ extension NSManagedObject {
     }
 
     internal func validateDeleteRules() throws {
-        var errors: [NSError] = []
+        var errors: [any Error] = []
         for index in layout.relationshipIndexes {
             let relationship = layout.properties[index] as! NSRelationshipDescription
             guard relationship.deleteRule == .denyDeleteRule else { continue }
@@ -25,12 +25,12 @@ extension NSManagedObject {
                     "\(entity.name ?? "") can't be deleted while its relationship '\(relationship.name)' (delete rule Deny) still holds \(count) object(s)"))
             }
         }
-        try throwCollected(errors)
+        try CoreDataError.throwValidationErrors(errors)
     }
 
     internal func validateAllProperties() throws {
         fireFaultIfNeeded()
-        var errors: [NSError] = []
+        var errors: [any Error] = []
         if type(of: self) != NSManagedObject.self {
             // A subclass may override validateValue(_:forKey:): Apple's validateForInsert/Update
             // call it for every property, so do the same (the override calls super for the model's rules).
@@ -39,9 +39,9 @@ extension NSManagedObject {
                 if property is NSRelationshipDescription, _relations[property.index] == nil,
                    !layout.validatedIndexes.contains(property.index) { continue }
                 var value = primitiveValue(at: property.index)
-                do { try validateValue(&value, forKey: property.name) } catch let error as NSError { errors.append(error) }
+                do { try validateValue(&value, forKey: property.name) } catch { errors.append(error) }
             }
-            try throwCollected(errors)
+            try CoreDataError.throwValidationErrors(errors)
             return
         }
         for index in layout.validatedIndexes {
@@ -59,7 +59,7 @@ extension NSManagedObject {
                 if let error = validationError(stored: storedValueForValidation(at: index), at: index) { errors.append(error) }
             }
         }
-        try throwCollected(errors)
+        try CoreDataError.throwValidationErrors(errors)
     }
 
     /// The attribute's value in storage form; transformable values decoded lazily stay boxed.
@@ -67,14 +67,6 @@ extension NSManagedObject {
         index < _values.count ? _values[index] : .null
     }
 
-    private func throwCollected(_ errors: [NSError]) throws {
-        if errors.count == 1 { throw errors[0] }
-        if errors.count > 1 {
-            throw CoreDataError.make(.multipleValidation,
-                "Multiple validation errors occurred: " + errors.map(\.localizedDescription).joined(separator: "; "),
-                extra: [NSDetailedErrorsKey: errors])
-        }
-    }
 
     internal func validationError(_ code: CoreDataError.Code, index: Int, value: Any?, _ message: String) -> NSError {
         var info: [String: Any] = [NSValidationObjectErrorKey: self, NSValidationKeyErrorKey: layout.properties[index].name]

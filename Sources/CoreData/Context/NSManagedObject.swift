@@ -259,7 +259,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         static let isDeleted: UInt8 = 4
         static let isUpdated: UInt8 = 8
         static let hasMistypedValue: UInt8 = 16
-        static let insertedByChild: UInt8 = 32
+        // (32 is free.)
         /// A typed `setValue(_:forKey:)` overload is calling the `Any?` method (and through it an
         /// override): see `NSManagedObject+TypedSetters.swift`.
         static let inTypedDispatch: UInt8 = 64
@@ -267,8 +267,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         /// the initializer): the typed `setValue(_:forKey:)` overloads then set values in place,
         /// without asking for the class's metadata on every call, and a save whose changed
         /// objects are all plain does not call their (empty) `willSave` and `didSave`.
-        /// (All eight bits of ``_flags`` are taken: another flag needs a wider field, which takes
-        /// the object out of glibc's fast bins unless another field shrinks.)
+        /// (Seven of the eight bits of ``_flags`` are taken: another flag after the next needs a
+        /// wider field, which takes the object out of glibc's fast bins unless another field shrinks.)
         static let isPlain: UInt8 = 128
     }
     /// Whether the object is a plain `NSManagedObject` (``Flag/isPlain``).
@@ -287,11 +287,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Whether `setValue(_:forKey:)` stored a value of the wrong type for an attribute since the
     /// last save: only then does validation check every attribute's type.
     final internal var _hasMistypedValue: Bool { @inline(__always) get { flag(Flag.hasMistypedValue) } @inline(__always) set { setFlag(Flag.hasMistypedValue, newValue) } }
-    /// Inserted into this (parent) context by a child's save under a temporary ID: when it gets
-    /// its permanent ID, the chain's forwarding table records the move.
-    final internal var _insertedByChild: Bool { @inline(__always) get { flag(Flag.insertedByChild) } @inline(__always) set { setFlag(Flag.insertedByChild, newValue) } }
-    /// Inserted here and saved into the parent context under a temporary ID: the ID may have
-    /// become permanent higher up the chain since.
+    /// Known here by a temporary ID the chain's root may have made permanent since: inserted
+    /// here and saved into the parent context, or read from the parent while new there.
     internal var _mayBeForwarded: Bool {
         @inline(__always) get { _mayBeForwardedFlag.load(ordering: .relaxed) }
         @inline(__always) set { _mayBeForwardedFlag.store(newValue, ordering: .relaxed) }
@@ -705,8 +702,18 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     @inline(__always)
     internal func markChanged(_ index: Int) {
         insertChanged(index)
-        // Inserted, deleted and already updated objects are in their change set already.
-        if !_isInserted && !_isDeleted && !_isUpdated { _context?.objectDidChange(self) }
+        // Inserted and deleted objects are in their change set already, and so are updated
+        // ones, which the next `ObjectsDidChange` reports again if the last one did.
+        if !_isInserted && !_isDeleted {
+            if !_isUpdated {
+                _context?.objectDidChange(self)
+            } else if let context = _context, context.updated.isBeforeMark(self) {
+                context.updatedObjectDidChangeAgain(self)
+            }
+        } else if !_isPlain && _isInserted, let context = _context, context.isCallingWillSave {
+            // A new object of a subclass, changed while a save calls `willSave`: its own runs again.
+            context.insertedObjectDidChangeInWillSave(self)
+        }
     }
 
     // MARK: Changes

@@ -60,7 +60,8 @@ internal struct SavedObjectIDs: Sendable {
 extension NSManagedObjectContext {
     /// Merges the changes another context saved, as described by its
     /// `NSManagedObjectContextDidSave` notification: objects this context holds that were updated
-    /// are refreshed (its own unsaved changes to them are kept), deleted ones are deleted, and
+    /// are refreshed (its own unsaved changes to them are kept), deleted ones are marked deleted
+    /// (they stay registered with their last values, their unsaved changes dropped), and
     /// inserted ones are faulted in. Call it on this context's queue:
     ///
     /// ```swift
@@ -106,12 +107,12 @@ extension NSManagedObjectContext {
             guard let object = registered(id.key), !object._isInserted else { continue }
             // A fault without data has nothing stale: it reads the new row when it fires.
             if object._isFault && !object._hasData && !object.hasChanges { continue }
-            refresh(object, mergeChanges: true)
+            _ = refreshWithoutNotice(object, mergeChanges: true) // (the merge posts its own notification)
             refreshedObjects.append(object)
         }
         for id in ids.deleted {
             guard let object = registered(id.key) else { continue }
-            forgetDeletedElsewhere(object)
+            takeDeleteSavedElsewhere(object)
             deletedObjects.append(object)
         }
         clearPendingChangeNotice()
@@ -126,8 +127,22 @@ extension NSManagedObjectContext {
         NotificationCenter.default.post(name: NSManagedObjectContext.didMergeChangesObjectIDsNotification, object: self, userInfo: ids.userInfo)
     }
 
+    /// A merged delete, as Apple's: the object stays registered (an app may still hold it),
+    /// marked deleted, with its last values (a fault with values is fired) and nothing to save.
+    private func takeDeleteSavedElsewhere(_ object: NSManagedObject) {
+        markDeletedElsewhere(object)
+        if object._isFault && object._hasData { object.fireFault() }
+    }
+
     /// An object whose row another context deleted: it leaves this context, whatever its unsaved changes.
     internal func forgetDeletedElsewhere(_ object: NSManagedObject) {
+        markDeletedElsewhere(object)
+        leaveContext(object)
+    }
+
+    /// Marks an object whose row another context deleted as deleted, with nothing to save: out
+    /// of the change sets, its unsaved changes dropped.
+    private func markDeletedElsewhere(_ object: NSManagedObject) {
         if object._isInserted { willChangeInsertedSet(); inserted.remove(object) }
         if object._isUpdated { updated.remove(object) }
         if deleted.contains(object) { deleted.remove(object) }
@@ -135,7 +150,6 @@ extension NSManagedObjectContext {
         object._isUpdated = false
         object._isInserted = false
         object._isDeleted = true
-        leaveContext(object)
     }
 
     // MARK: Merging automatically

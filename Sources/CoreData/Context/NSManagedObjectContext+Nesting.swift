@@ -122,7 +122,6 @@ extension NSManagedObjectContext {
             }
             let object = item.entity.layout.instanceClass.init(entity: item.entity, insertInto: nil)
             object.objectID = item.id
-            object._insertedByChild = true
             adoptInsertedFromChild(object)
             touched.append((object, item))
         }
@@ -140,6 +139,7 @@ extension NSManagedObjectContext {
             }
         }
         for id in changes.deleted {
+            let id = latestID(of: id) // (a temporary ID: maybe made permanent since the child read it)
             guard let object = registered(id.key) ?? (id.isTemporaryID ? nil : self.object(with: id)) else { continue }
             if object._context === self && !object._isDeleted { takeDeleteFromChild(object) }
         }
@@ -149,9 +149,12 @@ extension NSManagedObjectContext {
 
     /// A delete the child made: its delete rules already ran in the child, and what they changed
     /// came up as the child's other changes, so they do not run again here (against relationships
-    /// the child may have changed first).
+    /// the child may have changed first). But objects here that the child did not see related
+    /// to it (a sibling related them since) let go of it: none may save a relationship to an
+    /// object gone from the context.
     private func takeDeleteFromChild(_ object: NSManagedObject) {
         object.fireFaultIfNeeded()
+        DeleteRules.detach(object, in: self)
         if object._isInserted {
             willChangeInsertedSet()
             inserted.remove(object)
@@ -214,14 +217,22 @@ extension NSManagedObjectContext {
 
     // MARK: Identity across the chain
 
-    /// After this (root) context saved: objects that came from a child under a temporary ID now
-    /// have a permanent one; the chain's children find them by either.
     /// Called whenever an object of this context moves from a temporary to a permanent ID (a save,
-    /// `obtainPermanentIDs(for:)`): a child's insert is recorded for the chain.
+    /// `obtainPermanentIDs(for:)`): if the context has children, which may know the object by
+    /// its temporary ID (their own insert, saved into this context, or an object they read
+    /// while it was new here), the move is recorded for the chain, whose contexts then find it
+    /// by either ID.
     internal func recordForwarding(of object: NSManagedObject, from temporary: NSManagedObjectID, to permanent: NSManagedObjectID) {
-        guard object._insertedByChild, temporary.isTemporaryID, !permanent.isTemporaryID else { return }
+        guard hasChildren.load(ordering: .relaxed), temporary.isTemporaryID, !permanent.isTemporaryID else { return }
         rootContext.idForwarding.record(temporary: temporary, permanent: permanent)
-        object._insertedByChild = false
+    }
+
+    /// `id`, or the permanent ID the chain's root gave its object since (a temporary ID a child
+    /// knew the object by).
+    internal func latestID(of id: NSManagedObjectID) -> NSManagedObjectID {
+        guard id.isTemporaryID else { return id }
+        let forwarding = rootContext.idForwarding
+        return forwarding.isEmpty ? id : forwarding.permanent(for: id.key) ?? id
     }
 
     /// The object registered under `key`, following the chain's temporary ⇄ permanent moves.
@@ -241,7 +252,8 @@ extension NSManagedObjectContext {
 
     /// The permanent ID an object inserted here (and saved into the parent) has received since, if any.
     internal func forwardedID(for id: NSManagedObjectID) -> NSManagedObjectID? {
-        rootContext.idForwarding.permanent(for: id.key)
+        let forwarding = rootContext.idForwarding
+        return forwarding.isEmpty ? nil : forwarding.permanent(for: id.key)
     }
 }
 

@@ -27,13 +27,9 @@ extension NSManagedObjectContext {
             throw CoreDataError.make(.persistentStoreSave, "The context has no persistent store coordinator; nothing was saved")
         }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
+        processPendingChanges() // an observer may have changed objects
 
-        if savesSubclassObjects { // (read after the notification, whose observers may insert objects)
-            for objects in [inserted.objects, updated.objects, deleted.objects] {
-                objects.forEachUnretainedPrefetching { $1.willSave() }
-            }
-        }
-        processPendingChanges() // willSave, or an observer, may have deleted objects
+        if savesSubclassObjects { try callWillSave() } // (read after the notification, whose observers may insert objects)
 
         try validateForSave()
 
@@ -58,6 +54,36 @@ extension NSManagedObjectContext {
         if !goingMayRunAppCode && withModel({ $0?.objectsHoldOnlyValues ?? false }) {
             lettingGoOfSavedObjects { saved = ([], [], []) }
         }
+    }
+
+    /// Calls `willSave` on every changed object; then, as Apple's context does, again on the
+    /// objects that changed meanwhile (through their own `willSave` or another's: a counter kept
+    /// on a related object), pass after pass until a pass changes nothing. After 100 passes that
+    /// still changed objects the save fails (Apple raises "the context is still dirty after 100
+    /// attempts"), with nothing written.
+    private func callWillSave() throws {
+        var objects = (inserted: inserted.objects, updated: updated.objects, deleted: deleted.objects)
+        insertsChangedInWillSave = []
+        defer { insertsChangedInWillSave = nil }
+        let passes = 100
+        for pass in 1...passes {
+            for list in [objects.inserted, objects.updated, objects.deleted] {
+                list.forEachUnretainedPrefetching { $1.willSave() }
+            }
+            let changed = processPendingChangesReporting()
+            var seen = Set<ObjectIdentifier>()
+            let changedInserts = (changed.inserted + insertsChangedInWillSave!).filter { seen.insert(ObjectIdentifier($0)).inserted }
+            insertsChangedInWillSave = []
+            // Objects still to save: an object may be listed as changed and then deleted, or
+            // have been inserted and deleted again (and left the context).
+            objects = (changedInserts.filter { $0._isInserted && $0._context === self },
+                       changed.updated.filter { $0._isUpdated && $0._context === self },
+                       changed.deleted.filter { $0._isDeleted && $0._context === self })
+            if objects.inserted.isEmpty && objects.updated.isEmpty && objects.deleted.isEmpty { return }
+            if pass == passes { break }
+        }
+        throw CoreDataError.make(.coreData,
+            "Could not save: objects were still changing after \(passes) passes of willSave() (a willSave(), validation method or notification observer keeps changing objects: \((objects.inserted + objects.updated + objects.deleted).prefix(3).map { $0.objectID.uriRepresentation().absoluteString }.joined(separator: ", "))). Nothing was saved.")
     }
 
     /// After a save wrote its objects (to the store, or to the parent context): their
@@ -108,7 +134,7 @@ extension NSManagedObjectContext {
             } catch let conflict as StoreConflictError {
                 let conflicts = mergeConflicts(for: conflict)
                 try effectiveMergePolicy.resolve(optimisticLockingConflicts: conflicts)
-            } catch let error as NSError where error.code == NSManagedObjectConstraintMergeError && error.userInfo["conflictList"] == nil {
+            } catch let error where error.asNSError.map({ $0.code == NSManagedObjectConstraintMergeError && $0.userInfo["conflictList"] == nil }) ?? false {
                 let conflicts = try constraintConflicts()
                 guard !conflicts.isEmpty else { throw error }
                 try effectiveMergePolicy.resolve(constraintConflicts: conflicts)
@@ -234,7 +260,9 @@ extension NSManagedObjectContext {
         }
         for object in savedDeletes {
             guard let store = try coordinator.ownStore(of: object.objectID) else { continue }
-            groups.withChanges(for: store) { $0.deletes.append(.init(id: object.objectID, expectedVersion: object._snapshot?.version ?? 0)) }
+            // A fault deleted without being read has no version: its row is deleted as it is.
+            let expectedVersion = object._snapshotValues == nil ? nil : object._snapshotVersion
+            groups.withChanges(for: store) { $0.deletes.append(.init(id: object.objectID, expectedVersion: expectedVersion)) }
         }
         try savedUpdates.forEachUnretained { try addRelationshipRows(of: $1, into: &groups) }
         if let store = groups.all.first?.store ?? coordinator.persistentStores.first {
@@ -340,10 +368,12 @@ extension NSManagedObjectContext {
     /// has taken one since its last save, the inserted and updated objects are not walked (for
     /// 50,000 new objects, a pass over objects long out of the cache).
     private func validateForSave() throws {
-        var errors: [NSError] = []
+        // Errors of any type: an override may throw an app's own `Error`, thrown as it is.
+        var errors: [any Error] = []
         func collect(_ body: () throws -> Void) {
-            do { try body() } catch let error as NSError {
-                if error.code == NSValidationMultipleErrorsError, let details = error.userInfo[NSDetailedErrorsKey] as? [NSError] {
+            do { try body() } catch {
+                if let error = error.asNSError, error.domain == NSCocoaErrorDomain, error.code == NSValidationMultipleErrorsError,
+                   let details = error.userInfo[NSDetailedErrorsKey] as? [NSError] {
                     errors.append(contentsOf: details)
                 } else {
                     errors.append(error)
@@ -365,12 +395,7 @@ extension NSManagedObjectContext {
             }
         }
         deleted.objects.forEachUnretained { _, object in collect { try object.validateForDelete() } }
-        if errors.count == 1 { throw errors[0] }
-        if errors.count > 1 {
-            throw CoreDataError.make(.multipleValidation,
-                "Multiple validation errors occurred: " + errors.map(\.localizedDescription).joined(separator: "; "),
-                extra: [NSDetailedErrorsKey: errors])
-        }
+        try CoreDataError.throwValidationErrors(errors)
     }
 }
 

@@ -103,6 +103,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Temporary IDs of objects from child contexts that became permanent when this context
     /// saved (used on the root context of a chain; see `NSManagedObjectContext+Nesting.swift`).
     internal let idForwarding = IDForwarding()
+    /// Whether a context has ever had this one as its parent: children may know this context's
+    /// new objects by their temporary IDs, so a save records the permanent IDs they get
+    /// (``recordForwarding(of:from:to:)``). Set on the child's thread, read on this context's queue.
+    internal let hasChildren = Atomic<Bool>(false)
     @exclusivity(unchecked) private var retained: [IDKey: NSManagedObject] = [:]
     @exclusivity(unchecked) internal var inserted = OrderedObjectSet()
     @exclusivity(unchecked) internal var updated = OrderedObjectSet()
@@ -199,6 +203,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         set {
             precondition(_coordinator == nil || newValue == nil, "A context with a coordinator can't also have a parent context")
             precondition(newValue !== self, "A context can't be its own parent")
+            newValue?.hasChildren.store(true, ordering: .relaxed)
             _parent = newValue
         }
     }
@@ -456,6 +461,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     internal func clearPendingChangeNotice() {
         pendingChangeNotice = ([], [], [])
         noticeInsertsAreInsertedSet = inserted.isEmpty
+        updated.setMark()
     }
 
     /// Moves an object to its new (permanent) ID.
@@ -476,6 +482,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// registry's table when it is next used (``ObjectRegistry/registerLater(_:key:)``). `objects`
     /// are the save's inserted objects, which `saved` refers to by position.
     internal func reregister(_ saved: [SavedInserts], of objects: [NSManagedObject]) {
+        // New objects whose temporary IDs children may know: those whose ID was made.
+        let knownToChildren = hasChildren.load(ordering: .relaxed)
         var fromChildren: [(NSManagedObject, NSManagedObjectID)] = []
         registry.withLock { registry in
             // Room in the list of objects registered later for every row (rows with permanent
@@ -498,7 +506,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 objects.forEachUnretainedPrefetching(positions: group.inserts.count, offset: { group.offsets[$0] }) { position, object in
                     guard group.inserts[position].isTemporary else { return }
                     if object._hasObjectID { registry.removeTemporary(group.inserts[position].key) }
-                    if object._insertedByChild, let previous = object._objectID { fromChildren.append((object, previous)) }
+                    if knownToChildren, let previous = object._objectID { fromChildren.append((object, previous)) }
                     object.setPermanentKey(group.keys[position], store: store)
                     registry.registerLater(Unmanaged.passUnretained(object), key: object.idKey)
                 }
@@ -534,6 +542,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
         checkQueue("object(with:)")
         if let object = registered(objectID.key) { return object }
+        // A temporary ID the chain's root has made permanent since: a fault for the row.
+        let objectID = objectID.isTemporaryID ? latestID(of: objectID) : objectID
         let object = objectID.entity.layout.instanceClass.init(entity: objectID.entity, insertInto: nil)
         object.becomeFault(objectID, snapshot: nil, in: self)
         return object
@@ -551,11 +561,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             if object._isDeleted && object._isFault == false && object._snapshot == nil && !object._isInserted {
                 throw missingObjectError(objectID)
             }
+            object.fireFaultIfNeeded() // never a fault, as Apple's
             return object
         }
-        guard !objectID.isTemporaryID || _parent != nil, let snapshot = snapshotForFault(objectID) else { throw missingObjectError(objectID) }
-        let object = objectID.entity.layout.instanceClass.init(entity: snapshot.entity, insertInto: nil)
-        object.becomeFault(objectID, snapshot: snapshot, in: self)
+        let id = objectID.isTemporaryID ? latestID(of: objectID) : objectID
+        guard !id.isTemporaryID || _parent != nil, let snapshot = snapshotForFault(id) else { throw missingObjectError(objectID) }
+        let object = id.entity.layout.instanceClass.init(entity: snapshot.entity, insertInto: nil)
+        object.becomeFault(id, snapshot: snapshot, in: self)
+        object.fireFaultIfNeeded()
         return object
     }
 
@@ -567,6 +580,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The row for a fault, from the parent context or the store.
     internal func snapshotForFault(_ id: NSManagedObjectID) -> RowSnapshot? {
         if let parent = _parent { return parentSnapshot(for: id, in: parent) }
+        let id = id.isTemporaryID ? latestID(of: id) : id
         if id.isTemporaryID { return nil }
         // stalenessInterval 0: no cached data acceptable, read the store.
         return try? persistentStoreCoordinator?.row(for: id, usingCache: stalenessInterval != 0)
@@ -626,13 +640,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Marks an object for deletion at the next save; delete rules are applied when pending
-    /// changes are processed.
+    /// Marks an object for deletion at the next save. Its `prepareForDeletion()` is called at
+    /// once (again if the object is deleted again, as Apple's is); delete rules are applied when
+    /// pending changes are processed.
     ///
     /// Deleting an object of another context is a programmer error and stops the process.
     open func delete(_ object: NSManagedObject) {
         checkQueue("delete(_:)")
         precondition(object._context === self, "Can't delete an object that belongs to another context")
+        // At once, as Apple's does, and again on a repeated delete; delete rules run later.
+        object.prepareForDeletion()
         guard !object._isDeleted else { return }
         object._isDeleted = true
         if object._isInserted {
@@ -656,6 +673,29 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingChangeNotice.updated.append(object)
     }
 
+    /// Called by an updated object that changes again after an `ObjectsDidChange` reported it:
+    /// the next one reports it again, as Apple's does. (It moves to the end of the updated set,
+    /// past the mark of the objects reported: it is reported once however often it changes.)
+    @inline(never)
+    internal func updatedObjectDidChangeAgain(_ object: NSManagedObject) {
+        updated.remove(object)
+        updated.insert(object)
+        pendingChangeNotice.updated.append(object)
+    }
+
+    /// While a save calls `willSave` (`callWillSave()`): the new objects of subclasses changed
+    /// meanwhile, whose `willSave` runs again (an updated object changed again is reported by
+    /// the next `ObjectsDidChange`; a new one is not). `nil` the rest of the time.
+    @exclusivity(unchecked) internal var insertsChangedInWillSave: [NSManagedObject]?
+    /// Whether a save is calling `willSave` (``insertsChangedInWillSave``).
+    internal var isCallingWillSave: Bool { @inline(__always) get { insertsChangedInWillSave != nil } }
+
+    /// Called by a new object of a subclass that changes while a save calls `willSave`.
+    @inline(never)
+    internal func insertedObjectDidChangeInWillSave(_ object: NSManagedObject) {
+        if insertsChangedInWillSave!.last !== object { insertsChangedInWillSave!.append(object) }
+    }
+
     /// Objects inserted since the last save.
     open var insertedObjects: Set<NSManagedObject> { checkQueue("insertedObjects"); return Set(inserted.objects) }
     /// Objects changed since the last save.
@@ -669,9 +709,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// `NSManagedObjectContextObjectsDidChange`.
     open func processPendingChanges() {
         checkQueue("processPendingChanges()")
+        processPendingChangesReporting()
+    }
+
+    /// ``processPendingChanges()``'s work; returns the objects its `ObjectsDidChange` reported
+    /// (inserted, updated and deleted since the last call).
+    @discardableResult
+    internal func processPendingChangesReporting() -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
         while !pendingDeletes.isEmpty {
             let object = pendingDeletes.removeFirst()
-            object.prepareForDeletion()
             DeleteRules.apply(to: object, in: self)
             if object._isInserted {
                 // A new object deleted before it was saved leaves the context altogether.
@@ -693,6 +739,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             info.memo = nil
             NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.userInfo)
         }
+        return notice
     }
 
     // MARK: Discarding changes
@@ -742,11 +789,32 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Updates an object from the store: with `flag` false it becomes a fault (unsaved changes
     /// are discarded); with `flag` true its unsaved changes are kept on top of the stored values.
+    ///
+    /// Posts `NSManagedObjectContextObjectsDidChange` with the object under
+    /// `NSRefreshedObjectsKey`, as Apple's does (not for a new object, which has nothing to
+    /// refresh):
+    ///
+    /// ```swift
+    /// context.refresh(car, mergeChanges: false) // car is a fault again
+    /// ```
     open func refresh(_ object: NSManagedObject, mergeChanges flag: Bool) {
         checkQueue("refresh(_:mergeChanges:)")
+        if refreshWithoutNotice(object, mergeChanges: flag) { postRefreshed([object]) }
+    }
+
+    /// Refreshes every registered object, keeping unsaved changes, and posts one
+    /// `NSManagedObjectContextObjectsDidChange` with them under `NSRefreshedObjectsKey`.
+    open func refreshAllObjects() {
+        checkQueue("refreshAllObjects()")
+        postRefreshed(registeredObjects.filter { refreshWithoutNotice($0, mergeChanges: true) })
+    }
+
+    /// ``refresh(_:mergeChanges:)``'s work, without the notification; whether the object was
+    /// refreshed (it is this context's, and not new).
+    internal func refreshWithoutNotice(_ object: NSManagedObject, mergeChanges flag: Bool) -> Bool {
         // Fetched properties are fetched again at their next read, as Apple documents.
         if object._context === self { object.forgetFetchedPropertyValues() }
-        guard object._context === self, !object._isInserted else { return }
+        guard object._context === self, !object._isInserted else { return false }
         let fresh = object.objectID.isTemporaryID && _parent == nil ? nil : snapshotForFault(object.objectID)
         if flag && object.hasChanges {
             object.merge(fresh)
@@ -754,12 +822,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             if object._isUpdated { updated.remove(object); object._isUpdated = false }
             object.turnIntoFault(keepingSnapshot: fresh)
         }
+        return true
     }
 
-    /// Refreshes every registered object, keeping unsaved changes.
-    open func refreshAllObjects() {
-        checkQueue("refreshAllObjects()")
-        for object in registeredObjects { refresh(object, mergeChanges: true) }
+    /// `ObjectsDidChange` for refreshed objects (none: no notification).
+    private func postRefreshed(_ objects: [NSManagedObject]) {
+        var info = ChangeInfo()
+        info.add(NSRefreshedObjectsKey, objects)
+        guard !info.userInfo.isEmpty else { return }
+        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.userInfo)
     }
 
     /// Gives the objects permanent IDs now instead of at the next save.

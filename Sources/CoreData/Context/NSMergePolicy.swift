@@ -58,7 +58,8 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
     }
 
     /// Resolves optimistic-locking conflicts by the policy's type:
-    /// - error: throws `NSManagedObjectMergeError` (133020) with the conflicts under `conflictList`;
+    /// - error: throws `NSManagedObjectMergeError` (133020) with the conflicts under `conflictList`
+    ///   and, as Apple's does, under `NSPersistentStoreSaveConflictsErrorKey`;
     /// - store trump: each property the object changed takes the store's value if the store's
     ///   changed too; the others take the store's values;
     /// - object trump: the object's changed properties are kept, the others take the store's values;
@@ -101,7 +102,7 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
     internal static func lockingError(_ conflicts: [NSMergeConflict]) -> NSError {
         CoreDataError.make(.merge,
             "Could not merge changes: \(conflicts.count) object(s) changed in the store since they were read (\(conflicts.map { $0.sourceObject.objectID.uriRepresentation().absoluteString }.joined(separator: ", "))). Nothing was saved.",
-            extra: ["conflictList": conflicts])
+            extra: ["conflictList": conflicts, NSPersistentStoreSaveConflictsErrorKey: conflicts])
     }
 
     /// `NSManagedObjectConstraintMergeError` (133021) for uniqueness-constraint conflicts.

@@ -58,6 +58,10 @@ internal struct OrderedObjectSet {
     /// `false`, every object in the set is a plain `NSManagedObject`, whose `willSave` and
     /// `didSave` do nothing: a save need not call them (`NSManagedObjectContext.save()`).
     private(set) var mayHoldSubclassObjects = false
+    /// The slots before it hold the objects that were in the set at the last ``setMark()``; the
+    /// objects added since are after it. (For the updated set: the objects a context reported
+    /// in its last `ObjectsDidChange`, and those changed since, which its next one reports.)
+    private(set) var mark = 0
 
     private mutating func willChangeSlots() {
         if cachedObjects != nil { cachedObjects = nil } // (no release call per insert)
@@ -88,10 +92,17 @@ internal struct OrderedObjectSet {
         slots[Int(object._changeSlot)] = nil
         object._changeSlot = -1
         count -= 1
-        if count == 0 { slots.removeAll(keepingCapacity: true) }
+        if count == 0 { slots.removeAll(keepingCapacity: true); mark = 0 }
         else if slots.count > 64 && count < slots.count / 2 { compact() }
         return true
     }
+
+    /// Marks the objects in the set now as being before the mark (``isBeforeMark(_:)``).
+    mutating func setMark() { mark = slots.count }
+
+    /// Whether `object`, a member, was in the set at the last ``setMark()``.
+    @inline(__always)
+    func isBeforeMark(_ object: NSManagedObject) -> Bool { Int(object._changeSlot) < mark }
 
     /// Clears ``mayHoldSubclassObjects`` (once the objects it was set for have left the set).
     mutating func forgetSubclassObjects() { mayHoldSubclassObjects = false }
@@ -100,10 +111,12 @@ internal struct OrderedObjectSet {
         willChangeSlots()
         slots.removeAll()
         count = 0
+        mark = 0
     }
 
     private mutating func compact() {
         willChangeSlots()
+        mark = slots[..<mark].lazy.filter { $0 != nil }.count // the same objects stay before it
         slots = slots.filter { $0 != nil }
         for (index, object) in slots.enumerated() { object!._changeSlot = Int32(index) }
     }

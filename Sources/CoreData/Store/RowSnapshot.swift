@@ -117,7 +117,10 @@ internal struct SaveChanges: @unchecked Sendable {
     }
     struct Delete {
         var id: NSManagedObjectID
-        var expectedVersion: Int64
+        /// The version the object read (`Z_OPT`), which the row must still have; `nil` if the
+        /// object never read the row (a fault deleted by ID): the row goes whatever its version,
+        /// as on Apple platforms.
+        var expectedVersion: Int64?
     }
     /// A row of a many-to-many join table, seen from the side that owns the table in the model
     /// (``NSRelationshipDescription/JoinTable/isOwner``): `first` is an object of `relationship`'s

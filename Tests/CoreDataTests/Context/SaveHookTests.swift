@@ -8,11 +8,7 @@ import Testing
 @Suite("Save hooks")
 struct SaveHookTests {
     /// A stack whose `Car` objects are `HookedCar`s; `Person` stays a plain `NSManagedObject`.
-    private func stackWithHookedCars() throws -> TestStack {
-        let model = TestModel.make()
-        model.entitiesByName["Car"]!.managedObjectClassName = String(reflecting: HookedCar.self)
-        return try TestStack(model: model)
-    }
+    private func stackWithHookedCars() throws -> TestStack { try TestStack(classes: ["Car": HookedCar.self]) }
 
     private func hookCount(_ car: HookedCar) -> (willSave: Int, didSave: Int) {
         (car.events.filter { $0 == "willSave" }.count, car.events.filter { $0 == "didSave" }.count)

@@ -118,6 +118,13 @@ final class TestStack {
         context.persistentStoreCoordinator = coordinator
     }
 
+    /// A stack of ``TestModel`` whose entities named in `classes` have those classes.
+    convenience init(classes: [String: NSManagedObject.Type]) throws {
+        let model = TestModel.make()
+        for (entity, objectClass) in classes { model.entitiesByName[entity]!.managedObjectClassName = String(reflecting: objectClass) }
+        try self.init(model: model)
+    }
+
     /// A second, independent stack on the same file (another "process").
     func reopen() throws -> TestStack { try TestStack(model: model, directory: directory) }
 

@@ -174,8 +174,9 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         }
         for delete in changes.deletes {
             let current = try row(for: delete.id)
-            if current?.version != delete.expectedVersion {
-                conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion, persisted: current))
+            // (Without an expected version, the object never read the row: any version goes.)
+            if current == nil || (delete.expectedVersion != nil && current?.version != delete.expectedVersion) {
+                conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion ?? 0, persisted: current))
             }
         }
         if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }

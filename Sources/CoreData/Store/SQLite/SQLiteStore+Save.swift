@@ -118,14 +118,20 @@ extension SQLiteStore {
             for delete in changes.deletes {
                 guard let pk = delete.id.primaryKey else { continue }
                 let noted = try noteExternalFiles(of: delete.id.entity, primaryKey: pk, indexes: nil, on: db)
-                let statement = try db.cached("DELETE FROM \(schema.table(of: delete.id.entity)) WHERE Z_PK = ? AND Z_OPT = ?")
+                let table = schema.table(of: delete.id.entity)
+                let statement: SQLiteStatement
+                if let expectedVersion = delete.expectedVersion {
+                    statement = try db.cached("DELETE FROM \(table) WHERE Z_PK = ? AND Z_OPT = ?")
+                    statement.bind(expectedVersion, at: 2)
+                } else {
+                    statement = try db.cached("DELETE FROM \(table) WHERE Z_PK = ?") // never read: no version to hold it to
+                }
                 statement.bind(pk, at: 1)
-                statement.bind(delete.expectedVersion, at: 2)
                 try statement.step()
                 statement.reset()
                 if db.changes == 0 {
                     externalFiles?.replaced.removeLast(noted)
-                    conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion, persisted: try readRow(delete.id, on: db)))
+                    conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion ?? 0, persisted: try readRow(delete.id, on: db)))
                     continue
                 }
                 let root = ObjectIdentifier(delete.id.entity.rootEntity)
