@@ -43,20 +43,40 @@ enum CoreDataBench {
                 }
             }
 
-        case .fetchItems:
-            let model = itemModel(className: String(reflecting: BenchItem.self)) // (c) reads through @Managed
-            let file = folder.freshFile("coredata-fetch")
-            do { // The rows, written beforehand (not timed).
-                let stack = try Stack(model: model, url: file)
-                let context = stack.context
-                try context.performAndWait {
+        case .insertItemsBoxed:
+            let model = itemModel(className: "NSManagedObject")
+            return {
+                try timedOnFreshStack(folder, "coredata-item-boxed", model: model, entity: "Item", rows: size) { context in
                     for i in 0..<size {
                         let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
-                        for key in itemKeys { item.setValue(i, forKey: key) }
+                        for key in itemKeys { item.setValue(NSNumber(value: i), forKey: key) }
                     }
                     try context.save()
+                    return size
                 }
             }
+
+        case .fetchItemsBoxed:
+            let model = itemModel(className: "NSManagedObject") // (c′) reads plain objects by key
+            let file = try filledItemFile(folder, "coredata-fetch-boxed", model: model, size: size)
+            return {
+                let stack = try Stack(model: model, url: file)
+                let context = stack.context
+                return try context.performAndWait {
+                    try BenchMeter.measure {
+                        let items = try context.fetch(NSFetchRequest<NSFetchRequestResult>(entityName: "Item"))
+                        var sum = 0
+                        for case let item as NSManagedObject in items {
+                            for key in itemKeys { sum &+= (item.value(forKey: key) as! NSNumber).intValue }
+                        }
+                        return sum
+                    }
+                }
+            }
+
+        case .fetchItems:
+            let model = itemModel(className: String(reflecting: BenchItem.self)) // (c) reads through @Managed
+            let file = try filledItemFile(folder, "coredata-fetch", model: model, size: size)
             return {
                 // A new coordinator and context each time: nothing is cached in memory.
                 let stack = try Stack(model: model, url: file)
@@ -72,6 +92,21 @@ enum CoreDataBench {
                 }
             }
         }
+    }
+
+    /// A file of `size` `Item` rows, written beforehand (not timed).
+    static func filledItemFile(_ folder: BenchFolder, _ prefix: String, model: NSManagedObjectModel, size: Int) throws -> URL {
+        let file = folder.freshFile(prefix)
+        let stack = try Stack(model: model, url: file)
+        let context = stack.context
+        try context.performAndWait {
+            for i in 0..<size {
+                let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                for key in itemKeys { item.setValue(i, forKey: key) }
+            }
+            try context.save()
+        }
+        return file
     }
 
     /// The keys as an app writes them: string literals (immortal, never retained), not ten

@@ -33,7 +33,7 @@ enum GRDBBench {
                 }
             }
 
-        case .insertItems:
+        case .insertItems, .insertItemsBoxed:
             return {
                 try timedOnFreshPool(folder, "grdb-item", create: GRDBItem.createTable, table: "item", rows: size, engine: "GRDB") { pool in
                     try pool.write { db in
@@ -45,7 +45,7 @@ enum GRDBBench {
                 }
             }
 
-        case .fetchItems:
+        case .fetchItems, .fetchItemsBoxed:
             let file = folder.freshFile("grdb-fetch")
             do { // The rows, written beforehand (not timed), as GRDB's generateSQLiteDatabaseIfMissing does.
                 let pool = try DatabasePool(path: file.path)
@@ -102,7 +102,7 @@ enum GRDBStatementBench {
                 }
             }
 
-        case .insertItems:
+        case .insertItems, .insertItemsBoxed:
             return {
                 try timedOnFreshPool(folder, "grdb-sql-item", create: GRDBItem.createTable, table: "item", rows: size, engine: "GRDB statements") { pool in
                     try pool.write { db in
@@ -113,7 +113,7 @@ enum GRDBStatementBench {
                 }
             }
 
-        case .fetchItems:
+        case .fetchItems, .fetchItemsBoxed:
             let file = folder.freshFile("grdb-sql-fetch")
             do {
                 let pool = try DatabasePool(path: file.path)

@@ -48,7 +48,7 @@ enum RawSQLiteBench {
                 return sample
             }
 
-        case .insertItems:
+        case .insertItems, .insertItemsBoxed:
             return {
                 let file = folder.freshFile("raw-item")
                 defer { BenchFolder.remove(file) }
@@ -73,7 +73,7 @@ enum RawSQLiteBench {
                 return sample
             }
 
-        case .fetchItems:
+        case .fetchItems, .fetchItemsBoxed:
             let file = folder.freshFile("raw-fetch")
             do {
                 let db = try RawConnection(path: file.path)

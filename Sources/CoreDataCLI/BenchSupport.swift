@@ -18,6 +18,12 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     case insertItems = "b"
     /// GRDB's `FetchRecordClass`: fetch every row of ten Integer 64 values and read them all.
     case fetchItems = "c"
+    /// (b) as GRDB's Core Data benchmark writes it: `setValue(NSNumber(value: i), forKey:)`.
+    /// The other engines do (b)'s work (they have no `NSNumber` to box).
+    case insertItemsBoxed = "b'"
+    /// (c) as GRDB's Core Data benchmark reads it: plain objects, `value(forKey:) as! NSNumber`.
+    /// The other engines do (c)'s work.
+    case fetchItemsBoxed = "c'"
     /// Issue 4: `code == %@` on the indexed column (about 20 rows each), many times.
     case equalityFetch = "d"
     /// Issue 4: `name BEGINSWITH[cd] %@` on the unindexed column with `fetchLimit` 7, many times.
@@ -37,8 +43,8 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     var fullSize: Int {
         switch self {
         case .carsSavedOneByOne, .carsSavedOnce: 10_000
-        case .insertItems: 50_000
-        case .fetchItems: 200_000
+        case .insertItems, .insertItemsBoxed: 50_000
+        case .fetchItems, .fetchItemsBoxed: 200_000
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates: 100_000
         }
     }
@@ -51,7 +57,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     /// itself for the other workloads).
     func queries(size: Int) -> Int {
         switch self {
-        case .carsSavedOneByOne, .carsSavedOnce, .insertItems, .fetchItems: size
+        case .carsSavedOneByOne, .carsSavedOnce, .insertItems, .fetchItems, .insertItemsBoxed, .fetchItemsBoxed: size
         case .equalityFetch: max(1, size / 100)
         case .prefixSearch: max(1, size / 200)
         case .lookupByID: max(1, size / 10)
@@ -65,6 +71,8 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .carsSavedOnce: "(a) insert Car, one save"
         case .insertItems: "(b) insert Item×10 ints, one save"
         case .fetchItems: "(c) fetch Item, read 10 ints"
+        case .insertItemsBoxed: "(b′) (b) through `NSNumber`"
+        case .fetchItemsBoxed: "(c′) (c) through `value(forKey:) as! NSNumber`"
         case .equalityFetch: "(d) `code == %@` (indexed), ~20 objects"
         case .prefixSearch: "(e) `name BEGINSWITH[cd] %@`, limit 7"
         case .lookupByID: "(f) `existingObject(with:)`, fresh context"
@@ -75,7 +83,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     /// The target for swift-coredata's time over raw SQLite's (release build).
     var target: Double {
         switch self {
-        case .carsSavedOneByOne, .carsSavedOnce, .fetchItems: 3.0
+        case .carsSavedOneByOne, .carsSavedOnce, .fetchItems, .insertItemsBoxed, .fetchItemsBoxed: 3.0
         case .insertItems: 2.5
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates: 2.0
         }
@@ -102,8 +110,8 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     /// workloads, computed from the data set in Swift (``PredicateBench/DataSet``).
     func expectedChecksum(size: Int, folder: BenchFolder) -> Int {
         switch self {
-        case .carsSavedOneByOne, .carsSavedOnce, .insertItems: size
-        case .fetchItems: 10 * (size * (size - 1) / 2)
+        case .carsSavedOneByOne, .carsSavedOnce, .insertItems, .insertItemsBoxed: size
+        case .fetchItems, .fetchItemsBoxed: 10 * (size * (size - 1) / 2)
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
             PredicateBench.data(rows: size, folder: folder).expectedChecksum(self)
         }
