@@ -84,8 +84,15 @@ internal enum XcodeModelReader {
             } catch {
                 throw fileError(.fileReadCorruptFile, marker, "is not a valid property list (\(error.localizedDescription))", underlying: error)
             }
-            guard let dictionary = plist as? [String: Any], let name = dictionary["_XCCurrentVersionName"] as? String, !name.isEmpty else {
-                throw fileError(.fileReadCorruptFile, marker, "does not name the current model version (no '_XCCurrentVersionName' string)")
+            guard let dictionary = plist as? [String: Any] else {
+                throw fileError(.fileReadCorruptFile, marker, "is not a dictionary")
+            }
+            guard let name = dictionary["_XCCurrentVersionName"] as? String, !name.isEmpty else {
+                // Xcode leaves the dictionary empty in a bundle that has only ever had one version.
+                let versions = try versions(in: bundle)
+                if dictionary.isEmpty && versions.count == 1 { return bundle.appendingPathComponent(versions[0]) }
+                throw fileError(.fileReadCorruptFile, marker, "does not name the current model version (no '_XCCurrentVersionName' string)"
+                                + (versions.count > 1 ? ", and the bundle holds \(versions.count) versions" : ""))
             }
             let version = bundle.appendingPathComponent(name)
             guard FileManager.default.fileExists(atPath: version.path) else {
@@ -93,17 +100,26 @@ internal enum XcodeModelReader {
             }
             return version
         }
-        let children = (try? FileManager.default.contentsOfDirectory(atPath: bundle.path)) ?? []
-        let versions = children.filter { $0.lowercased().hasSuffix(".xcdatamodel") }
-            .sorted { lhs, rhs in
-                // By name without the extension, numbers compared by value: "Car" < "Car 2" < "Car 10".
-                let l = (lhs as NSString).deletingPathExtension, r = (rhs as NSString).deletingPathExtension
-                return l.compare(r, options: [.numeric]) == .orderedAscending
-            }
-        guard let last = versions.last else {
+        guard let last = try versions(in: bundle).last else {
             throw fileError(.fileReadNoSuchFile, bundle, "holds no model: no '.xcdatamodel' version and no 'contents' file")
         }
         return bundle.appendingPathComponent(last)
+    }
+
+    /// The names of the `.xcdatamodel` versions in a bundle, by name without the extension,
+    /// numbers compared by value: "Car" < "Car 2" < "Car 10".
+    private static func versions(in bundle: URL) throws -> [String] {
+        let children: [String]
+        do {
+            children = try FileManager.default.contentsOfDirectory(atPath: bundle.path)
+        } catch {
+            throw fileError(.fileReadCorruptFile, bundle, "could not be listed (\(error.localizedDescription))", underlying: error)
+        }
+        return children.filter { $0.lowercased().hasSuffix(".xcdatamodel") }
+            .sorted { lhs, rhs in
+                let l = (lhs as NSString).deletingPathExtension, r = (rhs as NSString).deletingPathExtension
+                return l.compare(r, options: [.numeric]) == .orderedAscending
+            }
     }
 
     // MARK: Parsing
@@ -500,7 +516,8 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             fail(parser, "has an <attribute> without a name in entity '\(entityName)'")
             return nil
         }
-        guard let typeName = a["attributeType"] else {
+        // Xcode writes no attributeType for a transient attribute of type Undefined.
+        guard let typeName = a["attributeType"] ?? (Self.bool(a["transient"]) ? "Undefined" : nil) else {
             fail(parser, "has no attributeType for the attribute '\(entityName).\(name)'")
             return nil
         }
@@ -552,12 +569,23 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         return record
     }
 
+    /// `YES`/`NO` (Xcode's spelling) or `true`/`false`, in any case; `nil` for other text.
+    private static func boolean(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "yes", "true": return true
+        case "no", "false": return false
+        default: return nil
+        }
+    }
+
     /// The typed default value for Xcode's `defaultValueString`: `nil` if the text does not fit the
     /// type, `.some(nil)` if the type takes no default.
     private static func defaultValue(_ text: String, type: NSAttributeType) -> Any?? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         func integer(_ range: ClosedRange<Int64>) -> Int64? {
             if let v = Int64(trimmed) { return range.contains(v) ? v : nil }
+            // Xcode keeps a Boolean default it wrote before the attribute became an integer.
+            if let flag = boolean(trimmed) { return flag ? 1 : 0 }
             if let d = Double(trimmed), let v = Int64(exactly: d) { return range.contains(v) ? v : nil }
             return nil
         }
@@ -581,11 +609,10 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             guard let v = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")), !v.isNaN else { return nil }
             return .some(NSDecimalNumber(decimal: v))
         case .booleanAttributeType:
-            switch trimmed.lowercased() {
-            case "yes", "true", "1": return .some(NSNumber(value: true))
-            case "no", "false", "0": return .some(NSNumber(value: false))
-            default: return nil
-            }
+            if let flag = boolean(trimmed) { return .some(NSNumber(value: flag)) }
+            // A number, as Xcode keeps the default of an attribute that was an integer: nonzero is true.
+            guard let number = Double(trimmed) else { return nil }
+            return .some(NSNumber(value: number != 0))
         case .stringAttributeType:
             return .some(text)
         case .UUIDAttributeType:
