@@ -293,7 +293,8 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         case fetchIndex(IndexRecord)
         case compoundIndexes(EntityRecord)
         case configuration(ConfigurationRecord)
-        /// An element with nothing to read (`entry`, `constraint`, `memberEntity`, unknown leaves).
+        /// An element with nothing more to read (`entry`, `constraint`, `memberEntity`, `index`,
+        /// `fetchIndexElement`, a fetched property's `fetchRequest`): an element inside it is an error.
         case leaf
     }
 
@@ -308,6 +309,8 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
     var notes: [String] = []
 
     private var stack: [Frame] = []
+    /// The name of each element on ``stack``, for messages.
+    private var elementNames: [String] = []
     /// Depth inside an element whose whole subtree is skipped (fetch request templates, layout elements, …).
     private var skipDepth = 0
     private var constraintNames: [String] = []
@@ -320,12 +323,9 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         parser.abortParsing()
     }
 
+    /// A flag's value (checked when its element started: see ``flagNames``); absent is `NO`.
     private static func bool(_ value: String?) -> Bool {
-        guard let value else { return false }
-        switch value.lowercased() {
-        case "yes", "true", "1": return true
-        default: return false
-        }
+        value.flatMap(flag) ?? false
     }
 
     /// A non-empty attribute value.
@@ -339,6 +339,11 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         guard error == nil else { return }
         if skipDepth > 0 { skipDepth += 1; return }
         let line = parser.lineNumber
+        if let (key, value) = attributes.first(where: { Self.flagNames.contains($0.key) && Self.flag($0.value) == nil }) {
+            return fail(parser, "has an invalid value '\(value)' for \(key) on a <\(elementName)> (YES or NO expected)")
+        }
+        let depth = stack.count
+        defer { if stack.count > depth { elementNames.append(elementName) } }
         guard let top = stack.last else {
             guard elementName == "model" else {
                 fail(parser, "is not a Core Data model: its root element is <\(elementName)>, not <model>")
@@ -356,11 +361,15 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             stack.append(.entity(record))
         case (.model, "configuration"):
             guard let name = Self.string(attributes["name"]) else { return fail(parser, "has a <configuration> without a name") }
+            if configurations.contains(where: { $0.name == name }) { return fail(parser, "has two configurations named '\(name)'") }
             let record = ConfigurationRecord(name: name, line: line)
             configurations.append(record)
             stack.append(.configuration(record))
         case (.configuration(let record), "memberEntity"):
             guard let name = Self.string(attributes["name"]) else { return fail(parser, "has a <memberEntity> without a name in configuration '\(record.name)'") }
+            if record.members.contains(where: { $0.name == name }) {
+                return fail(parser, "lists the entity '\(name)' twice in the configuration '\(record.name)'")
+            }
             record.members.append((name, line))
             stack.append(.leaf)
         case (.model, "fetchRequest"):
@@ -388,6 +397,9 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             entity.fetchedProperties.append(record)
             stack.append(.fetchedProperty(record))
         case (.fetchedProperty(let record), "fetchRequest"):
+            if record.entityName != nil {
+                return fail(parser, "has a second <fetchRequest> for the fetched property '\(record.property.name)'")
+            }
             guard case .entity(let entity)? = stack.dropLast().last,
                   readFetchRequest(parser, attributes, into: record, entity: entity) else { return }
             stack.append(.leaf)
@@ -405,6 +417,9 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             stack.append(.leaf)
         case (.entity(let entity), "fetchIndex"):
             guard let name = Self.string(attributes["name"]) else { return fail(parser, "has a <fetchIndex> without a name in entity '\(entity.entity.name ?? "")'") }
+            if entity.indexes.contains(where: { $0.name == name }) {
+                return fail(parser, "has two fetch indexes named '\(name)' in the entity '\(entity.entity.name ?? "")'")
+            }
             let record = IndexRecord(name: name, line: line)
             entity.indexes.append(record)
             stack.append(.fetchIndex(record))
@@ -425,7 +440,8 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             stack.append(.fetchIndex(record))
         case (.fetchIndex(let index), "index"):
             stack.append(.leaf)
-            if let value = Self.string(attributes["value"]) { index.elements.append((value, .binary, true, line)) }
+            guard let value = Self.string(attributes["value"]) else { return fail(parser, "has an <index> without a value in '\(index.name)'") }
+            index.elements.append((value, .binary, true, line))
         case (.model, "userInfo"), (.entity, "userInfo"), (.attribute, "userInfo"), (.relationship, "userInfo"), (.fetchedProperty, "userInfo"):
             stack.append(.userInfo)
         case (.userInfo, "entry"):
@@ -441,8 +457,51 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             default: notes.append("The model's user info entry '\(key)' (line \(line)) was not read: a managed object model has no user info.")
             }
         default:
-            // Unknown or misplaced elements are skipped with their contents, for files from newer Xcodes.
+            // A known element out of its place is a broken file; an unknown one (from a newer
+            // Xcode) is skipped with its contents, and noted.
+            if Self.knownElements.contains(elementName) {
+                return fail(parser, "has an element <\(elementName)> inside <\(elementNames.last ?? "")>, where Xcode writes none")
+            }
+            notes.append("The element <\(elementName)> (line \(line)) was not read: it is not part of the model format this reader knows.")
             skipDepth = 1
+        }
+    }
+
+    /// Text outside the elements: Xcode writes none (only whitespace between them).
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        guard error == nil, skipDepth == 0, !string.allSatisfy(\.isWhitespace) else { return }
+        let text = string.trimmingCharacters(in: .whitespacesAndNewlines)
+        fail(parser, "has the text '\(text.prefix(40))' inside <\(elementNames.last ?? "")>, where Xcode writes none")
+    }
+
+    func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+        guard error == nil, skipDepth == 0 else { return }
+        fail(parser, "has a CDATA section inside <\(elementNames.last ?? "")>, where Xcode writes none")
+    }
+
+    /// The elements of Xcode's model format; each is read only where Xcode writes it.
+    private static let knownElements: Set<String> = [
+        "model", "entity", "attribute", "relationship", "fetchedProperty", "fetchRequest", "userInfo", "entry",
+        "uniquenessConstraints", "uniquenessConstraint", "constraint", "fetchIndex", "fetchIndexElement",
+        "compoundIndexes", "compoundIndex", "index", "configuration", "memberEntity", "elements", "element",
+        "compositeAttribute",
+    ]
+
+    /// The attributes Xcode writes as `YES`/`NO`.
+    private static let flagNames: Set<String> = [
+        "optional", "transient", "indexed", "spotlightIndexingEnabled", "storedInTruthFile", "syncable", "isAbstract",
+        "ordered", "toMany", "usesScalarValueType", "allowsExternalBinaryDataStorage", "preserveAfterDeletion",
+        "allowsCloudEncryption", "derived", "includeSubentities", "includesSubentities", "includePropertyValues",
+        "includesPropertyValues", "includePendingChanges", "includesPendingChanges", "returnObjectsAsFaults",
+        "returnsObjectsAsFaults", "returnDistinctResults", "returnsDistinctResults",
+    ]
+
+    /// A flag's value: `YES`/`NO`, `true`/`false` in any case, `1`/`0`; `nil` for other text.
+    private static func flag(_ value: String) -> Bool? {
+        switch value.lowercased() {
+        case "yes", "true", "1": return true
+        case "no", "false", "0": return false
+        default: return nil
         }
     }
 
@@ -450,6 +509,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         guard error == nil else { return }
         if skipDepth > 0 { skipDepth -= 1; return }
         guard let top = stack.popLast() else { return }
+        elementNames.removeLast()
         switch top {
         case .model:
             modelClosed = true
