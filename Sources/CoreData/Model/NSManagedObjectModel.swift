@@ -223,13 +223,27 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         _frozen = true
     }
 
-    /// Throws an error if the model cannot be used: unnamed or duplicate entities, relationships
-    /// without destinations, inverses that do not point back.
+    /// Throws an error if the model cannot be used: unnamed or duplicate entities, names that are
+    /// not identifiers (``ModelNames``), relationships without destinations, inverses that do not
+    /// point back.
     internal func validateForUse() throws {
         var seen = Set<String>()
         for entity in entities {
             guard let name = entity.name, !name.isEmpty else {
                 throw CoreDataError.make(.persistentStoreInvalidType, "The model has an entity without a name")
+            }
+            if let problem = ModelNames.problem(entityName: name) {
+                throw CoreDataError.make(.persistentStoreInvalidType, "The model cannot be used: it has an entity named '\(name)', \(problem)")
+            }
+            for property in entity.ownProperties where !property.name.isEmpty {
+                if let problem = ModelNames.problem(propertyName: property.name) {
+                    throw CoreDataError.make(.persistentStoreInvalidType, "The model cannot be used: the entity '\(name)' has a property named '\(property.name)', \(problem)")
+                }
+            }
+            for index in entity.indexes {
+                if let problem = ModelNames.problem(indexName: index.name) {
+                    throw CoreDataError.make(.persistentStoreInvalidType, "The model cannot be used: the entity '\(name)' has a fetch index named '\(index.name)', \(problem)")
+                }
             }
             guard seen.insert(name).inserted else {
                 throw CoreDataError.make(.persistentStoreInvalidType, "The model has two entities named '\(name)'")

@@ -387,7 +387,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             entity.relationships.append(record)
             stack.append(.relationship(record))
         case (.entity(let entity), "fetchedProperty"):
-            guard let name = Self.string(attributes["name"]) else {
+            guard let name = Self.string(attributes["name"]), checkPropertyName(parser, name, entity: entity) else {
                 return fail(parser, "has a <fetchedProperty> without a name in entity '\(entity.entity.name ?? "")'")
             }
             let record = FetchedPropertyRecord(line: line)
@@ -417,6 +417,9 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             stack.append(.leaf)
         case (.entity(let entity), "fetchIndex"):
             guard let name = Self.string(attributes["name"]) else { return fail(parser, "has a <fetchIndex> without a name in entity '\(entity.entity.name ?? "")'") }
+            if let problem = ModelNames.problem(indexName: name) {
+                return fail(parser, "has a fetch index named '\(name)' in the entity '\(entity.entity.name ?? "")', \(problem)")
+            }
             if entity.indexes.contains(where: { $0.name == name }) {
                 return fail(parser, "has two fetch indexes named '\(name)' in the entity '\(entity.entity.name ?? "")'")
             }
@@ -548,6 +551,10 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             fail(parser, "has an <entity> without a name")
             return nil
         }
+        if let problem = ModelNames.problem(entityName: name) {
+            fail(parser, "has an entity named '\(name)', \(problem)")
+            return nil
+        }
         let record = EntityRecord(line: line)
         let entity = record.entity
         entity.name = name
@@ -558,6 +565,14 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         entity.renamingIdentifier = Self.string(a["renamingIdentifier"]) ?? Self.string(a["elementID"])
         record.parentName = Self.string(a["parentEntity"])
         return record
+    }
+
+    /// Whether `name` can name a property; if not, fails naming the entity and the property.
+    /// (The failure stands: a later failure for a missing name does not replace it.)
+    private func checkPropertyName(_ parser: XMLParser, _ name: String, entity: EntityRecord) -> Bool {
+        guard let problem = ModelNames.problem(propertyName: name) else { return true }
+        fail(parser, "has a property named '\(name)' in the entity '\(entity.entity.name ?? "")', \(problem)")
+        return false
     }
 
     private func startProperty(_ property: NSPropertyDescription, _ a: [String: String]) {
@@ -572,7 +587,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
 
     private func startAttribute(_ parser: XMLParser, _ a: [String: String], entity: EntityRecord, line: Int) -> AttributeRecord? {
         let entityName = entity.entity.name ?? ""
-        guard let name = Self.string(a["name"]) else {
+        guard let name = Self.string(a["name"]), checkPropertyName(parser, name, entity: entity) else {
             fail(parser, "has an <attribute> without a name in entity '\(entityName)'")
             return nil
         }
@@ -693,7 +708,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
 
     private func startRelationship(_ parser: XMLParser, _ a: [String: String], entity: EntityRecord, line: Int) -> RelationshipRecord? {
         let entityName = entity.entity.name ?? ""
-        guard let name = Self.string(a["name"]) else {
+        guard let name = Self.string(a["name"]), checkPropertyName(parser, name, entity: entity) else {
             fail(parser, "has a <relationship> without a name in entity '\(entityName)'")
             return nil
         }

@@ -473,6 +473,8 @@ struct XcodeModelReaderTests {
         .init("Broken/MissingParent.xcdatamodel", 259, "MissingParent.xcdatamodel/contents", "parent entity 'Document'", "'Note'", "no such entity", "line 3"),
         .init("Broken/ParentCycle.xcdatamodel", 259, "ParentCycle.xcdatamodel/contents", "hierarchy that loops"),
         .init("Broken/DuplicateEntity.xcdatamodel", 259, "DuplicateEntity.xcdatamodel/contents", "two entities named 'Note'", "line 6"),
+        .init("Broken/SQLInEntityName.xcdatamodel", 259, "SQLInEntityName.xcdatamodel/contents", "an entity named 'Car; DROP TABLE Z_METADATA'",
+              "not a valid name", "line 3"),
         .init("Broken/NestedEntity.xcdatamodel", 259, "NestedEntity.xcdatamodel/contents", "an element <entity> inside <entity>", "line 5"),
         .init("Broken/BadCurrentVersion.xcdatamodeld", 260, "BadCurrentVersion.xcdatamodeld/Notes 3.xcdatamodel", "does not exist", ".xccurrentversion"),
         .init("Broken/NoSuchModel.xcdatamodeld", 260, "NoSuchModel.xcdatamodeld", "does not exist"),
