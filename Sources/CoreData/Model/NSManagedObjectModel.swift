@@ -21,6 +21,8 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
     open var versionIdentifiers: Set<AnyHashable> = []
     /// Localized names of entities and properties; stored for fidelity.
     open var localizationDictionary: [String: String]? = nil
+    /// The fetch request templates by name (`NSManagedObjectModel+FetchRequestTemplates.swift`).
+    internal let fetchRequestTemplates = Locked<[String: NSFetchRequest<NSFetchRequestResult>]>([:])
 
     /// An empty model.
     public override init() { super.init() }
@@ -44,8 +46,9 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         adopt(model)
     }
 
-    /// A model holding copies of the entities of all `models` (sub-entities and relationships
-    /// included); `nil` when two of them have an entity of the same name.
+    /// A model holding copies of the entities and fetch request templates of all `models`
+    /// (sub-entities and relationships included); `nil` when two of them have an entity, or a
+    /// template, of the same name.
     ///
     /// ```swift
     /// let merged = NSManagedObjectModel(byMerging: [appModel, frameworkModel])
@@ -57,14 +60,19 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         // same name cannot be merged: `nil` (Apple's raises).
         var entities: [NSEntityDescription] = []
         var names = Set<String>()
+        var templates: [String: NSFetchRequest<NSFetchRequestResult>] = [:]
         for model in models ?? [] {
             let copy = model.copy() as! NSManagedObjectModel
             for entity in copy.entities {
                 guard names.insert(entity.name ?? "").inserted else { return nil }
                 entities.append(entity)
             }
+            for (name, template) in copy.fetchRequestTemplatesByName {
+                guard templates.updateValue(template, forKey: name) == nil else { return nil }
+            }
         }
         self.entities = entities
+        fetchRequestTemplates.withLock { $0 = templates }
     }
 
     private func adopt(_ other: NSManagedObjectModel) {
@@ -72,6 +80,7 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         for entity in _entities { entity.managedObjectModel = self }
         _configurations = other._configurations
         versionIdentifiers = other.versionIdentifiers
+        fetchRequestTemplates.withLock { $0 = other.fetchRequestTemplatesByName }
     }
 
     /// The model's entities, sub-entities included.
@@ -158,6 +167,13 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         }
         copy.entities = all
         copy.versionIdentifiers = versionIdentifiers
+        copy.fetchRequestTemplates.withLock { copies in
+            for (name, template) in fetchRequestTemplatesByName {
+                let request = template.copiedRequest(as: NSFetchRequestResult.self)
+                if let entity = template.entity { request.entity = map[ObjectIdentifier(entity)] ?? entity }
+                copies[name] = request
+            }
+        }
         return copy
     }
 
@@ -217,6 +233,7 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
             return layout.relationshipIndexes.isEmpty && layout.objectAttributeIndexes.isEmpty && layout.fetchedProperties.isEmpty
         }
         let noRules = holdsOnlyValues && layouts.allSatisfy { $0?.validatedIndexes.isEmpty ?? false }
+        fetchRequestTemplates.withLock { for template in $0.values { template.isImmutableTemplate = true } }
         frozenEntityNames = Unmanaged.passRetained(EntityNameIndex(byName.values.sorted { $0.name! < $1.name! },
                                                                    objectsHoldOnlyValues: holdsOnlyValues,
                                                                    objectsHaveNoValidationRules: noRules))

@@ -16,8 +16,8 @@ internal enum XcodeModelReader {
         var model: NSManagedObjectModel
         /// The `contents` file that was read.
         var contentsURL: URL
-        /// Things in the file that were read but have no equivalent here (fetch request templates,
-        /// composite attributes' elements, expression index elements, …), one sentence each.
+        /// Things in the file that were read but have no equivalent here (composite attributes'
+        /// elements, expression index elements, elements this reader does not know), one sentence each.
         var notes: [String]
     }
 
@@ -306,12 +306,14 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
     var versionIdentifier: String?
     var entities: [EntityRecord] = []
     var configurations: [ConfigurationRecord] = []
+    /// The model's fetch request templates, in the file's order, each with its entity's name.
+    var templates: [(name: String, request: NSFetchRequest<NSFetchRequestResult>, entityName: String, line: Int)] = []
     var notes: [String] = []
 
     private var stack: [Frame] = []
     /// The name of each element on ``stack``, for messages.
     private var elementNames: [String] = []
-    /// Depth inside an element whose whole subtree is skipped (fetch request templates, layout elements, …).
+    /// Depth inside an element whose whole subtree is skipped (layout elements, composite attributes, …).
     private var skipDepth = 0
     private var constraintNames: [String] = []
 
@@ -373,8 +375,11 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             record.members.append((name, line))
             stack.append(.leaf)
         case (.model, "fetchRequest"):
-            notes.append("The fetch request template '\(attributes["name"] ?? "")' (line \(line)) was not read.")
-            skipDepth = 1
+            guard let name = Self.string(attributes["name"]) else { return fail(parser, "has a fetch request template (<fetchRequest>) without a name") }
+            if templates.contains(where: { $0.name == name }) { return fail(parser, "has two fetch request templates named '\(name)'") }
+            guard let (request, entityName) = readFetchRequest(parser, attributes, of: "the fetch request template '\(name)'") else { return }
+            templates.append((name, request, entityName, line))
+            stack.append(.leaf)
         case (.model, "elements"):
             skipDepth = 1 // the editor's diagram layout
         case (.entity(let entity), "attribute"):
@@ -401,7 +406,10 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
                 return fail(parser, "has a second <fetchRequest> for the fetched property '\(record.property.name)'")
             }
             guard case .entity(let entity)? = stack.dropLast().last,
-                  readFetchRequest(parser, attributes, into: record, entity: entity) else { return }
+                  let (request, entityName) = readFetchRequest(parser, attributes, of: "the fetched property '\(entity.entity.name ?? "").\(record.property.name)'")
+            else { return }
+            record.property.fetchRequest = request
+            record.entityName = entityName
             stack.append(.leaf)
         case (.model, "compositeAttribute"), (.entity, "compositeAttribute"):
             notes.append("The definition of the composite attribute '\(attributes["name"] ?? "")' (line \(line)) was not read: composite attributes' elements are not supported.")
@@ -769,14 +777,15 @@ extension ModelXMLHandler {
         (["returnDistinctResults", "returnsDistinctResults"], { $0.returnsDistinctResults = $1 }),
     ]
 
-    /// Reads a fetched property's `<fetchRequest entity=… predicateString=… …/>`. A predicate
-    /// that does not parse makes the model unreadable, as Xcode's model compiler refuses it.
-    fileprivate func readFetchRequest(_ parser: XMLParser, _ a: [String: String], into record: FetchedPropertyRecord,
-                                      entity: EntityRecord) -> Bool {
-        let what = "the fetched property '\(entity.entity.name ?? "").\(record.property.name)'"
+    /// Reads a `<fetchRequest entity=… predicateString=… …/>` (of a fetched property, or a
+    /// template of the model): the request and the name of its entity, which `what` names in
+    /// messages. A predicate that does not parse makes the model unreadable, as Xcode's model
+    /// compiler refuses it.
+    fileprivate func readFetchRequest(_ parser: XMLParser, _ a: [String: String], of what: String)
+        -> (request: NSFetchRequest<NSFetchRequestResult>, entityName: String)? {
         guard let destination = Self.string(a["entity"]) else {
             fail(parser, "has no destination entity for \(what)")
-            return false
+            return nil
         }
         let request = NSFetchRequest<NSFetchRequestResult>(entityName: destination)
         if let format = Self.string(a["predicateString"]) {
@@ -784,21 +793,21 @@ extension ModelXMLHandler {
                 request.predicate = NSPredicate.make(from: try PredicateParser.parse(format))
             } catch {
                 fail(parser, "has an invalid predicate for \(what): \((error as NSError).localizedDescription)")
-                return false
+                return nil
             }
         }
         for (key, set) in [("fetchLimit", { request.fetchLimit = $0 }), ("fetchBatchSize", { (value: Int) in request.fetchBatchSize = value })] {
             guard let text = Self.string(a[key]) else { continue }
             guard let value = Int(text), value >= 0 else {
                 fail(parser, "has an invalid \(key) '\(text)' for \(what)")
-                return false
+                return nil
             }
             set(value)
         }
         if let text = Self.string(a["resultType"]) {
             guard let raw = UInt(text), [0, 1, 2, 4].contains(raw) else {
                 fail(parser, "has an invalid resultType '\(text)' for \(what)")
-                return false
+                return nil
             }
             request.resultType = NSFetchRequestResultType(rawValue: raw)
         }
@@ -806,9 +815,7 @@ extension ModelXMLHandler {
             guard let text = flag.names.lazy.compactMap({ Self.string(a[$0]) }).first else { continue }
             flag.set(request, Self.bool(text))
         }
-        record.property.fetchRequest = request
-        record.entityName = destination
-        return true
+        return (request, destination)
     }
 }
 
@@ -935,6 +942,13 @@ private struct ModelBuilder {
 
         let model = NSManagedObjectModel()
         model.entities = handler.entities.map(\.entity)
+        for template in handler.templates {
+            guard let entity = byName[template.entityName] else {
+                throw fail("names an entity '\(template.entityName)' for the fetch request template '\(template.name)', but there is no such entity", line: template.line)
+            }
+            template.request.entity = entity.entity
+            model.setFetchRequestTemplate(template.request, forName: template.name)
+        }
         if let identifier = handler.versionIdentifier { model.versionIdentifiers = [identifier] }
         for configuration in handler.configurations {
             var members: [NSEntityDescription] = []
