@@ -205,6 +205,12 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         frozenEntityNames?._withUnsafeGuaranteedRef { $0.objectsHaveNoValidationRules } ?? false
     }
 
+    /// The derived attributes of the frozen model's entities (each once, on the entity that
+    /// declares it): a save computes them (`NSManagedObjectContext+DerivedAttributes.swift`).
+    internal var derivedAttributes: [NSDerivedAttributeDescription] {
+        frozenEntityNames?._withUnsafeGuaranteedRef { $0.derivedAttributes } ?? []
+    }
+
     /// The entity named `name`: through the name table once the model is frozen.
     internal func entity(named name: String) -> NSEntityDescription? {
         if let frozen = frozenEntityNames { return frozen._withUnsafeGuaranteedRef { $0.entity(named: name) } }
@@ -233,10 +239,13 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
             return layout.relationshipIndexes.isEmpty && layout.objectAttributeIndexes.isEmpty && layout.fetchedProperties.isEmpty
         }
         let noRules = holdsOnlyValues && layouts.allSatisfy { $0?.validatedIndexes.isEmpty ?? false }
+        let derived = layouts.flatMap { $0?.entity.ownProperties.compactMap { $0 as? NSDerivedAttributeDescription } ?? [] }
+        for attribute in derived { attribute.prepareDerivation() }
         fetchRequestTemplates.withLock { for template in $0.values { template.isImmutableTemplate = true } }
         frozenEntityNames = Unmanaged.passRetained(EntityNameIndex(byName.values.sorted { $0.name! < $1.name! },
                                                                    objectsHoldOnlyValues: holdsOnlyValues,
-                                                                   objectsHaveNoValidationRules: noRules))
+                                                                   objectsHaveNoValidationRules: noRules,
+                                                                   derivedAttributes: derived))
         _frozen = true
     }
 
@@ -255,6 +264,14 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
             for property in entity.ownProperties where !property.name.isEmpty {
                 if let problem = ModelNames.problem(propertyName: property.name) {
                     throw CoreDataError.make(.persistentStoreInvalidType, "The model cannot be used: the entity '\(name)' has a property named '\(property.name)', \(problem)")
+                }
+                if let derived = property as? NSDerivedAttributeDescription {
+                    do {
+                        _ = try Derivation(for: derived)
+                    } catch {
+                        throw CoreDataError.make(.persistentStoreInvalidType,
+                            "The model cannot be used: the derived attribute '\(name).\(property.name)' cannot be computed: \(error.reason)")
+                    }
                 }
             }
             for index in entity.indexes {
@@ -307,13 +324,17 @@ private final class EntityNameIndex: @unchecked Sendable {
     let objectsHoldOnlyValues: Bool
     /// See ``NSManagedObjectModel/objectsHaveNoValidationRules``.
     let objectsHaveNoValidationRules: Bool
+    /// See ``NSManagedObjectModel/derivedAttributes``.
+    let derivedAttributes: [NSDerivedAttributeDescription]
 
     /// `entities` all have names.
-    init(_ entities: [NSEntityDescription], objectsHoldOnlyValues: Bool, objectsHaveNoValidationRules: Bool) {
+    init(_ entities: [NSEntityDescription], objectsHoldOnlyValues: Bool, objectsHaveNoValidationRules: Bool,
+         derivedAttributes: [NSDerivedAttributeDescription]) {
         self.entities = entities
         self.table = PropertyNameTable(entities.map { $0.name! })
         self.objectsHoldOnlyValues = objectsHoldOnlyValues
         self.objectsHaveNoValidationRules = objectsHaveNoValidationRules
+        self.derivedAttributes = derivedAttributes
     }
 
     func entity(named name: String) -> NSEntityDescription? {

@@ -235,6 +235,7 @@ private final class EntityRecord {
     let line: Int
     var parentName: String?
     var properties: [NSPropertyDescription] = []
+    var attributes: [AttributeRecord] = []
     var relationships: [RelationshipRecord] = []
     var fetchedProperties: [FetchedPropertyRecord] = []
     var constraints: [[String]] = []
@@ -259,8 +260,11 @@ private typealias RelationshipRecord = PropertyRecord<NSRelationshipDescription>
 private typealias FetchedPropertyRecord = PropertyRecord<NSFetchedPropertyDescription>
 
 private final class AttributeRecord {
-    let attribute = NSAttributeDescription()
+    /// An `NSDerivedAttributeDescription` for `derived="YES"`.
+    let attribute: NSAttributeDescription
+    let line: Int
     var userInfo: [AnyHashable: Any] = [:]
+    init(_ attribute: NSAttributeDescription, line: Int) { self.attribute = attribute; self.line = line }
 }
 
 private final class IndexRecord {
@@ -385,6 +389,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         case (.entity(let entity), "attribute"):
             guard let record = startAttribute(parser, attributes, entity: entity, line: line) else { return }
             entity.properties.append(record.attribute)
+            entity.attributes.append(record)
             stack.append(.attribute(record))
         case (.entity(let entity), "relationship"):
             guard let record = startRelationship(parser, attributes, entity: entity, line: line) else { return }
@@ -608,7 +613,27 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             fail(parser, "has an unknown attributeType '\(typeName)' for the attribute '\(entityName).\(name)'")
             return nil
         }
-        let record = AttributeRecord()
+        let what = "the attribute '\(entityName).\(name)'"
+        let record: AttributeRecord
+        if Self.bool(a["derived"]) {
+            guard let text = Self.string(a["derivationExpression"]) else {
+                fail(parser, "has no derivationExpression for the derived attribute '\(entityName).\(name)'")
+                return nil
+            }
+            let derived = NSDerivedAttributeDescription()
+            do {
+                derived.derivationExpression = NSExpression(node: try PredicateParser.parseExpression(text, arguments: []))
+            } catch {
+                fail(parser, "has an invalid derivationExpression '\(text)' for \(what): \((error as NSError).localizedDescription)")
+                return nil
+            }
+            record = AttributeRecord(derived, line: line)
+        } else {
+            if let text = Self.string(a["derivationExpression"]) {
+                notes.append("The derivationExpression '\(text)' of \(what) (line \(line)) was not read: the attribute is not derived.")
+            }
+            record = AttributeRecord(NSAttributeDescription(), line: line)
+        }
         let attribute = record.attribute
         attribute.name = name
         startProperty(attribute, a)
@@ -621,7 +646,6 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         if let className = Self.string(a["customClassName"]) { attribute.attributeValueClassName = className }
         attribute.regularExpression = Self.string(a["regularExpressionString"])
 
-        let what = "the attribute '\(entityName).\(name)'"
         if type == .dateAttributeType {
             for (key, assign) in [("minDateTimeInterval", { (v: Double) in attribute.minimum = v }),
                                   ("maxDateTimeInterval", { (v: Double) in attribute.maximum = v })] {
@@ -909,6 +933,18 @@ private struct ModelBuilder {
                     throw fail("names an inverse relationship '\(ownerName).\(inverseName)' for the relationship \(what), but there is no such relationship", line: item.line)
                 }
                 relationship.inverseRelationship = inverse
+            }
+        }
+
+        // Derivations read properties of the entity and of the entities it leads to.
+        for record in handler.entities {
+            for item in record.attributes {
+                guard let derived = item.attribute as? NSDerivedAttributeDescription else { continue }
+                do {
+                    _ = try Derivation(for: derived)
+                } catch {
+                    throw fail("has the derived attribute '\(record.entity.name ?? "").\(derived.name)', which cannot be computed: \(error.reason)", line: item.line)
+                }
             }
         }
 
