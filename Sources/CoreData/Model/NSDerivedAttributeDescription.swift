@@ -36,6 +36,10 @@ import Foundation
 open class NSDerivedAttributeDescription: NSAttributeDescription, @unchecked Sendable {
     /// How the value is derived: a key path, a key path with `@count` or `@sum`, one of the
     /// functions `canonical:`, `lowercase:`, `uppercase:` of a key path, or `now()`.
+    ///
+    /// ```swift
+    /// searchName.derivationExpression = NSExpression(format: "canonical:(name)")
+    /// ```
     open var derivationExpression: NSExpression? { willSet { assertMutable() } }
 
     public required init() { super.init() }

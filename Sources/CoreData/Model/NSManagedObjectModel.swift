@@ -239,8 +239,15 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
             return layout.relationshipIndexes.isEmpty && layout.objectAttributeIndexes.isEmpty && layout.fetchedProperties.isEmpty
         }
         let noRules = holdsOnlyValues && layouts.allSatisfy { $0?.validatedIndexes.isEmpty ?? false }
-        let derived = layouts.flatMap { $0?.entity.ownProperties.compactMap { $0 as? NSDerivedAttributeDescription } ?? [] }
-        for attribute in derived { attribute.prepareDerivation() }
+        // Each entity's own derived attributes, once (an entity may be met as a model entity and
+        // as a descendant).
+        var derived: [NSDerivedAttributeDescription] = []
+        var seen = Set<ObjectIdentifier>()
+        for case let attribute as NSDerivedAttributeDescription in layouts.flatMap({ $0?.entity.ownProperties ?? [] })
+        where seen.insert(ObjectIdentifier(attribute)).inserted {
+            attribute.prepareDerivation()
+            derived.append(attribute)
+        }
         fetchRequestTemplates.withLock { for template in $0.values { template.isImmutableTemplate = true } }
         frozenEntityNames = Unmanaged.passRetained(EntityNameIndex(byName.values.sorted { $0.name! < $1.name! },
                                                                    objectsHoldOnlyValues: holdsOnlyValues,

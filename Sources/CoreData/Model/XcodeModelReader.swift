@@ -676,15 +676,6 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         return record
     }
 
-    /// `YES`/`NO` (Xcode's spelling) or `true`/`false`, in any case; `nil` for other text.
-    private static func boolean(_ text: String) -> Bool? {
-        switch text.lowercased() {
-        case "yes", "true": return true
-        case "no", "false": return false
-        default: return nil
-        }
-    }
-
     /// The typed default value for Xcode's `defaultValueString`: `nil` if the text does not fit the
     /// type, `.some(nil)` if the type takes no default.
     private static func defaultValue(_ text: String, type: NSAttributeType) -> Any?? {
@@ -692,7 +683,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         func integer(_ range: ClosedRange<Int64>) -> Int64? {
             if let v = Int64(trimmed) { return range.contains(v) ? v : nil }
             // Xcode keeps a Boolean default it wrote before the attribute became an integer.
-            if let flag = boolean(trimmed) { return flag ? 1 : 0 }
+            if let flag = flag(trimmed) { return flag ? 1 : 0 }
             if let d = Double(trimmed), let v = Int64(exactly: d) { return range.contains(v) ? v : nil }
             return nil
         }
@@ -716,7 +707,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             guard let v = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")), !v.isNaN else { return nil }
             return .some(NSDecimalNumber(decimal: v))
         case .booleanAttributeType:
-            if let flag = boolean(trimmed) { return .some(NSNumber(value: flag)) }
+            if let flag = flag(trimmed) { return .some(NSNumber(value: flag)) }
             // A number, as Xcode keeps the default of an attribute that was an integer: nonzero is true.
             guard let number = Double(trimmed) else { return nil }
             return .some(NSNumber(value: number != 0))

@@ -222,6 +222,19 @@ struct DerivedAttributeTests {
         #expect(ada.value(forKey: "searchName") as? String == "ada")
     }
 
+    @Test func aRequiredDerivedAttributeIsValidatedBeforeItIsComputed() throws {
+        // As on Apple platforms: validation runs before the derivation, so a required derived
+        // attribute needs a value (a default, or one set in awakeFromInsert) to be saved.
+        let model = Self.model("canonical:(name)", type: .stringAttributeType)
+        model.entitiesByName["Author"]?.attributesByName["derived"]?.isOptional = false
+        let stack = try TestStack(model: model, inMemory: true)
+        let ada = stack.insert("Author", ["name": "Ada"])
+        #expect { try stack.context.save() } throws: { ($0 as NSError).code == NSValidationMissingMandatoryPropertyError }
+        ada.setPrimitiveValue("", forKey: "derived")
+        try stack.context.save()
+        #expect(ada.value(forKey: "derived") as? String == "ada")
+    }
+
     @Test func aChildContextsSaveLeavesTheComputingToTheSaveToTheStore() throws {
         let stack = try TestStack(model: Self.blog())
         let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
