@@ -41,9 +41,28 @@ internal enum ManagedObjectClassRegistry {
         }
     }
 
+    /// A class name as it is looked up: Xcode's "current module" spelling (`.Car`, which Xcode's
+    /// model compiler prefixes with the app's module) is the bare name (`Car`), found as any
+    /// unqualified name is.
+    static func lookupName(_ name: String) -> String {
+        name.hasPrefix(".") ? String(name.dropFirst()) : name
+    }
+
+    /// Whether `name` can name a Swift class: identifiers joined by dots (`Car`, `MyApp.Car`).
+    /// Other text is never passed to the runtime's lookup, which may stop the process on it.
+    static func isClassName(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.allSatisfy { part in
+            guard let first = part.unicodeScalars.first, first == "_" || CharacterSet.letters.contains(first) else { return false }
+            return part.unicodeScalars.allSatisfy { $0 == "_" || CharacterSet.alphanumerics.contains($0) }
+        }
+    }
+
     /// The class for a name, or `NSManagedObject`.
-    static func resolve(_ name: String?) -> NSManagedObject.Type {
-        guard let name, !name.isEmpty, name != "NSManagedObject" else { return NSManagedObject.self }
+    static func resolve(_ written: String?) -> NSManagedObject.Type {
+        guard let written else { return NSManagedObject.self }
+        let name = lookupName(written)
+        guard !name.isEmpty, name != "NSManagedObject", isClassName(name) else { return NSManagedObject.self }
         lock.lock()
         let known = byName[name]
         let candidates = modules

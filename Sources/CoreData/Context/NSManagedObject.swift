@@ -420,10 +420,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         let qualified = String(reflecting: self)
         let bare = String(qualified.split(separator: ".").last ?? "")
         let matches = model.entities.filter { entity in
-            guard let name = entity.managedObjectClassName else { return false }
+            guard let name = entity.managedObjectClassName.map(ManagedObjectClassRegistry.lookupName) else { return false }
             return name == qualified || name == bare
         }
-        return matches.count == 1 ? matches[0] : matches.first { $0.managedObjectClassName == qualified }
+        return matches.count == 1 ? matches[0] : matches.first { $0.managedObjectClassName.map(ManagedObjectClassRegistry.lookupName) == qualified }
     }
 
     // MARK: State

@@ -155,6 +155,8 @@ extension NSManagedObjectContext {
     /// or a constraint error with nothing written.
     private func saveToStore(_ coordinator: NSPersistentStoreCoordinator)
         throws -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
+        let derived = coordinator.managedObjectModel.derivedAttributes
+        if !derived.isEmpty { try computeDerivedAttributes(derived) }
         // Group the changes by store (one store in almost every stack), built in place. (Passed
         // to the local functions that use it, not captured by them: a variable a local function
         // captures is checked for exclusive access at run time, at every change. The non-escaping

@@ -42,47 +42,51 @@ public struct NSFetchRequestResultType: OptionSet, Sendable {
 ///
 /// The generic parameter is unconstrained (Apple's is `NSFetchRequestResult`), so that
 /// `NSFetchRequest<NSFetchRequestResult>` compiles on Linux.
+///
+/// A model's fetch request template (``NSManagedObjectModel/fetchRequestTemplate(forName:)``) is
+/// immutable once the model is in use: changing it is a programmer error that stops the process
+/// (Apple raises an exception); change a `copy()` of it.
 open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     /// The name of the entity to fetch.
-    open var entityName: String?
+    open var entityName: String? { willSet { assertMutable() } }
     private var _entity: NSEntityDescription?
     /// The entity to fetch. Set directly, or found by ``entityName`` in the context's model.
     open var entity: NSEntityDescription? {
         get { _entity }
-        set { _entity = newValue; if let name = newValue?.name { entityName = name } }
+        set { assertMutable(); _entity = newValue; if let name = newValue?.name { entityName = name } }
     }
     /// Which objects to return; `nil` for all.
-    open var predicate: NSPredicate?
+    open var predicate: NSPredicate? { willSet { assertMutable() } }
     /// The order of the results; primary-key (insertion) order when `nil` or empty.
-    open var sortDescriptors: [NSSortDescriptor]?
+    open var sortDescriptors: [NSSortDescriptor]? { willSet { assertMutable() } }
     /// The largest number of objects to return; 0 for no limit.
-    open var fetchLimit: Int = 0
+    open var fetchLimit: Int = 0 { willSet { assertMutable() } }
     /// How many matching objects to skip.
-    open var fetchOffset: Int = 0
+    open var fetchOffset: Int = 0 { willSet { assertMutable() } }
     /// The batch size for batched results; 0 for none.
-    open var fetchBatchSize: Int = 0
+    open var fetchBatchSize: Int = 0 { willSet { assertMutable() } }
     /// What the fetch returns.
-    open var resultType: NSFetchRequestResultType = .managedObjectResultType
+    open var resultType: NSFetchRequestResultType = .managedObjectResultType { willSet { assertMutable() } }
     /// Whether objects of sub-entities match too.
-    open var includesSubentities: Bool = true
+    open var includesSubentities: Bool = true { willSet { assertMutable() } }
     /// Whether unsaved changes in the context are taken into account.
-    open var includesPendingChanges: Bool = true
+    open var includesPendingChanges: Bool = true { willSet { assertMutable() } }
     /// Whether fetched objects are faults (their values are cached and arrive on first access).
-    open var returnsObjectsAsFaults: Bool = true
+    open var returnsObjectsAsFaults: Bool = true { willSet { assertMutable() } }
     /// Whether property values are fetched along with the objects.
-    open var includesPropertyValues: Bool = true
+    open var includesPropertyValues: Bool = true { willSet { assertMutable() } }
     /// Whether objects already in the context get the fetched values.
-    open var shouldRefreshRefetchedObjects: Bool = false
+    open var shouldRefreshRefetchedObjects: Bool = false { willSet { assertMutable() } }
     /// Relationship key paths whose objects are fetched along.
-    open var relationshipKeyPathsForPrefetching: [String]?
+    open var relationshipKeyPathsForPrefetching: [String]? { willSet { assertMutable() } }
     /// The properties of dictionary results.
-    open var propertiesToFetch: [Any]?
+    open var propertiesToFetch: [Any]? { willSet { assertMutable() } }
     /// Whether dictionary results are distinct.
-    open var returnsDistinctResults: Bool = false
+    open var returnsDistinctResults: Bool = false { willSet { assertMutable() } }
     /// The properties dictionary results are grouped by.
-    open var propertiesToGroupBy: [Any]?
+    open var propertiesToGroupBy: [Any]? { willSet { assertMutable() } }
     /// A predicate on grouped results.
-    open var havingPredicate: NSPredicate?
+    open var havingPredicate: NSPredicate? { willSet { assertMutable() } }
 
     /// A request with no entity; set ``entity`` or ``entityName`` before fetching.
     public override init() { super.init() }
@@ -102,7 +106,31 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
         return try context.fetch(self)
     }
 
+    /// Whether the request is a fetch request template of a model in use: it can no longer change
+    /// (``NSManagedObjectModel/fetchRequestTemplate(forName:)``).
+    internal var isImmutableTemplate = false
+
+    /// Stops the process if the request is an immutable template: changing one is a programmer
+    /// error (Apple raises `NSInternalInconsistencyException`).
+    private func assertMutable() {
+        if isImmutableTemplate {
+            preconditionFailure("Can't modify a named fetch request in an immutable model: copy it (copy()) to change it")
+        }
+    }
+
     open override var description: String {
         "<NSFetchRequest: entity: \(entityName ?? "nil"); predicate: \(predicate.map { "\($0)" } ?? "nil"); limit: \(fetchLimit)>"
+    }
+}
+
+extension NSFetchRequest: NSCopying {
+    /// A copy of the request, with every option; a copy of a model's template can be changed.
+    ///
+    /// ```swift
+    /// let request = model.fetchRequestTemplate(forName: "RecentNotes")!.copy() as! NSFetchRequest<NSFetchRequestResult>
+    /// request.fetchLimit = 10
+    /// ```
+    public func copy(with zone: NSZone? = nil) -> Any {
+        copiedRequest(as: ResultType.self)
     }
 }

@@ -21,6 +21,8 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
     open var versionIdentifiers: Set<AnyHashable> = []
     /// Localized names of entities and properties; stored for fidelity.
     open var localizationDictionary: [String: String]? = nil
+    /// The fetch request templates by name (`NSManagedObjectModel+FetchRequestTemplates.swift`).
+    internal let fetchRequestTemplates = Locked<[String: NSFetchRequest<NSFetchRequestResult>]>([:])
 
     /// An empty model.
     public override init() { super.init() }
@@ -44,8 +46,9 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         adopt(model)
     }
 
-    /// A model holding copies of the entities of all `models` (sub-entities and relationships
-    /// included); `nil` when two of them have an entity of the same name.
+    /// A model holding copies of the entities and fetch request templates of all `models`
+    /// (sub-entities and relationships included); `nil` when two of them have an entity, or a
+    /// template, of the same name.
     ///
     /// ```swift
     /// let merged = NSManagedObjectModel(byMerging: [appModel, frameworkModel])
@@ -57,14 +60,19 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         // same name cannot be merged: `nil` (Apple's raises).
         var entities: [NSEntityDescription] = []
         var names = Set<String>()
+        var templates: [String: NSFetchRequest<NSFetchRequestResult>] = [:]
         for model in models ?? [] {
             let copy = model.copy() as! NSManagedObjectModel
             for entity in copy.entities {
                 guard names.insert(entity.name ?? "").inserted else { return nil }
                 entities.append(entity)
             }
+            for (name, template) in copy.fetchRequestTemplatesByName {
+                guard templates.updateValue(template, forKey: name) == nil else { return nil }
+            }
         }
         self.entities = entities
+        fetchRequestTemplates.withLock { $0 = templates }
     }
 
     private func adopt(_ other: NSManagedObjectModel) {
@@ -72,6 +80,7 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         for entity in _entities { entity.managedObjectModel = self }
         _configurations = other._configurations
         versionIdentifiers = other.versionIdentifiers
+        fetchRequestTemplates.withLock { $0 = other.fetchRequestTemplatesByName }
     }
 
     /// The model's entities, sub-entities included.
@@ -158,6 +167,13 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         }
         copy.entities = all
         copy.versionIdentifiers = versionIdentifiers
+        copy.fetchRequestTemplates.withLock { copies in
+            for (name, template) in fetchRequestTemplatesByName {
+                let request = template.copiedRequest(as: NSFetchRequestResult.self)
+                if let entity = template.entity { request.entity = map[ObjectIdentifier(entity)] ?? entity }
+                copies[name] = request
+            }
+        }
         return copy
     }
 
@@ -189,6 +205,12 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         frozenEntityNames?._withUnsafeGuaranteedRef { $0.objectsHaveNoValidationRules } ?? false
     }
 
+    /// The derived attributes of the frozen model's entities (each once, on the entity that
+    /// declares it): a save computes them (`NSManagedObjectContext+DerivedAttributes.swift`).
+    internal var derivedAttributes: [NSDerivedAttributeDescription] {
+        frozenEntityNames?._withUnsafeGuaranteedRef { $0.derivedAttributes } ?? []
+    }
+
     /// The entity named `name`: through the name table once the model is frozen.
     internal func entity(named name: String) -> NSEntityDescription? {
         if let frozen = frozenEntityNames { return frozen._withUnsafeGuaranteedRef { $0.entity(named: name) } }
@@ -217,19 +239,52 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
             return layout.relationshipIndexes.isEmpty && layout.objectAttributeIndexes.isEmpty && layout.fetchedProperties.isEmpty
         }
         let noRules = holdsOnlyValues && layouts.allSatisfy { $0?.validatedIndexes.isEmpty ?? false }
+        // Each entity's own derived attributes, once (an entity may be met as a model entity and
+        // as a descendant).
+        var derived: [NSDerivedAttributeDescription] = []
+        var seen = Set<ObjectIdentifier>()
+        for case let attribute as NSDerivedAttributeDescription in layouts.flatMap({ $0?.entity.ownProperties ?? [] })
+        where seen.insert(ObjectIdentifier(attribute)).inserted {
+            attribute.prepareDerivation()
+            derived.append(attribute)
+        }
+        fetchRequestTemplates.withLock { for template in $0.values { template.isImmutableTemplate = true } }
         frozenEntityNames = Unmanaged.passRetained(EntityNameIndex(byName.values.sorted { $0.name! < $1.name! },
                                                                    objectsHoldOnlyValues: holdsOnlyValues,
-                                                                   objectsHaveNoValidationRules: noRules))
+                                                                   objectsHaveNoValidationRules: noRules,
+                                                                   derivedAttributes: derived))
         _frozen = true
     }
 
-    /// Throws an error if the model cannot be used: unnamed or duplicate entities, relationships
-    /// without destinations, inverses that do not point back.
+    /// Throws an error if the model cannot be used: unnamed or duplicate entities, names that are
+    /// not identifiers (``ModelNames``), relationships without destinations, inverses that do not
+    /// point back.
     internal func validateForUse() throws {
         var seen = Set<String>()
         for entity in entities {
             guard let name = entity.name, !name.isEmpty else {
                 throw CoreDataError.make(.persistentStoreInvalidType, "The model has an entity without a name")
+            }
+            if let problem = ModelNames.problem(entityName: name) {
+                throw CoreDataError.make(.persistentStoreInvalidType, "The model cannot be used: it has an entity named '\(name)', \(problem)")
+            }
+            for property in entity.ownProperties where !property.name.isEmpty {
+                if let problem = ModelNames.problem(propertyName: property.name) {
+                    throw CoreDataError.make(.persistentStoreInvalidType, "The model cannot be used: the entity '\(name)' has a property named '\(property.name)', \(problem)")
+                }
+                if let derived = property as? NSDerivedAttributeDescription {
+                    do {
+                        _ = try Derivation(for: derived)
+                    } catch {
+                        throw CoreDataError.make(.persistentStoreInvalidType,
+                            "The model cannot be used: the derived attribute '\(name).\(property.name)' cannot be computed: \(error.reason)")
+                    }
+                }
+            }
+            for index in entity.indexes {
+                if let problem = ModelNames.problem(indexName: index.name) {
+                    throw CoreDataError.make(.persistentStoreInvalidType, "The model cannot be used: the entity '\(name)' has a fetch index named '\(index.name)', \(problem)")
+                }
             }
             guard seen.insert(name).inserted else {
                 throw CoreDataError.make(.persistentStoreInvalidType, "The model has two entities named '\(name)'")
@@ -276,13 +331,17 @@ private final class EntityNameIndex: @unchecked Sendable {
     let objectsHoldOnlyValues: Bool
     /// See ``NSManagedObjectModel/objectsHaveNoValidationRules``.
     let objectsHaveNoValidationRules: Bool
+    /// See ``NSManagedObjectModel/derivedAttributes``.
+    let derivedAttributes: [NSDerivedAttributeDescription]
 
     /// `entities` all have names.
-    init(_ entities: [NSEntityDescription], objectsHoldOnlyValues: Bool, objectsHaveNoValidationRules: Bool) {
+    init(_ entities: [NSEntityDescription], objectsHoldOnlyValues: Bool, objectsHaveNoValidationRules: Bool,
+         derivedAttributes: [NSDerivedAttributeDescription]) {
         self.entities = entities
         self.table = PropertyNameTable(entities.map { $0.name! })
         self.objectsHoldOnlyValues = objectsHoldOnlyValues
         self.objectsHaveNoValidationRules = objectsHaveNoValidationRules
+        self.derivedAttributes = derivedAttributes
     }
 
     func entity(named name: String) -> NSEntityDescription? {

@@ -16,8 +16,8 @@ internal enum XcodeModelReader {
         var model: NSManagedObjectModel
         /// The `contents` file that was read.
         var contentsURL: URL
-        /// Things in the file that were read but have no equivalent here (fetch request templates,
-        /// composite attributes' elements, expression index elements, …), one sentence each.
+        /// Things in the file that were read but have no equivalent here (composite attributes'
+        /// elements, expression index elements, elements this reader does not know), one sentence each.
         var notes: [String]
     }
 
@@ -84,8 +84,15 @@ internal enum XcodeModelReader {
             } catch {
                 throw fileError(.fileReadCorruptFile, marker, "is not a valid property list (\(error.localizedDescription))", underlying: error)
             }
-            guard let dictionary = plist as? [String: Any], let name = dictionary["_XCCurrentVersionName"] as? String, !name.isEmpty else {
-                throw fileError(.fileReadCorruptFile, marker, "does not name the current model version (no '_XCCurrentVersionName' string)")
+            guard let dictionary = plist as? [String: Any] else {
+                throw fileError(.fileReadCorruptFile, marker, "is not a dictionary")
+            }
+            guard let name = dictionary["_XCCurrentVersionName"] as? String, !name.isEmpty else {
+                // Xcode leaves the dictionary empty in a bundle that has only ever had one version.
+                let versions = try versions(in: bundle)
+                if dictionary.isEmpty && versions.count == 1 { return bundle.appendingPathComponent(versions[0]) }
+                throw fileError(.fileReadCorruptFile, marker, "does not name the current model version (no '_XCCurrentVersionName' string)"
+                                + (versions.count > 1 ? ", and the bundle holds \(versions.count) versions" : ""))
             }
             let version = bundle.appendingPathComponent(name)
             guard FileManager.default.fileExists(atPath: version.path) else {
@@ -93,17 +100,26 @@ internal enum XcodeModelReader {
             }
             return version
         }
-        let children = (try? FileManager.default.contentsOfDirectory(atPath: bundle.path)) ?? []
-        let versions = children.filter { $0.lowercased().hasSuffix(".xcdatamodel") }
-            .sorted { lhs, rhs in
-                // By name without the extension, numbers compared by value: "Car" < "Car 2" < "Car 10".
-                let l = (lhs as NSString).deletingPathExtension, r = (rhs as NSString).deletingPathExtension
-                return l.compare(r, options: [.numeric]) == .orderedAscending
-            }
-        guard let last = versions.last else {
+        guard let last = try versions(in: bundle).last else {
             throw fileError(.fileReadNoSuchFile, bundle, "holds no model: no '.xcdatamodel' version and no 'contents' file")
         }
         return bundle.appendingPathComponent(last)
+    }
+
+    /// The names of the `.xcdatamodel` versions in a bundle, by name without the extension,
+    /// numbers compared by value: "Car" < "Car 2" < "Car 10".
+    private static func versions(in bundle: URL) throws -> [String] {
+        let children: [String]
+        do {
+            children = try FileManager.default.contentsOfDirectory(atPath: bundle.path)
+        } catch {
+            throw fileError(.fileReadCorruptFile, bundle, "could not be listed (\(error.localizedDescription))", underlying: error)
+        }
+        return children.filter { $0.lowercased().hasSuffix(".xcdatamodel") }
+            .sorted { lhs, rhs in
+                let l = (lhs as NSString).deletingPathExtension, r = (rhs as NSString).deletingPathExtension
+                return l.compare(r, options: [.numeric]) == .orderedAscending
+            }
     }
 
     // MARK: Parsing
@@ -219,6 +235,7 @@ private final class EntityRecord {
     let line: Int
     var parentName: String?
     var properties: [NSPropertyDescription] = []
+    var attributes: [AttributeRecord] = []
     var relationships: [RelationshipRecord] = []
     var fetchedProperties: [FetchedPropertyRecord] = []
     var constraints: [[String]] = []
@@ -243,8 +260,11 @@ private typealias RelationshipRecord = PropertyRecord<NSRelationshipDescription>
 private typealias FetchedPropertyRecord = PropertyRecord<NSFetchedPropertyDescription>
 
 private final class AttributeRecord {
-    let attribute = NSAttributeDescription()
+    /// An `NSDerivedAttributeDescription` for `derived="YES"`.
+    let attribute: NSAttributeDescription
+    let line: Int
     var userInfo: [AnyHashable: Any] = [:]
+    init(_ attribute: NSAttributeDescription, line: Int) { self.attribute = attribute; self.line = line }
 }
 
 private final class IndexRecord {
@@ -277,7 +297,8 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         case fetchIndex(IndexRecord)
         case compoundIndexes(EntityRecord)
         case configuration(ConfigurationRecord)
-        /// An element with nothing to read (`entry`, `constraint`, `memberEntity`, unknown leaves).
+        /// An element with nothing more to read (`entry`, `constraint`, `memberEntity`, `index`,
+        /// `fetchIndexElement`, a fetched property's `fetchRequest`): an element inside it is an error.
         case leaf
     }
 
@@ -289,10 +310,14 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
     var versionIdentifier: String?
     var entities: [EntityRecord] = []
     var configurations: [ConfigurationRecord] = []
+    /// The model's fetch request templates, in the file's order, each with its entity's name.
+    var templates: [(name: String, request: NSFetchRequest<NSFetchRequestResult>, entityName: String, line: Int)] = []
     var notes: [String] = []
 
     private var stack: [Frame] = []
-    /// Depth inside an element whose whole subtree is skipped (fetch request templates, layout elements, …).
+    /// The name of each element on ``stack``, for messages.
+    private var elementNames: [String] = []
+    /// Depth inside an element whose whole subtree is skipped (layout elements, composite attributes, …).
     private var skipDepth = 0
     private var constraintNames: [String] = []
 
@@ -304,12 +329,9 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         parser.abortParsing()
     }
 
+    /// A flag's value (checked when its element started: see ``flagNames``); absent is `NO`.
     private static func bool(_ value: String?) -> Bool {
-        guard let value else { return false }
-        switch value.lowercased() {
-        case "yes", "true", "1": return true
-        default: return false
-        }
+        value.flatMap(flag) ?? false
     }
 
     /// A non-empty attribute value.
@@ -323,6 +345,11 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         guard error == nil else { return }
         if skipDepth > 0 { skipDepth += 1; return }
         let line = parser.lineNumber
+        if let (key, value) = attributes.first(where: { Self.flagNames.contains($0.key) && Self.flag($0.value) == nil }) {
+            return fail(parser, "has an invalid value '\(value)' for \(key) on a <\(elementName)> (YES or NO expected)")
+        }
+        let depth = stack.count
+        defer { if stack.count > depth { elementNames.append(elementName) } }
         guard let top = stack.last else {
             guard elementName == "model" else {
                 fail(parser, "is not a Core Data model: its root element is <\(elementName)>, not <model>")
@@ -340,21 +367,29 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             stack.append(.entity(record))
         case (.model, "configuration"):
             guard let name = Self.string(attributes["name"]) else { return fail(parser, "has a <configuration> without a name") }
+            if configurations.contains(where: { $0.name == name }) { return fail(parser, "has two configurations named '\(name)'") }
             let record = ConfigurationRecord(name: name, line: line)
             configurations.append(record)
             stack.append(.configuration(record))
         case (.configuration(let record), "memberEntity"):
             guard let name = Self.string(attributes["name"]) else { return fail(parser, "has a <memberEntity> without a name in configuration '\(record.name)'") }
+            if record.members.contains(where: { $0.name == name }) {
+                return fail(parser, "lists the entity '\(name)' twice in the configuration '\(record.name)'")
+            }
             record.members.append((name, line))
             stack.append(.leaf)
         case (.model, "fetchRequest"):
-            notes.append("The fetch request template '\(attributes["name"] ?? "")' (line \(line)) was not read.")
-            skipDepth = 1
+            guard let name = Self.string(attributes["name"]) else { return fail(parser, "has a fetch request template (<fetchRequest>) without a name") }
+            if templates.contains(where: { $0.name == name }) { return fail(parser, "has two fetch request templates named '\(name)'") }
+            guard let (request, entityName) = readFetchRequest(parser, attributes, of: "the fetch request template '\(name)'") else { return }
+            templates.append((name, request, entityName, line))
+            stack.append(.leaf)
         case (.model, "elements"):
             skipDepth = 1 // the editor's diagram layout
         case (.entity(let entity), "attribute"):
             guard let record = startAttribute(parser, attributes, entity: entity, line: line) else { return }
             entity.properties.append(record.attribute)
+            entity.attributes.append(record)
             stack.append(.attribute(record))
         case (.entity(let entity), "relationship"):
             guard let record = startRelationship(parser, attributes, entity: entity, line: line) else { return }
@@ -362,7 +397,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             entity.relationships.append(record)
             stack.append(.relationship(record))
         case (.entity(let entity), "fetchedProperty"):
-            guard let name = Self.string(attributes["name"]) else {
+            guard let name = Self.string(attributes["name"]), checkPropertyName(parser, name, entity: entity) else {
                 return fail(parser, "has a <fetchedProperty> without a name in entity '\(entity.entity.name ?? "")'")
             }
             let record = FetchedPropertyRecord(line: line)
@@ -372,8 +407,14 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             entity.fetchedProperties.append(record)
             stack.append(.fetchedProperty(record))
         case (.fetchedProperty(let record), "fetchRequest"):
+            if record.entityName != nil {
+                return fail(parser, "has a second <fetchRequest> for the fetched property '\(record.property.name)'")
+            }
             guard case .entity(let entity)? = stack.dropLast().last,
-                  readFetchRequest(parser, attributes, into: record, entity: entity) else { return }
+                  let (request, entityName) = readFetchRequest(parser, attributes, of: "the fetched property '\(entity.entity.name ?? "").\(record.property.name)'")
+            else { return }
+            record.property.fetchRequest = request
+            record.entityName = entityName
             stack.append(.leaf)
         case (.model, "compositeAttribute"), (.entity, "compositeAttribute"):
             notes.append("The definition of the composite attribute '\(attributes["name"] ?? "")' (line \(line)) was not read: composite attributes' elements are not supported.")
@@ -389,6 +430,12 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             stack.append(.leaf)
         case (.entity(let entity), "fetchIndex"):
             guard let name = Self.string(attributes["name"]) else { return fail(parser, "has a <fetchIndex> without a name in entity '\(entity.entity.name ?? "")'") }
+            if let problem = ModelNames.problem(indexName: name) {
+                return fail(parser, "has a fetch index named '\(name)' in the entity '\(entity.entity.name ?? "")', \(problem)")
+            }
+            if entity.indexes.contains(where: { $0.name == name }) {
+                return fail(parser, "has two fetch indexes named '\(name)' in the entity '\(entity.entity.name ?? "")'")
+            }
             let record = IndexRecord(name: name, line: line)
             entity.indexes.append(record)
             stack.append(.fetchIndex(record))
@@ -409,7 +456,8 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             stack.append(.fetchIndex(record))
         case (.fetchIndex(let index), "index"):
             stack.append(.leaf)
-            if let value = Self.string(attributes["value"]) { index.elements.append((value, .binary, true, line)) }
+            guard let value = Self.string(attributes["value"]) else { return fail(parser, "has an <index> without a value in '\(index.name)'") }
+            index.elements.append((value, .binary, true, line))
         case (.model, "userInfo"), (.entity, "userInfo"), (.attribute, "userInfo"), (.relationship, "userInfo"), (.fetchedProperty, "userInfo"):
             stack.append(.userInfo)
         case (.userInfo, "entry"):
@@ -425,8 +473,51 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             default: notes.append("The model's user info entry '\(key)' (line \(line)) was not read: a managed object model has no user info.")
             }
         default:
-            // Unknown or misplaced elements are skipped with their contents, for files from newer Xcodes.
+            // A known element out of its place is a broken file; an unknown one (from a newer
+            // Xcode) is skipped with its contents, and noted.
+            if Self.knownElements.contains(elementName) {
+                return fail(parser, "has an element <\(elementName)> inside <\(elementNames.last ?? "")>, where Xcode writes none")
+            }
+            notes.append("The element <\(elementName)> (line \(line)) was not read: it is not part of the model format this reader knows.")
             skipDepth = 1
+        }
+    }
+
+    /// Text outside the elements: Xcode writes none (only whitespace between them).
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        guard error == nil, skipDepth == 0, !string.allSatisfy(\.isWhitespace) else { return }
+        let text = string.trimmingCharacters(in: .whitespacesAndNewlines)
+        fail(parser, "has the text '\(text.prefix(40))' inside <\(elementNames.last ?? "")>, where Xcode writes none")
+    }
+
+    func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+        guard error == nil, skipDepth == 0 else { return }
+        fail(parser, "has a CDATA section inside <\(elementNames.last ?? "")>, where Xcode writes none")
+    }
+
+    /// The elements of Xcode's model format; each is read only where Xcode writes it.
+    private static let knownElements: Set<String> = [
+        "model", "entity", "attribute", "relationship", "fetchedProperty", "fetchRequest", "userInfo", "entry",
+        "uniquenessConstraints", "uniquenessConstraint", "constraint", "fetchIndex", "fetchIndexElement",
+        "compoundIndexes", "compoundIndex", "index", "configuration", "memberEntity", "elements", "element",
+        "compositeAttribute",
+    ]
+
+    /// The attributes Xcode writes as `YES`/`NO`.
+    private static let flagNames: Set<String> = [
+        "optional", "transient", "indexed", "spotlightIndexingEnabled", "storedInTruthFile", "syncable", "isAbstract",
+        "ordered", "toMany", "usesScalarValueType", "allowsExternalBinaryDataStorage", "preserveAfterDeletion",
+        "allowsCloudEncryption", "derived", "includeSubentities", "includesSubentities", "includePropertyValues",
+        "includesPropertyValues", "includePendingChanges", "includesPendingChanges", "returnObjectsAsFaults",
+        "returnsObjectsAsFaults", "returnDistinctResults", "returnsDistinctResults",
+    ]
+
+    /// A flag's value: `YES`/`NO`, `true`/`false` in any case, `1`/`0`; `nil` for other text.
+    private static func flag(_ value: String) -> Bool? {
+        switch value.lowercased() {
+        case "yes", "true", "1": return true
+        case "no", "false", "0": return false
+        default: return nil
         }
     }
 
@@ -434,6 +525,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         guard error == nil else { return }
         if skipDepth > 0 { skipDepth -= 1; return }
         guard let top = stack.popLast() else { return }
+        elementNames.removeLast()
         switch top {
         case .model:
             modelClosed = true
@@ -472,6 +564,10 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             fail(parser, "has an <entity> without a name")
             return nil
         }
+        if let problem = ModelNames.problem(entityName: name) {
+            fail(parser, "has an entity named '\(name)', \(problem)")
+            return nil
+        }
         let record = EntityRecord(line: line)
         let entity = record.entity
         entity.name = name
@@ -482,6 +578,14 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         entity.renamingIdentifier = Self.string(a["renamingIdentifier"]) ?? Self.string(a["elementID"])
         record.parentName = Self.string(a["parentEntity"])
         return record
+    }
+
+    /// Whether `name` can name a property; if not, fails naming the entity and the property.
+    /// (The failure stands: a later failure for a missing name does not replace it.)
+    private func checkPropertyName(_ parser: XMLParser, _ name: String, entity: EntityRecord) -> Bool {
+        guard let problem = ModelNames.problem(propertyName: name) else { return true }
+        fail(parser, "has a property named '\(name)' in the entity '\(entity.entity.name ?? "")', \(problem)")
+        return false
     }
 
     private func startProperty(_ property: NSPropertyDescription, _ a: [String: String]) {
@@ -496,11 +600,12 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
 
     private func startAttribute(_ parser: XMLParser, _ a: [String: String], entity: EntityRecord, line: Int) -> AttributeRecord? {
         let entityName = entity.entity.name ?? ""
-        guard let name = Self.string(a["name"]) else {
+        guard let name = Self.string(a["name"]), checkPropertyName(parser, name, entity: entity) else {
             fail(parser, "has an <attribute> without a name in entity '\(entityName)'")
             return nil
         }
-        guard let typeName = a["attributeType"] else {
+        // Xcode writes no attributeType for a transient attribute of type Undefined.
+        guard let typeName = a["attributeType"] ?? (Self.bool(a["transient"]) ? "Undefined" : nil) else {
             fail(parser, "has no attributeType for the attribute '\(entityName).\(name)'")
             return nil
         }
@@ -508,7 +613,27 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             fail(parser, "has an unknown attributeType '\(typeName)' for the attribute '\(entityName).\(name)'")
             return nil
         }
-        let record = AttributeRecord()
+        let what = "the attribute '\(entityName).\(name)'"
+        let record: AttributeRecord
+        if Self.bool(a["derived"]) {
+            guard let text = Self.string(a["derivationExpression"]) else {
+                fail(parser, "has no derivationExpression for the derived attribute '\(entityName).\(name)'")
+                return nil
+            }
+            let derived = NSDerivedAttributeDescription()
+            do {
+                derived.derivationExpression = NSExpression(node: try PredicateParser.parseExpression(text, arguments: []))
+            } catch {
+                fail(parser, "has an invalid derivationExpression '\(text)' for \(what): \((error as NSError).localizedDescription)")
+                return nil
+            }
+            record = AttributeRecord(derived, line: line)
+        } else {
+            if let text = Self.string(a["derivationExpression"]) {
+                notes.append("The derivationExpression '\(text)' of \(what) (line \(line)) was not read: the attribute is not derived.")
+            }
+            record = AttributeRecord(NSAttributeDescription(), line: line)
+        }
         let attribute = record.attribute
         attribute.name = name
         startProperty(attribute, a)
@@ -521,7 +646,6 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         if let className = Self.string(a["customClassName"]) { attribute.attributeValueClassName = className }
         attribute.regularExpression = Self.string(a["regularExpressionString"])
 
-        let what = "the attribute '\(entityName).\(name)'"
         if type == .dateAttributeType {
             for (key, assign) in [("minDateTimeInterval", { (v: Double) in attribute.minimum = v }),
                                   ("maxDateTimeInterval", { (v: Double) in attribute.maximum = v })] {
@@ -558,6 +682,8 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         func integer(_ range: ClosedRange<Int64>) -> Int64? {
             if let v = Int64(trimmed) { return range.contains(v) ? v : nil }
+            // Xcode keeps a Boolean default it wrote before the attribute became an integer.
+            if let flag = flag(trimmed) { return flag ? 1 : 0 }
             if let d = Double(trimmed), let v = Int64(exactly: d) { return range.contains(v) ? v : nil }
             return nil
         }
@@ -581,11 +707,10 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             guard let v = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")), !v.isNaN else { return nil }
             return .some(NSDecimalNumber(decimal: v))
         case .booleanAttributeType:
-            switch trimmed.lowercased() {
-            case "yes", "true", "1": return .some(NSNumber(value: true))
-            case "no", "false", "0": return .some(NSNumber(value: false))
-            default: return nil
-            }
+            if let flag = flag(trimmed) { return .some(NSNumber(value: flag)) }
+            // A number, as Xcode keeps the default of an attribute that was an integer: nonzero is true.
+            guard let number = Double(trimmed) else { return nil }
+            return .some(NSNumber(value: number != 0))
         case .stringAttributeType:
             return .some(text)
         case .UUIDAttributeType:
@@ -606,7 +731,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
 
     private func startRelationship(_ parser: XMLParser, _ a: [String: String], entity: EntityRecord, line: Int) -> RelationshipRecord? {
         let entityName = entity.entity.name ?? ""
-        guard let name = Self.string(a["name"]) else {
+        guard let name = Self.string(a["name"]), checkPropertyName(parser, name, entity: entity) else {
             fail(parser, "has a <relationship> without a name in entity '\(entityName)'")
             return nil
         }
@@ -667,14 +792,15 @@ extension ModelXMLHandler {
         (["returnDistinctResults", "returnsDistinctResults"], { $0.returnsDistinctResults = $1 }),
     ]
 
-    /// Reads a fetched property's `<fetchRequest entity=… predicateString=… …/>`. A predicate
-    /// that does not parse makes the model unreadable, as Xcode's model compiler refuses it.
-    fileprivate func readFetchRequest(_ parser: XMLParser, _ a: [String: String], into record: FetchedPropertyRecord,
-                                      entity: EntityRecord) -> Bool {
-        let what = "the fetched property '\(entity.entity.name ?? "").\(record.property.name)'"
+    /// Reads a `<fetchRequest entity=… predicateString=… …/>` (of a fetched property, or a
+    /// template of the model): the request and the name of its entity, which `what` names in
+    /// messages. A predicate that does not parse makes the model unreadable, as Xcode's model
+    /// compiler refuses it.
+    fileprivate func readFetchRequest(_ parser: XMLParser, _ a: [String: String], of what: String)
+        -> (request: NSFetchRequest<NSFetchRequestResult>, entityName: String)? {
         guard let destination = Self.string(a["entity"]) else {
             fail(parser, "has no destination entity for \(what)")
-            return false
+            return nil
         }
         let request = NSFetchRequest<NSFetchRequestResult>(entityName: destination)
         if let format = Self.string(a["predicateString"]) {
@@ -682,21 +808,21 @@ extension ModelXMLHandler {
                 request.predicate = NSPredicate.make(from: try PredicateParser.parse(format))
             } catch {
                 fail(parser, "has an invalid predicate for \(what): \((error as NSError).localizedDescription)")
-                return false
+                return nil
             }
         }
         for (key, set) in [("fetchLimit", { request.fetchLimit = $0 }), ("fetchBatchSize", { (value: Int) in request.fetchBatchSize = value })] {
             guard let text = Self.string(a[key]) else { continue }
             guard let value = Int(text), value >= 0 else {
                 fail(parser, "has an invalid \(key) '\(text)' for \(what)")
-                return false
+                return nil
             }
             set(value)
         }
         if let text = Self.string(a["resultType"]) {
             guard let raw = UInt(text), [0, 1, 2, 4].contains(raw) else {
                 fail(parser, "has an invalid resultType '\(text)' for \(what)")
-                return false
+                return nil
             }
             request.resultType = NSFetchRequestResultType(rawValue: raw)
         }
@@ -704,9 +830,7 @@ extension ModelXMLHandler {
             guard let text = flag.names.lazy.compactMap({ Self.string(a[$0]) }).first else { continue }
             flag.set(request, Self.bool(text))
         }
-        record.property.fetchRequest = request
-        record.entityName = destination
-        return true
+        return (request, destination)
     }
 }
 
@@ -803,6 +927,18 @@ private struct ModelBuilder {
             }
         }
 
+        // Derivations read properties of the entity and of the entities it leads to.
+        for record in handler.entities {
+            for item in record.attributes {
+                guard let derived = item.attribute as? NSDerivedAttributeDescription else { continue }
+                do {
+                    _ = try Derivation(for: derived)
+                } catch {
+                    throw fail("has the derived attribute '\(record.entity.name ?? "").\(derived.name)', which cannot be computed: \(error.reason)", line: item.line)
+                }
+            }
+        }
+
         // Uniqueness constraints and indexes name properties of the entity (inherited included).
         for record in handler.entities {
             let entity = record.entity
@@ -833,6 +969,13 @@ private struct ModelBuilder {
 
         let model = NSManagedObjectModel()
         model.entities = handler.entities.map(\.entity)
+        for template in handler.templates {
+            guard let entity = byName[template.entityName] else {
+                throw fail("names an entity '\(template.entityName)' for the fetch request template '\(template.name)', but there is no such entity", line: template.line)
+            }
+            template.request.entity = entity.entity
+            model.setFetchRequestTemplate(template.request, forName: template.name)
+        }
         if let identifier = handler.versionIdentifier { model.versionIdentifiers = [identifier] }
         for configuration in handler.configurations {
             var members: [NSEntityDescription] = []

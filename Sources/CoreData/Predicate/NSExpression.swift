@@ -127,7 +127,8 @@ open class NSExpression: NSObject, NSCopying {
     /// A function of `parameters`, by Apple's names: `sum:`, `count:`, `min:`, `max:`,
     /// `average:`, `median:`, `mode:`, `stddev:`, `add:to:`, `from:subtract:`, `multiply:by:`,
     /// `divide:by:`, `modulus:by:`, `sqrt:`, `log:`, `ln:`, `raise:toPower:`, `exp:`,
-    /// `ceiling:`, `floor:`, `abs:`, `trunc:`, `uppercase:`, `lowercase:`, `length:`,
+    /// `ceiling:`, `floor:`, `abs:`, `trunc:`, `uppercase:`, `lowercase:`, `canonical:` (case and
+    /// diacritics folded away, as derived attributes use it), `length:`,
     /// `bitwiseAnd:with:`, `bitwiseOr:with:`, `bitwiseXor:with:`, `leftshift:by:`,
     /// `rightshift:by:`, `onesComplement:`, `noindex:`, `random`, `random:`, `now`.
     ///

@@ -166,7 +166,7 @@ internal enum PredicateFunctions {
         "average:": 1, "sum:": 1, "count:": 1, "min:": 1, "max:": 1, "median:": 1, "mode:": 1, "stddev:": 1,
         "add:to:": 2, "from:subtract:": 2, "multiply:by:": 2, "divide:by:": 2, "modulus:by:": 2,
         "raise:toPower:": 2, "sqrt:": 1, "log:": 1, "ln:": 1, "exp:": 1, "ceiling:": 1, "floor:": 1,
-        "abs:": 1, "trunc:": 1, "uppercase:": 1, "lowercase:": 1, "length:": 1, "noindex:": 1,
+        "abs:": 1, "trunc:": 1, "uppercase:": 1, "lowercase:": 1, "canonical:": 1, "length:": 1, "noindex:": 1,
         "bitwiseAnd:with:": 2, "bitwiseOr:with:": 2, "bitwiseXor:with:": 2, "leftshift:by:": 2,
         "rightshift:by:": 2, "onesComplement:": 1, "random": 0, "random:": 1, "now": 0,
         "negate:": 1, "objectFrom:withIndex:": 2, "castObject:toType:": 2,
@@ -238,11 +238,12 @@ internal enum PredicateFunctions {
             case "floor:": return .double(x.rounded(.down))
             default: return .double(x.rounded(.towardZero))
             }
-        case "uppercase:", "lowercase:", "length:":
+        case "uppercase:", "lowercase:", "canonical:", "length:":
             guard case .string(let text) = args[0] else { return .null }
             switch name {
             case "uppercase:": return .string(text.uppercased())
             case "lowercase:": return .string(text.lowercased())
+            case "canonical:": return .string(PredicateStrings.fold(text, [.caseInsensitive, .diacriticInsensitive]))
             default: return .int(Int64(text.utf16.count))
             }
         default: return .null

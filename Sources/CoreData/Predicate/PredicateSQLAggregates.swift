@@ -104,7 +104,7 @@ extension PredicateSQLCompiler {
             }
             return try collectionOperator("@count", path)
         }
-        let stringFunctions: Set<String> = ["uppercase:", "lowercase:", "length:"]
+        let stringFunctions: Set<String> = ["uppercase:", "lowercase:", "canonical:", "length:"]
         let wantsStrings = stringFunctions.contains(name)
         var arguments: [SQLFragment] = [.bind(.string(name))]
         for item in operands {
@@ -128,7 +128,7 @@ extension PredicateSQLCompiler {
         }
         let kind: ValueKind
         switch name {
-        case "uppercase:", "lowercase:": kind = .string
+        case "uppercase:", "lowercase:", "canonical:": kind = .string
         case "length:", "count:", "bitwiseAnd:with:", "bitwiseOr:with:", "bitwiseXor:with:", "leftshift:by:",
              "rightshift:by:", "onesComplement:": kind = .integer
         default: kind = .real

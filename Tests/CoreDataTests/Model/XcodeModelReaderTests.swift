@@ -306,8 +306,7 @@ struct XcodeModelReaderTests {
 
     @Test func unsupportedElementsAreSkippedWithNotes() throws {
         let result = try XcodeModelReader.read(at: ModelTestSupport.fixture("Library.xcdatamodeld"))
-        #expect(result.notes.count == 2)
-        #expect(result.notes.contains { $0.contains("fetch request template 'OverdueLoans'") })
+        #expect(result.notes.count == 1)
         #expect(result.notes.contains { $0.contains("composite attribute 'PostalAddress'") })
         // The composite's attributes did not become properties (fetched properties are read: FetchedPropertyDescriptionTests).
         #expect(result.model.entitiesByName["Author"]?.propertiesByName["city"] == nil)
@@ -398,7 +397,9 @@ struct XcodeModelReaderTests {
         #expect(a.indexes.count == 1)
         #expect(a.indexes.first?.elements.map { $0.propertyName ?? "" } == ["plain", "when"])
         #expect(a.properties.count == 7)
-        #expect(result.notes.isEmpty)
+        // An element this reader does not know (from a newer Xcode) is skipped with its contents, and noted.
+        #expect(result.notes.count == 1)
+        #expect(result.notes.first?.contains("<futureElement>") == true)
     }
 
     @Test func indexElementsExternalRecordsAndModelUserInfo() throws {
@@ -471,6 +472,9 @@ struct XcodeModelReaderTests {
         .init("Broken/MissingParent.xcdatamodel", 259, "MissingParent.xcdatamodel/contents", "parent entity 'Document'", "'Note'", "no such entity", "line 3"),
         .init("Broken/ParentCycle.xcdatamodel", 259, "ParentCycle.xcdatamodel/contents", "hierarchy that loops"),
         .init("Broken/DuplicateEntity.xcdatamodel", 259, "DuplicateEntity.xcdatamodel/contents", "two entities named 'Note'", "line 6"),
+        .init("Broken/SQLInEntityName.xcdatamodel", 259, "SQLInEntityName.xcdatamodel/contents", "an entity named 'Car; DROP TABLE Z_METADATA'",
+              "not a valid name", "line 3"),
+        .init("Broken/NestedEntity.xcdatamodel", 259, "NestedEntity.xcdatamodel/contents", "an element <entity> inside <entity>", "line 5"),
         .init("Broken/BadCurrentVersion.xcdatamodeld", 260, "BadCurrentVersion.xcdatamodeld/Notes 3.xcdatamodel", "does not exist", ".xccurrentversion"),
         .init("Broken/NoSuchModel.xcdatamodeld", 260, "NoSuchModel.xcdatamodeld", "does not exist"),
     ]
@@ -534,16 +538,55 @@ struct XcodeModelReaderTests {
             (#"<entity name="A"><attribute name="d" attributeType="Double" minValueString="low"/></entity>"#, "invalid minValueString 'low'"),
             (#"<entity name="P"><attribute name="x" attributeType="String"/></entity><entity name="C" parentEntity="P"><attribute name="x" attributeType="String"/></entity>"#, "redeclare the inherited property 'x'"),
         ]
+        Self.expectRefused(cases)
+    }
+
+    /// Each `(body, fragment)`: the model `body` is refused with an error (259) whose message
+    /// names the inline file and contains `fragment`.
+    static func expectRefused(_ cases: [(String, String)], sourceLocation: SourceLocation = #_sourceLocation) {
         for (body, fragment) in cases {
             do {
-                _ = try Self.parse(body)
-                Issue.record("accepted: \(body)")
+                _ = try parse(body)
+                Issue.record("accepted: \(body)", sourceLocation: sourceLocation)
             } catch let error as NSError {
-                #expect(error.domain == NSCocoaErrorDomain)
-                #expect(error.code == 259)
-                #expect(error.localizedDescription.contains(fragment), "\(error.localizedDescription) should mention \(fragment)")
-                #expect(error.localizedDescription.contains("/inline/Test.xcdatamodel/contents"))
+                #expect(error.domain == NSCocoaErrorDomain, sourceLocation: sourceLocation)
+                #expect(error.code == 259, sourceLocation: sourceLocation)
+                #expect(error.localizedDescription.contains(fragment), "\(error.localizedDescription) should mention \(fragment)",
+                        sourceLocation: sourceLocation)
+                #expect(error.localizedDescription.contains("/inline/Test.xcdatamodel/contents"), sourceLocation: sourceLocation)
             }
         }
+    }
+}
+
+extension XcodeModelReaderTests {
+    /// Elements out of the places Xcode writes them, text inside elements, flags that are not
+    /// YES or NO, and names given twice: each is an error naming the problem, never skipped.
+    @Test func structuralMistakesAreRefused() {
+        let cases: [(String, String)] = [
+            (#"<entity name="A"><entity name="B"/></entity>"#, "an element <entity> inside <entity>"),
+            (#"<attribute name="x" attributeType="String"/>"#, "an element <attribute> inside <model>"),
+            (#"<entity name="A"><attribute name="x" attributeType="String"><relationship name="r" destinationEntity="A"/></attribute></entity>"#,
+             "an element <relationship> inside <attribute>"),
+            (#"<entity name="A"><configuration name="C"/></entity>"#, "an element <configuration> inside <entity>"),
+            (#"<configuration name="C"><entity name="A"/></configuration>"#, "an element <entity> inside <configuration>"),
+            (#"<entity name="A"><userInfo><entry key="k" value="v"><entry key="l" value="w"/></entry></userInfo></entity>"#,
+             "an element <entry> inside <entry>"),
+            (#"<entity name="A"><uniquenessConstraint><constraint value="x"/></uniquenessConstraint></entity>"#,
+             "an element <uniquenessConstraint> inside <entity>"),
+            (#"<entity name="A"><attribute name="x" attributeType="String">text</attribute></entity>"#, "the text 'text' inside <attribute>"),
+            (#"<entity name="A"><![CDATA[x]]></entity>"#, "a CDATA section inside <entity>"),
+            (#"<entity name="A"><attribute name="x" optional="MAYBE" attributeType="String"/></entity>"#, "invalid value 'MAYBE' for optional"),
+            (#"<entity name="A" isAbstract="2"/>"#, "invalid value '2' for isAbstract"),
+            (#"<entity name="A"/><configuration name="C"/><configuration name="C"/>"#, "two configurations named 'C'"),
+            (#"<entity name="A"/><configuration name="C"><memberEntity name="A"/><memberEntity name="A"/></configuration>"#,
+             "the entity 'A' twice in the configuration 'C'"),
+            (#"<entity name="A"><attribute name="x" attributeType="String"/><fetchIndex name="i"><fetchIndexElement property="x" type="Binary" order="ascending"/></fetchIndex><fetchIndex name="i"><fetchIndexElement property="x" type="Binary" order="ascending"/></fetchIndex></entity>"#,
+             "two fetch indexes named 'i'"),
+            (#"<entity name="A"><fetchedProperty name="f"><fetchRequest entity="A"/><fetchRequest entity="A"/></fetchedProperty></entity>"#,
+             "a second <fetchRequest> for the fetched property 'f'"),
+            (#"<entity name="A"><compoundIndexes><compoundIndex><index/></compoundIndex></compoundIndexes></entity>"#, "an <index> without a value"),
+        ]
+        Self.expectRefused(cases)
     }
 }
