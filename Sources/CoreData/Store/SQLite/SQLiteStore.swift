@@ -135,6 +135,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 self.metadata = metadata
                 self.identifier = uuid
             }
+            if !isReadOnly { try runMaintenanceOptions(connection) }
         } catch let error as NSError {
             throw Self.openError(error, url: url)
         }
@@ -155,6 +156,13 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }, closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
         cacheDataVersion = try? connection.dataVersion()
         writer = connection
+    }
+
+    /// `ANALYZE` (``NSSQLiteAnalyzeOption``) and `VACUUM` (``NSSQLiteManualVacuumOption``), as
+    /// Apple's store runs them when it is added; outside a transaction, which `VACUUM` refuses.
+    private func runMaintenanceOptions(_ connection: SQLiteConnection) throws {
+        if flag(NSSQLiteManualVacuumOption) { try connection.execute("VACUUM") }
+        if flag(NSSQLiteAnalyzeOption) { try connection.execute("ANALYZE") }
     }
 
     /// The reader pool's size: ``NSPersistentStoreConnectionPoolMaxSizeKey`` (a positive
@@ -262,7 +270,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             NSStoreModelVersionHashesVersionKey: 3,
             NSStoreModelVersionIdentifiersKey: identifiers,
             NSStoreModelVersionHashesDigestKey: VersionHash.hashesDigest(model),
-            NSStoreModelVersionChecksumKey: model.versionChecksum,
+            NSPersistentStoreModelVersionChecksumKey: model.versionChecksum,
             NSPersistenceFrameworkVersionKey: 1414,
             "_NSAutoVacuumLevel": "2",
         ]
@@ -330,6 +338,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if let type = metadata[NSStoreTypeKey] as? String, type != NSSQLiteStoreType {
             throw CoreDataError.make(.persistentStoreTypeMismatch, "The store at \(url?.path ?? "") has type \(type), not SQLite")
         }
+        if flag(NSIgnorePersistentStoreVersioningOption) { return }
         let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
         let current = model.entityVersionHashesByName
         var differences: [String] = []
