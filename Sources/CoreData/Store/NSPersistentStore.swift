@@ -93,6 +93,16 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         try SQLiteStore.readMetadata(at: url)
     }
 
+    /// Replaces the metadata of the store file at `url` (a SQLite store) without adding it, as
+    /// ``NSPersistentStoreCoordinator/setMetadata(_:forPersistentStoreOfType:at:options:)`` does.
+    ///
+    /// ```swift
+    /// try NSPersistentStore.setMetadata(["imported": true], forPersistentStoreAt: url)
+    /// ```
+    open class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
+        try SQLiteStore.replaceMetadata(metadata, at: url)
+    }
+
     /// Loads the store's metadata (and creates the store if it does not exist).
     open func loadMetadata() throws {}
 

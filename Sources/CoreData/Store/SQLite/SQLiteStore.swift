@@ -238,7 +238,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     /// Maps SQLite's "not a database" and "corrupt" failures to Core Data's file errors.
-    private static func openError(_ error: NSError, url: URL) -> NSError {
+    static func openError(_ error: NSError, url: URL) -> NSError {
         guard error.domain == NSCocoaErrorDomain, error.code == NSSQLiteError,
               let sqliteCode = error.userInfo[NSSQLiteErrorDomain] as? Int else { return error }
         let primary = sqliteCode & 0xff
@@ -297,9 +297,11 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     static func writeMetadata(_ metadata: [String: Any], uuid: String, to connection: SQLiteConnection) throws {
         // Apple keeps the UUID in Z_UUID only; the metadata API adds it back when reading.
-        var plist = metadata
-        plist[NSStoreUUIDKey] = nil
-        let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+        try writeMetadata(plist: try plistData(metadata), uuid: uuid, to: connection)
+    }
+
+    /// Writes metadata serialized by ``plistData(_:)``.
+    static func writeMetadata(plist data: Data, uuid: String, to connection: SQLiteConnection) throws {
         let statement = try connection.cached("INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
         defer { statement.reset() }
         statement.bind(uuid, at: 1)
