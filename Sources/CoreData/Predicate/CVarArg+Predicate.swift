@@ -10,7 +10,8 @@ import Foundation
 //     NSPredicate(format: "born < %@", Date())             // a Date
 //
 // compiles there. On Linux `NSObject`, `NSNumber`, `NSDate`, `Array`, `Date`, `UUID`, … are not
-// `CVarArg`, and the same code would not compile. The conformances below make it compile.
+// `CVarArg`, and the same code would not compile. The conformances below make it compile, and
+// let a Swift key path stand where Apple's code passes `#keyPath(Item.name)` to `%K`.
 //
 // The predicate parser never passes these values to C: it reads the `CVarArg` existentials as
 // Swift values. `_cVarArgEncoding` therefore only matters if one of them reaches a real C variadic
@@ -59,5 +60,10 @@ extension URL: @retroactive CVarArg {
 
 extension Decimal: @retroactive CVarArg {
     /// A null pointer: decimals are read as Swift values by `NSPredicate(format:)`.
+    public var _cVarArgEncoding: [Int] { [0] }
+}
+
+extension AnyKeyPath: @retroactive CVarArg {
+    /// A null pointer: key paths are read as Swift values by `NSPredicate(format:)` (`%K`).
     public var _cVarArgEncoding: [Int] { [0] }
 }
