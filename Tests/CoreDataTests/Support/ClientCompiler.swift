@@ -29,11 +29,13 @@ enum ClientCompiler {
     /// Type-checks `source` in `languageMode`; the compiler's diagnostics, and whether it succeeded.
     static func typecheck(_ source: String, languageMode: String = "6") throws -> (ok: Bool, output: String) {
         let toolchain = try #require(Self.toolchain, "swiftc or the built CoreData module not found")
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString).swift")
+        // The driver leaves a `TemporaryDirectory.*` folder in its TMPDIR: this folder, removed after.
+        let folder = try TemporaryFolder("client")
+        let file = folder.url.appendingPathComponent("client.swift")
         try source.write(to: file, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: file) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: toolchain.swiftc)
+        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": folder.path]) { _, new in new }
         process.arguments = ["-typecheck", "-swift-version", languageMode, "-I", toolchain.modules]
             + toolchain.cModules.flatMap { ["-I", $0] } + toolchain.plugins + [file.path]
         let pipe = Pipe()
