@@ -245,10 +245,9 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
         return process.isEmpty ? "CoreData" : process
     }
 
-    private static let searchDirectories = Locked<[URL]>([]) // not `Mutex`: see `Locked`
-
     /// More folders where ``init(name:)`` looks for `<name>.xcdatamodeld`, after the bundles and
-    /// before the current directory; empty by default.
+    /// before the current directory, and `NSManagedObjectModel.mergedModel(from: nil)` for every
+    /// model; empty by default.
     ///
     /// Linux addition: it lets code shared with Apple platforms keep calling `init(name:)`.
     ///
@@ -259,24 +258,13 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     /// let container = NSPersistentContainer(name: "Car")
     /// ```
     public static var modelSearchDirectories: [URL] {
-        get { searchDirectories.withLock { $0 } }
-        set { searchDirectories.withLock { $0 = newValue } }
+        get { ModelSearch.extraDirectories.withLock { $0 } }
+        set { ModelSearch.extraDirectories.withLock { $0 = newValue } }
     }
 
     /// The folders `init(name:)` searches, in order, without duplicates.
     internal class func modelSearchLocations(firstIn directories: [URL]) -> [URL] {
-        var locations = directories
-        for bundle in [Bundle(for: self), Bundle.main] + Bundle.allBundles {
-            if let resources = bundle.resourceURL { locations.append(resources) }
-            locations.append(bundle.bundleURL)
-        }
-        let executableFolder = Bundle.main.bundleURL
-        let contents = (try? FileManager.default.contentsOfDirectory(at: executableFolder, includingPropertiesForKeys: nil)) ?? []
-        locations += contents.filter { $0.pathExtension == "resources" }.sorted { $0.path < $1.path }
-        locations += modelSearchDirectories
-        locations.append(URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true))
-        var seen = Set<String>()
-        return locations.filter { seen.insert($0.standardizedFileURL.path).inserted }
+        ModelSearch.locations(firstIn: directories, bundles: [Bundle(for: self), Bundle.main] + Bundle.allBundles)
     }
 
     /// Finds and reads the model named `name`; on failure logs Apple's message and returns an

@@ -24,7 +24,15 @@ open class NSConstraintConflict: NSObject {
     /// The conflicting objects' values as last saved (empty dictionaries for new objects).
     public let conflictingSnapshots: [[AnyHashable: Any]]
 
-    public init(constraint contraint: [String], databaseObject: NSManagedObject?, databaseSnapshot: [AnyHashable: Any]?,
+    /// A conflict over `contraint` (Apple's spelling) among `conflictingObjects`, and with
+    /// `databaseObject`'s stored row when it is not `nil`; the save makes these, a merge policy's
+    /// tests may too.
+    ///
+    /// ```swift
+    /// let conflict = NSConstraintConflict(constraint: ["email"], database: nil, databaseSnapshot: nil,
+    ///                                     conflicting: [first, second], conflictingSnapshots: [[:], [:]])
+    /// ```
+    public init(constraint contraint: [String], database databaseObject: NSManagedObject?, databaseSnapshot: [AnyHashable: Any]?,
                 conflicting conflictingObjects: [NSManagedObject], conflictingSnapshots: [Any]) {
         self.constraint = contraint
         self.databaseObject = databaseObject

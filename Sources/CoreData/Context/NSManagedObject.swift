@@ -411,11 +411,6 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         preconditionFailure("No entity in a loaded model has the class '\(String(reflecting: self))'")
     }
 
-    /// A fetch request for this class's entity.
-    open class func fetchRequest() -> NSFetchRequest<any NSFetchRequestResult> {
-        NSFetchRequest<any NSFetchRequestResult>(entityName: entity().name ?? "")
-    }
-
     internal class func entity(in model: NSManagedObjectModel) -> NSEntityDescription? {
         let qualified = String(reflecting: self)
         let bare = String(qualified.split(separator: ".").last ?? "")

@@ -157,7 +157,7 @@ extension NSManagedObjectContext {
             guard group.count > 1 || !stored.isEmpty else { continue }
             let database = stored.first
             result.append(NSConstraintConflict(
-                constraint: names, databaseObject: database,
+                constraint: names, database: database,
                 databaseSnapshot: database.map { $0.committedValues(forKeys: nil) },
                 conflicting: group, conflictingSnapshots: group.map { $0.isInserted ? [String: Any]() : $0.committedValues(forKeys: nil) }))
         }

@@ -119,9 +119,12 @@ extension NSManagedObjectContext {
             let path = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             let attribute = try storedKeyPath(path, entity: entity, role: role)
             return DictionaryPlan.Column(name: name, expression: .keyPath(path), attribute: attribute)
+        case let keyPath as AnyKeyPath:
+            // A Swift key path where Apple's code writes `#keyPath(Item.name)`.
+            return try dictionaryColumn(TypedKeyPaths.names(of: keyPath).joined(separator: "."), entity: entity, role: role)
         default:
             throw CoreDataError.make(.coreData,
-                "Invalid \(role): \(item) (\(type(of: item))) is not a property name, a property description or an NSExpressionDescription")
+                "Invalid \(role): \(item) (\(type(of: item))) is not a property name, a property description, an NSExpressionDescription or a key path of @Managed properties")
         }
     }
 

@@ -1,6 +1,15 @@
 import Foundation
 import Synchronization
 
+/// Apple's top-level name of ``NSManagedObjectContext/ConcurrencyType``: both spellings name
+/// the same type, as on Apple platforms.
+///
+/// ```swift
+/// let type: NSManagedObjectContextConcurrencyType = .privateQueueConcurrencyType
+/// let context = NSManagedObjectContext(concurrencyType: type)
+/// ```
+public typealias NSManagedObjectContextConcurrencyType = NSManagedObjectContext.ConcurrencyType
+
 /// An object graph in memory: the objects fetched from and inserted into the stores, their
 /// changes, and the queue they live on.
 ///

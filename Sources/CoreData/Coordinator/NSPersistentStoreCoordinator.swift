@@ -151,6 +151,16 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         withLock { stores.first { $0.url?.standardizedFileURL == url.standardizedFileURL } }
     }
 
+    /// The location of `store`: its file, or the `memory://` URL of an in-memory store added
+    /// without one.
+    ///
+    /// ```swift
+    /// let file = coordinator.url(for: coordinator.persistentStores[0])
+    /// ```
+    open func url(for store: NSPersistentStore) -> URL {
+        store.url ?? URL(fileURLWithPath: "/dev/null")
+    }
+
     // MARK: Metadata
 
     /// A store's metadata.

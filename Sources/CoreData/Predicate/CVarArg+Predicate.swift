@@ -10,54 +10,88 @@ import Foundation
 //     NSPredicate(format: "born < %@", Date())             // a Date
 //
 // compiles there. On Linux `NSObject`, `NSNumber`, `NSDate`, `Array`, `Date`, `UUID`, … are not
-// `CVarArg`, and the same code would not compile. The conformances below make it compile.
+// `CVarArg`, and the same code would not compile. The conformances below make it compile, and
+// let a Swift key path stand where Apple's code passes `#keyPath(Item.name)` to `%K`.
 //
-// The predicate parser never passes these values to C: it reads the `CVarArg` existentials as
-// Swift values. `_cVarArgEncoding` therefore only matters if one of them reaches a real C variadic
-// function (`String(format:)`): objects pass their pointer, which Foundation's `%@` formatting
-// understands as on Darwin; value types pass a null pointer, which `%@` prints as `(null)`.
+// `NSPredicate(format:_:)` never passes these values to C: it reads the `CVarArg` existentials as
+// Swift values. They reach C when a variadic function of the app's hands its arguments on with
+// `withVaList` (`NSPredicate(format:arguments:)`, `String(format:)`): objects pass their pointer,
+// which `%@` reads as on Darwin, and the value types pass their bridged Foundation object
+// (`NSArray`, `NSDate`, …) through the standard library's `_CVarArgObject`, which `withVaList`
+// keeps alive until its closure returns, so that `%@` reads them as Darwin reads its bridged values.
 
 extension NSObject: @retroactive CVarArg {
     /// The object's pointer, as Objective-C passes objects to `%@`.
     public var _cVarArgEncoding: [Int] { [Int(bitPattern: Unmanaged.passUnretained(self).toOpaque())] }
 }
 
-extension Array: @retroactive CVarArg {
-    /// A null pointer: arrays are read as Swift values by `NSPredicate(format:)`.
+extension Array: @retroactive _CVarArgObject {
+    /// Unused: `withVaList` passes ``_cVarArgObject`` instead.
     public var _cVarArgEncoding: [Int] { [0] }
+    /// The bridged `NSArray`, passed to C in the value's place.
+    public var _cVarArgObject: CVarArg { _bridgeToObjectiveC() }
 }
 
-extension Set: @retroactive CVarArg {
-    /// A null pointer: sets are read as Swift values by `NSPredicate(format:)`.
+extension Set: @retroactive _CVarArgObject {
+    /// Unused: `withVaList` passes ``_cVarArgObject`` instead.
     public var _cVarArgEncoding: [Int] { [0] }
+    /// The bridged `NSSet`, passed to C in the value's place.
+    public var _cVarArgObject: CVarArg { _bridgeToObjectiveC() }
 }
 
-extension Dictionary: @retroactive CVarArg {
-    /// A null pointer: dictionaries are read as Swift values by `NSPredicate(format:)`.
+extension Dictionary: @retroactive _CVarArgObject {
+    /// Unused: `withVaList` passes ``_cVarArgObject`` instead.
     public var _cVarArgEncoding: [Int] { [0] }
+    /// The bridged `NSDictionary`, passed to C in the value's place.
+    public var _cVarArgObject: CVarArg { _bridgeToObjectiveC() }
 }
 
-extension Date: @retroactive CVarArg {
-    /// A null pointer: dates are read as Swift values by `NSPredicate(format:)`.
+extension Date: @retroactive _CVarArgObject {
+    /// Unused: `withVaList` passes ``_cVarArgObject`` instead.
     public var _cVarArgEncoding: [Int] { [0] }
+    /// The bridged `NSDate`, passed to C in the value's place.
+    public var _cVarArgObject: CVarArg { _bridgeToObjectiveC() }
 }
 
-extension Data: @retroactive CVarArg {
-    /// A null pointer: data values are read as Swift values by `NSPredicate(format:)`.
+extension Data: @retroactive _CVarArgObject {
+    /// Unused: `withVaList` passes ``_cVarArgObject`` instead.
     public var _cVarArgEncoding: [Int] { [0] }
+    /// The bridged `NSData`, passed to C in the value's place.
+    public var _cVarArgObject: CVarArg { _bridgeToObjectiveC() }
 }
 
-extension UUID: @retroactive CVarArg {
-    /// A null pointer: UUIDs are read as Swift values by `NSPredicate(format:)`.
+extension UUID: @retroactive _CVarArgObject {
+    /// Unused: `withVaList` passes ``_cVarArgObject`` instead.
     public var _cVarArgEncoding: [Int] { [0] }
+    /// The bridged `NSUUID`, passed to C in the value's place.
+    public var _cVarArgObject: CVarArg { _bridgeToObjectiveC() }
 }
 
-extension URL: @retroactive CVarArg {
-    /// A null pointer: URLs are read as Swift values by `NSPredicate(format:)`.
+extension URL: @retroactive _CVarArgObject {
+    /// Unused: `withVaList` passes ``_cVarArgObject`` instead.
     public var _cVarArgEncoding: [Int] { [0] }
+    /// The bridged `NSURL`, passed to C in the value's place.
+    public var _cVarArgObject: CVarArg { _bridgeToObjectiveC() }
 }
 
-extension Decimal: @retroactive CVarArg {
-    /// A null pointer: decimals are read as Swift values by `NSPredicate(format:)`.
+extension Decimal: @retroactive _CVarArgObject {
+    /// Unused: `withVaList` passes ``_cVarArgObject`` instead.
     public var _cVarArgEncoding: [Int] { [0] }
+    /// An `NSDecimalNumber`, passed to C in the value's place.
+    public var _cVarArgObject: CVarArg { NSDecimalNumber(decimal: self) }
+}
+
+extension AnyKeyPath: @retroactive _CVarArgObject {
+    /// Unused: `withVaList` passes ``_cVarArgObject`` instead.
+    public var _cVarArgEncoding: [Int] { [0] }
+    /// An object holding the key path (a key path is no `NSObject`), passed to C in its place.
+    public var _cVarArgObject: CVarArg { KeyPathArgument(self) }
+}
+
+/// A Swift key path given to `%K` of `NSPredicate(format:arguments:)` through `withVaList`: the
+/// object C is handed in the key path's place.
+internal final class KeyPathArgument: NSObject {
+    let keyPath: AnyKeyPath
+    init(_ keyPath: AnyKeyPath) { self.keyPath = keyPath }
+    override var description: String { keyPath.debugDescription }
 }

@@ -73,6 +73,20 @@ open class NSExpression: NSObject, NSCopying {
         }
     }
 
+    /// Parses an expression whose arguments come in a C `va_list`, as
+    /// `NSPredicate(format:arguments:)` reads them.
+    ///
+    /// ```swift
+    /// func expression(_ format: String, _ args: CVarArg...) -> NSExpression {
+    ///     withVaList(args) { NSExpression(format: format, arguments: $0) }
+    /// }
+    /// ```
+    ///
+    /// A malformed format stops the process, as ``init(format:_:)``.
+    public convenience init(format expressionFormat: String, arguments argList: CVaListPointer) {
+        self.init(format: expressionFormat, argumentArray: PredicateVaList.arguments(for: expressionFormat, from: argList))
+    }
+
     /// Parses an expression, throwing a parse error (`NSCocoaErrorDomain` 2048, naming the
     /// position) instead of stopping. Linux addition.
     ///

@@ -45,6 +45,27 @@ extension _CoreDataPredicateFormatInitializable where Self == NSPredicate {
         self = NSPredicate.make(format: predicateFormat, arguments: arguments ?? [])
     }
 
+    /// Creates a predicate from a format string whose arguments come in a C `va_list`, the way a
+    /// variadic function of the app's passes its own arguments on.
+    ///
+    /// ```swift
+    /// func predicate(_ format: String, _ args: CVarArg...) -> NSPredicate {
+    ///     withVaList(args) { NSPredicate(format: format, arguments: $0) }
+    /// }
+    /// let owned = predicate("name == %@ AND year > %d", "Model T", 1900)
+    /// ```
+    ///
+    /// The format's specifiers say what each argument is, as in C: `%@` and `%K` take an object
+    /// (a Foundation object, a managed object, a `String`, or a Foundation value such as an array,
+    /// `Date` or `UUID`, which `withVaList` passes as its bridged object here), `%d`, `%ld`, `%u`,
+    /// … an integer, `%f`, `%g`, … a floating-point number, `%s` a C string. An argument of
+    /// another kind than its specifier says (an integer for `%@`) is a programmer error with
+    /// undefined results, as on Apple platforms. A malformed format behaves as in
+    /// ``init(format:_:)``.
+    public init(format predicateFormat: String, arguments argList: CVaListPointer) {
+        self = NSPredicate.make(format: predicateFormat, arguments: PredicateVaList.arguments(for: predicateFormat, from: argList))
+    }
+
     /// Creates a predicate from a format string, throwing if it is malformed.
     ///
     /// Linux addition: Apple's framework raises an Objective-C exception instead. The error is an

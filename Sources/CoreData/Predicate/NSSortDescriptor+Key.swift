@@ -48,8 +48,8 @@ extension NSSortDescriptor {
                   ascending: ascending)
     }
 
-    /// The key path the descriptor sorts by, or `nil` (objects compared themselves, or a
-    /// descriptor made from a Swift key path).
+    /// The key path the descriptor sorts by, or `nil` (objects compared themselves, or a Swift key
+    /// path that is not a chain of `@Managed` properties of a model in use).
     ///
     /// ```swift
     /// NSSortDescriptor(key: "owner.name", ascending: true).key // "owner.name"
@@ -71,20 +71,40 @@ extension NSSortDescriptor {
         })
     }
 
+    /// A descriptor whose specification is worked out when first asked for (from a Swift key
+    /// path, once the model is in use), and which compares objects in memory with `compare`.
+    internal convenience init(resolving resolution: TypedLazyResult<SortSpecification>, ascending: Bool,
+                              comparing compare: @escaping (Any, Any) -> ComparisonResult) {
+        self.init(keyPath: SortSpecification.identityKeyPath, ascending: ascending, comparator: { a, b in
+            if let probe = a as? SortProbe {
+                switch resolution.result {
+                case .success(let specification): probe.specification = specification
+                case .failure(let error): probe.error = error
+                }
+                return .orderedSame
+            }
+            return compare(a, b)
+        })
+    }
+
     private func sortSpecification() throws -> SortSpecification? {
-        guard keyPath == SortSpecification.identityKeyPath as AnyKeyPath else { return nil }
+        guard keyPath == SortSpecification.identityKeyPath as AnyKeyPath else {
+            // Foundation's own `NSSortDescriptor(keyPath:ascending:comparator:)`: its comparator
+            // compares the values the key path reads.
+            let names = try TypedKeyPaths.names(of: keyPath)
+            return SortSpecification(key: names.joined(separator: "."), comparison: .comparator, comparator: ComparatorBox(comparator))
+        }
         let probe = SortProbe()
         _ = compare(probe, to: probe)
         if let error = probe.error { throw error }
         return probe.specification
     }
 
-    /// The descriptor as a ``SortKey`` for the store and the context. Throws for descriptors made
-    /// from Swift key paths (`NSSortDescriptor(keyPath:ascending:)`), whose property name Linux
-    /// cannot recover.
+    /// The descriptor as a ``SortKey`` for the store and the context. Throws when its key path
+    /// is not a chain of Core Data properties.
     internal func sortKey() throws -> SortKey {
         guard let specification = try sortSpecification() else {
-            throw PredicateErrors.unsupportedSort("a sort descriptor made from a Swift key path cannot be used in a fetch on Linux; use NSSortDescriptor(key:ascending:)")
+            throw PredicateErrors.unsupportedSort("the sort descriptor names no property")
         }
         return specification.sortKey(ascending: ascending)
     }

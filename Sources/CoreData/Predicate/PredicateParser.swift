@@ -483,6 +483,14 @@ internal struct PredicateParser {
         case .object:
             return .constant(value)
         case .keyPath:
+            if let swiftKeyPath = argument as? AnyKeyPath {
+                // A Swift key path where Apple's code passes `#keyPath(Item.name)`.
+                do {
+                    return .keyPath(try TypedKeyPaths.names(of: swiftKeyPath))
+                } catch {
+                    throw ParseError(position: token.position, message: "the argument for the format specifier at position \(token.position): \((error as NSError).localizedDescription)")
+                }
+            }
             guard case .string(let path) = value, !path.isEmpty else { throw mismatch("a key path string") }
             let keys = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             guard !keys.contains(where: \.isEmpty) else { throw mismatch("a key path string without empty keys") }

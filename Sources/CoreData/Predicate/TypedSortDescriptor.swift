@@ -26,14 +26,7 @@ extension NSSortDescriptor {
     /// `.localizedStandard`.
     public convenience init<Compared: NSObject>(_ sortDescriptor: SortDescriptor<Compared>) {
         let resolution = TypedLazyResult { try TypedSortResolution.specification(of: sortDescriptor) }
-        self.init(keyPath: SortSpecification.identityKeyPath, ascending: sortDescriptor.order == .forward, comparator: { a, b in
-            if let probe = a as? SortProbe {
-                switch resolution.result {
-                case .success(let specification): probe.specification = specification
-                case .failure(let error): probe.error = error
-                }
-                return .orderedSame
-            }
+        self.init(resolving: resolution, ascending: sortDescriptor.order == .forward) { a, b in
             if case .success(let specification) = resolution.result {
                 return specification.sortKey(ascending: true).compare(a, b)
             }
@@ -41,7 +34,7 @@ extension NSSortDescriptor {
             var forward = sortDescriptor
             forward.order = .forward
             return forward.compare(x, y)
-        })
+        }
     }
 }
 

@@ -6,6 +6,12 @@ public let NSSQLiteStoreType = "SQLite"
 public let NSInMemoryStoreType = "InMemory"
 /// The type string of Apple's binary store; not available on Linux (adding one throws).
 public let NSBinaryStoreType = "Binary"
+/// The type string of Apple's XML store (macOS only); not available on Linux (adding one throws).
+///
+/// ```swift
+/// try coordinator.addPersistentStore(ofType: NSXMLStoreType, configurationName: nil, at: url) // throws
+/// ```
+public let NSXMLStoreType = "XML"
 
 // Store metadata keys, with Apple's values.
 public let NSStoreTypeKey = "NSStoreType"
@@ -15,16 +21,14 @@ public let NSStoreModelVersionIdentifiersKey = "NSStoreModelVersionIdentifiers"
 public let NSPersistentStoreOSCompatibility = "NSPersistentStoreOSCompatibility"
 internal let NSStoreModelVersionHashesVersionKey = "NSStoreModelVersionHashesVersion"
 internal let NSStoreModelVersionHashesDigestKey = "NSStoreModelVersionHashesDigest"
-internal let NSStoreModelVersionChecksumKey = "NSStoreModelVersionChecksumKey"
+/// The metadata key of the model's version checksum (``NSManagedObjectModel/versionChecksum``),
+/// which a store records when it is created; its value is Apple's, `"NSStoreModelVersionChecksumKey"`.
+///
+/// ```swift
+/// let checksum = coordinator.metadata(for: store)[NSPersistentStoreModelVersionChecksumKey] as? String
+/// ```
+public let NSPersistentStoreModelVersionChecksumKey = "NSStoreModelVersionChecksumKey"
 internal let NSPersistenceFrameworkVersionKey = "NSPersistenceFrameworkVersion"
-
-// Store options, with Apple's values.
-public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
-public let NSPersistentStoreTimeoutOption = "NSPersistentStoreTimeoutOption"
-public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
-public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
-public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
-public let NSPersistentStoreConnectionPoolMaxSizeKey = "NSPersistentStoreConnectionPoolMaxSizeKey"
 
 /// A store of rows: the SQLite file, or memory.
 ///
@@ -87,6 +91,16 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// Reads a store file's metadata without adding the store.
     open class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
         try SQLiteStore.readMetadata(at: url)
+    }
+
+    /// Replaces the metadata of the store file at `url` (a SQLite store) without adding it, as
+    /// ``NSPersistentStoreCoordinator/setMetadata(_:forPersistentStoreOfType:at:options:)`` does.
+    ///
+    /// ```swift
+    /// try NSPersistentStore.setMetadata(["imported": true], forPersistentStoreAt: url)
+    /// ```
+    open class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
+        try SQLiteStore.replaceMetadata(metadata, at: url)
     }
 
     /// Loads the store's metadata (and creates the store if it does not exist).

@@ -1,6 +1,8 @@
 #ifndef COREDATA_SHIMS_H
 #define COREDATA_SHIMS_H
 
+#include <stdarg.h>
+
 /// Asks the processor to start bringing the cache line holding `address` in (a hint: it never
 /// faults, and nothing waits for it). A bulk save reads buffers that were written thousands of
 /// objects earlier and are no longer cached; hinted a few rows ahead, their misses overlap with
@@ -8,5 +10,18 @@
 static inline void coredata_prefetch(const void *address) {
     __builtin_prefetch(address, 0, 3);
 }
+
+/// One argument read from a C `va_list` by `coredata_read_va_args`: the field its kind names.
+typedef struct {
+    long long integer;
+    double real;
+    const void *pointer;
+} coredata_va_value;
+
+/// Reads `count` arguments from `args` into `values`, the kind of each given by `kinds[i]`:
+/// `'d'` a `double`, `'p'` a pointer, anything else a `long long`. One call reads them all, since
+/// a `va_list` passed by value cannot be read further by its caller on every ABI.
+/// (`NSPredicate(format:arguments:)` takes a `CVaListPointer`, which Swift cannot read itself.)
+void coredata_read_va_args(const char *kinds, long count, va_list args, coredata_va_value *values);
 
 #endif

@@ -4,49 +4,11 @@ import Testing
 /// What a client's compiler says: in Swift 6 an `NSManagedObject` can't cross an isolation
 /// boundary while IDs, contexts, coordinators and containers can; a Swift 5 client written in the
 /// seeds' style still compiles. The snippets are type-checked with `swiftc` against the module
-/// this test binary was built with.
+/// this test binary was built with (``ClientCompiler``).
 @Suite("Sendability for clients")
 struct SendabilityTests {
-    /// `swiftc` and the built modules, or `nil` when this machine can't type-check snippets.
-    private static let toolchain: (swiftc: String, modules: String, cModules: [String])? = {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var folder = binary.deletingLastPathComponent()
-        while folder.path != "/" && !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Modules/CoreData.swiftmodule").path) {
-            folder = folder.deletingLastPathComponent()
-        }
-        let modules = folder.appendingPathComponent("Modules").path
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        // The C modules the library imports, as SwiftPM passes them to a client's build.
-        let cModules = ["Sources/CSQLite", "Sources/CoreDataShims/include"].map { packageRoot.appendingPathComponent($0).path }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"
-        guard FileManager.default.fileExists(atPath: modules),
-              let swiftc = path.split(separator: ":").map({ "\($0)/swiftc" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) })
-        else { return nil }
-        return (swiftc, modules, cModules)
-    }()
-
-    /// Type-checks `source` in `languageMode`; the compiler's diagnostics, and whether it succeeded.
-    private func typecheck(_ source: String, languageMode: String) throws -> (ok: Bool, output: String) {
-        let toolchain = try #require(Self.toolchain, "swiftc or the built CoreData module not found")
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString).swift")
-        try source.write(to: file, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: toolchain.swiftc)
-        process.arguments = ["-typecheck", "-swift-version", languageMode, "-I", toolchain.modules]
-            + toolchain.cModules.flatMap { ["-I", $0] } + [file.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus == 0, output)
-    }
-
     @Test func aManagedObjectCannotCrossAnIsolationBoundaryInSwift6() throws {
-        let result = try typecheck("""
+        let result = try ClientCompiler.typecheck("""
             import CoreData
             func needsSendable<T: Sendable>(_ value: T) {}
             func leak(_ car: NSManagedObject) { needsSendable(car) }
@@ -56,7 +18,7 @@ struct SendabilityTests {
     }
 
     @Test func idsContextsCoordinatorsAndContainersCanInSwift6() throws {
-        let result = try typecheck("""
+        let result = try ClientCompiler.typecheck("""
             import CoreData
             func needsSendable<T: Sendable>(_ value: T) {}
             func pass(_ id: NSManagedObjectID, _ context: NSManagedObjectContext, _ coordinator: NSPersistentStoreCoordinator,
@@ -72,7 +34,7 @@ struct SendabilityTests {
 
     /// Seed 002's notification-merging code and seed 001's save chain, as Swift 5 clients write them.
     @Test func aSwift5ClientInTheSeedsStyleCompiles() throws {
-        let result = try typecheck("""
+        let result = try ClientCompiler.typecheck("""
             import CoreData
             import Foundation
             final class Stack {

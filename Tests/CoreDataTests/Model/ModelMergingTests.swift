@@ -48,3 +48,83 @@ struct ModelMergingTests {
         #expect(NSManagedObjectModel(byMerging: nil)?.entities.isEmpty == true)
     }
 }
+
+/// `NSManagedObjectModel.mergedModel(from:)`, `mergedModel(from:forStoreMetadata:)` and
+/// `init(byMerging:forStoreMetadata:)`: models found in bundles, and the version a store was
+/// written with.
+@Suite("Merged models from bundles")
+struct BundleModelTests {
+    /// A folder holding `Library.xcdatamodeld` (two versions) and `Notes.xcdatamodel`, as a bundle.
+    private func bundle() throws -> (TemporaryFolder, Bundle) {
+        let folder = try TemporaryFolder()
+        try FileManager.default.copyItem(at: ModelTestSupport.fixture("Library.xcdatamodeld"),
+                                         to: folder.url.appendingPathComponent("Library.xcdatamodeld"))
+        try FileManager.default.copyItem(at: ModelTestSupport.fixture("Unversioned.xcdatamodeld/Notes.xcdatamodel"),
+                                         to: folder.url.appendingPathComponent("Notes.xcdatamodel"))
+        return (folder, try #require(Bundle(url: folder.url)))
+    }
+
+    private func version(_ name: String) throws -> NSManagedObjectModel {
+        try NSManagedObjectModel(validatingContentsOf: ModelTestSupport.fixture("Library.xcdatamodeld/\(name).xcdatamodel"))
+    }
+
+    private func notes() throws -> NSManagedObjectModel {
+        try NSManagedObjectModel(validatingContentsOf: ModelTestSupport.fixture("Unversioned.xcdatamodeld/Notes.xcdatamodel"))
+    }
+
+    @Test func mergesTheCurrentVersionOfEveryModelInTheBundles() throws {
+        let (folder, bundle) = try bundle()
+        let merged = try #require(NSManagedObjectModel.mergedModel(from: [bundle]))
+        let expected = try version("Library 2").entityVersionHashesByName.merging(try notes().entityVersionHashesByName) { a, _ in a }
+        #expect(merged.entityVersionHashesByName == expected)
+        withExtendedLifetime(folder) {}
+    }
+
+    @Test func nilSearchesWhereTheContainerSearches() throws {
+        let (folder, _) = try bundle()
+        let saved = NSPersistentContainer.modelSearchDirectories
+        defer { NSPersistentContainer.modelSearchDirectories = saved }
+        NSPersistentContainer.modelSearchDirectories = [folder.url]
+        let merged = try #require(NSManagedObjectModel.mergedModel(from: nil))
+        #expect(Set(merged.entitiesByName.keys).isSuperset(of: ["Book", "Chapter", "Note"]))
+    }
+
+    @Test func noModelOrADamagedOneGivesNil() throws {
+        let empty = try TemporaryFolder()
+        #expect(NSManagedObjectModel.mergedModel(from: [try #require(Bundle(url: empty.url))]) == nil)
+        let (folder, bundle) = try bundle()
+        try FileManager.default.copyItem(at: ModelTestSupport.fixture("Broken/NotXML.xcdatamodel"),
+                                         to: folder.url.appendingPathComponent("Broken.xcdatamodel"))
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle]) == nil)
+    }
+
+    @Test func findsTheVersionAStoreWasWrittenWith() throws {
+        let (folder, bundle) = try bundle()
+        for name in ["Library", "Library 2"] {
+            let written = NSManagedObjectModel(byMerging: [try version(name), try notes()])!
+            let metadata = SQLiteStore.makeMetadata(model: written, uuid: UUID().uuidString)
+            let found = try #require(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: metadata), "\(name)")
+            #expect(found.entityVersionHashesByName == written.entityVersionHashesByName)
+        }
+        // Only the library's first version: the notes model is no part of the store.
+        let libraryOnly = SQLiteStore.makeMetadata(model: try version("Library"), uuid: UUID().uuidString)
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: libraryOnly)?.entityVersionHashesByName
+                == (try version("Library")).entityVersionHashesByName)
+        // A hash no version has.
+        var changed = libraryOnly
+        var hashes = changed[NSStoreModelVersionHashesKey] as! [String: Data]
+        hashes["Book"] = Data(repeating: 7, count: 32)
+        changed[NSStoreModelVersionHashesKey] = hashes
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: changed) == nil)
+        #expect(NSManagedObjectModel.mergedModel(from: [bundle], forStoreMetadata: [:]) == nil)
+        withExtendedLifetime(folder) {}
+    }
+
+    @Test func mergingModelsForStoreMetadataTakesTheMatchingVersions() throws {
+        let first = try version("Library"), second = try version("Library 2"), notes = try notes()
+        let metadata = SQLiteStore.makeMetadata(model: NSManagedObjectModel(byMerging: [second, notes])!, uuid: "u")
+        let merged = try #require(NSManagedObjectModel(byMerging: [first, notes, second, try version("Library 2")], forStoreMetadata: metadata))
+        #expect(merged.entityVersionHashesByName == (metadata[NSStoreModelVersionHashesKey] as! [String: Data]))
+        #expect(NSManagedObjectModel(byMerging: [first, notes], forStoreMetadata: metadata) == nil)
+    }
+}

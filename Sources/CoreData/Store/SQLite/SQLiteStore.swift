@@ -138,6 +138,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 self.metadata = metadata
                 self.identifier = uuid
             }
+            if !isReadOnly { try runMaintenanceOptions(connection) }
         } catch let error as NSError {
             throw Self.openError(error, url: url)
         }
@@ -160,6 +161,13 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }, closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
         cacheDataVersion = try? connection.dataVersion()
         writer = connection
+    }
+
+    /// `ANALYZE` (``NSSQLiteAnalyzeOption``) and `VACUUM` (``NSSQLiteManualVacuumOption``), as
+    /// Apple's store runs them when it is added; outside a transaction, which `VACUUM` refuses.
+    private func runMaintenanceOptions(_ connection: SQLiteConnection) throws {
+        if flag(NSSQLiteManualVacuumOption) { try connection.execute("VACUUM") }
+        if flag(NSSQLiteAnalyzeOption) { try connection.execute("ANALYZE") }
     }
 
     /// The reader pool's size: ``NSPersistentStoreConnectionPoolMaxSizeKey`` (a positive
@@ -235,7 +243,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     /// Maps SQLite's "not a database" and "corrupt" failures to Core Data's file errors.
-    private static func openError(_ error: NSError, url: URL) -> NSError {
+    static func openError(_ error: NSError, url: URL) -> NSError {
         guard error.domain == NSCocoaErrorDomain, error.code == NSSQLiteError,
               let sqliteCode = error.userInfo[NSSQLiteErrorDomain] as? Int else { return error }
         let primary = sqliteCode & 0xff
@@ -267,7 +275,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             NSStoreModelVersionHashesVersionKey: 3,
             NSStoreModelVersionIdentifiersKey: identifiers,
             NSStoreModelVersionHashesDigestKey: VersionHash.hashesDigest(model),
-            NSStoreModelVersionChecksumKey: model.versionChecksum,
+            NSPersistentStoreModelVersionChecksumKey: model.versionChecksum,
             NSPersistenceFrameworkVersionKey: 1414,
             "_NSAutoVacuumLevel": "2",
         ]
@@ -294,9 +302,11 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     static func writeMetadata(_ metadata: [String: Any], uuid: String, to connection: SQLiteConnection) throws {
         // Apple keeps the UUID in Z_UUID only; the metadata API adds it back when reading.
-        var plist = metadata
-        plist[NSStoreUUIDKey] = nil
-        let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+        try writeMetadata(plist: try plistData(metadata), uuid: uuid, to: connection)
+    }
+
+    /// Writes metadata serialized by ``plistData(_:)``.
+    static func writeMetadata(plist data: Data, uuid: String, to connection: SQLiteConnection) throws {
         let statement = try connection.cached("INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
         defer { statement.reset() }
         statement.bind(uuid, at: 1)
@@ -335,6 +345,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if let type = metadata[NSStoreTypeKey] as? String, type != NSSQLiteStoreType {
             throw CoreDataError.make(.persistentStoreTypeMismatch, "The store at \(url?.path ?? "") has type \(type), not SQLite")
         }
+        if flag(NSIgnorePersistentStoreVersioningOption) { return }
         let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
         let current = model.entityVersionHashesByName
         var differences: [String] = []

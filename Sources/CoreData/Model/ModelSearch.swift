@@ -1,0 +1,61 @@
+import Foundation
+
+/// Where models are looked for: the folders `NSPersistentContainer(name:)` searches for a model by
+/// name, and `NSManagedObjectModel.mergedModel(from:)` searches for every model.
+///
+/// Apple platforms look in bundles. A Linux program has no app bundle, so three Linux additions
+/// follow the bundles: the SwiftPM resource folders next to the executable
+/// (`<package>_<target>.resources`, what `Bundle.module` reads), the folders of
+/// `NSPersistentContainer.modelSearchDirectories`, and the current directory.
+internal enum ModelSearch {
+    /// `NSPersistentContainer.modelSearchDirectories`.
+    static let extraDirectories = Locked<[URL]>([]) // not `Mutex`: see `Locked`
+
+    /// The folders to search, in order, without duplicates: `directories`, each bundle's
+    /// resources and its own folder, then, with `linuxAdditions`, the three Linux additions.
+    static func locations(firstIn directories: [URL], bundles: [Bundle], linuxAdditions: Bool = true) -> [URL] {
+        var locations = directories
+        for bundle in bundles {
+            if let resources = bundle.resourceURL { locations.append(resources) }
+            locations.append(bundle.bundleURL)
+        }
+        if linuxAdditions {
+            let executableFolder = Bundle.main.bundleURL
+            let contents = (try? FileManager.default.contentsOfDirectory(at: executableFolder, includingPropertiesForKeys: nil)) ?? []
+            locations += contents.filter { $0.pathExtension == "resources" }.sorted { $0.path < $1.path }
+            locations += extraDirectories.withLock { $0 }
+            locations.append(URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true))
+        }
+        var seen = Set<String>()
+        return locations.filter { seen.insert($0.standardizedFileURL.path).inserted }
+    }
+
+    /// The models directly in `folders` (`.xcdatamodeld` and `.xcdatamodel` folders), in folder
+    /// order and by name within a folder.
+    static func models(in folders: [URL]) -> [URL] {
+        folders.flatMap { folder in
+            let contents = (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? []
+            return contents.filter { ["xcdatamodeld", "xcdatamodel"].contains($0.pathExtension.lowercased()) }
+                .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        }
+    }
+
+    /// Every version of the model at `url`: a `.xcdatamodeld`'s `.xcdatamodel` folders, by name,
+    /// or the `.xcdatamodel` itself.
+    static func versions(of url: URL) -> [URL] {
+        guard url.pathExtension.lowercased() == "xcdatamodeld" else { return [url] }
+        let contents = (try? FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)) ?? []
+        return contents.filter { $0.pathExtension.lowercased() == "xcdatamodel" }.sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }
+
+    /// Reads the model at `url`; on failure writes Apple's style of message to standard error
+    /// (`CoreData: error: …`) and returns `nil`.
+    static func read(_ url: URL) -> NSManagedObjectModel? {
+        do {
+            return try NSManagedObjectModel(validatingContentsOf: url)
+        } catch {
+            FileHandle.standardError.write(Data("CoreData: error:  Failed to load model at \(url.path): \(error.localizedDescription)\n".utf8))
+            return nil
+        }
+    }
+}

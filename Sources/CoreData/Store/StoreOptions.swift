@@ -1,0 +1,213 @@
+import Foundation
+
+// The option keys Apple's NSPersistentStoreCoordinator.h declares, with Apple's values (the
+// strings Core Data itself holds, which are not always the constant's name). Code written for
+// Apple platforms passes them in `addPersistentStore(ofType:configurationName:at:options:)` or
+// `NSPersistentStoreDescription.setOption(_:forKey:)`, so each exists here. Those the package acts
+// on say what it does; the others say that they are ignored here, and why.
+//
+// ```swift
+// try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: [
+//     NSSQLiteManualVacuumOption: true,         // VACUUM when added
+//     NSPersistentStoreTimeoutOption: 10,       // wait 10 s for another connection's lock
+//     NSPersistentHistoryTrackingKey: true,     // accepted, ignored until persistent history exists
+// ])
+// ```
+
+// MARK: Store options
+
+/// Opens the store read-only (`true`): saves to it fail, and a missing file is an error.
+///
+/// ```swift
+/// try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url,
+///                                    options: [NSReadOnlyPersistentStoreOption: true])
+/// ```
+public let NSReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
+
+/// How long, in seconds, a SQLite connection waits for a lock another connection holds before
+/// failing (5 s when the option is absent; `NSPersistentContainer` passes its `timeout`, 240 s).
+///
+/// ```swift
+/// let options: [AnyHashable: Any] = [NSPersistentStoreTimeoutOption: 30]
+/// ```
+public let NSPersistentStoreTimeoutOption = "NSPersistentStoreTimeoutOption"
+
+/// SQLite pragmas, by name, run after the store's own when it opens (`journal_mode`,
+/// `synchronous`, `cache_size`, …). A name that is not letters and `_`, or a value that is not
+/// letters, digits, `_` and `-`, is skipped: no SQL reaches SQLite from an option.
+///
+/// ```swift
+/// let options: [AnyHashable: Any] = [NSSQLitePragmasOption: ["synchronous": "FULL"]]
+/// ```
+public let NSSQLitePragmasOption = "NSSQLitePragmasOption"
+
+/// Runs SQLite's `ANALYZE` when the store is added (`true`), so that the query planner has
+/// statistics about the store's indexes. Ignored by in-memory and read-only stores.
+///
+/// ```swift
+/// let options: [AnyHashable: Any] = [NSSQLiteAnalyzeOption: true]
+/// ```
+public let NSSQLiteAnalyzeOption = "NSSQLiteAnalyzeOption"
+
+/// Runs SQLite's `VACUUM` when the store is added (`true`): the file is rebuilt without the pages
+/// deleted rows left free, as on Apple platforms. Ignored by in-memory and read-only stores. A
+/// `VACUUM` that fails (another connection is reading, the disk is full) fails the add.
+///
+/// ```swift
+/// let options: [AnyHashable: Any] = [NSSQLiteManualVacuumOption: true]
+/// ```
+public let NSSQLiteManualVacuumOption = "NSSQLiteManualVacuumOption"
+
+/// The most reader connections a SQLite store opens (a positive integer; 4 by default). A value
+/// that is not a positive integer makes the add fail.
+///
+/// ```swift
+/// let options: [AnyHashable: Any] = [NSPersistentStoreConnectionPoolMaxSizeKey: 2]
+/// ```
+public let NSPersistentStoreConnectionPoolMaxSizeKey = "NSPersistentStoreConnectionPoolMaxSize"
+
+/// Ignored here: `destroyPersistentStore(at:ofType:options:)` always removes the files, whatever
+/// other connections hold them, as Apple's does with this option set.
+///
+/// ```swift
+/// try coordinator.destroyPersistentStore(at: url, ofType: NSSQLiteStoreType,
+///                                        options: [NSPersistentStoreForceDestroyOption: true])
+/// ```
+public let NSPersistentStoreForceDestroyOption = "NSPersistentStoreForceDestroyOption"
+
+/// Ignored here: iOS's data-protection classes have no Linux counterpart. A store's files get
+/// the permissions of the process's `umask`; protect them with the folder's permissions.
+///
+/// ```swift
+/// description.setOption("NSFileProtectionComplete" as NSString, forKey: NSPersistentStoreFileProtectionKey)
+/// ```
+public let NSPersistentStoreFileProtectionKey = "NSPersistentStoreFileProtectionKey"
+
+/// Ignored here: it applies to the XML store, which exists on macOS only.
+///
+/// ```swift
+/// let options: [AnyHashable: Any] = [NSValidateXMLStoreOption: true]
+/// ```
+public let NSValidateXMLStoreOption = "NSValidateXMLStoreOption"
+
+/// Ignored here: it applies to the binary store, which Linux does not have.
+///
+/// ```swift
+/// let options: [AnyHashable: Any] = [NSBinaryStoreSecureDecodingClasses: Set([NSString.self])]
+/// ```
+public let NSBinaryStoreSecureDecodingClasses = "NSBinaryStoreSecureDecodingClasses"
+
+/// Ignored here: it applies to the binary store, which Linux does not have.
+///
+/// ```swift
+/// let options: [AnyHashable: Any] = [NSBinaryStoreInsecureDecodingCompatibilityOption: true]
+/// ```
+public let NSBinaryStoreInsecureDecodingCompatibilityOption = "NSBinaryStoreInsecureDecodingCompatibilityOption"
+
+/// Ignored here: Core Spotlight does not exist on Linux.
+///
+/// ```swift
+/// description.setOption(exporter, forKey: NSCoreDataCoreSpotlightExporter)
+/// ```
+public let NSCoreDataCoreSpotlightExporter = "NSCoreDataCoreSpotlightExporter"
+
+// MARK: Migration options
+
+/// Opens a store without comparing its entity version hashes with the model's (`true`): a store
+/// written with another model opens instead of failing with
+/// `NSPersistentStoreIncompatibleVersionHashError`, and the app answers for the difference (a
+/// fetch or save that meets a missing table or column throws). The store's type is still checked.
+/// Linux difference: the hashes in the store's metadata are not rewritten.
+///
+/// ```swift
+/// let options: [AnyHashable: Any] = [NSIgnorePersistentStoreVersioningOption: true]
+/// ```
+public let NSIgnorePersistentStoreVersioningOption = "NSIgnorePersistentStoreVersioningOption"
+
+/// Ignored until migration exists (issue 22): a store written with another model fails to open
+/// with `NSPersistentStoreIncompatibleVersionHashError` (134100), and its file is left untouched.
+///
+/// ```swift
+/// let options: [AnyHashable: Any] = [NSMigratePersistentStoresAutomaticallyOption: true,
+///                                    NSInferMappingModelAutomaticallyOption: true]
+/// ```
+public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
+
+/// Ignored until migration exists (issue 22), as ``NSMigratePersistentStoresAutomaticallyOption``.
+///
+/// ```swift
+/// let options: [AnyHashable: Any] = [NSInferMappingModelAutomaticallyOption: true]
+/// ```
+public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
+
+/// Ignored until migration exists (issue 22).
+///
+/// ```swift
+/// description.setOption(true as NSNumber, forKey: NSPersistentStoreDeferredLightweightMigrationOptionKey)
+/// ```
+public let NSPersistentStoreDeferredLightweightMigrationOptionKey = "NSPersistentStoreDeferredLightweightMigrationOptionKey"
+
+/// Ignored until migration exists (issue 22).
+///
+/// ```swift
+/// description.setOption(manager, forKey: NSPersistentStoreStagedMigrationManagerOptionKey)
+/// ```
+public let NSPersistentStoreStagedMigrationManagerOptionKey = "NSPersistentStoreStagedMigrationManagerOptionKey"
+
+// MARK: History and remote changes
+
+/// Ignored until persistent history exists (issue 23): no history is recorded.
+///
+/// ```swift
+/// description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
+/// ```
+public let NSPersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
+
+/// Ignored until remote change notifications exist (issue 23): none is posted.
+///
+/// ```swift
+/// description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)
+/// ```
+public let NSPersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersistentStoreRemoteChangeNotificationOptionKey"
+
+// MARK: Deprecated by Apple
+
+/// Ignored here: Spotlight external records are macOS's, and deprecated.
+@available(*, deprecated, message: "Spotlight external records are deprecated; ignored on Linux")
+public let NSExternalRecordsDirectoryOption = "NSExternalRecordsDirectoryOption"
+/// Ignored here: Spotlight external records are macOS's, and deprecated.
+@available(*, deprecated, message: "Spotlight external records are deprecated; ignored on Linux")
+public let NSExternalRecordExtensionOption = "NSExternalRecordExtensionOption"
+/// Ignored here: Spotlight external records are macOS's, and deprecated.
+@available(*, deprecated, message: "Spotlight external records are deprecated; ignored on Linux")
+public let NSExternalRecordsFileFormatOption = "NSExternalRecordsFileFormatOption"
+/// Ignored here: iCloud ubiquitous stores are deprecated (use CloudKit), and Linux has no iCloud.
+@available(*, deprecated, message: "iCloud ubiquitous stores are deprecated; ignored on Linux")
+public let NSPersistentStoreUbiquitousContentNameKey = "NSPersistentStoreUbiquitousContentNameKey"
+/// Ignored here: iCloud ubiquitous stores are deprecated (use CloudKit), and Linux has no iCloud.
+@available(*, deprecated, message: "iCloud ubiquitous stores are deprecated; ignored on Linux")
+public let NSPersistentStoreUbiquitousContentURLKey = "NSPersistentStoreUbiquitousContentURLKey"
+/// Ignored here: iCloud ubiquitous stores are deprecated (use CloudKit), and Linux has no iCloud.
+@available(*, deprecated, message: "iCloud ubiquitous stores are deprecated; ignored on Linux")
+public let NSPersistentStoreUbiquitousPeerTokenOption = "NSPersistentStoreUbiquitousPeerTokenOption"
+/// Ignored here: iCloud ubiquitous stores are deprecated (use CloudKit), and Linux has no iCloud.
+@available(*, deprecated, message: "iCloud ubiquitous stores are deprecated; ignored on Linux")
+public let NSPersistentStoreRemoveUbiquitousMetadataOption = "NSPersistentStoreRemoveUbiquitousMetadataOption"
+/// Ignored here: iCloud ubiquitous stores are deprecated (use CloudKit), and Linux has no iCloud.
+@available(*, deprecated, message: "iCloud ubiquitous stores are deprecated; ignored on Linux")
+public let NSPersistentStoreUbiquitousContainerIdentifierKey = "NSPersistentStoreUbiquitousContainerIdentifierKey"
+/// Ignored here: iCloud ubiquitous stores are deprecated (use CloudKit), and Linux has no iCloud.
+@available(*, deprecated, message: "iCloud ubiquitous stores are deprecated; ignored on Linux")
+public let NSPersistentStoreRebuildFromUbiquitousContentOption = "NSPersistentStoreRebuildFromUbiquitousContentOption"
+
+extension NSPersistentStore {
+    /// Whether the Boolean option `key` is set (`true`, `NSNumber(value: true)`, `"YES"`, `"1"`).
+    internal func flag(_ key: String) -> Bool {
+        switch options?[key] {
+        case let value as Bool: return value
+        case let value as NSNumber: return value.boolValue
+        case let value as String: return ["YES", "TRUE", "1"].contains(value.uppercased())
+        default: return false
+        }
+    }
+}

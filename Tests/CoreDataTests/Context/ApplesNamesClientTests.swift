@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+/// Code written for Apple's framework, type-checked as a client's (``ClientCompiler``): the class
+/// Xcode generates for an entity, and Apple's names for what the package does.
+@Suite("Apple's names in client code")
+struct ApplesNamesClientTests {
+    /// What Xcode's "Manual/None" code generation writes for an entity `Item`, with `@Managed`
+    /// for `@NSManaged` and without `@objc(Item)` (docs/PORTING.md), and how apps use it.
+    @Test func xcodesGeneratedFetchRequestIsNotAmbiguous() throws {
+        let result = try ClientCompiler.typecheck("""
+            import Foundation
+            import CoreData
+
+            public class Item: NSManagedObject {
+            }
+
+            extension Item {
+                @nonobjc public class func fetchRequest() -> NSFetchRequest<Item> {
+                    return NSFetchRequest<Item>(entityName: "Item")
+                }
+
+                @Managed public var timestamp: Date?
+                @Managed public var name: String?
+            }
+
+            extension Item : Identifiable {
+            }
+
+            public class Folder: NSManagedObject {}
+
+            func items(_ context: NSManagedObjectContext) throws -> [Item] {
+                let request = Item.fetchRequest()
+                request.predicate = NSPredicate(format: "name == %@", "x")
+                request.sortDescriptors = [NSSortDescriptor(keyPath: \\Item.timestamp, ascending: true)]
+                let typed: NSFetchRequest<Item> = Item.fetchRequest()
+                let folders: NSFetchRequest<NSFetchRequestResult> = Folder.fetchRequest()
+                _ = (typed, folders)
+                return try context.fetch(request) + context.fetch(Item.fetchRequest())
+            }
+            """)
+        #expect(result.ok, "\(result.output)")
+    }
+
+    @Test func applesNamesCompile() throws {
+        let result = try ClientCompiler.typecheck("""
+            import Foundation
+            import CoreData
+
+            func stack(_ model: NSManagedObjectModel, _ url: URL, _ object: NSManagedObject) throws {
+                let type: NSManagedObjectContextConcurrencyType = .privateQueueConcurrencyType
+                let context = NSManagedObjectContext(concurrencyType: type)
+                let same: NSManagedObjectContext.ConcurrencyType = NSManagedObjectContextConcurrencyType.mainQueueConcurrencyType
+                _ = (context, same)
+
+                let options: [AnyHashable: Any] = [
+                    NSSQLiteManualVacuumOption: true, NSSQLiteAnalyzeOption: true, NSIgnorePersistentStoreVersioningOption: true,
+                    NSReadOnlyPersistentStoreOption: false, NSPersistentStoreTimeoutOption: 10, NSSQLitePragmasOption: [:] as [String: Any],
+                    NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true,
+                    NSPersistentStoreDeferredLightweightMigrationOptionKey: true, NSPersistentStoreStagedMigrationManagerOptionKey: 1,
+                    NSPersistentHistoryTrackingKey: true, NSPersistentStoreRemoteChangeNotificationPostOptionKey: true,
+                    NSPersistentStoreFileProtectionKey: "complete", NSPersistentStoreForceDestroyOption: true,
+                    NSValidateXMLStoreOption: true, NSBinaryStoreSecureDecodingClasses: 1,
+                    NSBinaryStoreInsecureDecodingCompatibilityOption: true, NSCoreDataCoreSpotlightExporter: 1,
+                    NSPersistentStoreConnectionPoolMaxSizeKey: 4, NSPersistentStoreUbiquitousContentNameKey: "old",
+                    NSPersistentStoreUbiquitousContentURLKey: "old", NSPersistentStoreUbiquitousPeerTokenOption: "old",
+                    NSPersistentStoreRemoveUbiquitousMetadataOption: true, NSPersistentStoreUbiquitousContainerIdentifierKey: "old",
+                    NSPersistentStoreRebuildFromUbiquitousContentOption: true, NSExternalRecordsDirectoryOption: "old",
+                    NSExternalRecordExtensionOption: "old", NSExternalRecordsFileFormatOption: "old",
+                ]
+                let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+                let store = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+                let location: URL = coordinator.url(for: store)
+                var metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: location)
+                metadata["checksum"] = metadata[NSPersistentStoreModelVersionChecksumKey]
+                try NSPersistentStoreCoordinator.setMetadata(metadata, forPersistentStoreOfType: NSSQLiteStoreType, at: url, options: nil)
+                try NSPersistentStoreCoordinator.setMetadata(metadata, forPersistentStoreOfType: NSSQLiteStoreType, at: url)
+                _ = NSXMLStoreType
+
+                let merged: NSManagedObjectModel? = NSManagedObjectModel.mergedModel(from: [Bundle.main])
+                let forStore: NSManagedObjectModel? = NSManagedObjectModel.mergedModel(from: nil, forStoreMetadata: metadata)
+                _ = (merged, forStore)
+
+                let conflict = NSConstraintConflict(constraint: ["email"], database: nil, databaseSnapshot: nil,
+                                                    conflicting: [object], conflictingSnapshots: [[:] as [String: Any]])
+                _ = conflict
+            }
+
+            func predicate(_ format: String, _ args: CVarArg...) -> NSPredicate {
+                withVaList(args) { NSPredicate(format: format, arguments: $0) }
+            }
+            """, languageMode: "5")
+        #expect(result.ok, "\(result.output)")
+    }
+
+    /// Runs what the snippet above only compiles: the concurrency type's two spellings and the
+    /// constraint conflict's initializer.
+    @Test func applesNamesWork() throws {
+        let type: NSManagedObjectContextConcurrencyType = .privateQueueConcurrencyType
+        #expect(NSManagedObjectContext(concurrencyType: type).concurrencyType == NSManagedObjectContext.ConcurrencyType.privateQueueConcurrencyType)
+        let stack = try TestStack()
+        let person = stack.insert("Person", ["name": "Ada"])
+        let conflict = NSConstraintConflict(constraint: ["name"], database: nil, databaseSnapshot: nil,
+                                            conflicting: [person], conflictingSnapshots: [[String: Any]()])
+        #expect(conflict.constraintValues["name"] as? String == "Ada")
+        #expect(conflict.databaseObject == nil)
+    }
+}
