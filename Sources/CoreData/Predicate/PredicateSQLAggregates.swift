@@ -22,7 +22,8 @@ extension PredicateSQLCompiler {
         case let .foreignKey(column, _, _)?:
             return (alias, "\(table) \(alias)", "\(alias).\(column) = \(path.sourceAlias).Z_PK")
         case nil:
-            throw CompileError(reason: "the to-many relationship \(relationship.name) is transient and not stored")
+            throw CompileError(reason: relationship.isTransient ? "the to-many relationship \(relationship.name) is transient and not stored"
+                                                                : SQLiteSchema.unmapped(relationship).localizedDescription)
         }
     }
 

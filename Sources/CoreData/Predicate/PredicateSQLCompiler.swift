@@ -237,7 +237,8 @@ internal struct PredicateSQLCompiler {
                 guard isLast else {
                     throw CompileError(reason: "keypath \(path.joined(separator: ".")) continues past the attribute \(key)")
                 }
-                return .value(SQLFragment(alias + "." + schema.column(of: attribute)), Self.kind(of: attribute))
+                guard let column = schema.column(of: attribute) else { throw CompileError(reason: SQLiteSchema.unmapped(attribute).localizedDescription) }
+                return .value(SQLFragment(alias + "." + column), Self.kind(of: attribute))
             }
             guard let relationship = property as? NSRelationshipDescription,
                   let destination = relationship.destinationEntity else {
@@ -250,7 +251,8 @@ internal struct PredicateSQLCompiler {
                 }
                 return .toMany(ToManyPath(sourceAlias: alias, relationship: relationship, rest: rest))
             }
-            let foreignKey = alias + "." + schema.column(of: relationship)
+            guard let column = schema.column(of: relationship) else { throw CompileError(reason: SQLiteSchema.unmapped(relationship).localizedDescription) }
+            let foreignKey = alias + "." + column
             if isLast { return .value(SQLFragment(foreignKey), .object(destination.rootEntity)) }
             let joinKey = alias + "." + relationship.name
             if let existing = scopes[scopeIndex].joined[joinKey] {

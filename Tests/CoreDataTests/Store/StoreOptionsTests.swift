@@ -98,6 +98,41 @@ struct StoreOptionsTests {
         withExtendedLifetime(folder) {}
     }
 
+    @Test func aPropertyTheOtherVersionsFileLacksIsNeverSilentlyDropped() throws {
+        let folder = try TemporaryFolder()
+        let stack = try TestStack(directory: folder.url)
+        stack.insert("Tag", ["label": "red"])
+        try stack.context.save()
+        try stack.coordinator.remove(stack.coordinator.persistentStores[0])
+        let changed = TestModel.make()
+        changed.entitiesByName["Tag"]!.properties.append(attribute("color", .stringAttributeType))
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: changed)
+        try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: stack.url,
+                                           options: [NSIgnorePersistentStoreVersioningOption: true])
+        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        // Read: the file has no column, the value is nil; a predicate on it throws, naming it.
+        let tag = try #require(try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Tag")).first)
+        #expect(tag.value(forKey: "label") as? String == "red" && tag.value(forKey: "color") == nil)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Tag")
+        request.predicate = NSPredicate(format: "color == 'blue'")
+        let fetchError = #expect(throws: NSError.self) { _ = try context.fetch(request) }
+        #expect(fetchError?.localizedDescription.contains("Tag.color") == true)
+        // Written: a value for it is refused, not dropped; objects without one save.
+        tag.setValue("blue", forKey: "color")
+        #expect(throws: NSError.self) { try context.save() }
+        context.rollback()
+        let plain = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: context)
+        plain.setValue("green", forKey: "label")
+        try context.save()
+        let colored = NSEntityDescription.insertNewObject(forEntityName: "Tag", into: context)
+        colored.setValue("blue", forKey: "color")
+        let saveError = #expect(throws: NSError.self) { try context.save() }
+        #expect(saveError?.code == NSPersistentStoreIncompatibleSchemaError)
+        #expect(try RawSQLite.query(stack.url.path, "SELECT ZLABEL FROM ZTAG ORDER BY Z_PK") == [["red"], ["green"]])
+        withExtendedLifetime(folder) {}
+    }
+
     /// Apple's values of the keys (not always the constant's name), and the XML store type refused.
     @Test func keysHaveApplesValues() throws {
         #expect(NSPersistentStoreConnectionPoolMaxSizeKey == "NSPersistentStoreConnectionPoolMaxSize")

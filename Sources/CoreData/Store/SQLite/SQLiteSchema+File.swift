@@ -14,12 +14,14 @@ import Foundation
 // - Columns that lightweight migration appended come in `ALTER TABLE` order: columns are
 //   matched by name, never by position.
 // Every name the model needs must be found: a file that lacks one is refused (134020, naming
-// it) before anything is read or written.
+// it) before anything is read or written. Opened with `NSIgnorePersistentStoreVersioningOption`
+// (`lenient`), a file of another model version may lack some: those properties are left
+// without a column (`EntityStorage/unmappedIndexes`); a fetch or save that needs one throws.
 extension SQLiteSchema {
     /// The layout of the existing file `db` for `model`.
-    init(model: NSManagedObjectModel, reading db: SQLiteConnection) throws {
+    init(model: NSManagedObjectModel, reading db: SQLiteConnection, lenient: Bool = false) throws {
         self.init(model: model)
-        var mapper = try FileMapper(model: model, entities: entities, db: db)
+        var mapper = try FileMapper(model: model, entities: entities, db: db, lenient: lenient)
         try mapper.mapEntityColumns()
         try mapper.mapRelationshipColumns()
         storage = mapper.storage
@@ -58,6 +60,8 @@ private struct FileMapper {
     let model: NSManagedObjectModel
     let entities: [NSEntityDescription]
     let db: SQLiteConnection
+    /// Whether a name the file lacks leaves its property unmapped instead of refusing the file.
+    let lenient: Bool
     /// The file's tables by upper-cased name.
     var fileTables: [String: FileTable] = [:]
     /// Each entity's `Z_ENT` in the file, by the model's entity number.
@@ -70,10 +74,11 @@ private struct FileMapper {
     /// Each root's table, by the root's model entity number (upper-cased key of ``fileTables``).
     var tableKeys: [Int: String] = [:]
 
-    init(model: NSManagedObjectModel, entities: [NSEntityDescription], db: SQLiteConnection) throws {
+    init(model: NSManagedObjectModel, entities: [NSEntityDescription], db: SQLiteConnection, lenient: Bool) throws {
         self.model = model
         self.entities = entities
         self.db = db
+        self.lenient = lenient
         let list = try db.cached("SELECT name FROM sqlite_master WHERE type = 'table'")
         var names: [String] = []
         while try list.step() { names.append(list.string(0)) }
@@ -98,11 +103,13 @@ private struct FileMapper {
         numbers = Array(repeating: 0, count: highest + 1)
         storage = Array(repeating: nil, count: highest + 1)
         var seen: [Int: String] = [:]
+        var unnumbered = (byName.values.max() ?? 0) + 1
         for entity in entities {
             let name = entity.name ?? ""
-            guard let number = byName[name], number > 0 else {
+            guard let number = byName[name].flatMap({ $0 > 0 ? $0 : nil }) ?? (lenient ? unnumbered : nil) else {
                 throw Self.missing("no Z_PRIMARYKEY row for the entity \(name)", db)
             }
+            if number == unnumbered { unnumbered += 1 }
             if let other = seen[number] {
                 throw Self.missing("the entities \(other) and \(name) share the Z_ENT number \(number) in Z_PRIMARYKEY", db)
             }
@@ -130,7 +137,10 @@ private struct FileMapper {
         let roots = entities.filter { $0.superentity == nil }
         for root in roots {
             let key = root.layout.tableName.uppercased()
-            guard fileTables[key] != nil else { throw Self.missing("no table \(root.layout.tableName) for the entity \(root.name ?? "")", db) }
+            if fileTables[key] == nil {
+                guard lenient else { throw Self.missing("no table \(root.layout.tableName) for the entity \(root.name ?? "")", db) }
+                fileTables[key] = FileTable(name: root.layout.tableName, columns: [])
+            }
             tableKeys[root.layout.entityNumber] = key
         }
         var columns: [ObjectIdentifier: String] = [:]
@@ -169,7 +179,7 @@ private struct FileMapper {
             for case let relationship as NSRelationshipDescription in entity.ownProperties
             where relationship.isStoredInRow && relationship.entityColumn != nil {
                 let key = tableKey(entity.rootEntity)
-                let foreignKey = columns[ObjectIdentifier(relationship)]!.uppercased()
+                guard let foreignKey = columns[ObjectIdentifier(relationship)]?.uppercased() else { continue }
                 let suffix = "_" + foreignKey.dropFirst()
                 let expected = "Z\(number(relationship.destinationEntity!))" + suffix
                 let table = fileTables[key]!
@@ -180,6 +190,7 @@ private struct FileMapper {
                     return !digits.isEmpty && digits.allSatisfy(\.isASCIIDigit)
                 }
                 guard let found else {
+                    if lenient { continue }
                     throw Self.missing("no column \(expected) (the entity of \(entity.name ?? "").\(relationship.name)) in \(table.name)", db)
                 }
                 fileTables[key]!.claimed.insert(found.uppercased())
@@ -236,6 +247,7 @@ private struct FileMapper {
             let wanted = Self.affinity(Self.sqlType(of: property))
             let column = candidates.first { Self.affinity(fileTables[key]!.type(of: $0)) == wanted } ?? candidates.first
             guard let column else {
+                if lenient { continue }
                 throw Self.missing("no column \(property.columnName) for \(property.entity?.name ?? "").\(property.name) in \(fileTables[key]!.name)", db)
             }
             take(property, column)
@@ -282,18 +294,20 @@ private struct FileMapper {
                 let id = ObjectIdentifier(relationship)
                 let destinationKey = tableKey(destination.rootEntity)
                 if relationship.joinTable != nil, let inverse = relationship.inverseRelationship {
-                    let spec = try joinTable(relationship, inverse: inverse)
+                    guard let spec = try joinTable(relationship, inverse: inverse) else { continue }
                     joins[spec.table.uppercased()] = spec.tableSpec
                     toMany[id] = .join(table: SQLiteSchema.quoted(spec.table), source: SQLiteSchema.quoted(spec.source),
                                        destination: SQLiteSchema.quoted(spec.destination), order: spec.order.map(SQLiteSchema.quoted))
                 } else if relationship.hiddenForeignKeyColumn != nil {
                     let base = "Z\(number(entity))" + relationship.name.uppercased()
-                    let column = try claim(base, in: destinationKey, for: relationship)
+                    guard let column = try claim(base, in: destinationKey, for: relationship) else { continue }
                     let order = relationship.isOrdered ? try claim("Z_FOK_\(number(entity))" + relationship.name.uppercased(), in: destinationKey, for: relationship) : nil
+                    if relationship.isOrdered && order == nil { continue }
                     toMany[id] = .foreignKey(column: SQLiteSchema.quoted(column), order: order.map(SQLiteSchema.quoted), hidden: true)
                 } else if let inverse = relationship.inverseRelationship, !inverse.isToMany, !inverse.isTransient {
                     let order = relationship.isOrdered ? try claim("Z_FOK_" + inverse.name.uppercased(), in: destinationKey, for: relationship) : nil
-                    let column = storage[inverse.entity!.layout.entityNumber]!.columns[inverse.index]!
+                    guard let column = storage[inverse.entity!.layout.entityNumber]!.columns[inverse.index],
+                          !relationship.isOrdered || order != nil else { continue }
                     toMany[id] = .foreignKey(column: column, order: order.map(SQLiteSchema.quoted), hidden: false)
                 }
             }
@@ -309,9 +323,10 @@ private struct FileMapper {
         }
     }
 
-    /// The unclaimed column `base` (or `base` and digits) of a table, claimed.
-    private mutating func claim(_ base: String, in key: String, for relationship: NSRelationshipDescription) throws -> String {
+    /// The unclaimed column `base` (or `base` and digits) of a table, claimed (`nil` if lenient and missing).
+    private mutating func claim(_ base: String, in key: String, for relationship: NSRelationshipDescription) throws -> String? {
         guard let column = fileTables[key]!.candidates(base).first else {
+            if lenient { return nil }
             throw Self.missing("no column \(base) for \(relationship.entity?.name ?? "").\(relationship.name) in \(fileTables[key]!.name)", db)
         }
         fileTables[key]!.claimed.insert(column.uppercased())
@@ -320,6 +335,15 @@ private struct FileMapper {
 
     /// A many-to-many relationship's join table seen from `relationship`'s side.
     private mutating func joinTable(_ relationship: NSRelationshipDescription, inverse: NSRelationshipDescription) throws
+        -> (table: String, source: String, destination: String, order: String?, tableSpec: SQLiteSchema.JoinTableSpec)? {
+        do {
+            return try findJoinTable(relationship, inverse: inverse)
+        } catch where lenient {
+            return nil
+        }
+    }
+
+    private func findJoinTable(_ relationship: NSRelationshipDescription, inverse: NSRelationshipDescription) throws
         -> (table: String, source: String, destination: String, order: String?, tableSpec: SQLiteSchema.JoinTableSpec) {
         let source = relationship.entity!, other = inverse.entity!
         let destination = relationship.destinationEntity!

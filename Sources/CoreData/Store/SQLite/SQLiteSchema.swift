@@ -51,6 +51,10 @@ internal struct SQLiteSchema {
         var entityColumns: [String?]
         /// The indexes of the attributes kept with external binary storage (`SQLiteExternalData.swift`).
         var externalIndexes: [Int] = []
+        /// The indexes of properties stored in rows that have no column in this file (a file of
+        /// another model version opened with `NSIgnorePersistentStoreVersioningOption`): they read
+        /// as nil, and a save that gives one a value throws.
+        var unmappedIndexes: [Int] = []
 
         init(number: Int, table: String, columns: [String?], entityColumns: [String?], entity: NSEntityDescription) {
             self.number = number
@@ -62,6 +66,7 @@ internal struct SQLiteSchema {
                 guard let attribute = layout.properties[index] as? NSAttributeDescription else { return false }
                 return attribute.storesExternally && columns[index] != nil
             }
+            unmappedIndexes = layout.rowIndexes.filter { columns[$0] == nil }
         }
     }
 
@@ -113,9 +118,16 @@ internal struct SQLiteSchema {
     func table(of entity: NSEntityDescription) -> String { storage(of: entity).table }
     /// `entity`'s `Z_ENT` in this file.
     func number(of entity: NSEntityDescription) -> Int { storage(of: entity).number }
-    /// The quoted column of a property stored in its entity's row.
-    func column(of property: NSPropertyDescription) -> String {
-        storage(of: property.entity!).columns[property.index]!
+    /// The quoted column of a property stored in its entity's row (`nil` if this file has none:
+    /// see ``EntityStorage/unmappedIndexes``).
+    func column(of property: NSPropertyDescription) -> String? {
+        storage(of: property.entity!).columns[property.index]
+    }
+
+    /// The error of a request that needs a column or table this file lacks.
+    static func unmapped(_ property: NSPropertyDescription) -> NSError {
+        CoreDataError.make(.incompatibleSchema,
+            "The store has no column or table for \(property.entity?.name ?? "").\(property.name) (it was opened with NSIgnorePersistentStoreVersioningOption and was written by another version of the model)")
     }
     /// The quoted column of a to-one relationship's destination `Z_ENT`, if it has one.
     func entityColumn(of relationship: NSRelationshipDescription) -> String? {

@@ -61,7 +61,8 @@ extension SQLiteStore {
             ownerColumn = "t0.\(column)"
             order = keyOrder.map { "t0.\($0), " } ?? ""
         case nil:
-            return []
+            if relationship.isTransient { return [] }
+            throw SQLiteSchema.unmapped(relationship)
         }
         let ownerIndex = Int32(decoder.columnCount)
         var result: [RelatedRow] = []

@@ -153,7 +153,8 @@ extension SQLiteStore {
                 var slots: [InsertSlot] = []
                 for index in update.changedIndexes {
                     let property = layout.properties[index]
-                    guard property.isStoredInRow, let column = storage.columns[index] else { continue }
+                    guard property.isStoredInRow else { continue }
+                    guard let column = storage.columns[index] else { throw SQLiteSchema.unmapped(property) }
                     let slot = InsertSlot(property: property, storage: storage)
                     if let entityColumn = slot.entityColumn { assignments.append("\(entityColumn) = ?") }
                     assignments.append("\(column) = ?")
@@ -198,6 +199,15 @@ extension SQLiteStore {
                 var runEnd = runStart + 1
                 while runEnd < inserts.endIndex && ObjectIdentifier(inserts[runEnd].entity) == ObjectIdentifier(entity) { runEnd += 1 }
                 let statements = insertStatements(for: entity, on: db)
+                // A file of another model version may have no column for a property: its new
+                // objects may not give it a value.
+                if !statements.unmapped.isEmpty {
+                    for offset in runStart..<runEnd {
+                        for index in statements.unmapped where !inserts[offset].values[index].isNull {
+                            throw SQLiteSchema.unmapped(entity.layout.properties[index])
+                        }
+                    }
+                }
                 let slots = statements.slots, plain = statements.plain, batch = statements.batchSize
                 // Each looked up (and prepared, the first time) when the run first needs it.
                 var implicitStatement: SQLiteStatement?, explicitStatement: SQLiteStatement?
@@ -322,7 +332,7 @@ extension SQLiteStore {
             func write(_ rows: [SaveChanges.JoinRow], _ sql: (String, String, String) -> String) throws {
                 for row in rows {
                     guard let source = resolve(row.first).primaryKey, let destination = resolve(row.second).primaryKey,
-                          case let .join(table, sourceColumn, memberColumn, _)? = schema.toManyStorage(of: row.relationship) else { continue }
+                          case let .join(table, sourceColumn, memberColumn, _)? = try toManyStorage(of: row.relationship) else { continue }
                     let statement = try db.cached(sql(table, sourceColumn, memberColumn))
                     statement.bind(source, at: 1)
                     statement.bind(destination, at: 2)
@@ -334,7 +344,7 @@ extension SQLiteStore {
             try write(changes.joinInserts) { "INSERT OR IGNORE INTO \($0) (\($1), \($2)) VALUES (?, ?)" }
             for update in changes.foreignKeyUpdates {
                 guard let member = resolve(update.member).primaryKey, let destination = update.relationship.destinationEntity,
-                      case let .foreignKey(column, _, true)? = schema.toManyStorage(of: update.relationship) else { continue }
+                      case let .foreignKey(column, _, true)? = try toManyStorage(of: update.relationship) else { continue }
                 let statement = try db.cached("UPDATE \(schema.table(of: destination)) SET \(column) = ? WHERE Z_PK = ?")
                 if let owner = update.owner.flatMap({ resolve($0).primaryKey }) { statement.bind(owner, at: 1) } else { statement.bindNull(1) }
                 statement.bind(member, at: 2)
@@ -344,7 +354,7 @@ extension SQLiteStore {
             for order in changes.orderUpdates {
                 guard let owner = resolve(order.owner).primaryKey, let member = resolve(order.member).primaryKey else { continue }
                 let statement: SQLiteStatement
-                switch schema.toManyStorage(of: order.relationship) {
+                switch try toManyStorage(of: order.relationship) {
                 case let .join(table, source, destination, column?)?:
                     statement = try db.cached("UPDATE \(table) SET \(column) = ? WHERE \(source) = ? AND \(destination) = ?")
                     statement.bind(order.position, at: 1)
@@ -378,6 +388,14 @@ extension SQLiteStore {
         let before = files.replaced.count
         try noteReplacedExternalFiles(of: entity, primaryKey: primaryKey, columns: columns, on: db)
         return files.replaced.count - before
+    }
+
+    /// Where a to-many relationship's rows are written; throws for a relationship this file has
+    /// no table or column for (`nil` only for a transient one).
+    private func toManyStorage(of relationship: NSRelationshipDescription) throws -> SQLiteSchema.ToManyStorage? {
+        if let storage = schema.toManyStorage(of: relationship) { return storage }
+        if relationship.isTransient { return nil }
+        throw SQLiteSchema.unmapped(relationship)
     }
 
     /// A property bound by an `INSERT` or `UPDATE`, with its entity column if it has one.
@@ -418,10 +436,13 @@ extension SQLiteStore {
         let slots: [InsertSlot]
         /// Every slot is a value bound as it is (``InsertSlot/isPlain``).
         let plain: Bool
+        /// ``SQLiteSchema/EntityStorage/unmappedIndexes`` of the entity.
+        let unmapped: [Int]
         /// The statements prepared so far, by kind (owned by the writer's statement cache).
         private var prepared: [SQLiteStatement?] = [nil, nil, nil]
 
-        init(sql: [String], batchSize: Int, slots: [InsertSlot], plain: Bool) {
+        init(sql: [String], batchSize: Int, slots: [InsertSlot], plain: Bool, unmapped: [Int]) {
+            self.unmapped = unmapped
             self.sql = sql
             self.batchSize = batchSize
             self.slots = slots
@@ -461,7 +482,7 @@ extension SQLiteStore {
             sql: ["INSERT INTO \(table) (Z_PK, \(names)) VALUES (?, \(values))",
                   "INSERT INTO \(table) (\(names)) VALUES (\(values))",
                   "INSERT INTO \(table) (\(names)) VALUES " + Array(repeating: "(\(values))", count: max(batchSize, 1)).joined(separator: ", ")],
-            batchSize: batchSize, slots: slots, plain: slots.allSatisfy(\.isPlain))
+            batchSize: batchSize, slots: slots, plain: slots.allSatisfy(\.isPlain), unmapped: storage.unmappedIndexes)
         insertStatements[number] = statements
         return statements
     }

@@ -107,7 +107,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 let metadata = try Self.readMetadata(connection)
                 try checkCompatibility(metadata, model: model)
                 // The file's own tables and columns are the truth.
-                schema = try SQLiteSchema(model: model, reading: connection)
+                schema = try SQLiteSchema(model: model, reading: connection,
+                                          lenient: flag(NSIgnorePersistentStoreVersioningOption))
                 self.metadata = metadata
                 self.identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
             } else {
@@ -556,7 +557,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let order = order.map { "\($0), " } ?? ""
             sql = "SELECT Z_PK, Z_ENT FROM \(table) WHERE \(column) = ? ORDER BY \(order)Z_PK"
         case nil:
-            return []
+            if relationship.isTransient { return [] }
+            throw SQLiteSchema.unmapped(relationship)
         }
         return try withReader { db in try readIDs(db, sql: sql, bindings: [.int(pk)]) }
     }
