@@ -20,13 +20,36 @@ extension NSManagedObject {
         return object
     }
 
+    /// The objects of the to-many relationship at `index`, loaded on first use. If the store
+    /// fails, the list is empty (what the object has) and not kept as loaded (the next use tries
+    /// again); the context records the error, which its next save throws.
     internal func toManyList(at index: Int) -> ObjectList {
+        fireFaultIfNeeded()
+        if case .toMany(let list)? = _relations[index] { return list }
+        return loadToManyList(at: index)
+    }
+
+    /// ``toManyList(at:)``'s first use of a relationship.
+    @inline(never)
+    private func loadToManyList(at index: Int) -> ObjectList {
+        do {
+            return try storedToManyList(at: index)
+        } catch {
+            _context?.recordUnfulfilledFault(error, of: self, relationship: index)
+            return ObjectList()
+        }
+    }
+
+    /// ``toManyList(at:)``, throwing the store's error (``NSManagedObjectContext/unfulfilledFaultError(_:for:relationship:)``)
+    /// rather than returning what the object has.
+    internal func storedToManyList(at index: Int) throws -> ObjectList {
         fireFaultIfNeeded()
         if case .toMany(let list)? = _relations[index] { return list }
         var list = ObjectList()
         if !_isInserted, let context = _context, !objectID.isTemporaryID || context.parent != nil {
-            let ids = context.relatedObjectIDs(of: self, index: index)
+            let ids = try context.relatedObjectIDs(of: self, index: index)
             list = ObjectList(ids.map { context.object(with: $0) }, original: ids)
+            if context.hasUnfulfilledFaults { context.forgetUnfulfilledFault(of: self, relationship: index) }
         }
         _relations[index] = .toMany(list)
         return list

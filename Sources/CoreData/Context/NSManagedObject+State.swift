@@ -17,6 +17,20 @@ extension NSManagedObject {
     /// Gives a data-less fault its row.
     internal func adopt(_ snapshot: RowSnapshot) { load(snapshot) }
 
+    /// Gives a data-less fault the row one load read for it (its firing, `existingObject(with:)`,
+    /// a child's save). After a load that failed, the fault may have taken values meanwhile (it
+    /// read nil or 0): they stay on top of the row, and the failure's record goes.
+    internal func adoptLoadedRow(_ snapshot: RowSnapshot) {
+        if _changedBits == 0 && _extras?.changedOverflow == nil {
+            load(snapshot)
+        } else {
+            let kept = _values
+            load(snapshot)
+            for index in _changed where index < kept.count { _values[index] = kept[index] }
+        }
+        if let context = _context, context.hasUnfulfilledFaults { context.forgetUnfulfilledFault(of: self, relationship: nil) }
+    }
+
     /// A registered object met again by a fetch: a data-less fault takes the row; with
     /// `refresh` (`shouldRefreshRefetchedObjects`), a loaded object takes it too — its unsaved
     /// changes, if any, stay on top of the refreshed values, as Apple's do.

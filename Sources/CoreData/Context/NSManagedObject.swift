@@ -492,6 +492,19 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         if _isFault { fireFault() }
     }
 
+    /// Loads the fault's row (unless it came with the fault) and makes the object a loaded one.
+    ///
+    /// - The row is gone (deleted behind the context's back): as Apple's context does with
+    ///   ``NSManagedObjectContext/shouldDeleteInaccessibleFaults`` (the default), the object
+    ///   reads as deleted: its attributes nil or 0, its relationships nil or empty, `isDeleted`,
+    ///   in the context's `deletedObjects`, exempt from validation; the next `save()` writes
+    ///   nothing for it and takes it out of `deletedObjects` (it stays registered, deleted, as a
+    ///   merged delete does), and `rollback()` or a refresh makes it a fault again. With
+    ///   `shouldDeleteInaccessibleFaults` off, the process stops (Apple raises "CoreData could not
+    ///   fulfill a fault"), a programmer's choice.
+    /// - The store failed: the object stays a fault whose attributes read nil or 0, its context
+    ///   records and logs the error and its next `save()` throws it; the next access tries again
+    ///   (see `NSManagedObjectContext+UnfulfilledFaults.swift`).
     @usableFromInline
     final internal func fireFault() {
         guard _isFault else { return }
@@ -500,24 +513,54 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             _context?.loadBatch(batch)
         }
         if !_hasData {
-            if let snapshot = _context?.snapshotForFault(objectID) {
-                load(snapshot)
-            } else {
-                // The row is gone: with `shouldDeleteInaccessibleFaults` (the default) the object
-                // reads as deleted with empty values instead of stopping the process.
-                guard _context?.shouldDeleteInaccessibleFaults ?? true else {
-                    preconditionFailure("CoreData could not fulfill a fault for '\(objectID)'")
-                }
-                _values = layout.nullValues()
-                _hasData = true
-                _isFault = false
-                _isDeleted = true
+            let snapshot: RowSnapshot?
+            do {
+                snapshot = try _context?.snapshotForFault(objectID)
+            } catch {
+                faultCouldNotBeFulfilled(error)
                 return
             }
+            guard let snapshot else { return becomeInaccessible() }
+            adoptLoadedRow(snapshot)
         }
         _isFault = false
         awakeFromFetch()
     }
+
+    /// The store failed to read this fault's row: what the object has is nothing, so its
+    /// attributes read nil or 0 (values it was given since stay); it stays a fault, which the
+    /// next access fires again. The context records the error (``fireFault()``).
+    @inline(never)
+    private func faultCouldNotBeFulfilled(_ error: any Error) {
+        if _values.count == 0 { _values = layout.nullValues() }
+        _context?.recordUnfulfilledFault(error, of: self, relationship: nil)
+    }
+
+    /// The fault's row is gone: the object reads as deleted (``fireFault()``).
+    @inline(never)
+    private func becomeInaccessible() {
+        let context = _context
+        guard context?.shouldDeleteInaccessibleFaults ?? true else {
+            preconditionFailure("CoreData could not fulfill a fault for '\(objectID)'")
+        }
+        _values = layout.nullValues()
+        _hasData = true
+        _isFault = false
+        // Nothing to read for its relationships either: no store query for an object not there.
+        for index in layout.relationshipIndexes {
+            _relations[index] = layout.storageKinds[index] == .toOne ? .toOne(nil) : .toMany(ObjectList())
+        }
+        guard let context else { _isDeleted = true; return }
+        // Changes made while an earlier load failed have no row to go to.
+        clearChanged()
+        if _isUpdated { context.updated.remove(self); _isUpdated = false }
+        if !_isDeleted { _isDeleted = true; context.deleted.insert(self) }
+        if context.hasUnfulfilledFaults { context.forgetUnfulfilledFault(of: self, relationship: nil) }
+    }
+
+    /// Whether the object is a fault whose row was gone when it fired (``fireFault()``):
+    /// deleted, loaded, without a row.
+    internal var _isInaccessible: Bool { _isDeleted && !_isFault && _snapshotValues == nil && !_isInserted }
 
     /// Turns the object back into a fault, discarding its values (and unsaved changes, if any).
     internal func turnIntoFault(keepingSnapshot snapshot: RowSnapshot?) {
@@ -744,7 +787,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             guard let snapshot = _snapshot else { result[name] = NSNull(); continue }
             if let relationship = property as? NSRelationshipDescription {
                 if relationship.isToMany {
-                    result[name] = Set((_context?.relatedObjectIDs(of: self, index: index) ?? []).compactMap { _context?.object(with: $0) })
+                    result[name] = Set(committedMembers(at: index).compactMap { _context?.object(with: $0) })
                 } else if case .objectID(let id) = snapshot.values[index] {
                     result[name] = _context?.object(with: id) ?? NSNull()
                 } else {
@@ -755,6 +798,18 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             }
         }
         return result
+    }
+
+    /// The IDs the store holds for the to-many relationship at `index`; if the store fails, none
+    /// (what the object has), and its context records the error (the next save throws it).
+    private func committedMembers(at index: Int) -> [NSManagedObjectID] {
+        guard let context = _context else { return [] }
+        do {
+            return try context.relatedObjectIDs(of: self, index: index)
+        } catch {
+            context.recordUnfulfilledFault(error, of: self, relationship: index)
+            return []
+        }
     }
 
     /// Identity, as on Apple platforms (subclasses must not override `hash` or `isEqual(_:)`):

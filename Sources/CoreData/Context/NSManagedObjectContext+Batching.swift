@@ -67,11 +67,18 @@ extension NSManagedObjectContext {
     }
 
     /// Gives a batch's rows to those of its objects that are still data-less faults: one query
-    /// for the batch. A row that has gone leaves its fault to fire alone (and read as deleted).
+    /// for the batch. A row that has gone leaves its fault to fire alone (and read as deleted);
+    /// so does a batch the store fails to read: each fault then loads its own row when it fires,
+    /// and one the store cannot read is recorded by its context (`fireFault()`), the others load.
     internal func loadBatch(_ batch: FetchBatch) {
         guard !batch.isLoaded, let coordinator = persistentStoreCoordinator else { return }
         batch.isLoaded = true
-        guard let rows = try? coordinator.rows(primaryKeys: batch.primaryKeys, root: batch.root, in: batch.store) else { return }
+        let rows: [FetchedRow]
+        do {
+            rows = try coordinator.rows(primaryKeys: batch.primaryKeys, root: batch.root, in: batch.store)
+        } catch {
+            return // (each fault alone, as above)
+        }
         var loaded: [NSManagedObject] = []
         loaded.reserveCapacity(rows.count)
         withRegistryLock { registry in
@@ -85,7 +92,11 @@ extension NSManagedObjectContext {
             }
         }
         if let keyPaths = batch.prefetching, let entity = loaded.first?.entity {
-            try? prefetch(keyPaths, of: loaded, entity: entity)
+            // Prefetching only saves queries: a relationship it fails to load is not kept as
+            // loaded (it keeps nothing from a query that failed), and loads on first use, where a
+            // failure is recorded (`toManyList(at:)`, `fireFault()`). (Its key paths were checked
+            // by the fetch.)
+            do { try prefetch(keyPaths, of: loaded, entity: entity) } catch {}
         }
     }
 }

@@ -85,7 +85,13 @@ extension NSManagedObjectContext {
                 if case .objectID(let id) = persisted.values[index] { target = self.object(with: id) }
                 object.setToOne(target, at: index)
             case .toMany, .orderedToMany:
-                let ids = relatedObjectIDs(of: object, index: index)
+                // If the store fails, the relationship is left as it is and the error recorded:
+                // the save's next attempt throws it (an empty list would take every member out).
+                let ids: [NSManagedObjectID]
+                do { ids = try relatedObjectIDs(of: object, index: index) } catch {
+                    recordUnfulfilledFault(error, of: object, relationship: index)
+                    continue
+                }
                 object.setToMany(ids.map { self.object(with: $0) }, at: index)
             default:
                 break

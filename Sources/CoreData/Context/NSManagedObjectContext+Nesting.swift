@@ -71,15 +71,17 @@ extension NSManagedObjectContext {
     /// commits them here. Nothing reaches the store.
     internal func saveToParent(_ parent: NSManagedObjectContext, inserted savedInserts: [NSManagedObject],
                                updated savedUpdates: [NSManagedObject], deleted savedDeletes: [NSManagedObject]) throws {
+        try throwUnfulfilledFault()
         var changes = ChildSaveChanges()
         changes.inserted = savedInserts.map { $0.childSaveChanges(all: true) }
         changes.updated = savedUpdates.compactMap { object in
             let item = object.childSaveChanges(all: false)
             return item.attributes.isEmpty && item.toOne.isEmpty && item.toMany.isEmpty ? nil : item
         }
-        changes.deleted = savedDeletes.map(\.objectID)
+        // (An object whose row was gone when it fired has nothing to delete.)
+        changes.deleted = savedDeletes.filter { !$0._isInaccessible }.map(\.objectID)
         let pushed = changes
-        let missing = parent.performAndWait { parent.absorb(pushed) }
+        let missing = try parent.performAndWait { try parent.absorb(pushed) }
         if !missing.isEmpty {
             throw CoreDataError.make(.merge,
                 "Could not save into the parent context: \(missing.count) object(s) changed here were deleted in the parent (\(missing.map { $0.uriRepresentation().absoluteString }.joined(separator: ", "))). Nothing was saved.",
@@ -99,8 +101,9 @@ extension NSManagedObjectContext {
 
     /// Takes a child's pushed changes as this context's own unsaved changes. Returns the IDs of
     /// objects the child changed that this context has deleted (or that no longer exist), and
-    /// then takes nothing.
-    internal func absorb(_ changes: ChildSaveChanges) -> [NSManagedObjectID] {
+    /// then takes nothing; throws, taking nothing, if the store fails to read an object the child
+    /// changed or the relationships it replaced (``unfulfilledFaultError(_:for:relationship:)``).
+    internal func absorb(_ changes: ChildSaveChanges) throws -> [NSManagedObjectID] {
         // First, that every object the child updated is still here (its row read once, and kept
         // for the changes below): otherwise nothing is taken.
         var updatedObjects: [NSManagedObject] = []
@@ -108,11 +111,16 @@ extension NSManagedObjectContext {
         for item in changes.updated {
             let object = registered(item.id.key) ?? self.object(with: item.id)
             if object._isFault && !object._hasData {
-                if let snapshot = snapshotForFault(item.id) { object.adopt(snapshot) } else { missing.append(item.id); continue }
+                if let snapshot = try snapshotForFault(item.id) { object.adoptLoadedRow(snapshot) } else { missing.append(item.id); continue }
             }
             if object._isDeleted { missing.append(item.id) } else { updatedObjects.append(object) }
         }
         guard missing.isEmpty else { return missing }
+        // The members the store holds for each to-many the child replaced decide the rows the
+        // save writes: read before anything is taken.
+        for (object, item) in zip(updatedObjects, changes.updated) {
+            for (index, _) in item.toMany { _ = try object.storedToManyList(at: index) }
+        }
         var touched: [(NSManagedObject, ChildSaveChanges.Object)] = []
         touched.reserveCapacity(changes.inserted.count + changes.updated.count)
         for item in changes.inserted {
@@ -204,14 +212,14 @@ extension NSManagedObjectContext {
 
     /// The snapshot of the parent's object for `id` (its current values, unsaved ones included),
     /// or the row from the parent's own store. `nil` if the parent deleted the object.
-    internal func parentSnapshot(for id: NSManagedObjectID, in parent: NSManagedObjectContext) -> RowSnapshot? {
-        parent.performAndWait { () -> RowSnapshot? in
+    internal func parentSnapshot(for id: NSManagedObjectID, in parent: NSManagedObjectContext) throws -> RowSnapshot? {
+        try parent.performAndWait { () throws -> RowSnapshot? in
             if let object = parent.registered(id.key), !object._isFault || object._hasData {
                 if object._isDeleted { return nil }
                 object.fireFaultIfNeeded()
                 return object.currentSnapshot
             }
-            return parent.snapshotForFault(id)
+            return try parent.snapshotForFault(id)
         }
     }
 

@@ -14,6 +14,19 @@ extension NSManagedObjectContext {
     /// `NSManagedObjectConstraintMergeError` (133021) with the conflicts under `conflictList`;
     /// the other policies adjust the objects in memory and the save is tried again. Nothing is
     /// written by a save that throws.
+    ///
+    /// A fault the store could not fulfill since the last `rollback()` or `reset()` (an object's
+    /// row, or a to-many relationship, that an I/O error, a removed store or an unreadable file
+    /// kept from loading) makes every save throw `NSPersistentStoreOperationError` (134070,
+    /// "CoreData could not fulfill a fault for '<object ID>'", the store's error under
+    /// `NSUnderlyingErrorKey`) before it writes anything, until the load succeeds, the object is
+    /// refreshed, or the context is rolled back or reset:
+    ///
+    /// ```swift
+    /// do { try context.save() } catch let error as NSError where error.code == NSPersistentStoreOperationError {
+    ///     context.rollback() // or refresh the objects, and try again
+    /// }
+    /// ```
     public func save() throws {
         checkQueue("save()")
         // The sets of objects this save's notifications carry are made once (`ObjectSetMemo`):
@@ -21,6 +34,7 @@ extension NSManagedObjectContext {
         saveSetMemo = ObjectSetMemo()
         defer { saveSetMemo = nil }
         processPendingChanges()
+        try throwUnfulfilledFault() // (again before each write: willSave, validation and conflicts load too)
         guard hasChanges else { return }
         let parent = self.parent
         guard parent != nil || persistentStoreCoordinator != nil else {
@@ -157,6 +171,7 @@ extension NSManagedObjectContext {
         throws -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
         let derived = coordinator.managedObjectModel.derivedAttributes
         if !derived.isEmpty { try computeDerivedAttributes(derived) }
+        try throwUnfulfilledFault() // (after the derivations, which load related objects)
         // Group the changes by store (one store in almost every stack), built in place. (Passed
         // to the local functions that use it, not captured by them: a variable a local function
         // captures is checked for exclusive access at run time, at every change. The non-escaping
@@ -261,6 +276,8 @@ extension NSManagedObjectContext {
             }
         }
         for object in savedDeletes {
+            // A fault whose row was gone when it fired: no row to delete.
+            if object._isInaccessible { continue }
             guard let store = try coordinator.ownStore(of: object.objectID) else { continue }
             // A fault deleted without being read has no version: its row is deleted as it is.
             let expectedVersion = object._snapshotValues == nil ? nil : object._snapshotVersion
@@ -330,9 +347,12 @@ extension NSManagedObjectContext {
         return (savedInserts, savedUpdates, savedDeletes)
     }
 
-    /// After a save: deleted objects leave the context; nothing is inserted, updated or deleted any more.
+    /// After a save: deleted objects leave the context; nothing is inserted, updated or deleted
+    /// any more. (Objects whose rows were gone when they fired stay registered, deleted, as a
+    /// merged delete does: objects that still refer to them keep referring to an object of
+    /// their context.)
     internal func forgetSavedDeletesAndClearChanges(_ savedDeletes: [NSManagedObject]) {
-        for object in savedDeletes {
+        for object in savedDeletes where !object._isInaccessible {
             object._isDeleted = false
             leaveContext(object)
         }
@@ -396,7 +416,8 @@ extension NSManagedObjectContext {
                 collect { try object.validateRelationshipContexts() }
             }
         }
-        deleted.objects.forEachUnretained { _, object in collect { try object.validateForDelete() } }
+        // (An object whose row was gone when it fired is exempt, as Apple's.)
+        deleted.objects.forEachUnretained { _, object in if !object._isInaccessible { collect { try object.validateForDelete() } } }
         try CoreDataError.throwValidationErrors(errors)
     }
 }

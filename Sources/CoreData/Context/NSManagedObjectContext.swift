@@ -51,8 +51,24 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     open var name: String?
     /// How save conflicts are resolved; `NSErrorMergePolicy` by default.
     open var mergePolicy: Any = NSErrorMergePolicy
-    /// Whether the context deletes faults whose rows have gone (`true` by default), instead of
-    /// stopping the process when they fire.
+    /// Whether the context turns faults whose rows are gone (deleted behind its back) into
+    /// deleted objects when they fire (`true` by default), instead of stopping the process.
+    ///
+    /// As Apple's: such an object's attributes read nil or 0 (and its relationships nil or
+    /// empty), its `isDeleted` is `true` and it is in ``deletedObjects``, it is exempt from
+    /// validation, and the next ``save()`` writes nothing for it (it stays registered, deleted,
+    /// as a merged delete does) — an object that refers to it keeps its key in the store, since
+    /// a save writes only what changed. ``rollback()`` and `refresh(_:mergeChanges:)` make it a
+    /// fault again. A join-table row whose destination row is gone is no member of the
+    /// relationship (the relationship is read through the destination's table, as Apple's store
+    /// reads it); it stays in the table until its owner is deleted.
+    ///
+    /// A store that fails (rather than answering that the row is gone) is another matter: see
+    /// ``save()``.
+    ///
+    /// ```swift
+    /// context.shouldDeleteInaccessibleFaults = false // a vanished row stops the process
+    /// ```
     open var shouldDeleteInaccessibleFaults: Bool = true
     /// Whether registered objects are kept alive by the context (`false`: only changed ones are).
     open var retainsRegisteredObjects: Bool = false {
@@ -141,6 +157,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
     /// During `save()`: the sets of objects its notifications carried, for the later ones to reuse.
     @exclusivity(unchecked) internal var saveSetMemo: ObjectSetMemo?
+    /// Loads the store failed since the last `rollback()` or `reset()` and not done since: the
+    /// next save throws the first (`NSManagedObjectContext+UnfulfilledFaults.swift`).
+    @exclusivity(unchecked) internal var unfulfilledFaults: [UnfulfilledFault] = []
 
     /// Creates a context of the given concurrency type.
     public init(concurrencyType type: ConcurrencyType) {
@@ -559,22 +578,26 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// The object for `objectID`, with its values loaded; throws
-    /// `NSManagedObjectReferentialIntegrityError` (133000) if it does not exist.
+    /// `NSManagedObjectReferentialIntegrityError` (133000) if it does not exist, and
+    /// `NSPersistentStoreOperationError` (134070, "CoreData could not fulfill a fault for …",
+    /// the store's error under `NSUnderlyingErrorKey`) if the store could not read it.
+    ///
+    /// ```swift
+    /// let car = try context.existingObject(with: id)
+    /// ```
     open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
         checkQueue("existingObject(with:)")
         if let object = registered(objectID.key) {
             if object._isFault && !object._hasData {
-                guard let snapshot = snapshotForFault(objectID) else { throw missingObjectError(objectID) }
-                object.adopt(snapshot)
+                guard let snapshot = try snapshotForFault(objectID) else { throw missingObjectError(objectID) }
+                object.adoptLoadedRow(snapshot)
             }
-            if object._isDeleted && object._isFault == false && object._snapshot == nil && !object._isInserted {
-                throw missingObjectError(objectID)
-            }
+            if object._isInaccessible { throw missingObjectError(objectID) }
             object.fireFaultIfNeeded() // never a fault, as Apple's
             return object
         }
         let id = objectID.isTemporaryID ? latestID(of: objectID) : objectID
-        guard !id.isTemporaryID || _parent != nil, let snapshot = snapshotForFault(id) else { throw missingObjectError(objectID) }
+        guard !id.isTemporaryID || _parent != nil, let snapshot = try snapshotForFault(id) else { throw missingObjectError(objectID) }
         let object = id.entity.layout.instanceClass.init(entity: snapshot.entity, insertInto: nil)
         object.becomeFault(id, snapshot: snapshot, in: self)
         object.fireFaultIfNeeded()
@@ -586,25 +609,35 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                            extra: ["objectID": id])
     }
 
-    /// The row for a fault, from the parent context or the store.
-    internal func snapshotForFault(_ id: NSManagedObjectID) -> RowSnapshot? {
-        if let parent = _parent { return parentSnapshot(for: id, in: parent) }
+    /// The row for a fault, from the parent context or the store: `nil` if the row is gone;
+    /// throws (``unfulfilledFaultError(_:for:relationship:)``) if the store failed.
+    internal func snapshotForFault(_ id: NSManagedObjectID) throws -> RowSnapshot? {
+        if let parent = _parent { return try parentSnapshot(for: id, in: parent) }
         let id = id.isTemporaryID ? latestID(of: id) : id
         if id.isTemporaryID { return nil }
-        // stalenessInterval 0: no cached data acceptable, read the store.
-        return try? persistentStoreCoordinator?.row(for: id, usingCache: stalenessInterval != 0)
+        do {
+            // stalenessInterval 0: no cached data acceptable, read the store.
+            return try persistentStoreCoordinator?.row(for: id, usingCache: stalenessInterval != 0)
+        } catch {
+            throw Self.unfulfilledFaultError(error, for: id, relationship: nil)
+        }
     }
 
-    /// The destination IDs of a to-many relationship as the store has them.
-    internal func relatedObjectIDs(of object: NSManagedObject, index: Int) -> [NSManagedObjectID] {
+    /// The destination IDs of a to-many relationship as the store (or the parent context) has
+    /// them; throws (``unfulfilledFaultError(_:for:relationship:)``) if the store failed.
+    internal func relatedObjectIDs(of object: NSManagedObject, index: Int) throws -> [NSManagedObjectID] {
         guard let relationship = object.layout.properties[index] as? NSRelationshipDescription else { return [] }
         if let parent = _parent {
-            return parent.performAndWait {
+            return try parent.performAndWait {
                 let mirror = parent.object(with: object.objectID)
-                return mirror.toManyList(at: index).objects.map(\.objectID)
+                return try mirror.storedToManyList(at: index).objects.map(\.objectID)
             }
         }
-        return (try? persistentStoreCoordinator?.relatedIDs(for: relationship, of: object.objectID)) ?? []
+        do {
+            return try persistentStoreCoordinator?.relatedIDs(for: relationship, of: object.objectID) ?? []
+        } catch {
+            throw Self.unfulfilledFaultError(error, for: object.objectID, relationship: relationship)
+        }
     }
 
     // MARK: Inserting and deleting
@@ -770,6 +803,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             leaveContext(object)
         }
         for object in deleted.objects + updated.objects {
+            if object._isInaccessible {
+                // Its row was gone when it fired: a fault again, which tries the store again.
+                object._isDeleted = false
+                object.turnIntoFault(keepingSnapshot: nil)
+                continue
+            }
             object._isDeleted = false
             object.revertToSnapshot()
         }
@@ -777,6 +816,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         updated.removeAll()
         deleted.removeAll()
         clearPendingChangeNotice()
+        // No change is left that a failed load could have fed; what failed loads again when used.
+        unfulfilledFaults.removeAll()
     }
 
     /// Forgets every object: the context is as new. Objects already handed out become invalid;
@@ -791,6 +832,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         deleted.removeAll()
         pendingDeletes.removeAll()
         clearPendingChangeNotice()
+        unfulfilledFaults.removeAll()
         // As Apple's: every object was invalidated.
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self,
                                         userInfo: [NSInvalidatedAllObjectsKey: objects.map(\.objectID)])
@@ -824,13 +866,28 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // Fetched properties are fetched again at their next read, as Apple documents.
         if object._context === self { object.forgetFetchedPropertyValues() }
         guard object._context === self, !object._isInserted else { return false }
-        let fresh = object.objectID.isTemporaryID && _parent == nil ? nil : snapshotForFault(object.objectID)
+        if object._isInaccessible {
+            // Its row was gone when it fired: a fault again, out of the deleted set.
+            deleted.remove(object)
+            object._isDeleted = false
+            object.turnIntoFault(keepingSnapshot: nil)
+            return true
+        }
+        var fresh: RowSnapshot?
+        var failure: (any Error)?
+        if !object.objectID.isTemporaryID || _parent != nil {
+            do { fresh = try snapshotForFault(object.objectID) } catch { failure = error }
+        }
         if flag && object.hasChanges {
             object.merge(fresh)
         } else {
             if object._isUpdated { updated.remove(object); object._isUpdated = false }
+            // (Without a row, read or failed, a data-less fault: its next access loads it.)
             object.turnIntoFault(keepingSnapshot: fresh)
         }
+        forgetUnfulfilledFaults(ofRefreshed: object)
+        // Kept values the store could not refresh are stale: not silently.
+        if let failure, flag && object.hasChanges { recordUnfulfilledFault(failure, of: object, relationship: nil) }
         return true
     }
 
