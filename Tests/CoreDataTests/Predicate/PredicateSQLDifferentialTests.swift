@@ -193,6 +193,11 @@ struct PredicateSQLDifferentialTests {
             ("name == %@", ["\u{E9}mile"]), ("name ==[d] 'emile'", []), ("name < 'b'", []), ("name <[c] 'b'", []),
             ("name > %@", ["😀"]), ("name ENDSWITH[c] 'S'", []), ("name ==[c] 'ss'", []), ("ANY name == 'Ada'", []),
             ("ALL name == 'Ada'", []), ("NONE name == 'Ada'", []), ("ALL year > 0", []), ("-year > 0", []), ("year + 1 > 5", []),
+            // The keys key-value coding gives values (PredicateValueKeys), computed in SQL.
+            ("name.length > 3", []), ("name.length == 0", []), ("name.length == nil", []), ("name.uppercaseString == 'ADA'", []),
+            ("name.lowercaseString BEGINSWITH 'z'", []), ("blob.length == 3", []), ("blob.length < 2", []),
+            ("born.timeIntervalSinceReferenceDate > 0", []), ("born.timeIntervalSinceReferenceDate == nil", []),
+            ("born.timeIntervalSince1970 > 978307200", []), ("owner.name.length >= 3", []), ("ANY owner.cars.name.length == 3", []),
         ]
         for (format, args) in cases {
             let predicate = try NSPredicate(validatingFormat: format, argumentArray: args)
