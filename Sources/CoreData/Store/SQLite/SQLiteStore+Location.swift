@@ -5,9 +5,25 @@ import Glibc
 import Darwin
 #endif
 
-// Where a SQLite store lives: a regular file, or a path where one will be made.
+// Where a SQLite store lives: a regular file (or a path where one will be made), or, for the URL
+// `/dev/null`, an in-memory database of the store's own.
 
 extension SQLiteStore {
+    /// Whether `url` is `/dev/null`, which names an in-memory SQLite store, as on Apple
+    /// platforms (SwiftUI previews and tests use `URL(fileURLWithPath: "/dev/null")`).
+    static func isInMemory(_ url: URL) -> Bool {
+        url.isFileURL && url.standardizedFileURL.path == "/dev/null"
+    }
+
+    /// What SQLite opens for the store at `url`: the file's path, or for `/dev/null` a new
+    /// in-memory database. Its name is unique, so each store (each coordinator) starts empty;
+    /// SQLite's `memdb` VFS lets all the store's connections (its writer and its readers) open
+    /// that one database by name, with the usual locking, and keeps it while a connection to it
+    /// is open (the writer, until the store closes).
+    static func databaseName(for url: URL) -> String {
+        isInMemory(url) ? "file:/coredata-\(UUID().uuidString)?vfs=memdb" : url.path
+    }
+
     /// Refuses, before SQLite touches it, a path that holds something other than a regular file
     /// (a link to one is fine) or a regular file that is not a SQLite database. A path with
     /// nothing there, and an empty file, become a new store (an empty file is Apple's sign that

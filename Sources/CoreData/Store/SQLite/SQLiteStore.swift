@@ -78,12 +78,16 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     override func open(model: NSManagedObjectModel) throws {
         guard let url else { throw CoreDataError.make(.persistentStoreOpen, "A SQLite store needs a file URL") }
         let readerCount = try Self.readerCount(options)
-        let path = url.path
-        try Self.checkFile(at: url)
-        let fileExists = FileManager.default.fileExists(atPath: path)
-        if !fileExists {
-            let folder = url.deletingLastPathComponent()
-            try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let inMemory = Self.isInMemory(url)
+        let path = Self.databaseName(for: url)
+        var fileExists = false
+        if !inMemory {
+            try Self.checkFile(at: url)
+            fileExists = FileManager.default.fileExists(atPath: path)
+            if !fileExists {
+                let folder = url.deletingLastPathComponent()
+                try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            }
         }
         let connection: SQLiteConnection
         do {
