@@ -126,6 +126,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 }
                 try createStore(on: connection, model: model)
             }
+            otherEntitiesMayBeStored = try Self.declaresOtherEntities(connection, known: entitiesByNumber)
         } catch let error as NSError {
             throw Self.openError(error, url: url)
         }
@@ -401,6 +402,25 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Reading
 
+    /// Whether the file's `Z_PRIMARYKEY` names entities the model does not have: another
+    /// version of the model wrote the file, and rows of those entities may sit in the model's
+    /// tables, where no object can be made of them. Queries then select the model's entities by
+    /// `Z_ENT` (``entityCondition(_:)``), so that a count agrees with a fetch. Set when the
+    /// store opens.
+    private var otherEntitiesMayBeStored = false
+
+    /// Whether `Z_PRIMARYKEY` lists an entity number that `known` (entities by number) lacks.
+    private static func declaresOtherEntities(_ connection: SQLiteConnection, known: [NSEntityDescription?]) throws -> Bool {
+        guard try tableExists("Z_PRIMARYKEY", in: connection) else { return false }
+        let statement = try connection.cached("SELECT Z_ENT FROM Z_PRIMARYKEY")
+        defer { statement.reset() }
+        while try statement.step() {
+            let number = statement.int64(0)
+            if number < 0 || number >= known.count || known[Int(number)] == nil { return true }
+        }
+        return false
+    }
+
     /// The entity whose `Z_ENT` is `number`, if the model has one.
     func entity(numbered number: Int64) -> NSEntityDescription? {
         number >= 0 && number < entitiesByNumber.count ? entitiesByNumber[Int(number)] : nil
@@ -411,12 +431,16 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         decoders[entity.layout.rootNumber]!
     }
 
-    /// `t0.Z_ENT IN (…)` when the plan's rows are not the whole table (`nil` when they are).
+    /// `t0.Z_ENT IN (…)` when the plan's rows are not the whole table, or when the table may
+    /// hold rows of entities the model does not have (``otherEntitiesMayBeStored``): a fetch
+    /// skips such rows as it reads them, and the condition leaves them out of counts, of limits
+    /// and offsets, and of dictionary results too. `nil` otherwise: a fetch of a whole table
+    /// reads it without a condition, and a count of one is SQLite's own.
     func entityCondition(_ plan: FetchPlan) -> String? {
         let layout = plan.entity.layout
         let family = schema.entities.filter { $0.rootEntity === layout.root }
         let numbers = plan.includesSubentities ? layout.entityNumbers : [layout.entityNumber]
-        guard numbers.count != family.count else { return nil }
+        guard numbers.count != family.count || otherEntitiesMayBeStored else { return nil }
         return "t0.Z_ENT IN (" + numbers.map(String.init).joined(separator: ", ") + ")"
     }
 
