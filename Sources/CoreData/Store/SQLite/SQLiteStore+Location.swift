@@ -44,7 +44,7 @@ extension SQLiteStore {
             case S_IFIFO: kind = "a FIFO"
             case S_IFSOCK: kind = "a socket"
             case S_IFCHR, S_IFBLK: kind = "a device"
-            default: kind = "not a regular file"
+            default: kind = "something other than a regular file"
             }
             throw CoreDataError.make(.fileReadUnknown,
                 "The store at \(path) can't be opened: it is \(kind), not a store file; it was left untouched",
