@@ -94,7 +94,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             guard let storeURL, storeURL.isFileURL else {
                 throw CoreDataError.make(.persistentStoreOpen, "A SQLite store needs a file URL")
             }
-            if let existing = persistentStore(for: storeURL) { throw alreadyAdded(storeURL, existing) }
+            // `/dev/null` is an in-memory store of its own each time (SQLiteStore+Location.swift).
+            if !SQLiteStore.isInMemory(storeURL), let existing = persistentStore(for: storeURL) { throw alreadyAdded(storeURL, existing) }
             store = SQLiteStore(persistentStoreCoordinator: self, configurationName: configuration, at: storeURL, options: options)
         case NSInMemoryStoreType:
             store = InMemoryStore(persistentStoreCoordinator: self, configurationName: configuration,
@@ -107,7 +108,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         // another thread added the same file meanwhile.
         try store.open(model: managedObjectModel)
         let existing: NSPersistentStore? = withLock {
-            if let url = store.url, store is SQLiteStore,
+            if let url = store.url, store is SQLiteStore, !SQLiteStore.isInMemory(url),
                let existing = stores.first(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
                 return existing
             }
@@ -192,9 +193,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     // MARK: Destroying and replacing stores
 
     /// Deletes the store file at `url` and its `-wal` and `-shm` files, removing the store first if it was added.
+    /// For `/dev/null` (an in-memory store) only the store is removed.
     open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
         guard storeType == NSSQLiteStoreType else { return }
         if let store = persistentStore(for: url) { try remove(store) }
+        guard !SQLiteStore.isInMemory(url) else { return }
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let path = url.path + suffix
             if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
@@ -217,6 +220,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                                      ofType storeType: String) throws {
         guard storeType == NSSQLiteStoreType else {
             throw CoreDataError.make(.persistentStoreInvalidType, "Only SQLite stores can be replaced")
+        }
+        guard !SQLiteStore.isInMemory(destinationURL) else {
+            throw CoreDataError.make(.persistentStoreOperation, "/dev/null names an in-memory store: it has no file to replace")
         }
         _ = try SQLiteStore.readMetadata(at: sourceURL)
         let source = try SQLiteConnection(path: sourceURL.path, readOnly: true, create: false)

@@ -88,6 +88,7 @@ internal enum CoreDataError {
         case unsupportedRequestType = 134091
         case incompatibleVersionHash = 134100
         case sqlite = 134180
+        case fileReadUnknown = 256
         case fileReadCorruptFile = 259
         case fileReadNoSuchFile = 260
     }

@@ -120,7 +120,7 @@ internal struct PredicateEvaluator {
             }
             return .collection(matching)
         case .conditional(let predicate, let a, let b):
-            return evaluate(predicate, object: object) ? value(of: a, object: object) : value(of: b, object: object)
+            return (evaluate(predicate, object: object) ? value(of: a, object: object) : value(of: b, object: object)).computed
         }
     }
 }
@@ -179,7 +179,13 @@ internal enum PredicateFunctions {
         arities[name] == argumentCount
     }
 
+    /// The value of the function `name` of `args`; a NaN result is `nil` (see
+    /// ``PredicateValue/computed``), as the SQLite store gets it back from SQL.
     static func apply(_ name: String, _ args: [PredicateValue]) -> PredicateValue {
+        compute(name, args).computed
+    }
+
+    private static func compute(_ name: String, _ args: [PredicateValue]) -> PredicateValue {
         guard arities[name] == args.count else { return .null }
         if statistics.contains(name) { return statistic(name, args[0]) }
         switch name {
@@ -254,6 +260,10 @@ internal enum PredicateFunctions {
     /// with the semantics of the key-path operators (`@sum` of nothing is 0, `@avg`/`@min`/`@max`
     /// of nothing are `nil`; `nil` elements are skipped except by `count:`).
     static func statistic(_ name: String, _ argument: PredicateValue) -> PredicateValue {
+        computeStatistic(name, argument).computed
+    }
+
+    private static func computeStatistic(_ name: String, _ argument: PredicateValue) -> PredicateValue {
         let items: [PredicateValue]
         switch argument {
         case .collection(let elements): items = elements

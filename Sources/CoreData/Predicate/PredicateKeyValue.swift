@@ -1,7 +1,9 @@
 import Foundation
 
 /// Reads key paths the way predicates see objects: `NSManagedObject` through `value(forKey:)`,
-/// dictionaries by key, other values through `Mirror` (Linux has no key-value coding).
+/// dictionaries by key, Foundation's values by the keys key-value coding gives them on Apple
+/// platforms (``PredicateValueKeys``: `length`, `timeIntervalSinceReferenceDate`, …), other values
+/// through `Mirror` (Linux has no key-value coding).
 ///
 /// Through a to-many value the rest of the path is read from every element and the results are
 /// flattened into one array, `nil` elements kept as `NSNull` (as `NSArray`'s key-value coding
@@ -50,7 +52,7 @@ internal enum PredicateKeyValue {
         case let dictionary as [String: Any]: return dictionary[key]
         case let dictionary as [AnyHashable: Any]: return dictionary[key]
         case let dictionary as NSDictionary: return dictionary.object(forKey: key)
-        default: return mirrorValue(of: object, forKey: key)
+        default: return PredicateValueKeys.value(of: object, forKey: key) ?? mirrorValue(of: object, forKey: key)
         }
     }
 

@@ -27,7 +27,12 @@ internal struct PredicateParser {
         var message: String
     }
 
-    static let maximumDepth = 100
+    /// The deepest nesting a format may have: parentheses, `NOT`s, function calls, and each
+    /// operator of an arithmetic chain or subscript (`1 + 1 + 1` is two levels: it is a tree two
+    /// deep, which evaluating, compiling and printing walk recursively). Deep enough for a
+    /// generated chain of hundreds of terms; shallow enough for every walk of the tree to fit the
+    /// 8 MB stack of a Linux thread in a debug build (3,000 levels do not).
+    static let maximumDepth = 1000
 
     private let tokens: [PredicateToken]
     /// For each format-specifier token, the index of the argument it consumes.
@@ -262,11 +267,13 @@ internal struct PredicateParser {
     // MARK: Expressions
 
     private mutating func parseExpression() throws(ParseError) -> ExpressionNode {
+        let entry = depth
+        defer { depth = entry }
         try enter()
-        defer { depth -= 1 }
         var lhs = try parseTerm()
         while isSymbol("+") || isSymbol("-") {
             let name = isSymbol("+") ? "add:to:" : "from:subtract:"
+            try enter() // each operator nests the chain so far one level deeper
             advance()
             lhs = .function(name, [lhs, try parseTerm()])
         }
@@ -274,9 +281,12 @@ internal struct PredicateParser {
     }
 
     private mutating func parseTerm() throws(ParseError) -> ExpressionNode {
+        let entry = depth
+        defer { depth = entry }
         var lhs = try parsePower()
         while isSymbol("*") || isSymbol("/") {
             let name = isSymbol("*") ? "multiply:by:" : "divide:by:"
+            try enter()
             advance()
             lhs = .function(name, [lhs, try parsePower()])
         }
@@ -306,6 +316,8 @@ internal struct PredicateParser {
     }
 
     private mutating func parsePostfix() throws(ParseError) -> ExpressionNode {
+        let entry = depth
+        defer { depth = entry }
         var expression = try parsePrimary()
         while true {
             if isSymbol(".") {
@@ -318,6 +330,7 @@ internal struct PredicateParser {
                 advance()
                 expression = Self.appending([key], to: expression)
             } else if isSymbol("[") {
+                try enter() // each subscript nests the expression one level deeper
                 advance()
                 let subscriptExpression: ExpressionNode
                 switch keyword(current) {

@@ -145,15 +145,17 @@ extension PredicateSQLCompiler {
         let a = try operand(whenTrue)
         let b = try operand(whenFalse)
         if case .constant(let x) = a, case .constant(let y) = b, condition.sql == "1" || condition.sql == "0" {
-            return .constant(condition.sql == "1" ? x : y)
+            return .constant((condition.sql == "1" ? x : y).computed)
         }
         func scalar(_ item: Operand) throws(CompileError) -> (SQLFragment, ValueKind?) {
             switch item {
             case .value(let fragment, let kind): return (fragment, kind)
             case .constant(.null): return ("NULL", nil)
             case .constant(.int(let v)): return (.bind(.int(v)), .integer)
+            case .constant(.double(let v)) where v.isNaN: return ("NULL", nil) // a computed NaN is nil
             case .constant(.double(let v)): return (.bind(.double(v)), .real)
             case .constant(.string(let v)): return (.bind(.string(v)), .string)
+            case .constant(.date(let v)) where v.timeIntervalSinceReferenceDate.isNaN: return ("NULL", nil)
             case .constant(.date(let v)): return (.bind(.double(v.timeIntervalSinceReferenceDate)), .date)
             case .constant(let value): throw CompileError(reason: "\(value.formatDescription) cannot be a value of TERNARY in a fetch")
             case .toMany: throw CompileError(reason: "to-many key not allowed here: \(expression)")

@@ -139,9 +139,12 @@ extension PredicateSQLCompiler {
         if case .null = value { return .null }
         switch (kind, value) {
         case (.integer, .int(let v)), (.real, .int(let v)): return .value(.int(v))
-        case (.integer, .double(let v)), (.real, .double(let v)): return .value(.double(v))
+        case (.integer, .double(let v)), (.real, .double(let v)):
+            // NaN equals nothing and has no order (as in memory); bound, it would be NULL.
+            return v.isNaN ? .mismatch : .value(.double(v))
         case (.string, .string(let s)): return .value(.string(PredicateStrings.fold(s, options)))
-        case (.date, .date(let d)): return .value(.double(d.timeIntervalSinceReferenceDate))
+        case (.date, .date(let d)):
+            return d.timeIntervalSinceReferenceDate.isNaN ? .mismatch : .value(.double(d.timeIntervalSinceReferenceDate))
         case (.data, .data(let d)): return .value(.data(d))
         case (.uuid, .uuid(let u)): return .value(.data(Data(PredicateValue.bytes(of: u))))
         case (.url, .url(let u)): return .value(.string(u.absoluteString))

@@ -234,11 +234,13 @@ internal struct PredicateSQLCompiler {
                 throw CompileError(reason: "\(entity.name ?? "?").\(key) is transient and not stored")
             }
             if let attribute = property as? NSAttributeDescription {
-                guard isLast else {
-                    throw CompileError(reason: "keypath \(path.joined(separator: ".")) continues past the attribute \(key)")
+                guard let name = schema.column(of: attribute) else { throw CompileError(reason: SQLiteSchema.unmapped(attribute).localizedDescription) }
+                let column = SQLFragment(alias + "." + name)
+                if isLast { return .value(column, Self.kind(of: attribute)) }
+                if offset == path.count - 2, let value = Self.valueKey(path[offset + 1], of: column, Self.kind(of: attribute)) {
+                    return value
                 }
-                guard let column = schema.column(of: attribute) else { throw CompileError(reason: SQLiteSchema.unmapped(attribute).localizedDescription) }
-                return .value(SQLFragment(alias + "." + column), Self.kind(of: attribute))
+                throw CompileError(reason: "keypath \(path.joined(separator: ".")) continues past the attribute \(key)")
             }
             guard let relationship = property as? NSRelationshipDescription,
                   let destination = relationship.destinationEntity else {
@@ -267,6 +269,23 @@ internal struct PredicateSQLCompiler {
         }
         let scope = scopes[scopeIndex]
         return .value(SQLFragment(scope.alias + ".Z_PK"), .object(scope.entity.rootEntity))
+    }
+
+    /// A key of an attribute's value that SQL computes exactly as ``PredicateValueKeys`` does in
+    /// memory: a string's `length` (UTF-16 units, through `cd_fn`), `uppercaseString` and
+    /// `lowercaseString`, a binary value's `length` (bytes), a date's
+    /// `timeIntervalSinceReferenceDate` and `timeIntervalSince1970`. `nil` for other keys.
+    static func valueKey(_ key: String, of column: SQLFragment, _ kind: ValueKind) -> Operand? {
+        func function(_ name: String) -> SQLFragment { "cd_fn(" + .bind(.string(name)) + ", " + column + ")" }
+        switch (kind, key) {
+        case (.string, "length"): return .value(function("length:"), .integer)
+        case (.string, "uppercaseString"): return .value(function("uppercase:"), .string)
+        case (.string, "lowercaseString"): return .value(function("lowercase:"), .string)
+        case (.data, "length"): return .value("length(" + column + ")", .integer)
+        case (.date, "timeIntervalSinceReferenceDate"): return .value(column, .real)
+        case (.date, "timeIntervalSince1970"): return .value("(" + column + " + \(Date.timeIntervalBetween1970AndReferenceDate))", .real)
+        default: return nil
+        }
     }
 
     mutating func newAlias() -> String {

@@ -180,9 +180,7 @@ extension ExpressionNode: CustomStringConvertible {
         case .evaluatedObject: return "SELF"
         case .aggregate(let items): return "{" + items.map(\.description).joined(separator: ", ") + "}"
         case .function(let name, let args):
-            let infix: [String: String] = ["add:to:": "+", "from:subtract:": "-", "multiply:by:": "*",
-                                           "divide:by:": "/", "raise:toPower:": "**"]
-            if let symbol = infix[name], args.count == 2 { return "(\(args[0]) \(symbol) \(args[1]))" }
+            if let chain = infixChain() { return chain }
             if name == "negate:", args.count == 1 { return "-\(args[0])" }
             if name.firstIndex(of: ":") == nil || name.firstIndex(of: ":") == name.index(before: name.endIndex) {
                 return "\(name)(\(args.map(\.description).joined(separator: ", ")))" // now(), sum:(price)
@@ -193,5 +191,27 @@ extension ExpressionNode: CustomStringConvertible {
             return "SUBQUERY(\(collection), $\(variable), \(predicate))"
         case .conditional(let predicate, let a, let b): return "TERNARY(\(predicate), \(a), \(b))"
         }
+    }
+
+    /// The symbols of the arithmetic functions the format writes between their operands.
+    private static let infixSymbols: [String: String] = ["add:to:": "+", "from:subtract:": "-", "multiply:by:": "*",
+                                                          "divide:by:": "/", "raise:toPower:": "**"]
+
+    /// `(a + b - c)` for an arithmetic function: a left-nested chain of operators of one
+    /// precedence (`+` and `-`, or `*` and `/`) in one pair of parentheses, as the parser reads it
+    /// back (left to right), and walked without recursion, so that a chain thousands of terms
+    /// long prints, and parses again, without nesting. `nil` for other expressions.
+    private func infixChain() -> String? {
+        guard case .function(let name, let args) = self, args.count == 2, let symbol = Self.infixSymbols[name] else { return nil }
+        let group: Set<String> = symbol == "**" ? [] : (symbol == "+" || symbol == "-" ? ["add:to:", "from:subtract:"] : ["multiply:by:", "divide:by:"])
+        var tail = [(symbol, args[1])]
+        var head = args[0]
+        while case .function(let inner, let innerArgs) = head, innerArgs.count == 2, group.contains(inner) {
+            tail.append((Self.infixSymbols[inner]!, innerArgs[1]))
+            head = innerArgs[0]
+        }
+        var text = "(" + head.description
+        for (symbol, operand) in tail.reversed() { text += " \(symbol) \(operand)" }
+        return text + ")"
     }
 }

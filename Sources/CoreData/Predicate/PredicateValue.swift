@@ -33,6 +33,20 @@ internal enum PredicateValue: Sendable {
     case other(ValueBox)
 
     var isNull: Bool { if case .null = self { return true } else { return false } }
+
+    /// A value that a function, an operator or `TERNARY` computed, as SQL gives it back: NaN
+    /// (a number, or a date that many seconds from 2001) is `nil`, because SQLite has no NaN (it
+    /// stores and returns NULL for one). So `sqrt:(x) == nil` agrees in SQL and in memory.
+    ///
+    /// A NaN *constant* stays NaN: it equals nothing and has no order (`n == %@` with NaN matches
+    /// no object, `n != %@` every one), and the SQL compiler binds no NaN (``PredicateSQLCompiler``).
+    var computed: PredicateValue {
+        switch self {
+        case .double(let v) where v.isNaN: return .null
+        case .date(let d) where d.timeIntervalSinceReferenceDate.isNaN: return .null
+        default: return self
+        }
+    }
 }
 
 /// Holds an object a predicate refers to. Predicates are parsed into `Sendable` trees; the objects

@@ -125,7 +125,9 @@ struct PredicateParserTests {
     func arithmetic() throws {
         #expect(try parse("age + 1 > 5 * 2").description == "(age + 1) > (5 * 2)")
         #expect(try parse("(age + 1) * 2 == 10").description == "((age + 1) * 2) == 10")
-        #expect(try parse("a - b - c == 0").description == "((a - b) - c) == 0")
+        #expect(try parse("a - b - c == 0").description == "(a - b - c) == 0")
+        #expect(try parse("a - (b - c) == 0").description == "(a - (b - c)) == 0")
+        #expect(try parse("a * b / c + d - e * f == 0").description == "((a * b / c) + d - (e * f)) == 0")
         #expect(try parse("2 ** 3 ** 2 == x").description == "(2 ** (3 ** 2)) == x")
         #expect(try parse("-age < 0").description == "-age < 0")
         #expect(try parse("born < now()").description.contains("now"))
@@ -275,5 +277,36 @@ struct PredicateParserTests {
         // Nested parentheses that open expressions stay fast.
         let parens = String(repeating: "(", count: 60) + "a" + String(repeating: " + 1)", count: 60) + " > 2"
         #expect((try? PredicateParser.parse(parens)) != nil)
+    }
+
+    /// A chain of arithmetic operators prints flat, so `predicateFormat` parses again however
+    /// long the chain; every operator is a level of nesting, so a chain longer than
+    /// ``PredicateParser/maximumDepth`` is an error, never a stack overflow when the tree is
+    /// evaluated, compiled or printed.
+    @Test("Long arithmetic chains print and parse again; overlong ones are an error")
+    func longArithmeticChains() throws {
+        for (terms, symbol) in [(100, "+"), (100, "-"), (100, "*"), (900, "+")] {
+            let format = "age == " + Array(repeating: "1", count: terms).joined(separator: " \(symbol) ")
+            let predicate = try NSPredicate(validatingFormat: format)
+            let printed = predicate.formatText
+            let again = try NSPredicate(validatingFormat: printed)
+            #expect(again.formatText == printed, "\(terms) terms of \(symbol)")
+            let value = symbol == "+" ? terms : (symbol == "-" ? 2 - terms : 1)
+            #expect(again.evaluate(with: ["age": value]), "\(terms) terms of \(symbol)")
+            #expect(!again.evaluate(with: ["age": value + 1]))
+            let expression = try NSExpression(validatingFormat: Array(repeating: "2", count: terms).joined(separator: " \(symbol) "), argumentArray: [])
+            #expect(try NSExpression(validatingFormat: expression.description, argumentArray: []).description == expression.description)
+        }
+        let mixed = try NSPredicate(validatingFormat: "a * 2 * 3 - 4 + 5 / 6 ** 2 ** 1 - -1 == (b - (c + d)) * e")
+        #expect(try NSPredicate(validatingFormat: mixed.formatText).formatText == mixed.formatText)
+
+        for format in ["age == " + Array(repeating: "1", count: 10_000).joined(separator: " + "),
+                       "age == " + Array(repeating: "2", count: 10_000).joined(separator: " * "),
+                       "age == " + Array(repeating: "1", count: 10_000).joined(separator: " + 2 * "),
+                       "age == x" + String(repeating: "[0]", count: 10_000)] {
+            #expect(throws: NSError.self) { try PredicateParser.parse(format) }
+            let error = try #require(NSPredicate(format: format) as? MalformedPredicate).error as NSError
+            #expect(error.localizedDescription.contains("nested more than \(PredicateParser.maximumDepth) levels"))
+        }
     }
 }

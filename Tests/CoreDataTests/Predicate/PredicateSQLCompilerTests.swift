@@ -100,7 +100,7 @@ struct PredicateSQLCompilerTests {
 
     @Test("What cannot be compiled exactly is refused with a clear error", arguments: [
         ("cars.name == 'x'", "to-many key not allowed here"), ("extra == 'x'", "Car.extra"), ("missing == 1", "keypath missing not found in entity Car"),
-        ("name.length == 1", "continues past the attribute"), ("SUBQUERY(owner.cars, $c, $c.year > 1).@sum > 0", "only SUBQUERY(…).@count"),
+        ("name.first == 1", "continues past the attribute"), ("SUBQUERY(owner.cars, $c, $c.year > 1).@sum > 0", "only SUBQUERY(…).@count"),
         ("born + 1 > 2", "needs number values"), ("owner.cars.@count.name > 1", "nothing may follow @count"), ("cars.@sum.name > 1", "needs a number attribute"),
         ("cars[FIRST].year > 1", "only [SIZE] of a to-many relationship"), ("TERNARY(year > 1, name, year) == 1", "of different kinds"),
     ])

@@ -27,8 +27,8 @@ struct PredicateSQLDifferentialTests {
             switch kind {
             case .string: return random.chance(70) ? (random.pick(PredicateTestWorld.names) ?? "Ada") : random.pick(Self.extraStrings)
             case .int:
-                return random.chance(75) ? (random.pick(PredicateTestWorld.years) ?? 3) as Any : random.pick([2.5, -0.5, 41.99, 1e19, 5] as [Any])
-            case .double: return random.chance(70) ? (random.pick(PredicateTestWorld.scores) ?? 1) as Any : random.pick([2, 0, -1, 42] as [Any])
+                return random.chance(75) ? (random.pick(PredicateTestWorld.years) ?? 3) as Any : random.pick([2.5, -0.5, 41.99, 1e19, 5, Double.nan] as [Any])
+            case .double: return random.chance(70) ? (random.pick(PredicateTestWorld.scores) ?? 1) as Any : random.pick([2, 0, -1, 42, Double.nan] as [Any])
             case .bool: return random.pick([true, false, 1, 0, 2] as [Any])
             case .date: return random.pick(PredicateTestWorld.dates) ?? Date(timeIntervalSinceReferenceDate: 1)
             case .uuid: return random.pick(PredicateTestWorld.uuids) ?? UUID(uuidString: "00000000-0000-0000-0000-000000000002")!
@@ -193,6 +193,18 @@ struct PredicateSQLDifferentialTests {
             ("name == %@", ["\u{E9}mile"]), ("name ==[d] 'emile'", []), ("name < 'b'", []), ("name <[c] 'b'", []),
             ("name > %@", ["😀"]), ("name ENDSWITH[c] 'S'", []), ("name ==[c] 'ss'", []), ("ANY name == 'Ada'", []),
             ("ALL name == 'Ada'", []), ("NONE name == 'Ada'", []), ("ALL year > 0", []), ("-year > 0", []), ("year + 1 > 5", []),
+            // NaN equals nothing and has no order (SQLite would bind it as NULL, matching nil rows).
+            ("score == %@", [Double.nan]), ("score != %@", [Double.nan]), ("%@ == score", [Double.nan]), ("%@ != score", [Double.nan]),
+            ("score < %@", [Double.nan]), ("score >= %@", [Double.nan]), ("year == %@", [Double.nan]), ("year != %@", [Double.nan]),
+            ("NOT (score == %@)", [Double.nan]), ("score IN %@", [[Double.nan, 2.0]]), ("score IN %@", [[Double.nan]]),
+            ("score BETWEEN %@", [[Double.nan, 50.0]]), ("born == %@", [Date(timeIntervalSinceReferenceDate: .nan)]),
+            ("born != %@", [Date(timeIntervalSinceReferenceDate: .nan)]), ("ANY owner.cars.score == %@", [Double.nan]),
+            ("ALL owner.cars.score != %@", [Double.nan]), ("NONE owner.cars.score < %@", [Double.nan]),
+            // The keys key-value coding gives values (PredicateValueKeys), computed in SQL.
+            ("name.length > 3", []), ("name.length == 0", []), ("name.length == nil", []), ("name.uppercaseString == 'ADA'", []),
+            ("name.lowercaseString BEGINSWITH 'z'", []), ("blob.length == 3", []), ("blob.length < 2", []),
+            ("born.timeIntervalSinceReferenceDate > 0", []), ("born.timeIntervalSinceReferenceDate == nil", []),
+            ("born.timeIntervalSince1970 > 978307200", []), ("owner.name.length >= 3", []), ("ANY owner.cars.name.length == 3", []),
         ]
         for (format, args) in cases {
             let predicate = try NSPredicate(validatingFormat: format, argumentArray: args)
@@ -233,6 +245,10 @@ struct PredicateSQLDifferentialTests {
             ("CAST(0, 'NSDate') < born", []), ("born < now()", []), ("born < FUNCTION(now(), 'castObject:toType:', 'NSDate')", []),
             ("CAST('1999', 'NSNumber') == year", []), ("FUNCTION(name, 'uppercase:') == 'ADA'", []), ("{5, 1999, 0}[LAST] == year", []),
             ("{5, 1999, 0}[FIRST] == year", []), ("{5, 1999, 0}[1] == year", []),
+            // A computed NaN is nil, in memory as in SQL (SQLite turns NaN into NULL).
+            ("sqrt:(score) == nil", []), ("ln:(score) != nil", []), ("score / 0 == nil", []), ("score - score == nil", []),
+            ("TERNARY(year > 2000, %@, score) == nil", [Double.nan]), ("TERNARY(year > 2000, 1, %@) != nil", [Double.nan]),
+            ("FUNCTION(score, 'add:to:', %@) == nil", [Double.nan]), ("CAST('nan', 'NSNumber') == nil", []),
         ]
         for (entity, cases) in [(world.person, people), (world.car, cars)] {
             for (format, args) in cases {

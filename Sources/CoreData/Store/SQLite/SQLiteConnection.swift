@@ -17,6 +17,7 @@ internal final class SQLiteConnection {
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX
         flags |= readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))
+        if path.hasPrefix("file:") { flags |= SQLITE_OPEN_URI } // an in-memory store's database (SQLiteStore+Location.swift)
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

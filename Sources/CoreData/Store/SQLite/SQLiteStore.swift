@@ -81,13 +81,17 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override func open(model: NSManagedObjectModel) throws {
         guard let url else { throw CoreDataError.make(.persistentStoreOpen, "A SQLite store needs a file URL") }
-        let path = url.path
         let readerCount = try Self.readerCount(options)
-        try Self.checkHeader(at: url)
-        let fileExists = FileManager.default.fileExists(atPath: path)
-        if !fileExists {
-            let folder = url.deletingLastPathComponent()
-            try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let inMemory = Self.isInMemory(url)
+        let path = Self.databaseName(for: url)
+        var fileExists = false
+        if !inMemory {
+            try Self.checkFile(at: url)
+            fileExists = FileManager.default.fileExists(atPath: path)
+            if !fileExists {
+                let folder = url.deletingLastPathComponent()
+                try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            }
         }
         let connection: SQLiteConnection
         do {
@@ -96,55 +100,39 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw Self.openError(error, url: url)
         }
         do {
-            if try (connection.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0) == 0 && !isReadOnly {
-                // A new store: Apple's page size and incremental auto-vacuum, set before anything is written.
-                try connection.execute("PRAGMA page_size = 4096")
-                try connection.execute("PRAGMA auto_vacuum = 2")
-            }
-            try applyPragmas(connection)
-            let hasMetadata = try Self.tableExists("Z_METADATA", in: connection)
-            if hasMetadata {
-                let metadata = try Self.readMetadata(connection)
-                try checkCompatibility(metadata, model: model)
-                // The file's own tables and columns are the truth.
-                schema = try SQLiteSchema(model: model, reading: connection,
-                                          lenient: flag(NSIgnorePersistentStoreVersioningOption))
-                self.metadata = metadata
-                self.identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
-            } else {
+            // Nothing is written to a file until it is known to be a store of this model, or
+            // empty: a refused file stays byte for byte as it was (no WAL switch, no pragma).
+            try applyConnectionSettings(connection)
+            // One read transaction, so that the checks see one state of the file even while
+            // another connection is making the store.
+            let isStore = try connection.transaction(immediate: false) {
+                if try Self.tableExists("Z_METADATA", in: connection) {
+                    try adoptStore(on: connection, model: model)
+                    return true
+                }
                 let tableCount = try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table'") ?? 0
                 guard tableCount == 0 else {
                     throw CoreDataError.make(.incompatibleSchema,
-                        "The SQLite file at \(path) is not a Core Data store (it has tables but no Z_METADATA); it was left untouched",
-                        extra: [NSFilePathErrorKey: path])
+                        "The SQLite file at \(url.path) is not a Core Data store (it has tables but no Z_METADATA); it was left untouched",
+                        extra: [NSFilePathErrorKey: url.path])
                 }
-                guard !isReadOnly else {
-                    throw CoreDataError.make(.persistentStoreOpen, "Can't create a read-only store at \(path)")
-                }
-                let uuid = UUID().uuidString
-                let metadata = Self.makeMetadata(model: model, uuid: uuid)
-                schema = SQLiteSchema(model: model)
-                try connection.transaction {
-                    for statement in schema.createStatements { try connection.execute(statement) }
-                    let insert = try connection.cached("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
-                    for entity in schema.entities {
-                        insert.reset()
-                        insert.bind(Int64(schema.number(of: entity)), at: 1)
-                        insert.bind(entity.name ?? "", at: 2)
-                        insert.bind(Int64(entity.superentity.map { schema.number(of: $0) } ?? 0), at: 3)
-                        try insert.step()
-                    }
-                    try Self.writeMetadata(metadata, uuid: uuid, to: connection)
-                }
-                self.metadata = metadata
-                self.identifier = uuid
+                return false
             }
+            if isStore {
+                try applyPragmas(connection)
+            } else {
+                guard !isReadOnly else {
+                    throw CoreDataError.make(.persistentStoreOpen, "Can't create a read-only store at \(url.path)")
+                }
+                try createStore(on: connection, model: model)
+            }
+            entitiesByNumber = schema.entitiesByNumber
+            otherEntitiesMayBeStored = try Self.declaresOtherEntities(connection, known: entitiesByNumber)
             if !isReadOnly { try runMaintenanceOptions(connection) }
         } catch let error as NSError {
             throw Self.openError(error, url: url)
         }
         if !isReadOnly { removeUnreferencedExternalFiles(on: connection) }
-        entitiesByNumber = schema.entitiesByNumber
         decoders = Array(repeating: nil, count: (schema.entities.map(\.layout.entityNumber).max() ?? 0) + 1)
         for root in schema.entities where root.superentity == nil {
             decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
@@ -199,13 +187,82 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         readers?.close()
     }
 
-    private func applyPragmas(_ connection: SQLiteConnection) throws {
-        if !isReadOnly { try connection.execute("PRAGMA journal_mode = WAL") }
+    /// The connection's own settings, which write nothing to the file.
+    private func applyConnectionSettings(_ connection: SQLiteConnection) throws {
         try connection.execute("PRAGMA synchronous = NORMAL")
         try connection.execute("PRAGMA foreign_keys = OFF")
         try connection.execute("PRAGMA recursive_triggers = ON")
         if let timeout = busyTimeout { sqlite3_busy_timeout(connection.handle, timeout) }
+    }
+
+    /// WAL and the ``NSSQLitePragmasOption`` pragmas, which may write to the file: applied once
+    /// the file is known to be a store of the model, or a new one.
+    private func applyPragmas(_ connection: SQLiteConnection) throws {
+        if !isReadOnly { try switchToWAL(connection) }
         for pragma in userPragmas { try connection.execute(pragma) }
+    }
+
+    /// `PRAGMA journal_mode = WAL`, tried again for as long as a lock waits (``busyTimeout``,
+    /// 5 s by default) while another connection holds the file: the switch needs the file to
+    /// itself, and SQLite reports that it is busy without waiting (two coordinators or
+    /// processes opening the same new store at once).
+    private func switchToWAL(_ connection: SQLiteConnection) throws {
+        let deadline = Date().addingTimeInterval(Double(busyTimeout ?? 5_000) / 1000)
+        while true {
+            do {
+                try connection.execute("PRAGMA journal_mode = WAL")
+                return
+            } catch let error as NSError {
+                let code = (error.userInfo[NSSQLiteErrorDomain] as? Int ?? 0) & 0xff
+                guard code == Int(SQLITE_BUSY), Date() < deadline else { throw error }
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+        }
+    }
+
+    /// Takes the metadata of the existing store `connection` opened, once it is known to be
+    /// compatible with `model` (reads only).
+    private func adoptStore(on connection: SQLiteConnection, model: NSManagedObjectModel) throws {
+        let metadata = try Self.readMetadata(connection)
+        try checkCompatibility(metadata, model: model)
+        // The file's own tables and columns are the truth.
+        schema = try SQLiteSchema(model: model, reading: connection, lenient: flag(NSIgnorePersistentStoreVersioningOption))
+        self.metadata = metadata
+        self.identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
+    }
+
+    /// Makes a new store in the empty database `connection` opened, unless another connection
+    /// (another coordinator, another process) made one meanwhile: `Z_METADATA` is looked for
+    /// again inside the write transaction, which waits for the other's, and a store found there
+    /// is adopted instead.
+    private func createStore(on connection: SQLiteConnection, model: NSManagedObjectModel) throws {
+        if try (connection.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0) == 0 {
+            // Apple's page size and incremental auto-vacuum, set before anything is written.
+            try connection.execute("PRAGMA page_size = 4096")
+            try connection.execute("PRAGMA auto_vacuum = 2")
+        }
+        try applyPragmas(connection)
+        try connection.transaction {
+            if try Self.tableExists("Z_METADATA", in: connection) {
+                try adoptStore(on: connection, model: model)
+                return
+            }
+            let uuid = UUID().uuidString
+            let metadata = Self.makeMetadata(model: model, uuid: uuid)
+            schema = SQLiteSchema(model: model)
+            for statement in schema.createStatements { try connection.execute(statement) }
+            let insert = try connection.cached("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
+            for entity in schema.entities {
+                insert.reset()
+                insert.bind(Int64(schema.number(of: entity)), at: 1)
+                insert.bind(entity.name ?? "", at: 2)
+                insert.bind(Int64(entity.superentity.map { schema.number(of: $0) } ?? 0), at: 3)
+                try insert.step()
+            }
+            try Self.writeMetadata(metadata, uuid: uuid, to: connection)
+            self.metadata = metadata
+            self.identifier = uuid
+        }
     }
 
     /// ``NSPersistentStoreTimeoutOption`` (seconds) in milliseconds: how long a connection waits
@@ -226,20 +283,6 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let text = "\(value)"
             guard text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else { return nil }
             return "PRAGMA \(name) = \(text)"
-        }
-    }
-
-    /// Rejects files that are not SQLite databases before SQLite touches them.
-    static func checkHeader(at url: URL) throws {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else { return }
-        defer { try? handle.close() }
-        let header = handle.readData(ofLength: 16)
-        guard !header.isEmpty else { return } // an empty file becomes a new store
-        if header != Data("SQLite format 3\0".utf8) {
-            throw NSError(domain: NSCocoaErrorDomain, code: 259, userInfo: [
-                NSLocalizedDescriptionKey: "The file at \(url.path) is not a SQLite database, so it can't be opened as a Core Data store; it was left untouched.",
-                NSFilePathErrorKey: url.path, NSSQLiteErrorDomain: 26,
-            ])
         }
     }
 
@@ -289,11 +332,16 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let uuid = statement.isNull(0) ? nil : statement.string(0)
         var metadata: [String: Any] = [:]
         if !statement.isNull(1) {
-            let data = statement.data(1)
-            if let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] {
+            let plist = try? PropertyListSerialization.propertyList(from: statement.data(1), format: nil)
+            if let plist = plist as? [String: Any] {
                 metadata = plist
-            } else if let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [AnyHashable: Any] {
+            } else if let plist = plist as? [AnyHashable: Any] {
                 for (key, value) in plist { if let key = key as? String { metadata[key] = value } }
+            } else {
+                // Without its metadata the store's model can't be told: refused, not taken as empty.
+                throw CoreDataError.make(.fileReadCorruptFile,
+                    "The store's metadata (Z_METADATA.Z_PLIST) is not a property list dictionary, so the store can't be opened; it was left untouched",
+                    extra: [NSFilePathErrorKey: connection.path])
             }
         }
         if metadata[NSStoreUUIDKey] == nil, let uuid { metadata[NSStoreUUIDKey] = uuid }
@@ -321,7 +369,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw NSError(domain: NSCocoaErrorDomain, code: 260, userInfo: [
                 NSLocalizedDescriptionKey: "There is no store at \(url.path)", NSFilePathErrorKey: url.path])
         }
-        try checkHeader(at: url)
+        try checkFile(at: url)
         do {
             let connection = try SQLiteConnection(path: url.path, readOnly: true, create: false)
             guard try tableExists("Z_METADATA", in: connection) else {
@@ -370,6 +418,25 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     // MARK: Reading
 
+    /// Whether the file's `Z_PRIMARYKEY` names entities the model does not have: another
+    /// version of the model wrote the file, and rows of those entities may sit in the model's
+    /// tables, where no object can be made of them. Queries then select the model's entities by
+    /// `Z_ENT` (``entityCondition(_:)``), so that a count agrees with a fetch. Set when the
+    /// store opens.
+    private var otherEntitiesMayBeStored = false
+
+    /// Whether `Z_PRIMARYKEY` lists an entity number that `known` (entities by number) lacks.
+    private static func declaresOtherEntities(_ connection: SQLiteConnection, known: [NSEntityDescription?]) throws -> Bool {
+        guard try tableExists("Z_PRIMARYKEY", in: connection) else { return false }
+        let statement = try connection.cached("SELECT Z_ENT FROM Z_PRIMARYKEY")
+        defer { statement.reset() }
+        while try statement.step() {
+            let number = statement.int64(0)
+            if number < 0 || number >= known.count || known[Int(number)] == nil { return true }
+        }
+        return false
+    }
+
     /// The entity whose `Z_ENT` is `number`, if the model has one.
     func entity(numbered number: Int64) -> NSEntityDescription? {
         number >= 0 && number < entitiesByNumber.count ? entitiesByNumber[Int(number)] : nil
@@ -380,12 +447,16 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         decoders[entity.layout.rootNumber]!
     }
 
-    /// `t0.Z_ENT IN (…)` when the plan's rows are not the whole table (`nil` when they are).
+    /// `t0.Z_ENT IN (…)` when the plan's rows are not the whole table, or when the table may
+    /// hold rows of entities the model does not have (``otherEntitiesMayBeStored``): a fetch
+    /// skips such rows as it reads them, and the condition leaves them out of counts, of limits
+    /// and offsets, and of dictionary results too. `nil` otherwise: a fetch of a whole table
+    /// reads it without a condition, and a count of one is SQLite's own.
     func entityCondition(_ plan: FetchPlan) -> String? {
         let layout = plan.entity.layout
         let family = schema.entities.filter { $0.rootEntity === layout.root }
         let numbers = schema.numbers(of: plan.entity, includingSubentities: plan.includesSubentities)
-        guard numbers.count != family.count else { return nil }
+        guard numbers.count != family.count || otherEntitiesMayBeStored else { return nil }
         return "t0.Z_ENT IN (" + numbers.map(String.init).joined(separator: ", ") + ")"
     }
 
