@@ -110,6 +110,10 @@ struct BenchCommand: ParsableCommand {
                     progress("  \(repetition + 1)/\(repetitions) \(Self.pad(engine.title, 15)) \(Self.time(sample.seconds))\(note)")
                 }
             }
+            if engines.contains(.coreData), engines.contains(.raw),
+               let floor = NumberFloor.seconds(workload, size: size, repetitions: repetitions) {
+                result.note = NumberFloor.note(floor: floor, coreData: result.median(.coreData), raw: result.median(.raw))
+            }
             results.append(result)
         }
 

@@ -181,6 +181,44 @@ typealias BenchRepetition = () throws -> BenchSample
 /// Before the block: `malloc_trim(0)` hands freed heap back to the kernel and writing `5` to
 /// `/proc/self/clear_refs` resets `VmHWM` to the current RSS (Linux 4.0+); after it, `VmHWM`
 /// is the peak of that phase alone.
+/// What Foundation's `NSNumber` costs the boxed workloads by itself, with no store: (b′)'s
+/// `NSNumber(value:)` per value, and (c′)'s number per value read back through `as! NSNumber`
+/// and `intValue`. On Linux each `NSNumber` is a `CFNumber` allocated and freed (Apple's
+/// platforms tag small numbers in the pointer); no engine can go below this. Printed under the
+/// table so that swift-coredata's own share of (b′) and (c′) can be read off the same run.
+enum NumberFloor {
+    /// The median of `repetitions` timings of the workload's `NSNumber` work for `size` rows.
+    static func seconds(_ workload: BenchWorkload, size: Int, repetitions: Int) -> Double? {
+        guard workload == .insertItemsBoxed || workload == .fetchItemsBoxed else { return nil }
+        let values = size * 10
+        var times: [Double] = []
+        for _ in 0..<max(1, repetitions) {
+            let sample = BenchMeter.measure {
+                var sum = 0
+                for i in 0..<values {
+                    let number = box(i)
+                    sum &+= workload == .fetchItemsBoxed ? (number as! NSNumber).intValue : (number == nil ? 0 : 1)
+                }
+                return sum
+            }
+            times.append(sample.seconds)
+        }
+        times.sort()
+        return times[times.count / 2]
+    }
+
+    /// An `NSNumber` as key-value coding hands one out (an `Any?`), made out of line so that the
+    /// loop cannot skip it.
+    @inline(never)
+    static func box(_ i: Int) -> Any? { NSNumber(value: Int64(i)) }
+
+    /// The line under the table: the floor, and swift-coredata's time above it, over raw SQLite's.
+    static func note(floor: Double, coreData: Double, raw: Double) -> String {
+        String(format: "Foundation's `NSNumber` work alone (no store) took %.1f ms in this run, %.2f× raw SQLite's time; swift-coredata's time above it is %.2f× raw SQLite's.",
+               floor * 1000, floor / raw, (coreData - floor) / raw)
+    }
+}
+
 enum BenchMeter {
     static func measure(_ body: () throws -> Int) rethrows -> BenchSample {
         trimHeap()

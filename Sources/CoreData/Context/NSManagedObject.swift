@@ -681,17 +681,22 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     internal func primitiveValue(at index: Int) -> Any? {
         fireFaultIfNeeded()
-        let property = layout.properties[index]
-        if let relationship = property as? NSRelationshipDescription {
-            if relationship.isToMany {
-                let list = toManyList(at: index)
-                if relationship.isOrdered { return NSOrderedSet(array: list.objects) }
-                return Set(list.objects)
-            }
+        // By the property's storage kind: no cast of its description, and an integer is read
+        // from its 8-byte slot straight into the `NSNumber` key-value coding hands out.
+        switch layout.storageKinds[index] {
+        case .integer16, .integer32, .integer64:
+            if let value = _values.int64(at: index) { return NSNumber(value: value) }
+        case .toOne:
             return toOneObject(at: index)
+        case .toMany:
+            return Set(toManyList(at: index).objects)
+        case .orderedToMany:
+            return NSOrderedSet(array: toManyList(at: index).objects)
+        default:
+            break
         }
-        if case .data(let data) = _values[index], let attribute = property as? NSAttributeDescription,
-           attribute.attributeType == .transformableAttributeType {
+        if layout.attributeTypes[index] == .transformableAttributeType, case .data(let data) = _values[index],
+           let attribute = layout.properties[index] as? NSAttributeDescription {
             // Decoded once, on first access; the stored form stays in the snapshot.
             let decoded = TransformableCoding.decode(data, for: attribute)
             _values[index] = decoded.map { .object(ObjectBox($0)) } ?? .null

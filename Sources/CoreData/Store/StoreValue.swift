@@ -108,9 +108,12 @@ extension StoreValue {
             case .double:
                 if metadata == Metadata.double { return .double(bytes.load(as: Double.self)) }
                 if metadata == Metadata.int { return .double(Double(bytes.load(as: Int.self))) }
+                if metadata == Metadata.number { return withNumber(bytes) { .double($0.doubleValue) } }
                 return nil
             case .bool:
-                return metadata == Metadata.bool ? .bool(bytes.load(as: Bool.self)) : nil
+                if metadata == Metadata.bool { return .bool(bytes.load(as: Bool.self)) }
+                if metadata == Metadata.number { return withNumber(bytes) { .bool($0.boolValue) } }
+                return nil
             case .string:
                 // A string fits the container's inline buffer: copied out (retained), not unboxed.
                 return metadata == Metadata.string ? .string(bytes.load(as: String.self)) : nil
@@ -148,8 +151,31 @@ extension StoreValue {
         let v: Int64
         if metadata == Metadata.int { v = Int64(bytes.load(as: Int.self)) }
         else if metadata == Metadata.int64 { v = bytes.load(as: Int64.self) }
+        else if metadata == Metadata.number, let exact = withNumber(bytes, exactInteger) { v = exact }
         else { return nil }
         return integer(v, fitting: kind)
+    }
+
+    /// Calls `body` with the `NSNumber` an existential container holds (its first word), without
+    /// a retain: the container, borrowed by the caller, keeps it.
+    @inline(__always)
+    private static func withNumber<R>(_ bytes: UnsafeRawBufferPointer, _ body: (NSNumber) -> R) -> R {
+        bytes.load(as: Unmanaged<NSNumber>.self)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// The integer an `NSNumber` holds, if it was made from an integer (its `objCType`), so
+    /// that `int64Value` is exact; `nil` otherwise (a floating-point number, an unsigned one
+    /// past `Int64.max`: the general path decides, as ``integer(exactly:)`` does). The
+    /// `setValue(NSNumber(value: i), forKey:)` of much Core Data code, without a dynamic cast.
+    @inline(__always)
+    private static func exactInteger(_ number: NSNumber) -> Int64? {
+        switch UInt8(bitPattern: number.objCType.pointee) {
+        case UInt8(ascii: "c"), UInt8(ascii: "C"), UInt8(ascii: "s"), UInt8(ascii: "S"), UInt8(ascii: "i"), UInt8(ascii: "I"),
+             UInt8(ascii: "l"), UInt8(ascii: "q"):
+            return number.int64Value
+        default:
+            return nil
+        }
     }
 
     /// `v` if `kind` is an integer kind whose range it fits, else `nil` (the general path
@@ -174,6 +200,9 @@ extension StoreValue {
         static var bool: UInt { address(of: Bool.self) }
         static var string: UInt { address(of: String.self) }
         static var date: UInt { address(of: Date.self) }
+        /// `NSNumber` as the static type of the value (`NSNumber(value:)`; a subclass passed as
+        /// an `NSNumber` answers through its own overrides).
+        static var number: UInt { address(of: NSNumber.self) }
         @inline(__always)
         private static func address(of type: Any.Type) -> UInt { UInt(bitPattern: unsafeBitCast(type, to: UnsafeRawPointer.self)) }
     }

@@ -41,8 +41,27 @@ struct StoreValueConversionTests {
         #expect(StoreValue.fastInteger(borrowing: Int(Int16.max) + 1, kind: .integer16) == nil, "out of range: the general path reports it")
         #expect(StoreValue.fastInteger(borrowing: Int(Int32.min) - 1, kind: .integer32) == nil, "out of range: the general path reports it")
         #expect(StoreValue.fastConvert(borrowing: "1", kind: .integer64) == nil)
-        #expect(StoreValue.fastConvert(borrowing: NSNumber(value: 1), kind: .integer64) == nil)
         #expect(StoreValue.fastConvert(borrowing: Int(Int16.max) + 1, kind: .integer16) == nil, "out of range: the general path reports it")
+    }
+
+    /// `setValue(NSNumber(value: i), forKey:)`, as much Core Data code writes it: read in place,
+    /// as an integer only if the number was made from one; anything else takes the general path.
+    @Test func numbersAreReadInPlace() {
+        #expect(StoreValue.fastConvert(borrowing: NSNumber(value: 1), kind: .integer64) == .int(1))
+        #expect(StoreValue.fastInteger(borrowing: NSNumber(value: Int32(-5)), kind: .integer16) == -5)
+        #expect(StoreValue.fastInteger(borrowing: NSNumber(value: true), kind: .integer64) == 1)
+        #expect(StoreValue.fastInteger(borrowing: NSNumber(value: Int64.max), kind: .integer64) == .max)
+        #expect(StoreValue.fastInteger(borrowing: NSNumber(value: 40_000), kind: .integer16) == nil, "out of range")
+        #expect(StoreValue.fastInteger(borrowing: NSNumber(value: 3.0), kind: .integer64) == nil, "a double: the general path")
+        #expect(StoreValue.fastInteger(borrowing: NSNumber(value: UInt64.max), kind: .integer64) == nil, "past Int64.max")
+        let decimal: NSNumber = NSDecimalNumber(string: "2.5")
+        #expect(StoreValue.fastInteger(borrowing: decimal, kind: .integer64) == nil, "a decimal number: the general path")
+        #expect(StoreValue.fastConvert(borrowing: NSNumber(value: 2.5), kind: .double) == .double(2.5))
+        #expect(StoreValue.fastConvert(borrowing: NSNumber(value: false), kind: .bool) == .bool(false))
+        #expect(StoreValue.fastConvert(borrowing: NSNumber(value: 1), kind: .string) == nil)
+        // The general path keeps Apple's answers for what the fast path leaves to it.
+        #expect(StoreValue.storage(of: NSNumber(value: 3.0), for: .integer64AttributeType) == .int(3))
+        #expect(StoreValue.storage(of: NSNumber(value: 2.5), for: .integer64AttributeType) == nil)
     }
 }
 

@@ -25,6 +25,7 @@ extension SQLiteSchema {
         try mapper.mapEntityColumns()
         try mapper.mapRelationshipColumns()
         storage = mapper.storage
+        hasExternalData = storage.contains { !($0?.externalIndexes.isEmpty ?? true) }
         toMany = mapper.toMany
         entitiesByNumber = mapper.entitiesByNumber
         tables = mapper.tables

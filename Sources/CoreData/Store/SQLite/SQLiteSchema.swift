@@ -93,6 +93,9 @@ internal struct SQLiteSchema {
     var toMany: [ObjectIdentifier: ToManyStorage] = [:]
     /// Entities by their `Z_ENT` in this file (index 0 unused).
     var entitiesByNumber: [NSEntityDescription?] = []
+    /// Whether an entity keeps an attribute with external binary storage: read by every save,
+    /// so set once, with ``storage``.
+    var hasExternalData = false
 
     /// `name` as a quoted SQL identifier: `"ZNAME"` (a `"` inside is doubled).
     static func quoted(_ name: String) -> String {
@@ -281,6 +284,7 @@ internal struct SQLiteSchema {
                 }
             }
         }
+        hasExternalData = storage.contains { !($0?.externalIndexes.isEmpty ?? true) }
     }
 
     /// The fixed first columns of every entity table.

@@ -37,7 +37,7 @@ extension SQLiteStore {
         return try withWriter { db in
             let result: SaveResult
             // The external data files of the save: written in its transaction, removed if it rolls back.
-            let files = schema.externalDataColumns.isEmpty ? nil : url.flatMap(Self.externalDataFolder(forStoreAt:)).map(ExternalDataFiles.init)
+            let files = schema.hasExternalData ? url.flatMap(Self.externalDataFolder(forStoreAt:)).map(ExternalDataFiles.init) : nil
             externalFiles = files
             defer { externalFiles = nil }
             do {
