@@ -29,7 +29,7 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
-        // A cache prefetch hint for the save path's walks over cold buffers (docs/ARCHITECTURE.md),
+        // A cache prefetch hint for the save path's walks over cold buffers (BENCHMARKS.md),
         // and the reader of a C va_list for NSPredicate(format:arguments:).
         .target(name: "CoreDataShims"),
         .target(

@@ -29,10 +29,8 @@ extension NSManagedObjectContext {
     /// ```
     public func save() throws {
         checkQueue("save()")
-        // The sets of objects this save's notifications carry are made once (`ObjectSetMemo`):
-        // the did-save notification reuses those of `ObjectsDidChange` when they hold the same objects.
-        saveSetMemo = ObjectSetMemo()
-        defer { saveSetMemo = nil }
+        var shortcuts = SaveShortcuts(beginning: self) // what a save may skip: SaveShortcuts.swift
+        defer { shortcuts.end() }
         processPendingChanges()
         try throwUnfulfilledFault() // (again before each write: willSave, validation and conflicts load too)
         guard hasChanges else { return }
@@ -42,32 +40,24 @@ extension NSManagedObjectContext {
         }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
         processPendingChanges() // an observer may have changed objects
-
-        if savesSubclassObjects { try callWillSave() } // (read after the notification, whose observers may insert objects)
-
+        if shortcuts.callsWillSave { try callWillSave() } // (asked after the notification: its observers may insert objects)
         try validateForSave()
 
+        var saved: SavedObjects
         if let parent {
             // A child context: the changes go one level up, not to the store.
-            let savedInserts = inserted.objects
-            let savedUpdates = updated.objects
-            let savedDeletes = deleted.objects
-            try saveToParent(parent, inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
-            _ = finishSave(inserted: savedInserts, updated: savedUpdates, deleted: savedDeletes)
-            return
+            saved = SavedObjects(inserted: inserted.objects, updated: updated.objects, deleted: deleted.objects)
+            try saveToParent(parent, inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
+        } else {
+            let coordinator = persistentStoreCoordinator!
+            // Conflicts are resolved and the save retried while this coordinator's other contexts
+            // wait to save: a retry meets only changes made through another coordinator.
+            guard let written = try coordinator.withSaveLock({ try saveResolvingConflicts(coordinator) }) else { return }
+            saved = SavedObjects(inserted: written.inserted, updated: written.updated, deleted: written.deleted)
         }
-        let coordinator = persistentStoreCoordinator!
-        // Conflicts are resolved and the save retried while this coordinator's other contexts
-        // wait to save: a retry meets only changes made through another coordinator.
-        guard var saved = try coordinator.withSaveLock({ try saveResolvingConflicts(coordinator) }) else { return }
-        let goingMayRunAppCode = finishSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
-        // The lists are often the last to hold the saved objects (the notifications' sets have
-        // gone unless an observer kept them). Objects that run no app code as they go (plain
-        // objects holding plain values) go here, under one hold of the lock they unregister
-        // under; others go with the lists at the end of the method, each taking the lock.
-        if !goingMayRunAppCode && withModel({ $0?.objectsHoldOnlyValues ?? false }) {
-            lettingGoOfSavedObjects { saved = ([], [], []) }
-        }
+        shortcuts.didSave(saved)
+        postDidSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
+        shortcuts.letGo(of: &saved)
     }
 
     /// Calls `willSave` on every changed object; then, as Apple's context does, again on the
@@ -98,43 +88,6 @@ extension NSManagedObjectContext {
         }
         throw CoreDataError.make(.coreData,
             "Could not save: objects were still changing after \(passes) passes of willSave() (a willSave(), validation method or notification observer keeps changing objects: \((objects.inserted + objects.updated + objects.deleted).prefix(3).map { $0.objectID.uriRepresentation().absoluteString }.joined(separator: ", "))). Nothing was saved.")
-    }
-
-    /// After a save wrote its objects (to the store, or to the parent context): their
-    /// `didSave`, then the did-save notifications. Returns whether letting go of the saved
-    /// objects may run app code: one may be of a subclass, or have held a value of the wrong
-    /// type (a deleted object is not type-checked, and may take a value of an app class with it).
-    private func finishSave(inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) -> Bool {
-        let savedSubclassObjects = savesSubclassObjects
-        let goingMayRunAppCode = savedSubclassObjects || heldMistypedValue
-        heldMistypedValue = false // the saved values were valid (a `didSave` may set another)
-        if savedSubclassObjects {
-            for objects in [inserted, updated, deleted] {
-                objects.forEachUnretainedPrefetching { $1.didSave() }
-            }
-        }
-        forgetSubclassObjects()
-        postDidSave(inserted: inserted, updated: updated, deleted: deleted)
-        return goingMayRunAppCode
-    }
-
-    /// Whether an object of a subclass of `NSManagedObject` has been inserted, updated or
-    /// deleted since a save last left the change sets empty (or may have been: the sets' flags
-    /// are sticky, and `rollback()` and `reset()` leave them). Without one, every changed object
-    /// is a plain `NSManagedObject`, whose `willSave` and `didSave` are empty: a save then skips
-    /// the two passes that call them (for 50,000 new objects, about 0.8 ms of passes over
-    /// objects long out of the cache).
-    private var savesSubclassObjects: Bool {
-        inserted.mayHoldSubclassObjects || updated.mayHoldSubclassObjects || deleted.mayHoldSubclassObjects
-    }
-
-    /// After a save: clears the change sets' sticky flags, if the sets are empty (a `didSave`
-    /// hook may have changed objects again).
-    private func forgetSubclassObjects() {
-        guard inserted.isEmpty, updated.isEmpty, deleted.isEmpty else { return }
-        inserted.forgetSubclassObjects()
-        updated.forgetSubclassObjects()
-        deleted.forgetSubclassObjects()
     }
 
     /// Writes, resolving conflicts by the merge policy and trying again; the saved objects, or
@@ -404,8 +357,6 @@ extension NSManagedObjectContext {
         }
         // Each list is a copy held for its loop: validation methods, which apps override, cannot
         // release its objects.
-        let changedObjectsAreValid = !savesSubclassObjects && !heldMistypedValue
-            && withModel({ $0?.objectsHaveNoValidationRules ?? false })
         if !changedObjectsAreValid {
             inserted.objects.forEachUnretainedPrefetching { _, object in
                 collect { try object.validateForInsert() }

@@ -9,6 +9,19 @@ import Foundation
 /// reads the cache only under the lock that orders its commits (``StoreRowCache``); the cache
 /// itself only guards its dictionaries, with an `NSLock` (a pthread mutex, which
 /// ThreadSanitizer sees; it does not see `Synchronization.Mutex` on Linux).
+///
+/// What goes in and when a row comes out:
+/// - Only rows a save wrote, recorded by the SQLite store right after its commit, still under
+///   its write lock, as a reader would decode them, with their new `Z_OPT`; the save's deleted
+///   rows are forgotten (`SQLiteStore.recordSaved`). Of a bulk insert only the last quarter of
+///   ``capacity`` is recorded. So the cache changes in commit order.
+/// - Never rows read from the store: a read racing a save could put back an older snapshot.
+/// - A fault (``NSPersistentStoreCoordinator/row(for:usingCache:)``) is served from here only
+///   when the store vouches for the row (`SQLiteStore.cachedRow(for:in:)`: its write lock is
+///   free, and no other connection has committed since, by `PRAGMA data_version`), so a cached
+///   row is never older than the file. A context whose `stalenessInterval` is 0 skips the cache.
+/// - A store's rows are forgotten when it is removed from the coordinator. The in-memory store
+///   uses no cache (its rows are in memory already).
 internal final class RowCache: StoreRowCache, @unchecked Sendable {
     private struct Generations {
         var current: [IDKey: RowSnapshot]

@@ -145,6 +145,32 @@ struct AppleLayoutTests {
         #expect(try f.stack.rows("SELECT count(*) FROM Z_14FRIENDS WHERE Z_14FRIENDS = 1 OR Z_14FRIENDS1 = 1") == [["0"]])
     }
 
+    @Test func triggersOfApplesDerivedAttributesRunHere() throws {
+        let f = try Fixture()
+        // Triggers as Apple's store writes them for derived attributes, calling its functions.
+        try RawSQLite.execute(f.url.path, """
+            CREATE TRIGGER Z_DA_ZUSER_User_name_UPDATE AFTER UPDATE OF Z_OPT ON ZUSER FOR EACH ROW BEGIN
+                UPDATE ZUSER SET ZNAME = lower(NEW.ZNAME) WHERE Z_PK = NEW.Z_PK;
+                SELECT NSCoreDataDATriggerUpdatedAffectedObjectValue('ZUSER', Z_ENT, Z_PK, 'name', ZNAME) FROM ZUSER WHERE Z_PK = NEW.Z_PK; END;
+            CREATE TRIGGER Z_DA_ZITEM_Item_created_INSERT AFTER INSERT ON ZITEM FOR EACH ROW BEGIN
+                UPDATE ZITEM SET ZCREATED = NSCoreDataNow() WHERE Z_PK = NEW.Z_PK;
+                SELECT NSCoreDataDATriggerInsertUpdatedAffectedObjectValue('ZITEM', Z_ENT, Z_PK, 'created', ZCREATED) FROM ZITEM WHERE Z_PK = NEW.Z_PK; END;
+            CREATE TRIGGER Z_ZMESSAGE_UPDATE AFTER UPDATE OF Z_OPT ON ZMESSAGE FOR EACH ROW BEGIN
+                SELECT NSCoreDataTriggerUpdateAffectedObjectValue('ZMESSAGE', Z_ENT, Z_PK, 'text', ZTEXT) FROM ZMESSAGE WHERE Z_PK = NEW.Z_PK; END
+            """)
+        let stack = try TestStack(model: f.model, directory: f.folder.url)
+        let ann = try #require(try stack.fetch("User") { $0.predicate = NSPredicate(format: "name == 'ann'") }.first)
+        ann.setValue("ANN", forKey: "name")
+        let message = try #require(try stack.fetch("Message").first)
+        message.setValue("hi", forKey: "text")
+        NSEntityDescription.insertNewObject(forEntityName: "Note", into: stack.context).setValue("new", forKey: "title")
+        let before = Date().timeIntervalSinceReferenceDate
+        try stack.context.save()
+        #expect(try stack.rows("SELECT ZNAME FROM ZUSER WHERE Z_PK = 1") == [["ann"]])
+        let created = try #require(Double(try stack.rows("SELECT ZCREATED FROM ZITEM WHERE ZTITLE = 'new'").first?.first ?? ""))
+        #expect(created >= before - 1 && created <= Date().timeIntervalSinceReferenceDate + 1)
+    }
+
     /// The error of adding the fixture file once `damage` has run on it.
     private func openingError(after damage: String) throws -> NSError? {
         let folder = try TemporaryFolder()

@@ -30,6 +30,7 @@ internal final class SQLiteConnection {
         sqlite3_busy_timeout(db, 5_000)
         coredata_sqlite_strict_quotes(db)
         PredicateSQLCompiler.registerFunctions(on: db)
+        SQLiteTriggerFunctions.register(on: db)
     }
 
     deinit {

@@ -19,13 +19,14 @@ import Foundation
 // without a column (`EntityStorage/unmappedIndexes`); a fetch or save that needs one throws.
 extension SQLiteSchema {
     /// The layout of the existing file `db` for `model`.
-    init(model: NSManagedObjectModel, reading db: SQLiteConnection, lenient: Bool = false) throws {
+    convenience init(model: NSManagedObjectModel, reading db: SQLiteConnection, lenient: Bool = false) throws {
         self.init(model: model)
         var mapper = try FileMapper(model: model, entities: entities, db: db, lenient: lenient)
         try mapper.mapEntityColumns()
         try mapper.mapRelationshipColumns()
         storage = mapper.storage
         hasExternalData = storage.contains { !($0?.externalIndexes.isEmpty ?? true) }
+        makeEntityConditions()
         toMany = mapper.toMany
         entitiesByNumber = mapper.entitiesByNumber
         tables = mapper.tables

@@ -13,7 +13,10 @@ import Foundation
 ///
 /// Every name the store puts into SQL comes from here, quoted (``quoted(_:)``); the DDL of a new
 /// file writes a plain identifier bare, as Apple's file does, and quotes any other.
-internal struct SQLiteSchema {
+///
+/// A class, read-only once made: the store and each query's compiler share one (a struct of
+/// arrays would be copied, its arrays retained, at every use).
+internal final class SQLiteSchema: @unchecked Sendable {
     /// A column of an entity table.
     struct Column {
         var name: String
@@ -118,13 +121,13 @@ internal struct SQLiteSchema {
         storage[entity.layout.entityNumber]!
     }
     /// The quoted table of `entity`'s rows.
-    func table(of entity: NSEntityDescription) -> String { storage(of: entity).table }
+    func table(of entity: NSEntityDescription) -> String { storage[entity.layout.entityNumber]!.table }
     /// `entity`'s `Z_ENT` in this file.
-    func number(of entity: NSEntityDescription) -> Int { storage(of: entity).number }
+    func number(of entity: NSEntityDescription) -> Int { storage[entity.layout.entityNumber]!.number }
     /// The quoted column of a property stored in its entity's row (`nil` if this file has none:
     /// see ``EntityStorage/unmappedIndexes``).
     func column(of property: NSPropertyDescription) -> String? {
-        storage(of: property.entity!).columns[property.index]
+        storage[property.entity!.layout.entityNumber]!.columns[property.index]
     }
 
     /// The error of a request that needs a column or table this file lacks.
@@ -134,7 +137,7 @@ internal struct SQLiteSchema {
     }
     /// The quoted column of a to-one relationship's destination `Z_ENT`, if it has one.
     func entityColumn(of relationship: NSRelationshipDescription) -> String? {
-        storage(of: relationship.entity!).entityColumns[relationship.index]
+        storage[relationship.entity!.layout.entityNumber]!.entityColumns[relationship.index]
     }
     /// Where a to-many relationship's members are found (`nil` for a transient one).
     func toManyStorage(of relationship: NSRelationshipDescription) -> ToManyStorage? {
@@ -160,6 +163,32 @@ internal struct SQLiteSchema {
     /// `Z_ENT` numbers in this file of `entity` and, if `includingSubentities`, of its sub-entities.
     func numbers(of entity: NSEntityDescription, includingSubentities: Bool) -> [Int] {
         includingSubentities ? entity.layout.descendants.map { number(of: $0) } : [number(of: entity)]
+    }
+
+    /// A query's condition on `Z_ENT` (`t0.Z_ENT IN (…)`) for `entity`'s rows, and whether they are
+    /// all the rows of its table's family (no condition is then needed); made once per entity.
+    struct EntityCondition {
+        var sql: String
+        var coversFamily: Bool
+    }
+    private var entityConditions: [ObjectIdentifier: (all: EntityCondition, own: EntityCondition)] = [:]
+
+    func entityCondition(of entity: NSEntityDescription, includingSubentities: Bool) -> EntityCondition {
+        let conditions = entityConditions[ObjectIdentifier(entity)]!
+        return includingSubentities ? conditions.all : conditions.own
+    }
+
+    /// Makes ``entityCondition(of:includingSubentities:)``'s conditions, once the numbers are known.
+    func makeEntityConditions() {
+        for entity in entities {
+            let family = entities.count { $0.rootEntity === entity.rootEntity }
+            func condition(_ includingSubentities: Bool) -> EntityCondition {
+                let numbers = self.numbers(of: entity, includingSubentities: includingSubentities)
+                return EntityCondition(sql: "t0.Z_ENT IN (" + numbers.map(String.init).joined(separator: ", ") + ")",
+                                       coversFamily: numbers.count == family)
+            }
+            entityConditions[ObjectIdentifier(entity)] = (condition(true), condition(false))
+        }
     }
 
     // MARK: A new file
@@ -285,6 +314,7 @@ internal struct SQLiteSchema {
             }
         }
         hasExternalData = storage.contains { !($0?.externalIndexes.isEmpty ?? true) }
+        makeEntityConditions()
     }
 
     /// The fixed first columns of every entity table.

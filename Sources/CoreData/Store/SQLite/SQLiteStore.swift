@@ -453,11 +453,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// and offsets, and of dictionary results too. `nil` otherwise: a fetch of a whole table
     /// reads it without a condition, and a count of one is SQLite's own.
     func entityCondition(_ plan: FetchPlan) -> String? {
-        let layout = plan.entity.layout
-        let family = schema.entities.filter { $0.rootEntity === layout.root }
-        let numbers = schema.numbers(of: plan.entity, includingSubentities: plan.includesSubentities)
-        guard numbers.count != family.count || otherEntitiesMayBeStored else { return nil }
-        return "t0.Z_ENT IN (" + numbers.map(String.init).joined(separator: ", ") + ")"
+        let condition = schema.entityCondition(of: plan.entity, includingSubentities: plan.includesSubentities)
+        return condition.coversFamily && !otherEntitiesMayBeStored ? nil : condition.sql
     }
 
     /// The SQL and bindings of a plan's query, selecting `columns`.
