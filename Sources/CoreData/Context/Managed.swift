@@ -30,7 +30,8 @@ import Synchronization
 /// by the property's type:
 ///
 /// - `Int`, `Int16`, `Int32`, `Int64`, `Double`, `Float`, `Bool`, `String`, `Date`, `Data`, `UUID`,
-///   `URL`, `Decimal` and their optionals read the stored value directly (a few nanoseconds).
+///   `URL`, `Decimal` (the ``ManagedAttributeValue`` types) and their optionals read the stored
+///   value directly (a few nanoseconds).
 ///   A non-optional property whose value is nil reads as `0`, `false`, `""`, empty `Data`, the
 ///   reference date, the all-zero UUID (as Apple's scalar accessors read a nil number as 0); a nil
 ///   non-optional `URL` stops the process. An integer that does not fit the attribute's type
@@ -190,356 +191,71 @@ extension NSManagedObject {
         preconditionFailure("CoreData: the non-optional @Managed property '\(key)' of class \(String(reflecting: Swift.type(of: self))) (entity '\(entity.name ?? "")') is nil; declare it as \(type)?")
     }
 
-    // MARK: Typed readers (inlined fast paths)
+    // MARK: Attributes (Int, Double, Bool, String, Date, … : ManagedAttributeValue)
 
+    /// The value of an attribute, nil when it is nil: the one body of the attribute getters.
     @inlinable @inline(__always)
-    internal func _managedInteger<I: FixedWidthInteger>(_ key: borrowing ManagedPropertyKey, as type: I.Type) -> I? {
+    internal func _managedAttributeValue<Value: ManagedAttributeValue>(_ key: borrowing ManagedPropertyKey, as type: Value.Type) -> Value? {
         let index = _managedIndex(key)
         fireFaultIfNeeded()
-        switch _values[index] {
-        case .int(let value): return I(truncatingIfNeeded: value)
-        case .null: return nil
-        default: return _managedIntegerSlow(at: index).map { I(truncatingIfNeeded: $0) }
+        return Value._managedValue(in: self, at: index)
+    }
+
+    /// The value of an attribute of a type that ``ManagedAttributeValue`` lists (`Int16`,
+    /// `Double`, `String`, …); when the value is nil, `0`, `false`, `""`, empty `Data`, the
+    /// reference date or the all-zero UUID (a nil `URL` stops the process).
+    @inlinable
+    public func managedValue<Value: ManagedAttributeValue>(for key: borrowing ManagedPropertyKey, as type: Value.Type) -> Value {
+        guard let value = _managedAttributeValue(key, as: Value.self) ?? Value._managedValueForNil else {
+            _managedNilForNonOptional(key.name, as: Value.self)
         }
+        return value
     }
 
-    @inlinable @inline(__always)
-    internal func _managedDouble(_ key: borrowing ManagedPropertyKey) -> Double? {
-        let index = _managedIndex(key)
-        fireFaultIfNeeded()
-        switch _values[index] {
-        case .double(let value): return value
-        case .null: return nil
-        default: return _managedDoubleSlow(at: index)
-        }
-    }
-
-    @inlinable @inline(__always)
-    internal func _managedBool(_ key: borrowing ManagedPropertyKey) -> Bool? {
-        let index = _managedIndex(key)
-        fireFaultIfNeeded()
-        switch _values[index] {
-        case .bool(let value): return value
-        case .null: return nil
-        default: return _managedBoolSlow(at: index)
-        }
-    }
-
-    @inlinable @inline(__always)
-    internal func _managedString(_ key: borrowing ManagedPropertyKey) -> String? {
-        let index = _managedIndex(key)
-        fireFaultIfNeeded()
-        switch _values[index] {
-        case .string(let value): return value
-        case .null: return nil
-        default: return _managedCastSlow(at: index, as: String.self)
-        }
-    }
-
-    @inlinable @inline(__always)
-    internal func _managedDate(_ key: borrowing ManagedPropertyKey) -> Date? {
-        let index = _managedIndex(key)
-        fireFaultIfNeeded()
-        switch _values[index] {
-        case .date(let value): return value
-        case .null: return nil
-        default: return _managedCastSlow(at: index, as: Date.self)
-        }
-    }
-
-    @inlinable @inline(__always)
-    internal func _managedData(_ key: borrowing ManagedPropertyKey) -> Data? {
-        let index = _managedIndex(key)
-        fireFaultIfNeeded()
-        switch _values[index] {
-        // A transformable attribute holds its stored (encoded) form as `.data` until first read.
-        case .data(let value) where layout.storageKinds[index] == .binaryData: return value
-        case .null: return nil
-        default: return _managedCastSlow(at: index, as: Data.self)
-        }
-    }
-
-    @inlinable @inline(__always)
-    internal func _managedUUID(_ key: borrowing ManagedPropertyKey) -> UUID? {
-        let index = _managedIndex(key)
-        fireFaultIfNeeded()
-        switch _values[index] {
-        case .uuid(let value): return value
-        case .null: return nil
-        default: return _managedCastSlow(at: index, as: UUID.self)
-        }
-    }
-
-    @inlinable @inline(__always)
-    internal func _managedURL(_ key: borrowing ManagedPropertyKey) -> URL? {
-        let index = _managedIndex(key)
-        fireFaultIfNeeded()
-        switch _values[index] {
-        case .url(let value): return value
-        case .null: return nil
-        default: return _managedCastSlow(at: index, as: URL.self)
-        }
-    }
-
-    @inlinable @inline(__always)
-    internal func _managedDecimal(_ key: borrowing ManagedPropertyKey) -> Decimal? {
-        let index = _managedIndex(key)
-        fireFaultIfNeeded()
-        switch _values[index] {
-        case .decimal(let value): return value
-        case .null: return nil
-        default: return _managedDecimalSlow(at: index)
-        }
-    }
-
-    // MARK: Int, Int16, Int32, Int64
-    /// The value of an integer (`Int`, `Int16`, `Int32`, `Int64`) property; `0` when the value is nil.
+    /// The value of an optional attribute (`Int16?`, `Double?`, `String?`, …).
     @inlinable
-    public func managedValue<I: FixedWidthInteger & SignedInteger>(for key: borrowing ManagedPropertyKey, as type: I.Type) -> I {
-        _managedInteger(key, as: I.self) ?? 0
+    public func managedValue<Value: ManagedAttributeValue>(for key: borrowing ManagedPropertyKey, as type: Value?.Type) -> Value? {
+        _managedAttributeValue(key, as: Value.self)
     }
 
-    /// The value of an optional integer property.
-    @inlinable
-    public func managedValue<I: FixedWidthInteger & SignedInteger>(for key: borrowing ManagedPropertyKey, as type: I?.Type) -> I? {
-        _managedInteger(key, as: I.self)
-    }
+    // `Data` and `Decimal` keep getters of their own. A client's compiler returns these types
+    // (many small fields) through memory from its own functions, such as its specializations of
+    // the generic getters above, but in registers from this module's public ones: reading one
+    // through the generic getter measured 1-2 ns slower (issue 21; docs/BENCHMARKS.md).
 
-    /// Sets an integer property.
-    @inlinable
-    public func setManagedValue<I: FixedWidthInteger & SignedInteger>(_ value: I, for key: borrowing ManagedPropertyKey) {
-        _setManagedInteger(Int64(value), original: value, at: _managedIndex(key), key: key.name)
-    }
-
-    /// Sets an optional integer property.
-    @inlinable
-    public func setManagedValue<I: FixedWidthInteger & SignedInteger>(_ value: I?, for key: borrowing ManagedPropertyKey) {
-        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
-    }
-
-    // MARK: Double
-    /// The value of a `Double` property; `0` when the value is nil.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Double.Type) -> Double {
-        _managedDouble(key) ?? 0
-    }
-
-    /// The value of a `Double?` property.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Double?.Type) -> Double? {
-        _managedDouble(key)
-    }
-
-    /// Sets a `Double` property.
-    @inlinable
-    public func setManagedValue(_ value: Double, for key: borrowing ManagedPropertyKey) {
-        _setManagedStoreValue(.double(value), kind: .double, original: value, at: _managedIndex(key), key: key.name)
-    }
-
-    /// Sets a `Double?` property.
-    @inlinable
-    public func setManagedValue(_ value: Double?, for key: borrowing ManagedPropertyKey) {
-        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
-    }
-
-    // MARK: Float
-    /// The value of a `Float` property; `0` when the value is nil.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Float.Type) -> Float {
-        _managedDouble(key).map { Float($0) } ?? 0
-    }
-
-    /// The value of a `Float?` property.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Float?.Type) -> Float? {
-        _managedDouble(key).map { Float($0) }
-    }
-
-    /// Sets a `Float` property.
-    @inlinable
-    public func setManagedValue(_ value: Float, for key: borrowing ManagedPropertyKey) {
-        _setManagedStoreValue(.double(Double(value)), kind: .double, original: value, at: _managedIndex(key), key: key.name)
-    }
-
-    /// Sets a `Float?` property.
-    @inlinable
-    public func setManagedValue(_ value: Float?, for key: borrowing ManagedPropertyKey) {
-        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
-    }
-
-    // MARK: Bool
-    /// The value of a `Bool` property; `false` when the value is nil.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Bool.Type) -> Bool {
-        _managedBool(key) ?? false
-    }
-
-    /// The value of a `Bool?` property.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Bool?.Type) -> Bool? {
-        _managedBool(key)
-    }
-
-    /// Sets a `Bool` property.
-    @inlinable
-    public func setManagedValue(_ value: Bool, for key: borrowing ManagedPropertyKey) {
-        _setManagedStoreValue(.bool(value), kind: .bool, original: value, at: _managedIndex(key), key: key.name)
-    }
-
-    /// Sets a `Bool?` property.
-    @inlinable
-    public func setManagedValue(_ value: Bool?, for key: borrowing ManagedPropertyKey) {
-        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
-    }
-
-    // MARK: String
-    /// The value of a `String` property; `""` when the value is nil.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: String.Type) -> String {
-        _managedString(key) ?? ""
-    }
-
-    /// The value of a `String?` property.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: String?.Type) -> String? {
-        _managedString(key)
-    }
-
-    /// Sets a `String` property.
-    @inlinable
-    public func setManagedValue(_ value: String, for key: borrowing ManagedPropertyKey) {
-        _setManagedStoreValue(.string(value), kind: .string, original: value, at: _managedIndex(key), key: key.name)
-    }
-
-    /// Sets a `String?` property.
-    @inlinable
-    public func setManagedValue(_ value: String?, for key: borrowing ManagedPropertyKey) {
-        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
-    }
-
-    // MARK: Date
-    /// The value of a `Date` property; `Date(timeIntervalSinceReferenceDate: 0)` when the value is nil.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Date.Type) -> Date {
-        _managedDate(key) ?? Date(timeIntervalSinceReferenceDate: 0)
-    }
-
-    /// The value of a `Date?` property.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: Date?.Type) -> Date? {
-        _managedDate(key)
-    }
-
-    /// Sets a `Date` property.
-    @inlinable
-    public func setManagedValue(_ value: Date, for key: borrowing ManagedPropertyKey) {
-        _setManagedStoreValue(.date(value), kind: .date, original: value, at: _managedIndex(key), key: key.name)
-    }
-
-    /// Sets a `Date?` property.
-    @inlinable
-    public func setManagedValue(_ value: Date?, for key: borrowing ManagedPropertyKey) {
-        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
-    }
-
-    // MARK: Data
     /// The value of a `Data` property; `Data()` when the value is nil.
     @inlinable
     public func managedValue(for key: borrowing ManagedPropertyKey, as type: Data.Type) -> Data {
-        _managedData(key) ?? Data()
+        _managedAttributeValue(key, as: Data.self) ?? Data()
     }
 
     /// The value of a `Data?` property.
     @inlinable
     public func managedValue(for key: borrowing ManagedPropertyKey, as type: Data?.Type) -> Data? {
-        _managedData(key)
+        _managedAttributeValue(key, as: Data.self)
     }
 
-    /// Sets a `Data` property.
-    @inlinable
-    public func setManagedValue(_ value: Data, for key: borrowing ManagedPropertyKey) {
-        _setManagedStoreValue(.data(value), kind: .binaryData, original: value, at: _managedIndex(key), key: key.name)
-    }
-
-    /// Sets a `Data?` property.
-    @inlinable
-    public func setManagedValue(_ value: Data?, for key: borrowing ManagedPropertyKey) {
-        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
-    }
-
-    // MARK: UUID
-    /// The value of a `UUID` property; `UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))` when the value is nil.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: UUID.Type) -> UUID {
-        _managedUUID(key) ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-    }
-
-    /// The value of a `UUID?` property.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: UUID?.Type) -> UUID? {
-        _managedUUID(key)
-    }
-
-    /// Sets a `UUID` property.
-    @inlinable
-    public func setManagedValue(_ value: UUID, for key: borrowing ManagedPropertyKey) {
-        _setManagedStoreValue(.uuid(value), kind: .uuid, original: value, at: _managedIndex(key), key: key.name)
-    }
-
-    /// Sets a `UUID?` property.
-    @inlinable
-    public func setManagedValue(_ value: UUID?, for key: borrowing ManagedPropertyKey) {
-        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
-    }
-
-    // MARK: URL
-    /// The value of a `URL` property; a nil value stops the process (there is no empty URL).
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: URL.Type) -> URL {
-        guard let value = _managedURL(key) else { _managedNilForNonOptional(key.name, as: URL.self) }
-        return value
-    }
-
-    /// The value of a `URL?` property.
-    @inlinable
-    public func managedValue(for key: borrowing ManagedPropertyKey, as type: URL?.Type) -> URL? {
-        _managedURL(key)
-    }
-
-    /// Sets a `URL` property.
-    @inlinable
-    public func setManagedValue(_ value: URL, for key: borrowing ManagedPropertyKey) {
-        _setManagedStoreValue(.url(value), kind: .url, original: value, at: _managedIndex(key), key: key.name)
-    }
-
-    /// Sets a `URL?` property.
-    @inlinable
-    public func setManagedValue(_ value: URL?, for key: borrowing ManagedPropertyKey) {
-        if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
-    }
-
-    // MARK: Decimal
     /// The value of a `Decimal` property; `0` when the value is nil.
     @inlinable
     public func managedValue(for key: borrowing ManagedPropertyKey, as type: Decimal.Type) -> Decimal {
-        _managedDecimal(key) ?? 0
+        _managedAttributeValue(key, as: Decimal.self) ?? 0
     }
 
     /// The value of a `Decimal?` property.
     @inlinable
     public func managedValue(for key: borrowing ManagedPropertyKey, as type: Decimal?.Type) -> Decimal? {
-        _managedDecimal(key)
+        _managedAttributeValue(key, as: Decimal.self)
     }
 
-    /// Sets a `Decimal` property.
+    /// Sets an attribute (`Int16`, `Double`, `String`, …).
     @inlinable
-    public func setManagedValue(_ value: Decimal, for key: borrowing ManagedPropertyKey) {
-        _setManagedStoreValue(.decimal(value), kind: .decimal, original: value, at: _managedIndex(key), key: key.name)
+    public func setManagedValue<Value: ManagedAttributeValue>(_ value: Value, for key: borrowing ManagedPropertyKey) {
+        value._setManagedValue(in: self, at: _managedIndex(key), key: key.name)
     }
 
-    /// Sets a `Decimal?` property.
+    /// Sets an optional attribute (`Int16?`, `Double?`, `String?`, …).
     @inlinable
-    public func setManagedValue(_ value: Decimal?, for key: borrowing ManagedPropertyKey) {
+    public func setManagedValue<Value: ManagedAttributeValue>(_ value: Value?, for key: borrowing ManagedPropertyKey) {
         if let value { setManagedValue(value, for: key) } else { _setManagedNil(at: _managedIndex(key), key: key.name) }
     }
 
@@ -773,12 +489,30 @@ extension NSManagedObject {
     }
 
     /// The value as `value(forKey:)` returns it (transformable values decoded), cast to `T`.
-    @usableFromInline
     internal func _managedCastSlow<T>(at index: Int, as type: T.Type) -> T? {
         guard let value = primitiveValue(at: index) else { return nil }
         if let typed = value as? T { return typed }
         _managedTypeMismatch(at: index, value: value, expected: T.self)
     }
+
+    // `_managedCastSlow` for each type that uses it, not generic: a client's compiler does not
+    // devirtualize a call to an inlinable `ManagedAttributeValue` witness whose body calls a generic
+    // function of this module (Swift 6.3), which would leave an indirect call on every read.
+
+    @usableFromInline
+    internal func _managedStringSlow(at index: Int) -> String? { _managedCastSlow(at: index, as: String.self) }
+
+    @usableFromInline
+    internal func _managedDateSlow(at index: Int) -> Date? { _managedCastSlow(at: index, as: Date.self) }
+
+    @usableFromInline
+    internal func _managedDataSlow(at index: Int) -> Data? { _managedCastSlow(at: index, as: Data.self) }
+
+    @usableFromInline
+    internal func _managedUUIDSlow(at index: Int) -> UUID? { _managedCastSlow(at: index, as: UUID.self) }
+
+    @usableFromInline
+    internal func _managedURLSlow(at index: Int) -> URL? { _managedCastSlow(at: index, as: URL.self) }
 
     @usableFromInline
     internal func _managedAnyValue<Value>(at index: Int, key: String, as type: Value.Type) -> Value {
@@ -836,7 +570,6 @@ extension NSManagedObject {
         didChangeValue(forKey: key)
     }
 
-    @usableFromInline
     internal func _setManagedStoreValue(_ value: StoreValue, kind: ManagedStorageKind, original: Any, at index: Int, key: String) {
         willChangeValue(forKey: key)
         if layout.storageKinds[index] == kind {

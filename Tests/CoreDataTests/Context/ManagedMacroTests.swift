@@ -98,6 +98,14 @@ extension MMCar {
     }
 }
 
+/// Signed integer types beyond the four of Apple's integer attributes: stored as integers too.
+final class MMOtherIntegers: NSManagedObject {
+    @Managed var int8: Int8
+    @Managed var optInt8: Int8?
+    @Managed var int128: Int128
+    @Managed var optInt128: Int128?
+}
+
 /// A class whose entity lacks one of its properties.
 final class MMStray: NSManagedObject {
     @Managed var missing: String?
@@ -660,6 +668,105 @@ struct ManagedMacroTests {
                 }
             }
             for try await sum in group { #expect(sum == 20 * 499 * 500 / 2) }
+        }
+    }
+
+    @Test("Int8 and Int128 properties read and write integer attributes, saved and fetched back")
+    func otherSignedIntegers() throws {
+        let entity = NSEntityDescription()
+        entity.name = "Numbers"
+        entity.managedObjectClassName = NSStringFromClass(MMOtherIntegers.self)
+        entity.properties = [
+            ManagedTestModel.attribute("int8", .integer16AttributeType), ManagedTestModel.attribute("optInt8", .integer16AttributeType),
+            ManagedTestModel.attribute("int128", .integer64AttributeType), ManagedTestModel.attribute("optInt128", .integer64AttributeType),
+        ]
+        let model = NSManagedObjectModel()
+        model.entities = [entity]
+        let (context, url) = try ManagedTestModel.context(model: model)
+        defer { ManagedTestModel.remove(url) }
+        try context.performAndWait {
+            let numbers = MMOtherIntegers(context: context)
+            #expect(numbers.int8 == 0 && numbers.optInt8 == nil && numbers.int128 == 0 && numbers.optInt128 == nil)
+            numbers.int8 = -100
+            numbers.optInt8 = 7
+            numbers.int128 = 1 << 40
+            numbers.optInt128 = -3
+            #expect(numbers.value(forKey: "int8") as? Int == -100)
+            #expect(numbers.value(forKey: "int128") as? Int == 1 << 40)
+            #expect(numbers.int8 == -100 && numbers.optInt8 == 7 && numbers.int128 == 1 << 40 && numbers.optInt128 == -3)
+            numbers.optInt8 = nil
+            try context.save()
+
+            let other = ManagedTestModel.sibling(of: context)
+            try other.performAndWait {
+                let fetched = try #require(try other.fetch(NSFetchRequest<MMOtherIntegers>(entityName: "Numbers")).first)
+                #expect(fetched.int8 == -100 && fetched.optInt8 == nil && fetched.int128 == 1 << 40 && fetched.optInt128 == -3)
+            }
+        }
+    }
+
+    @Test("A client module compiles @Managed properties and hand-written accessors of every supported type")
+    func clientCompilesEveryType() throws {
+        for languageMode in ["6", "5"] {
+            let result = try ClientCompiler.typecheck("""
+                import Foundation
+                import CoreData
+
+                final class Part: NSManagedObject {
+                    @Managed var int: Int
+                    @Managed var int8: Int8
+                    @Managed var int16: Int16
+                    @Managed var int32: Int32
+                    @Managed var int64: Int64
+                    @Managed var double: Double
+                    @Managed var float: Float
+                    @Managed var bool: Bool
+                    @Managed var string: String
+                    @Managed var date: Date
+                    @Managed var data: Data
+                    @Managed var uuid: UUID
+                    @Managed var url: URL
+                    @Managed var decimal: Decimal
+                    @Managed public var optInt: Int?
+                    @Managed public var optInt16: Int16?
+                    @Managed public var optDouble: Double?
+                    @Managed public var optFloat: Float?
+                    @Managed public var optBool: Bool?
+                    @Managed public var optString: String?
+                    @Managed public var name: String!
+                    @Managed public var optDate: Date?
+                    @Managed public var optData: Data?
+                    @Managed public var optUUID: UUID?
+                    @Managed public var optURL: URL?
+                    @Managed public var optDecimal: Decimal?
+                    @Managed var number: NSNumber?
+                    @Managed var tags: [String]?
+                    @Managed var owner: Part?
+                    @Managed var parts: Set<Part>
+                    @Managed var list: [Part]?
+                    @Managed var set: NSSet?
+                    @Managed var ordered: NSOrderedSet
+                }
+
+                extension Part {
+                    private static let yearKey = ManagedPropertyKey("int16")
+                    var year: Int {
+                        get { Int(managedValue(for: Self.yearKey, as: Int16.self)) }
+                        set { setManagedValue(Int16(newValue), for: Self.yearKey) }
+                    }
+                    func literals() {
+                        setManagedValue(3, for: Self.yearKey)
+                        setManagedValue(2.5, for: Self.yearKey)
+                        setManagedValue(true, for: Self.yearKey)
+                        setManagedValue("x", for: Self.yearKey)
+                        setManagedValue(nil as Int16?, for: Self.yearKey)
+                        let double: Double? = managedValue(for: Self.yearKey, as: Double?.self)
+                        let data: Data = managedValue(for: Self.yearKey, as: Data.self)
+                        _ = (double, data)
+                    }
+                }
+                """, languageMode: languageMode)
+            #expect(result.ok, "Swift \(languageMode): \(result.output)")
         }
     }
 
