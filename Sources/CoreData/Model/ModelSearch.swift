@@ -59,3 +59,15 @@ internal enum ModelSearch {
         }
     }
 }
+
+extension ModelSearch {
+    /// The model that wrote a store whose metadata is `metadata`, among the models the app ships,
+    /// for migrating the store to `destination`; `nil` when none matches
+    /// (`NSMigrationMissingSourceModelError`, 134130).
+    ///
+    /// Searched as ``NSManagedObjectModel/mergedModel(from:forStoreMetadata:)`` searches for `nil`
+    /// bundles (the main bundle and the Linux additions).
+    static func sourceModel(forStoreMetadata metadata: [String: Any], destination: NSManagedObjectModel) -> NSManagedObjectModel? {
+        NSManagedObjectModel.mergedModel(from: nil, forStoreMetadata: metadata)
+    }
+}
