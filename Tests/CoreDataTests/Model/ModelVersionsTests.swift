@@ -170,6 +170,10 @@ struct ModelVersionsTests {
         // The bundle's current version as destination finds it too.
         let current = try NSManagedObjectModel(validatingContentsOf: bundle)
         #expect(ModelSearch.sourceModel(forStoreMetadata: metadata, destination: current)?.versionIdentifiers == ["1.0"])
+        // So does the model a container found by name (the destination of its migrations).
+        let container = NSPersistentContainer(name: "Garage", modelDirectory: folder.url)
+        #expect(container.managedObjectModel.versionIdentifiers == ["3.0"])
+        #expect(ModelSearch.sourceModel(forStoreMetadata: metadata, destination: container.managedObjectModel)?.versionIdentifiers == ["1.0"])
 
         // The bundle is in no search folder: a destination from elsewhere finds no source.
         let elsewhere = try #require(NSManagedObjectModel(byMerging: [destination]))
