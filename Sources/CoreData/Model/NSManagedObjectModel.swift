@@ -141,10 +141,10 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
 
     /// Whether a store whose metadata is `metadata` was written with this model's entities: each
     /// entity of the configuration has the version hash the metadata records for it
-    /// (`NSStoreModelVersionHashesKey`). For `nil` or `"Default"` (all entities) the metadata must also record no
-    /// other entity, since a store holds every entity of the model that wrote it; a named
-    /// configuration's store may hold other entities of the model. An unknown configuration, or
-    /// metadata without hashes, is not compatible.
+    /// (`NSStoreModelVersionHashesKey`). For `nil` or `"Default"` (all entities) the metadata must
+    /// also record no other entity: a store records every entity of the model that wrote it, so a
+    /// named configuration's store records entities outside the configuration too. An unknown
+    /// configuration, or metadata without hashes, is not compatible.
     ///
     /// ```swift
     /// let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: storeURL)
