@@ -35,7 +35,18 @@ internal enum XcodeModelReader {
         } catch {
             throw fileError(.fileReadCorruptFile, contents, "could not be read (\(error.localizedDescription))", underlying: error)
         }
-        return try parse(data, file: contents)
+        let result = try parse(data, file: contents)
+        result.model.versionedModelURL = versionedModel(containing: contents)
+        return result
+    }
+
+    /// The `.xcdatamodeld` a `contents` file is a version of (`<bundle>.xcdatamodeld/<version>.xcdatamodel/contents`),
+    /// or `nil` for a model outside one.
+    static func versionedModel(containing contents: URL) -> URL? {
+        let version = contents.deletingLastPathComponent()
+        let bundle = version.deletingLastPathComponent()
+        guard version.pathExtension.lowercased() == "xcdatamodel", bundle.pathExtension.lowercased() == "xcdatamodeld" else { return nil }
+        return bundle
     }
 
     // MARK: Finding the contents file
