@@ -182,7 +182,7 @@ extension ExpressionNode: CustomStringConvertible {
         case .function(let name, let args):
             if let chain = infixChain() { return chain }
             if name == "negate:", args.count == 1 { return "-\(args[0])" }
-            if PredicateFunctions.arities[name] == nil, let receiver = args.first {
+            if PredicateFunctions.invokesMethod(name), let receiver = args.first {
                 // A method invoked on its receiver, spaced as Apple prints it:
                 // `FUNCTION($manager, "sourceContext")`, `FUNCTION($entityPolicy, "toInt16WithValue:" , $source.points)`.
                 let rest = args.dropFirst().map { ", \($0)" }.joined()

@@ -81,6 +81,12 @@ struct ArchivedExpressionDecoderTests {
             .function(.variable("entityPolicy"), "toInt16WithValue:", [.keyPath(Self.source, "bonusPoints")])))
         #expect(function.expressionType == .function)
         #expect(function.function == "toInt16WithValue:")
+        #expect(function.operand.description == "$entityPolicy")
+        #expect(function.arguments?.map(\.description) == ["$source.bonusPoints"])
+
+        let builtIn = try ArchivedExpressionDecoder.expression(from: ExpressionArchive.data(.builtIn("uppercase:", [.keyPath(Self.source, "name")])))
+        #expect(builtIn.function == "uppercase:")
+        #expect(builtIn.arguments?.map(\.description) == ["$source.name"])
 
         let constant = try ArchivedExpressionDecoder.expression(from: ExpressionArchive.data(.constant("PersonToPerson")))
         #expect(constant.expressionType == .constantValue)
