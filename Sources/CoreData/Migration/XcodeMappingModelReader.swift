@@ -268,7 +268,11 @@ private struct MappingBuilder {
     func related(_ object: MappingObject, _ relationship: String, _ type: MappingObjectType, byID: [String: MappingObject]) throws -> [MappingObject] {
         guard let entry = object.relationships[relationship] else { return [] }
         let line = entry.line
+        var seen: Set<String> = []
         return try entry.ids.map { id in
+            guard seen.insert(id).inserted else {
+                throw fail("names the object \(id) twice in the relationship '\(relationship)' of \(object.label)", line: line)
+            }
             guard let target = byID[id] else {
                 throw fail("names the object \(id) in the relationship '\(relationship)' of \(object.label), but there is no such object", line: line)
             }
@@ -302,7 +306,7 @@ private struct MappingBuilder {
 
         let listed = try related(model, "entitymappings", .entityMapping, byID: byID)
         var entityObjects: [MappingObject] = []
-        var claimed: Set<ObjectIdentifier> = []
+        var entityMappingOf: [ObjectIdentifier: MappingObject] = [:]
         for object in objects where object.type == .entityMapping {
             let owners = try related(object, "mappingmodel", .mappingModel, byID: byID)
             let attached = listed.contains { $0 === object } || owners.contains { $0 === model }
@@ -313,16 +317,17 @@ private struct MappingBuilder {
             if !attached && hasEntities {
                 throw fail("has \(object.label), which belongs to no mapping model", line: object.line)
             }
-            for list in ["attributemappings", "relationshipmappings"] {
-                for child in object.relationships[list]?.ids ?? [] { if let child = byID[child] { claimed.insert(ObjectIdentifier(child)) } }
-            }
-            for child in objects where child.type == .attributeMapping || child.type == .relationshipMapping {
-                if child.relationships["entitymapping"]?.ids.contains(object.id) == true { claimed.insert(ObjectIdentifier(child)) }
+            var children = ["attributemappings", "relationshipmappings"].flatMap { object.relationships[$0]?.ids ?? [] }.compactMap { byID[$0] }
+            children += objects.filter { $0.relationships["entitymapping"]?.ids.contains(object.id) == true }
+            for child in children where child.type == .attributeMapping || child.type == .relationshipMapping {
+                if let owner = entityMappingOf.updateValue(object, forKey: ObjectIdentifier(child)), owner !== object {
+                    throw fail("has \(child.label) in two entity mappings (objects \(owner.id) and \(object.id))", line: child.line)
+                }
             }
             // Xcode's leftover: no entities and no mapping model (skipped, with its property mappings).
             if attached { entityObjects.append(object) }
         }
-        if let orphan = objects.first(where: { ($0.type == .attributeMapping || $0.type == .relationshipMapping) && !claimed.contains(ObjectIdentifier($0)) }) {
+        if let orphan = objects.first(where: { ($0.type == .attributeMapping || $0.type == .relationshipMapping) && entityMappingOf[ObjectIdentifier($0)] == nil }) {
             throw fail("has \(orphan.label), which belongs to no entity mapping", line: orphan.line)
         }
 
@@ -337,7 +342,11 @@ private struct MappingBuilder {
                 number = Int(value)
             }
             let position = listed.firstIndex { $0 === object } ?? listed.count
-            numbered.append((number, position, try entity(object, byID: byID)))
+            let entity = try entity(object, byID: byID)
+            if numbered.contains(where: { $0.entity.name == entity.name }) {
+                throw fail("has two entity mappings named '\(entity.name)'", line: object.line)
+            }
+            numbered.append((number, position, entity))
         }
         numbered.sort { ($0.number, $0.position) < ($1.number, $1.position) }
         return XcodeMappingModelFile(sourceModelPath: model.string("sourcemodelpath"),
@@ -357,10 +366,17 @@ private struct MappingBuilder {
             migrationPolicyClassName: object.string("migrationpolicyclassname"),
             sourceFilterPredicate: object.string("sourcefilterpredicatestring"),
             attributeMappings: [], relationshipMappings: [])
-        entity.attributeMappings = try children(of: object, list: "attributemappings", back: "entitymapping", .attributeMapping, byID: byID)
-            .map { try property($0, of: name) }
-        entity.relationshipMappings = try children(of: object, list: "relationshipmappings", back: "entitymapping", .relationshipMapping, byID: byID)
-            .map { try property($0, of: name) }
+        var names: Set<String> = []
+        for (list, type) in [("attributemappings", MappingObjectType.attributeMapping), ("relationshipmappings", .relationshipMapping)] {
+            let properties = try children(of: object, list: list, back: "entitymapping", type, byID: byID).map { child in
+                let property = try property(child, of: name)
+                guard names.insert(property.name).inserted else {
+                    throw fail("has two property mappings named '\(property.name)' in the entity mapping '\(name)'", line: child.line)
+                }
+                return property
+            }
+            if type == .attributeMapping { entity.attributeMappings = properties } else { entity.relationshipMappings = properties }
+        }
         return entity
     }
 

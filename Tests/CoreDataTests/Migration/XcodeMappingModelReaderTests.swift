@@ -179,6 +179,35 @@ struct XcodeMappingModelReaderTests {
             </object>
             """)
         },
+        .init("object named twice in a relationship", ["names the object z103 twice in the relationship 'attributemappings'", "(line "]) {
+            model().replacingIdrefs("z103", with: "z103 z103")
+        },
+        .init("property mapping in two entity mappings", ["the attribute mapping 'title' (object z103) in two entity mappings (objects z102 and z104)"]) {
+            model(more: """
+            <object type="XDDEVENTITYMAPPING" id="z104">
+                <attribute name="sourcename" type="string">Note</attribute>
+                <relationship name="mappingmodel" type="1/1" destination="XDDEVMAPPINGMODEL" idrefs="z101"></relationship>
+                <relationship name="attributemappings" type="0/0" destination="XDDEVATTRIBUTEMAPPING" idrefs="z103"></relationship>
+            </object>
+            """)
+        },
+        .init("two entity mappings of one name", ["two entity mappings named 'ItemToItem'", "(line "]) {
+            model(more: """
+            <object type="XDDEVENTITYMAPPING" id="z104">
+                <attribute name="sourcename" type="string">Item</attribute>
+                <attribute name="destinationname" type="string">Item</attribute>
+                <relationship name="mappingmodel" type="1/1" destination="XDDEVMAPPINGMODEL" idrefs="z101"></relationship>
+            </object>
+            """)
+        },
+        .init("two property mappings of one name", ["two property mappings named 'title' in the entity mapping 'ItemToItem'", "(line "]) {
+            model(more: """
+            <object type="XDDEVRELATIONSHIPMAPPING" id="z104">
+                <attribute name="name" type="string">title</attribute>
+                <relationship name="entitymapping" type="1/1" destination="XDDEVENTITYMAPPING" idrefs="z102"></relationship>
+            </object>
+            """)
+        },
         .init("property mapping without a name", ["the attribute mapping object z104 of the entity mapping 'ItemToItem' without a name"]) {
             model(more: """
             <object type="XDDEVATTRIBUTEMAPPING" id="z104">
@@ -240,5 +269,12 @@ struct XcodeMappingModelReaderTests {
         let compiled = folder.url.appendingPathComponent("V1ToV2.cdm")
         try Data("bplist00".utf8).write(to: compiled)
         expectError(compiled, code: NSFileReadCorruptFileError, "is a compiled mapping model")
+    }
+}
+
+private extension Data {
+    /// The document with an `idrefs="old"` replaced.
+    func replacingIdrefs(_ old: String, with new: String) -> Data {
+        Data(String(decoding: self, as: UTF8.self).replacingOccurrences(of: "idrefs=\"\(old)\"", with: "idrefs=\"\(new)\"").utf8)
     }
 }
