@@ -107,23 +107,23 @@ internal struct SQLiteLightweightMigration {
         let indexes = to.joinTables.map(SQLiteSchema.indexStatement) + to.indexes
         let destinationIndexes = Set(indexes.map(Self.normalized))
         var kept = Set<String>() // upper-cased names of tables migrated in place
-        var steps: [(create: [String], copy: [(String, [StoreValue])])] = []
+        var tableSteps: [(create: [String], copy: [(String, [StoreValue])])] = []
         for table in to.tables {
             let family = to.entities.filter { $0.rootEntity === table.root }
             if let plan = try alterPlan(table, family: family, feeds: feeds) {
                 kept.insert(table.name.uppercased())
-                steps.append(([], plan))
+                tableSteps.append(([], plan))
             } else {
-                steps.append(([SQLiteSchema.createStatement(table)], copyPlan(table, family: family, feeds: feeds)))
+                tableSteps.append(([SQLiteSchema.createStatement(table)], copyPlan(table, family: family, feeds: feeds)))
             }
         }
-        for join in to.joinTables {
-            if try joinTableIsKept(join) {
-                kept.insert(join.name.uppercased())
-            } else {
-                steps.append(([SQLiteSchema.createStatement(join)], try joinCopy(join)))
-            }
+        // Join tables are filled first: one may read a column that its table's ALTER drops.
+        var steps: [(create: [String], copy: [(String, [StoreValue])])] = []
+        for join in to.joinTables where try !joinTableIsKept(join) {
+            steps.append(([SQLiteSchema.createStatement(join)], try joinCopy(join, kept: kept)))
         }
+        for join in to.joinTables where try joinTableIsKept(join) { kept.insert(join.name.uppercased()) }
+        steps += tableSteps
         // Indexes that the new layout lacks, or that belong to tables about to be replaced, go first.
         for (name, table, sql) in try fileIndexes()
         where !kept.contains(table.uppercased()) || !destinationIndexes.contains(Self.normalized(sql)) {
@@ -192,7 +192,13 @@ internal struct SQLiteLightweightMigration {
                 continue
             }
             guard let oldColumn else {
-                throw Self.unsupported(entity, relationship, "it was a to-many relationship and is a to-one now")
+                // A many-to-many made to-one keeps one of the rows it joined: the lowest key.
+                guard case let .join(table, source, destination, _)? = from.toManyStorage(of: oldRelationship),
+                      relationship.entityColumn == nil else {
+                    throw Self.unsupported(entity, relationship, "it was a to-many relationship kept in its destination's rows, or points into a hierarchy, and is a to-one now")
+                }
+                result.append((relationship.columnName, .computed(Self.joined(table, keyOf: destination, where: source))))
+                continue
             }
             result.append((relationship.columnName, .copy(oldColumn)))
             if let entityColumn = relationship.entityColumn {
@@ -205,30 +211,34 @@ internal struct SQLiteLightweightMigration {
             where relationship.isToMany && !relationship.isTransient && relationship.destinationEntity.map(entity.isKindOf) == true {
                 guard case let .foreignKey(column, order, hidden)? = to.toManyStorage(of: relationship) else { continue }
                 let old = sourceProperty(relationship.name, of: owner) as? NSRelationshipDescription
-                let oldStorage = old.flatMap { from.toManyStorage(of: $0) }
-                var key: String?
-                if old != nil {
-                    guard case let .foreignKey(oldKey, oldOrder, _)? = oldStorage else {
-                        throw Self.unsupported(owner, relationship, "it was kept in a join table and is kept in its destination's rows now")
-                    }
-                    key = oldKey
-                    if hidden { result.append((Self.unquote(column), .copy(Self.unquote(oldKey)))) }
-                    if let order {
-                        if let oldOrder {
-                            result.append((Self.unquote(order), .copy(Self.unquote(oldOrder))))
-                        } else {
-                            result.append((Self.unquote(order), .computed(
-                                "CASE WHEN s.\(oldKey) IS NULL THEN NULL ELSE row_number() OVER (PARTITION BY s.\(oldKey) ORDER BY s.Z_PK) END")))
-                        }
-                    }
+                // The owner's key as the old file has it, and the old order if there was one.
+                let key: String?, oldOrder: String?
+                switch old.flatMap({ from.toManyStorage(of: $0) }) {
+                case let .foreignKey(oldKey, order, _)?: (key, oldOrder) = ("s." + oldKey, order)
+                case let .join(table, source, destination, _)?:
+                    // A many-to-many made one-to-many: the row keeps one of its owners.
+                    (key, oldOrder) = (Self.joined(table, keyOf: source, where: destination), nil)
+                case nil: (key, oldOrder) = (nil, nil)
                 }
-                if key == nil {
-                    if hidden { result.append((Self.unquote(column), .null)) }
-                    if let order { result.append((Self.unquote(order), .null)) }
+                if hidden { result.append((Self.unquote(column), key.map(Feed.computed) ?? .null)) }
+                if let order {
+                    if let oldOrder {
+                        result.append((Self.unquote(order), .copy(Self.unquote(oldOrder))))
+                    } else if let key {
+                        result.append((Self.unquote(order), .computed(
+                            "CASE WHEN \(key) IS NULL THEN NULL ELSE row_number() OVER (PARTITION BY \(key) ORDER BY s.Z_PK) END")))
+                    } else {
+                        result.append((Self.unquote(order), .null))
+                    }
                 }
             }
         }
         return result
+    }
+
+    /// The lowest `keyColumn` of the old join `table`'s rows whose `rowColumn` is the source row's key.
+    private static func joined(_ table: String, keyOf keyColumn: String, where rowColumn: String) -> String {
+        "(SELECT min(j.\(keyColumn)) FROM \(SQLiteSchema.quoted(aside(unquote(table)))) j WHERE j.\(rowColumn) = s.Z_PK)"
     }
 
     /// The `Z_ENT` column of a to-one relationship into a hierarchy: the old one's values
@@ -370,20 +380,35 @@ internal struct SQLiteLightweightMigration {
             && oldJoin.orderColumns.map { $0.uppercased() } == join.orderColumns.map { $0.uppercased() }
     }
 
-    /// The copy that fills a rebuilt join table from the old relationship's join table.
-    private func joinCopy(_ join: SQLiteSchema.JoinTableSpec) throws -> [(String, [StoreValue])] {
+    /// The copy that fills a rebuilt join table: from the old relationship's join table, or from
+    /// the column that held the keys when one side was to-one. `kept` names the tables migrated
+    /// in place, read under their own names (the others are read aside).
+    private func joinCopy(_ join: SQLiteSchema.JoinTableSpec, kept: Set<String>) throws -> [(String, [StoreValue])] {
         guard let owner = joinOwner(join), let old = owner.old,
               case let .join(_, source, destination, order)? = to.toManyStorage(of: owner.relationship) else { return [] }
-        guard case let .join(oldTable, oldSource, oldDestination, oldOrder)? = from.toManyStorage(of: old) else {
-            throw Self.unsupported(owner.relationship.entity!, owner.relationship, "it was kept in its destination's rows and is kept in a join table now")
+        func read(_ table: String) -> String {
+            let name = Self.unquote(table)
+            return SQLiteSchema.quoted(kept.contains(name.uppercased()) ? name : Self.aside(name))
         }
-        var columns = [source, destination], values = ["s.\(oldSource)", "s.\(oldDestination)"]
+        // The owner's and the member's keys in the old file, the order, and the rows to read.
+        let (ownerKey, memberKey, oldOrder, from): (String, String, String?, String)
+        switch self.from.toManyStorage(of: old) {
+        case let .join(table, oldSource, oldDestination, order)?:
+            (ownerKey, memberKey, oldOrder, from) = (oldSource, oldDestination, order, read(table) + " s")
+        case let .foreignKey(column, order, _)?:
+            // A one-to-many made many-to-many: each member row names its owner.
+            (ownerKey, memberKey, oldOrder, from) = (column, "Z_PK", order, read(self.from.table(of: old.destinationEntity!)) + " s WHERE s.\(column) IS NOT NULL")
+        case nil:
+            // A to-one made to-many: each owner row names its member.
+            guard let column = self.from.column(of: old) else { return [] }
+            (ownerKey, memberKey, oldOrder, from) = ("Z_PK", column, nil, read(self.from.table(of: old.entity!)) + " s WHERE s.\(column) IS NOT NULL")
+        }
+        var columns = [source, destination], values = ["s.\(ownerKey)", "s.\(memberKey)"]
         if let order {
             columns.append(order)
-            values.append(oldOrder.map { "s.\($0)" } ?? "row_number() OVER (PARTITION BY s.\(oldSource) ORDER BY s.\(oldDestination))")
+            values.append(oldOrder.map { "s.\($0)" } ?? "row_number() OVER (PARTITION BY s.\(ownerKey) ORDER BY s.\(memberKey))")
         }
-        let aside = SQLiteSchema.quoted(Self.aside(Self.unquote(oldTable)))
-        return [("INSERT INTO \(SQLiteSchema.quoted(join.name)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(aside) s", [])]
+        return [("INSERT INTO \(SQLiteSchema.quoted(join.name)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(from)", [])]
     }
 
     // MARK: The file

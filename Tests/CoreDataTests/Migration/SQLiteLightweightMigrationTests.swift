@@ -294,4 +294,63 @@ import Testing
         #expect(try Self.layout(url) == Self.freshLayout(v2()))
         #expect(try Self.fetch("Car", context).count == 2)
     }
+
+    @Test func aOneToManyMadeManyToManyFillsItsJoinTable() throws {
+        func v2() -> NSManagedObjectModel {
+            let model = M.v1()
+            model.entitiesByName["Car"]!.relationshipsByName["owner"]!.maxCount = 0
+            return model
+        }
+        let folder = try TemporaryFolder()
+        let (url, context) = try Self.migratedV1Store(to: v2(), in: folder)
+        #expect(try Self.layout(url) == Self.freshLayout(v2()))
+        let ann = try #require(try Self.fetch("Person", context).first)
+        let cars = try #require(ann.value(forKey: "cars") as? Set<NSManagedObject>)
+        #expect(Set(cars.compactMap { $0.value(forKey: "model") as? String }) == ["A", "B"])
+        #expect(cars.allSatisfy { ($0.value(forKey: "owner") as? Set<NSManagedObject>) == [ann] })
+    }
+
+    @Test func aManyToManyMadeOneToManyKeepsAnOwner() throws {
+        func v2() -> NSManagedObjectModel {
+            let model = M.v1WithTags()
+            model.entitiesByName["Tag"]!.relationshipsByName["people"]!.maxCount = 1
+            return model
+        }
+        let folder = try TemporaryFolder()
+        let source = M.v1WithTags()
+        let url = try Self.makeStore(source, in: folder) { context in
+            let ann = Self.insert("Person", ["name": "Ann"], into: context)
+            ann.setValue(Set([Self.insert("Tag", ["label": "red"], into: context), Self.insert("Tag", ["label": "blue"], into: context)]),
+                         forKey: "tags")
+        }
+        try Self.migrate(url, from: source, to: v2())
+        #expect(try Self.layout(url) == Self.freshLayout(v2()))
+        let context = try Self.open(url, v2())
+        let tags = try Self.fetch("Tag", context)
+        #expect(tags.count == 2)
+        #expect(tags.allSatisfy { ($0.value(forKey: "people") as? NSManagedObject)?.value(forKey: "name") as? String == "Ann" })
+    }
+
+    @Test func aStoreWhoseColumnsAnEarlierMigrationAppendedMigratesAgain() throws {
+        let folder = try TemporaryFolder()
+        let v2 = M.v1()
+        v2.entitiesByName["Note"]!.properties += [M.attribute("mood", .stringAttributeType)]
+        let (url, context) = try Self.migratedV1Store(to: v2, in: folder)
+        let note = try #require(try Self.fetch("Note", context).first)
+        note.setValue("calm", forKey: "mood")
+        try context.save()
+        try context.persistentStoreCoordinator!.remove(context.persistentStoreCoordinator!.persistentStores[0])
+        // Version 3 renames the appended column and renumbers every entity: the table is rebuilt.
+        func v3() -> NSManagedObjectModel {
+            let model = M.v1()
+            model.entitiesByName["Note"]!.properties += [M.attribute("feeling", .stringAttributeType, renamedFrom: "mood")]
+            model.entities = model.entities + [M.entity("Aardvark", [])]
+            return model
+        }
+        try Self.migrate(url, from: v2, to: v3())
+        #expect(try Self.layout(url) == Self.freshLayout(v3()))
+        let notes = try Self.fetch("Note", try Self.open(url, v3()))
+        #expect(notes.map { $0.value(forKey: "feeling") as? String } == ["calm"])
+        #expect(notes.map { $0.value(forKey: "text") as? String } == ["hello"])
+    }
 }
