@@ -33,7 +33,6 @@ internal struct SQLiteLightweightMigration {
 
     let db: SQLiteConnection
     let destination: NSManagedObjectModel
-    let mapping: NSMappingModel
     /// The file as it is, read with the source model.
     let from: SQLiteSchema
     /// The layout of a new store of the destination model.
@@ -45,7 +44,6 @@ internal struct SQLiteLightweightMigration {
     init(db: SQLiteConnection, source: NSManagedObjectModel, destination: NSManagedObjectModel, mapping: NSMappingModel) throws {
         self.db = db
         self.destination = destination
-        self.mapping = mapping
         from = try SQLiteSchema(model: source, reading: db)
         to = SQLiteSchema(model: destination)
         let sources = source.entitiesByName, destinations = destination.entitiesByName

@@ -180,4 +180,29 @@ import Testing
         let count = try context.performAndWait { try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Person")) }
         #expect(count == 2)
     }
+
+    @Test func twoCoordinatorsAddingTheOldStoreAtOnceBothOpenIt() throws {
+        let folder = try TemporaryFolder(), models = try TemporaryFolder(), current = try TemporaryFolder()
+        let url = try Self.v1Store(in: folder, models: models.url)
+        let v2 = try Self.model("V2", Self.v2, in: current.url)
+        let coordinators = [NSPersistentStoreCoordinator(managedObjectModel: v2), NSPersistentStoreCoordinator(managedObjectModel: v2)]
+        let failures = CoreData.Locked<[String]>([])
+        Self.searching(models.url) {
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                do {
+                    try coordinators[index].addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url,
+                                                               options: [NSMigratePersistentStoresAutomaticallyOption: true,
+                                                                         NSInferMappingModelAutomaticallyOption: true])
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        for coordinator in coordinators {
+            let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+            #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Person")) == 2)
+        }
+    }
 }
