@@ -29,6 +29,9 @@ internal struct SQLiteLightweightMigration {
         case fill(String?, StoreValue)
         /// Any other SQL expression on the source row (`s`).
         case computed(String)
+        /// The lowest key of the rows of another old table (quoted) whose column `match` holds the
+        /// source row's key: a to-many kept in its destination's rows made to-one.
+        case lowestKey(table: String, match: String)
     }
 
     let db: SQLiteConnection
@@ -105,23 +108,26 @@ internal struct SQLiteLightweightMigration {
         let indexes = to.joinTables.map(SQLiteSchema.indexStatement) + to.indexes
         let destinationIndexes = Set(indexes.map(Self.normalized))
         var kept = Set<String>() // upper-cased names of tables migrated in place
-        var tableSteps: [(create: [String], copy: [(String, [StoreValue])])] = []
+        var alterations: [(create: [String], copy: [(String, [StoreValue])])] = []
+        var rebuilt: [SQLiteSchema.Table] = []
         for table in to.tables {
-            let family = to.entities.filter { $0.rootEntity === table.root }
-            if let plan = try alterPlan(table, family: family, feeds: feeds) {
+            if let plan = try alterPlan(table, family: family(of: table), feeds: feeds) {
                 kept.insert(table.name.uppercased())
-                tableSteps.append(([], plan))
+                alterations.append(([], plan))
             } else {
-                tableSteps.append(([SQLiteSchema.createStatement(table)], copyPlan(table, family: family, feeds: feeds)))
+                rebuilt.append(table)
             }
         }
-        // Join tables are filled first: one may read a column that its table's ALTER drops.
+        // The copies come first, the ALTERs last: a copy may read a column that an ALTER drops.
         var steps: [(create: [String], copy: [(String, [StoreValue])])] = []
         for join in to.joinTables where try !joinTableIsKept(join) {
             steps.append(([SQLiteSchema.createStatement(join)], try joinCopy(join, kept: kept)))
         }
         for join in to.joinTables where try joinTableIsKept(join) { kept.insert(join.name.uppercased()) }
-        steps += tableSteps
+        for table in rebuilt {
+            steps.append(([SQLiteSchema.createStatement(table)], copyPlan(table, family: family(of: table), feeds: feeds, kept: kept)))
+        }
+        steps += alterations
         // Indexes that the new layout lacks, or that belong to tables about to be replaced, go first.
         for (name, table, sql) in try fileIndexes()
         where !kept.contains(table.uppercased()) || !destinationIndexes.contains(Self.normalized(sql)) {
@@ -145,6 +151,18 @@ internal struct SQLiteLightweightMigration {
     }
 
     // MARK: What each column gets
+
+    /// The destination entities whose rows `table` holds.
+    private func family(of table: SQLiteSchema.Table) -> [NSEntityDescription] {
+        to.entities.filter { $0.rootEntity === table.root }
+    }
+
+    /// How a copy reads the old `table` (quoted): under its own name if it was migrated in place
+    /// (`kept`, upper-cased names), else under its name set aside.
+    private static func read(_ table: String, kept: Set<String>) -> String {
+        let name = unquote(table)
+        return SQLiteSchema.quoted(kept.contains(name.uppercased()) ? name : aside(name))
+    }
 
     /// The name of the source property that `entity`'s property `name` comes from.
     private func sourceProperty(_ name: String, of entity: NSEntityDescription) -> NSPropertyDescription? {
@@ -190,12 +208,18 @@ internal struct SQLiteLightweightMigration {
                 continue
             }
             guard let oldColumn else {
-                // A many-to-many made to-one keeps one of the rows it joined: the lowest key.
-                guard case let .join(table, source, destination, _)? = from.toManyStorage(of: oldRelationship),
-                      relationship.entityColumn == nil else {
-                    throw Self.unsupported(entity, relationship, "it was a to-many relationship kept in its destination's rows, or points into a hierarchy, and is a to-one now")
+                // A to-many made to-one keeps one of the rows it had: the lowest key.
+                guard relationship.entityColumn == nil, let target = oldRelationship.destinationEntity else {
+                    throw Self.unsupported(entity, relationship, "it was a to-many relationship into a hierarchy and is a to-one now")
                 }
-                result.append((relationship.columnName, .computed(Self.joined(table, keyOf: destination, where: source))))
+                switch from.toManyStorage(of: oldRelationship) {
+                case let .join(table, source, destination, _)?:
+                    result.append((relationship.columnName, .computed(Self.joined(table, keyOf: destination, where: source))))
+                case let .foreignKey(column, _, _)?:
+                    result.append((relationship.columnName, .lowestKey(table: from.table(of: target), match: column)))
+                case nil:
+                    result.append((relationship.columnName, .null))
+                }
                 continue
             }
             result.append((relationship.columnName, .copy(oldColumn)))
@@ -330,7 +354,7 @@ internal struct SQLiteLightweightMigration {
 
     /// The copies that fill a rebuilt `table`: one `INSERT … SELECT` per entity with rows.
     private func copyPlan(_ table: SQLiteSchema.Table, family: [NSEntityDescription],
-                          feeds: [ObjectIdentifier: [(column: String, feed: Feed)]]) -> [(String, [StoreValue])] {
+                          feeds: [ObjectIdentifier: [(column: String, feed: Feed)]], kept: Set<String>) -> [(String, [StoreValue])] {
         family.compactMap { entity in
             guard let source = sourceOf[ObjectIdentifier(entity)] else { return nil }
             var columns = ["Z_PK", "Z_ENT", "Z_OPT"].map(SQLiteSchema.quoted)
@@ -345,6 +369,7 @@ internal struct SQLiteLightweightMigration {
                     value = old.map { "coalesce(s.\(SQLiteSchema.quoted($0)), ?)" } ?? "?"
                     bindings.append(fill)
                 case .computed(let sql): value = sql
+                case let .lowestKey(other, match): value = "(SELECT min(t.Z_PK) FROM \(Self.read(other, kept: kept)) t WHERE t.\(match) = s.Z_PK)"
                 }
                 columns.append(SQLiteSchema.quoted(column))
                 values.append(value)
@@ -384,10 +409,7 @@ internal struct SQLiteLightweightMigration {
     private func joinCopy(_ join: SQLiteSchema.JoinTableSpec, kept: Set<String>) throws -> [(String, [StoreValue])] {
         guard let owner = joinOwner(join), let old = owner.old,
               case let .join(_, source, destination, order)? = to.toManyStorage(of: owner.relationship) else { return [] }
-        func read(_ table: String) -> String {
-            let name = Self.unquote(table)
-            return SQLiteSchema.quoted(kept.contains(name.uppercased()) ? name : Self.aside(name))
-        }
+        func read(_ table: String) -> String { Self.read(table, kept: kept) }
         // The owner's and the member's keys in the old file, the order, and the rows to read.
         let (ownerKey, memberKey, oldOrder, from): (String, String, String?, String)
         switch self.from.toManyStorage(of: old) {

@@ -107,6 +107,19 @@ import Testing
         return (url, try open(url, destination))
     }
 
+    /// A store of version 1 migrated to version 1 as `change` changes it, its layout checked
+    /// against a new store's of that model; a context on it.
+    static func migratedV1Store(in folder: TemporaryFolder, _ change: (NSManagedObjectModel) -> Void) throws -> NSManagedObjectContext {
+        func v2() -> NSManagedObjectModel {
+            let model = M.v1()
+            change(model)
+            return model
+        }
+        let (url, context) = try migratedV1Store(to: v2(), in: folder)
+        #expect(try layout(url) == freshLayout(v2()))
+        return context
+    }
+
     @Test func anAddedAttributeIsAnAddedColumnFilledWithItsDefault() throws {
         let folder = try TemporaryFolder()
         let v2 = M.v1()
@@ -233,16 +246,12 @@ import Testing
     }
 
     @Test func anEntityMovedUnderANewParentMovesItsRows() throws {
-        func v2() -> NSManagedObjectModel {
-            let model = M.v1()
+        let folder = try TemporaryFolder()
+        let context = try Self.migratedV1Store(in: folder) { model in
             let thing = M.entity("Thing", [M.attribute("created", .dateAttributeType)])
             thing.subentities = [model.entitiesByName["Note"]!]
             model.entities = model.entities + [thing]
-            return model
         }
-        let folder = try TemporaryFolder()
-        let (url, context) = try Self.migratedV1Store(to: v2(), in: folder)
-        #expect(try Self.layout(url) == Self.freshLayout(v2()))
         let notes = try Self.fetch("Note", context)
         #expect(notes.map { $0.value(forKey: "text") as? String } == ["hello"])
         #expect(try Self.fetch("Thing", context).count == 1)
@@ -253,14 +262,10 @@ import Testing
     }
 
     @Test func aToOneAddedIsAColumnWithItsIndex() throws {
-        func v2() -> NSManagedObjectModel {
-            let model = M.v1()
-            M.relate(model.entitiesByName["Note"]!, "author", toMany: false, model.entitiesByName["Person"]!, "notes", inverseToMany: true)
-            return model
-        }
         let folder = try TemporaryFolder()
-        let (url, context) = try Self.migratedV1Store(to: v2(), in: folder)
-        #expect(try Self.layout(url) == Self.freshLayout(v2()))
+        let context = try Self.migratedV1Store(in: folder) { model in
+            M.relate(model.entitiesByName["Note"]!, "author", toMany: false, model.entitiesByName["Person"]!, "notes", inverseToMany: true)
+        }
         let note = try #require(try Self.fetch("Note", context).first)
         #expect(note.value(forKey: "author") == nil)
         note.setValue(try Self.fetch("Person", context).first, forKey: "author")
@@ -268,42 +273,30 @@ import Testing
     }
 
     @Test func aToManyMadeOrderedKeepsItsMembersInKeyOrder() throws {
-        func v2() -> NSManagedObjectModel {
-            let model = M.v1()
-            model.entitiesByName["Person"]!.relationshipsByName["cars"]!.isOrdered = true
-            return model
-        }
         let folder = try TemporaryFolder()
-        let (url, context) = try Self.migratedV1Store(to: v2(), in: folder)
-        #expect(try Self.layout(url) == Self.freshLayout(v2()))
+        let context = try Self.migratedV1Store(in: folder) { model in
+            model.entitiesByName["Person"]!.relationshipsByName["cars"]!.isOrdered = true
+        }
         let ann = try #require(try Self.fetch("Person", context).first)
         let cars = try #require(ann.value(forKey: "cars") as? NSOrderedSet)
         #expect(cars.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "model") as? String } == ["A", "B"])
     }
 
     @Test func aRemovedRelationshipLosesItsColumn() throws {
-        func v2() -> NSManagedObjectModel {
-            let model = M.v1()
+        let folder = try TemporaryFolder()
+        let context = try Self.migratedV1Store(in: folder) { model in
             let byName = model.entitiesByName
             byName["Person"]!.properties = byName["Person"]!.properties.filter { $0.name != "cars" }
             byName["Car"]!.properties = byName["Car"]!.properties.filter { $0.name != "owner" }
-            return model
         }
-        let folder = try TemporaryFolder()
-        let (url, context) = try Self.migratedV1Store(to: v2(), in: folder)
-        #expect(try Self.layout(url) == Self.freshLayout(v2()))
         #expect(try Self.fetch("Car", context).count == 2)
     }
 
     @Test func aOneToManyMadeManyToManyFillsItsJoinTable() throws {
-        func v2() -> NSManagedObjectModel {
-            let model = M.v1()
-            model.entitiesByName["Car"]!.relationshipsByName["owner"]!.maxCount = 0
-            return model
-        }
         let folder = try TemporaryFolder()
-        let (url, context) = try Self.migratedV1Store(to: v2(), in: folder)
-        #expect(try Self.layout(url) == Self.freshLayout(v2()))
+        let context = try Self.migratedV1Store(in: folder) { model in
+            model.entitiesByName["Car"]!.relationshipsByName["owner"]!.maxCount = 0
+        }
         let ann = try #require(try Self.fetch("Person", context).first)
         let cars = try #require(ann.value(forKey: "cars") as? Set<NSManagedObject>)
         #expect(Set(cars.compactMap { $0.value(forKey: "model") as? String }) == ["A", "B"])
@@ -352,5 +345,17 @@ import Testing
         let notes = try Self.fetch("Note", try Self.open(url, v3()))
         #expect(notes.map { $0.value(forKey: "feeling") as? String } == ["calm"])
         #expect(notes.map { $0.value(forKey: "text") as? String } == ["hello"])
+    }
+
+    @Test func aOneToManyMadeOneToOneKeepsTheLowestKey() throws {
+        let folder = try TemporaryFolder()
+        let context = try Self.migratedV1Store(in: folder) { model in
+            model.entitiesByName["Person"]!.relationshipsByName["cars"]!.maxCount = 1
+        }
+        let people = try Self.fetch("Person", context)
+        #expect((people[0].value(forKey: "cars") as? NSManagedObject)?.value(forKey: "model") as? String == "A")
+        #expect(people[1].value(forKey: "cars") == nil)
+        // The other side is as it was.
+        #expect(try Self.fetch("Car", context).allSatisfy { $0.value(forKey: "owner") as? NSManagedObject == people[0] })
     }
 }
