@@ -9,12 +9,13 @@ import Foundation
 //   `ALTER TABLE`: `ADD COLUMN` for an added attribute or to-one, `DROP COLUMN` for a removed
 //   one, an `UPDATE` where a non-optional attribute's default fills a new column or a `NULL`.
 // - Any other table (a renamed column, entities renumbered or moved between tables, a renamed
-//   entity) is rebuilt: the old table is renamed aside, the new one made with the new store's
-//   DDL, the rows copied entity by entity (`INSERT … SELECT`, `Z_ENT` rewritten), the old one
-//   dropped. Join tables likewise.
+//   entity, a relationship's keys moved) is rebuilt: the old table is renamed aside, the new one
+//   made with the new store's DDL, the rows copied entity by entity (`INSERT … SELECT`, `Z_ENT`
+//   rewritten), the old one dropped. Join tables likewise. The copies run before the ALTERs, so
+//   that a copy can read a column an ALTER drops.
 // - Then the indexes are the new store's, `Z_PRIMARYKEY` is rewritten (new numbers, `Z_MAX`
 //   kept), and the metadata carries the destination model's version hashes.
-// A non-optional attribute left without a value (no default, rows present) throws
+// A non-optional property left without a value (no default, rows present) throws
 // `NSMigrationError` (134110) naming it before anything is written; any failure rolls back.
 
 /// One in-place migration of an open SQLite file from its source model to a destination model.
@@ -279,30 +280,30 @@ internal struct SQLiteLightweightMigration {
         return .computed("CASE WHEN s.\(SQLiteSchema.quoted(key)) IS NULL THEN NULL ELSE \(number.map(String.init) ?? "NULL") END")
     }
 
-    /// Throws `NSMigrationError` (134110) for a non-optional attribute that would be left
-    /// without a value in a row: added without a default value, or made non-optional without
-    /// one while rows hold `NULL`.
+    /// Throws `NSMigrationError` (134110) for a non-optional attribute or to-one relationship
+    /// that would be left without a value in a row: added (an attribute without a default value),
+    /// or made non-optional while rows hold `NULL`.
     private func checkMandatoryValues(_ feeds: [ObjectIdentifier: [(column: String, feed: Feed)]]) throws {
         for entity in to.entities {
             guard let source = sourceOf[ObjectIdentifier(entity)] else { continue }
             let table = from.table(of: source)
             let number = from.number(of: source)
             for property in entity.layout.properties where property.isStoredInRow && !property.isOptional {
-                guard let attribute = property as? NSAttributeDescription,
-                      let feed = feeds[ObjectIdentifier(entity)]?.first(where: { $0.column == attribute.columnName })?.feed else { continue }
+                guard let feed = feeds[ObjectIdentifier(entity)]?.first(where: { $0.column == property.columnName })?.feed else { continue }
                 let condition: String
                 switch feed {
                 case .null: condition = ""
-                case .copy(let column) where sourceProperty(attribute.name, of: entity)?.isOptional ?? true:
+                case .copy(let column) where sourceProperty(property.name, of: entity)?.isOptional ?? true:
                     condition = " AND \(SQLiteSchema.quoted(column)) IS NULL"
                 default: continue
                 }
                 let count = try db.scalarInt("SELECT count(*) FROM \(table) WHERE Z_ENT = \(number)\(condition)") ?? 0
                 guard count > 0 else { continue }
                 let name = entity.name ?? ""
+                let what = property is NSAttributeDescription ? "is non-optional and has no default value" : "is a non-optional relationship"
                 throw CoreDataError.make(.migration,
-                    "Can't migrate the store: \(name).\(attribute.name) is non-optional and has no default value, but \(count) \(name) row(s) would have no value for it; the store was left untouched",
-                    extra: ["entity": name, "property": attribute.name, "reason": "missing value for a non-optional attribute"])
+                    "Can't migrate the store: \(name).\(property.name) \(what), but \(count) \(name) row(s) would have no value for it; the store was left untouched",
+                    extra: ["entity": name, "property": property.name, "reason": "missing value for a non-optional property"])
             }
         }
     }

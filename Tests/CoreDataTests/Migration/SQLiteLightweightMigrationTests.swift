@@ -169,23 +169,29 @@ import Testing
         #expect(try Self.fetch("Person", context).map { $0.value(forKey: "name") as? String } == ["Ann", "Nobody"])
     }
 
-    @Test func aNonOptionalAttributeWithoutDefaultIsRefusedWhenRowsLackIt() throws {
+    /// The error of migrating a store of version 1 to `destination`, and whether the file is
+    /// still byte for byte as it was.
+    static func refusal(_ destination: NSManagedObjectModel) throws -> (error: NSError?, untouched: Bool) {
         let folder = try TemporaryFolder()
         let source = M.v1()
-        let url = try Self.v1Store(folder, source)
+        let url = try v1Store(folder, source)
         let before = try Data(contentsOf: url)
+        let error = Self.error { try migrate(url, from: source, to: destination) }
+        return (error, try Data(contentsOf: url) == before)
+    }
+
+    @Test func aNonOptionalAttributeWithoutDefaultIsRefusedWhenRowsLackIt() throws {
         let v2 = M.v1()
         v2.entitiesByName["Car"]!.properties += [M.attribute("vin", .stringAttributeType, optional: false)]
-        let error = try #require(Self.error { try Self.migrate(url, from: source, to: v2) })
-        #expect(error.code == NSMigrationError)
-        #expect(error.userInfo["entity"] as? String == "Car" && error.userInfo["property"] as? String == "vin")
-        #expect(error.localizedDescription.contains("Car.vin"))
-        #expect(try Data(contentsOf: url) == before)
+        let (error, untouched) = try Self.refusal(v2)
+        #expect(error?.code == NSMigrationError)
+        #expect(error?.userInfo["entity"] as? String == "Car" && error?.userInfo["property"] as? String == "vin")
+        #expect(error?.localizedDescription.contains("Car.vin") == true)
+        #expect(untouched)
         // Made non-optional without a default while a row holds NULL: refused too.
-        let v3 = M.v1(personName: M.attribute("name", .stringAttributeType, optional: false))
-        let refused = try #require(Self.error { try Self.migrate(url, from: source, to: v3) })
-        #expect(refused.code == NSMigrationError && refused.localizedDescription.contains("Person.name"))
-        #expect(try Data(contentsOf: url) == before)
+        let refused = try Self.refusal(M.v1(personName: M.attribute("name", .stringAttributeType, optional: false)))
+        #expect(refused.error?.code == NSMigrationError && refused.error?.localizedDescription.contains("Person.name") == true)
+        #expect(refused.untouched)
     }
 
     @Test func addedAndRemovedEntitiesWithRenumberingKeepRowsKeysAndRelationships() throws {
@@ -357,5 +363,33 @@ import Testing
         #expect(people[1].value(forKey: "cars") == nil)
         // The other side is as it was.
         #expect(try Self.fetch("Car", context).allSatisfy { $0.value(forKey: "owner") as? NSManagedObject == people[0] })
+    }
+
+    @Test func aRenamedEntityKeepsItsRowsInItsNewTable() throws {
+        func v2() -> NSManagedObjectModel {
+            let person = M.entity("Human", [M.attribute("name", .stringAttributeType), M.attribute("age", .integer16AttributeType)],
+                                  renamedFrom: "Person")
+            let car = M.entity("Car", [M.attribute("model", .stringAttributeType), M.attribute("year", .integer32AttributeType)])
+            M.link(person, car)
+            return M.model([car, M.entity("Note", [M.attribute("text", .stringAttributeType)]), person])
+        }
+        let folder = try TemporaryFolder()
+        let (url, context) = try Self.migratedV1Store(to: v2(), in: folder)
+        #expect(try Self.layout(url) == Self.freshLayout(v2()))
+        let humans = try Self.fetch("Human", context)
+        #expect(humans.map { $0.value(forKey: "name") as? String } == ["Ann", nil])
+        #expect((humans[0].value(forKey: "cars") as? Set<NSManagedObject>)?.count == 2)
+        let human = Self.insert("Human", ["name": "Cy"], into: context)
+        try context.save()
+        #expect(human.objectID.primaryKey == 3)
+    }
+
+    @Test func aRequiredToOneLeftEmptyIsRefused() throws {
+        let v2 = M.v1()
+        M.relate(v2.entitiesByName["Note"]!, "author", toMany: false, v2.entitiesByName["Person"]!, "notes", inverseToMany: true)
+        v2.entitiesByName["Note"]!.relationshipsByName["author"]!.isOptional = false
+        let (error, untouched) = try Self.refusal(v2)
+        #expect(error?.code == NSMigrationError && error?.localizedDescription.contains("Note.author") == true)
+        #expect(untouched)
     }
 }
