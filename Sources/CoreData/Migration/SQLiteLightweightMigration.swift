@@ -129,13 +129,15 @@ internal struct SQLiteLightweightMigration {
             steps.append(([SQLiteSchema.createStatement(table)], copyPlan(table, family: family(of: table), feeds: feeds, kept: kept)))
         }
         steps += alterations
-        // Indexes that the new layout lacks, or that belong to tables about to be replaced, go first.
-        for (name, table, sql) in try fileIndexes()
-        where !kept.contains(table.uppercased()) || !destinationIndexes.contains(Self.normalized(sql)) {
+        // The model's old tables (other tables of the file, such as Apple's history, are left alone).
+        let managed = Set(from.tables.map { $0.name.uppercased() } + from.joinTables.map { $0.name.uppercased() })
+        // Their indexes that the new layout lacks, or that belong to tables about to be replaced, go first.
+        for (name, table, sql) in try fileIndexes() where managed.contains(table.uppercased())
+        && (!kept.contains(table.uppercased()) || !destinationIndexes.contains(Self.normalized(sql))) {
             try db.execute("DROP INDEX \(SQLiteSchema.quoted(name))")
         }
         // Old tables are set aside under temporary names, read by the copies, then dropped.
-        let old = Set(from.tables.map { $0.name.uppercased() } + from.joinTables.map { $0.name.uppercased() }).subtracting(kept)
+        let old = managed.subtracting(kept)
         for name in try fileTables() where old.contains(name.uppercased()) {
             try db.execute("ALTER TABLE \(SQLiteSchema.quoted(name)) RENAME TO \(SQLiteSchema.quoted(Self.aside(name)))")
         }

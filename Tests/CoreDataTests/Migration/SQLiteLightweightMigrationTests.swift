@@ -142,6 +142,18 @@ import Testing
         #expect((people[0].value(forKey: "cars") as? Set<NSManagedObject>)?.count == 2)
     }
 
+    @Test func tablesAndIndexesOutsideTheModelAreLeftAlone() throws {
+        let folder = try TemporaryFolder()
+        let source = M.v1()
+        let url = try Self.v1Store(folder, source)
+        try RawSQLite.execute(url.path, "CREATE TABLE ATRANSACTION (Z_PK INTEGER PRIMARY KEY, ZAUTHOR VARCHAR); CREATE INDEX ATRANSACTION_ZAUTHOR ON ATRANSACTION (ZAUTHOR); INSERT INTO ATRANSACTION (ZAUTHOR) VALUES ('app')")
+        let v2 = M.v1()
+        v2.entities = v2.entities + [M.entity("Aardvark", [])]
+        try Self.migrate(url, from: source, to: v2)
+        #expect(try RawSQLite.query(url.path, "SELECT ZAUTHOR FROM ATRANSACTION") == [["app"]])
+        #expect(try RawSQLite.query(url.path, "SELECT count(*) FROM sqlite_master WHERE name = 'ATRANSACTION_ZAUTHOR'") == [["1"]])
+    }
+
     @Test func aRemovedAttributeLosesItsColumn() throws {
         let folder = try TemporaryFolder()
         let v2 = M.v1()
