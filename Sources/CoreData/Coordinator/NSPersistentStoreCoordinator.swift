@@ -81,6 +81,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     ///
     /// Throws, leaving any existing file untouched, when the file is not a SQLite database, is
     /// damaged, or was written with a different model (`NSPersistentStoreIncompatibleVersionHashError`).
+    /// With `NSMigratePersistentStoresAutomaticallyOption` and `NSInferMappingModelAutomaticallyOption`
+    /// a SQLite store written with another version of the model is migrated in place first.
     @discardableResult
     open func addPersistentStore(ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
                                  options: [AnyHashable: Any]? = nil) throws -> NSPersistentStore {
@@ -106,7 +108,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
         // Opened without the lock (it reads and may create the file); added under it, unless
         // another thread added the same file meanwhile.
-        try store.open(model: managedObjectModel)
+        try openMigratingIfAsked(store)
         let existing: NSPersistentStore? = withLock {
             if let url = store.url, store is SQLiteStore, !SQLiteStore.isInMemory(url),
                let existing = stores.first(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {

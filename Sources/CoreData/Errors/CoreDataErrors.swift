@@ -87,7 +87,11 @@ internal enum CoreDataError {
         case persistentStoreOpen = 134080
         case unsupportedRequestType = 134091
         case incompatibleVersionHash = 134100
+        case migration = 134110
+        case migrationConstraintViolation = 134111
+        case migrationMissingSourceModel = 134130
         case sqlite = 134180
+        case inferredMappingModel = 134190
         case fileReadUnknown = 256
         case fileReadCorruptFile = 259
         case fileReadNoSuchFile = 260

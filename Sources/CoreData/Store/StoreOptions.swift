@@ -124,8 +124,13 @@ public let NSCoreDataCoreSpotlightExporter = "NSCoreDataCoreSpotlightExporter"
 /// ```
 public let NSIgnorePersistentStoreVersioningOption = "NSIgnorePersistentStoreVersioningOption"
 
-/// Ignored until migration exists (issue 22): a store written with another model fails to open
-/// with `NSPersistentStoreIncompatibleVersionHashError` (134100), and its file is left untouched.
+/// With ``NSInferMappingModelAutomaticallyOption`` also true, a SQLite store written with another
+/// version of the model is migrated when it is added: its source model is looked for where
+/// ``NSManagedObjectModel/mergedModel(from:forStoreMetadata:)`` looks
+/// (`NSMigrationMissingSourceModelError`, 134130, if none matches), the mapping inferred
+/// (`NSInferredMappingModelError`, 134190, if it can't be), and the file rewritten in place in one
+/// transaction. Without both options such a store fails to open with
+/// `NSPersistentStoreIncompatibleVersionHashError` (134100). Every failure leaves the file as it was.
 ///
 /// ```swift
 /// let options: [AnyHashable: Any] = [NSMigratePersistentStoresAutomaticallyOption: true,
@@ -133,7 +138,9 @@ public let NSIgnorePersistentStoreVersioningOption = "NSIgnorePersistentStoreVer
 /// ```
 public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
 
-/// Ignored until migration exists (issue 22), as ``NSMigratePersistentStoresAutomaticallyOption``.
+/// Lets a migration infer its mapping model (lightweight migration), with
+/// ``NSMigratePersistentStoresAutomaticallyOption``: see there. Mapping models from files are not
+/// read yet (issue 22), so without this option no store is migrated.
 ///
 /// ```swift
 /// let options: [AnyHashable: Any] = [NSInferMappingModelAutomaticallyOption: true]

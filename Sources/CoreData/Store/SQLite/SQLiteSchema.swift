@@ -349,18 +349,27 @@ internal final class SQLiteSchema: @unchecked Sendable {
         }
     }
 
+    /// The `CREATE TABLE` of an entity table.
+    static func createStatement(_ table: Table) -> String {
+        "CREATE TABLE \(ddlName(table.name)) ( " + table.columns.map { "\(ddlName($0.name)) \($0.type)" }.joined(separator: ", ") + " )"
+    }
+
+    /// The `CREATE TABLE` of a join table.
+    static func createStatement(_ join: JoinTableSpec) -> String {
+        let (first, second) = (ddlName(join.first), ddlName(join.second))
+        let columns = ["\(first) INTEGER", "\(second) INTEGER"] + join.orderColumns.map { "\(ddlName($0)) INTEGER" }
+        return "CREATE TABLE \(ddlName(join.name)) ( " + columns.joined(separator: ", ") + ", PRIMARY KEY (\(first), \(second)) )"
+    }
+
+    /// The index of a join table on its second column, then its first.
+    static func indexStatement(_ join: JoinTableSpec) -> String {
+        "CREATE INDEX IF NOT EXISTS \(ddlName("\(join.name)_\(join.second)_INDEX")) ON \(ddlName(join.name)) (\(ddlName(join.second)), \(ddlName(join.first)))"
+    }
+
     /// The statements that create the whole schema of a new file.
     var createStatements: [String] {
-        var sql: [String] = []
-        for table in tables {
-            sql.append("CREATE TABLE \(Self.ddlName(table.name)) ( " + table.columns.map { "\(Self.ddlName($0.name)) \($0.type)" }.joined(separator: ", ") + " )")
-        }
-        for join in joinTables {
-            let (name, first, second) = (Self.ddlName(join.name), Self.ddlName(join.first), Self.ddlName(join.second))
-            let columns = ["\(first) INTEGER", "\(second) INTEGER"] + join.orderColumns.map { "\(Self.ddlName($0)) INTEGER" }
-            sql.append("CREATE TABLE \(name) ( " + columns.joined(separator: ", ") + ", PRIMARY KEY (\(first), \(second)) )")
-            sql.append("CREATE INDEX IF NOT EXISTS \(Self.ddlName("\(join.name)_\(join.second)_INDEX")) ON \(name) (\(second), \(first))")
-        }
+        var sql = tables.map(Self.createStatement)
+        for join in joinTables { sql += [Self.createStatement(join), Self.indexStatement(join)] }
         sql.append(contentsOf: indexes)
         sql.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         sql.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")

@@ -1,0 +1,511 @@
+import CSQLite
+import Foundation
+
+// Lightweight migration of a SQLite store, in place, in SQL, in one transaction: the file becomes
+// the layout a new store of the destination model has (`SQLiteSchema(model:)`: its tables, join
+// tables, indexes and `Z_ENT` numbers), with every row, `Z_PK` and `Z_OPT` kept.
+//
+// - A table whose rows stay where they are, with the same `Z_ENT` numbers, changes with
+//   `ALTER TABLE`: `ADD COLUMN` for an added attribute or to-one, `DROP COLUMN` for a removed
+//   one, an `UPDATE` where a non-optional attribute's default fills a new column or a `NULL`.
+// - Any other table (a renamed column, entities renumbered or moved between tables, a renamed
+//   entity, a relationship's keys moved) is rebuilt: the old table is renamed aside, the new one
+//   made with the new store's DDL, the rows copied entity by entity (`INSERT … SELECT`, `Z_ENT`
+//   rewritten), the old one dropped. Join tables likewise. The copies run before the ALTERs, so
+//   that a copy can read a column an ALTER drops.
+// - Then the indexes are the new store's, `Z_PRIMARYKEY` is rewritten (new numbers, `Z_MAX`
+//   kept), and the metadata carries the destination model's version hashes.
+// A non-optional property left without a value (no default, rows present) throws
+// `NSMigrationError` (134110) naming it before anything is written; any failure rolls back.
+
+/// One in-place migration of an open SQLite file from its source model to a destination model.
+internal struct SQLiteLightweightMigration {
+    /// How a destination column of an entity's rows gets its value from the entity's source row.
+    enum Feed {
+        /// No value (`NULL`).
+        case null
+        /// The source column of that name, as it is.
+        case copy(String)
+        /// The source column of that name (or none), with `default` where it is `NULL`.
+        case fill(String?, StoreValue)
+        /// Any other SQL expression on the source row (`s`).
+        case computed(String)
+        /// The lowest key of the rows of another old table (quoted) whose column `match` holds the
+        /// source row's key: a to-many kept in its destination's rows made to-one.
+        case lowestKey(table: String, match: String)
+    }
+
+    let db: SQLiteConnection
+    let destination: NSManagedObjectModel
+    /// The file as it is, read with the source model.
+    let from: SQLiteSchema
+    /// The layout of a new store of the destination model.
+    let to: SQLiteSchema
+    private var sourceOf: [ObjectIdentifier: NSEntityDescription] = [:]
+    private var destinationOf: [ObjectIdentifier: NSEntityDescription] = [:]
+    private var entityMappings: [ObjectIdentifier: NSEntityMapping] = [:]
+
+    init(db: SQLiteConnection, source: NSManagedObjectModel, destination: NSManagedObjectModel, mapping: NSMappingModel) throws {
+        self.db = db
+        self.destination = destination
+        from = try SQLiteSchema(model: source, reading: db)
+        to = SQLiteSchema(model: destination)
+        let sources = source.entitiesByName, destinations = destination.entitiesByName
+        for entityMapping in mapping.entityMappings ?? [] {
+            let d = entityMapping.destinationEntityName.flatMap { destinations[$0] }
+            let s = entityMapping.sourceEntityName.flatMap { sources[$0] }
+            if let d { entityMappings[ObjectIdentifier(d)] = entityMapping }
+            if let d, let s {
+                sourceOf[ObjectIdentifier(d)] = s
+                destinationOf[ObjectIdentifier(s)] = d
+            }
+        }
+    }
+
+    // MARK: Running it
+
+    /// Migrates the store at `url` to `destination`, in one transaction, if its metadata says
+    /// another model wrote it: finds the source model (``ModelSearch``; 134130 if none), infers
+    /// the mapping (134190 if it can't), rewrites the file. A failure leaves the file as it was.
+    static func migrateStore(at url: URL, to destination: NSManagedObjectModel) throws {
+        let db = try SQLiteConnection(path: SQLiteStore.databaseName(for: url), readOnly: false, create: false)
+        try db.execute("PRAGMA foreign_keys = OFF")
+        try db.transaction {
+            let metadata = try SQLiteStore.readMetadata(db)
+            let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
+            let current = destination.entityVersionHashesByName
+            // Another coordinator or process may have migrated it meanwhile.
+            if Set(stored.keys) == Set(current.keys), current.allSatisfy({ stored[$0.key] as? Data == $0.value }) { return }
+            guard let source = ModelSearch.sourceModel(forStoreMetadata: metadata, destination: destination) else {
+                throw CoreDataError.make(.migrationMissingSourceModel,
+                    "Can't find the model that wrote the store at \(url.path) (its version hashes match none of the models found), so it can't be migrated; it was left untouched",
+                    extra: [NSFilePathErrorKey: url.path, "metadata": metadata])
+            }
+            let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
+            do {
+                try SQLiteLightweightMigration(db: db, source: source, destination: destination, mapping: mapping).run(metadata: metadata)
+            } catch {
+                throw constraintViolation(error) ?? error
+            }
+        }
+    }
+
+    /// `NSMigrationConstraintViolationError` (134111) for a SQLite constraint failure: the rows
+    /// break a uniqueness constraint of the destination model.
+    static func constraintViolation(_ error: any Error) -> NSError? {
+        guard let error = error.asNSError, error.domain == NSCocoaErrorDomain, error.code == NSSQLiteError,
+              let code = error.userInfo[NSSQLiteErrorDomain] as? Int, code & 0xff == Int(SQLITE_CONSTRAINT) else { return nil }
+        return CoreDataError.make(.migrationConstraintViolation,
+            "Can't migrate the store: its rows break a uniqueness constraint of the destination model (\(error.localizedDescription)); the store was left untouched",
+            extra: [NSUnderlyingErrorKey: error])
+    }
+
+    /// Rewrites the file, inside the caller's transaction.
+    func run(metadata: [String: Any]) throws {
+        var feeds: [ObjectIdentifier: [(column: String, feed: Feed)]] = [:]
+        for entity in to.entities { feeds[ObjectIdentifier(entity)] = try self.feeds(entity) }
+        try checkMandatoryValues(feeds)
+
+        let indexes = to.joinTables.map(SQLiteSchema.indexStatement) + to.indexes
+        let destinationIndexes = Set(indexes.map(Self.normalized))
+        var kept = Set<String>() // upper-cased names of tables migrated in place
+        var alterations: [(create: [String], copy: [(String, [StoreValue])])] = []
+        var rebuilt: [SQLiteSchema.Table] = []
+        for table in to.tables {
+            if let plan = try alterPlan(table, family: family(of: table), feeds: feeds) {
+                kept.insert(table.name.uppercased())
+                alterations.append(([], plan))
+            } else {
+                rebuilt.append(table)
+            }
+        }
+        // The copies come first, the ALTERs last: a copy may read a column that an ALTER drops.
+        var steps: [(create: [String], copy: [(String, [StoreValue])])] = []
+        for join in to.joinTables where try !joinTableIsKept(join) {
+            steps.append(([SQLiteSchema.createStatement(join)], try joinCopy(join, kept: kept)))
+        }
+        for join in to.joinTables where try joinTableIsKept(join) { kept.insert(join.name.uppercased()) }
+        for table in rebuilt {
+            steps.append(([SQLiteSchema.createStatement(table)], copyPlan(table, family: family(of: table), feeds: feeds, kept: kept)))
+        }
+        steps += alterations
+        // The model's old tables (other tables of the file, such as Apple's history, are left alone).
+        let managed = Set(from.tables.map { $0.name.uppercased() } + from.joinTables.map { $0.name.uppercased() })
+        // Their indexes that the new layout lacks, or that belong to tables about to be replaced, go first.
+        for (name, table, sql) in try fileIndexes() where managed.contains(table.uppercased())
+        && (!kept.contains(table.uppercased()) || !destinationIndexes.contains(Self.normalized(sql))) {
+            try db.execute("DROP INDEX \(SQLiteSchema.quoted(name))")
+        }
+        // Old tables are set aside under temporary names, read by the copies, then dropped.
+        let old = managed.subtracting(kept)
+        for name in try fileTables() where old.contains(name.uppercased()) {
+            try db.execute("ALTER TABLE \(SQLiteSchema.quoted(name)) RENAME TO \(SQLiteSchema.quoted(Self.aside(name)))")
+        }
+        for step in steps {
+            for statement in step.create { try db.execute(statement) }
+            for (sql, bindings) in step.copy { try execute(sql, bindings) }
+        }
+        for name in try fileTables() where name.hasPrefix(Self.asidePrefix) {
+            try db.execute("DROP TABLE \(SQLiteSchema.quoted(name))")
+        }
+        for sql in indexes { try db.execute(sql) }
+        try rewritePrimaryKeys()
+        try writeMetadata(metadata)
+    }
+
+    // MARK: What each column gets
+
+    /// The destination entities whose rows `table` holds.
+    private func family(of table: SQLiteSchema.Table) -> [NSEntityDescription] {
+        to.entities.filter { $0.rootEntity === table.root }
+    }
+
+    /// How a copy reads the old `table` (quoted): under its own name if it was migrated in place
+    /// (`kept`, upper-cased names), else under its name set aside.
+    private static func read(_ table: String, kept: Set<String>) -> String {
+        let name = unquote(table)
+        return SQLiteSchema.quoted(kept.contains(name.uppercased()) ? name : aside(name))
+    }
+
+    /// The name of the source property that `entity`'s property `name` comes from.
+    private func sourceProperty(_ name: String, of entity: NSEntityDescription) -> NSPropertyDescription? {
+        guard let source = sourceOf[ObjectIdentifier(entity)], let mapping = entityMappings[ObjectIdentifier(entity)] else { return nil }
+        let mappings = (mapping.attributeMappings ?? []) + (mapping.relationshipMappings ?? [])
+        return mappings.first { $0.name == name }?.sourcePropertyName.flatMap { source.propertiesByName[$0] }
+    }
+
+    private static func unquote(_ quoted: String) -> String {
+        String(quoted.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"")
+    }
+
+    /// The error of a change the in-place migration does not make (yet).
+    private static func unsupported(_ entity: NSEntityDescription, _ property: NSPropertyDescription, _ what: String) -> NSError {
+        CoreDataError.make(.migration,
+            "Can't migrate \(entity.name ?? "").\(property.name) in place: \(what); the store was left untouched",
+            extra: ["entity": entity.name ?? "", "property": property.name])
+    }
+
+    /// Every column of `entity`'s rows in the destination table, with what it gets (nothing for
+    /// an added entity, which has no rows).
+    func feeds(_ entity: NSEntityDescription) throws -> [(column: String, feed: Feed)] {
+        guard sourceOf[ObjectIdentifier(entity)] != nil else { return [] }
+        var result: [(column: String, feed: Feed)] = []
+        for property in entity.layout.properties where property.isStoredInRow {
+            let old = sourceProperty(property.name, of: entity)
+            let oldColumn = old.flatMap { $0.isStoredInRow ? from.column(of: $0) : nil }.map(Self.unquote)
+            if let attribute = property as? NSAttributeDescription {
+                // The default value fills an added attribute, and the NULLs of one made non-optional.
+                var fill = attribute.defaultValue.flatMap { StoreValue.storage(of: $0, for: attribute.attributeType) }
+                if case .null? = fill { fill = nil }
+                if let fill, old == nil || (!attribute.isOptional && old!.isOptional) {
+                    result.append((attribute.columnName, .fill(oldColumn, fill)))
+                } else {
+                    result.append((attribute.columnName, oldColumn.map(Feed.copy) ?? .null))
+                }
+                continue
+            }
+            guard let relationship = property as? NSRelationshipDescription else { continue }
+            guard let oldRelationship = old as? NSRelationshipDescription else {
+                result.append((relationship.columnName, .null))
+                if let entityColumn = relationship.entityColumn { result.append((entityColumn, .null)) }
+                continue
+            }
+            guard let oldColumn else {
+                // A to-many made to-one keeps one of the rows it had: the lowest key.
+                guard relationship.entityColumn == nil, let target = oldRelationship.destinationEntity else {
+                    throw Self.unsupported(entity, relationship, "it was a to-many relationship into a hierarchy and is a to-one now")
+                }
+                switch from.toManyStorage(of: oldRelationship) {
+                case let .join(table, source, destination, _)?:
+                    result.append((relationship.columnName, .computed(Self.joined(table, keyOf: destination, where: source))))
+                case let .foreignKey(column, _, _)?:
+                    result.append((relationship.columnName, .lowestKey(table: from.table(of: target), match: column)))
+                case nil:
+                    result.append((relationship.columnName, .null))
+                }
+                continue
+            }
+            result.append((relationship.columnName, .copy(oldColumn)))
+            if let entityColumn = relationship.entityColumn {
+                result.append((entityColumn, entityFeed(relationship, old: oldRelationship, key: oldColumn)))
+            }
+        }
+        // The keys and order of to-many relationships kept in this entity's rows.
+        for owner in to.entities {
+            for case let relationship as NSRelationshipDescription in owner.ownProperties
+            where relationship.isToMany && !relationship.isTransient && relationship.destinationEntity.map(entity.isKindOf) == true {
+                guard case let .foreignKey(column, order, hidden)? = to.toManyStorage(of: relationship) else { continue }
+                let old = sourceProperty(relationship.name, of: owner) as? NSRelationshipDescription
+                // The owner's key as the old file has it, and the old order if there was one.
+                let key: String?, oldOrder: String?
+                switch old.flatMap({ from.toManyStorage(of: $0) }) {
+                case let .foreignKey(oldKey, order, _)?: (key, oldOrder) = ("s." + oldKey, order)
+                case let .join(table, source, destination, _)?:
+                    // A many-to-many made one-to-many: the row keeps one of its owners.
+                    (key, oldOrder) = (Self.joined(table, keyOf: source, where: destination), nil)
+                case nil: (key, oldOrder) = (nil, nil)
+                }
+                if hidden { result.append((Self.unquote(column), key.map(Feed.computed) ?? .null)) }
+                if let order {
+                    if let oldOrder {
+                        result.append((Self.unquote(order), .copy(Self.unquote(oldOrder))))
+                    } else if let key {
+                        result.append((Self.unquote(order), .computed(
+                            "CASE WHEN \(key) IS NULL THEN NULL ELSE row_number() OVER (PARTITION BY \(key) ORDER BY s.Z_PK) END")))
+                    } else {
+                        result.append((Self.unquote(order), .null))
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    /// The lowest `keyColumn` of the old join `table`'s rows whose `rowColumn` is the source row's key.
+    private static func joined(_ table: String, keyOf keyColumn: String, where rowColumn: String) -> String {
+        "(SELECT min(j.\(keyColumn)) FROM \(SQLiteSchema.quoted(aside(unquote(table)))) j WHERE j.\(rowColumn) = s.Z_PK)"
+    }
+
+    /// The `Z_ENT` column of a to-one relationship into a hierarchy: the old one's values
+    /// renumbered, or the number of the one entity the old relationship could point to.
+    private func entityFeed(_ relationship: NSRelationshipDescription, old: NSRelationshipDescription, key: String) -> Feed {
+        if let oldEntityColumn = from.entityColumn(of: old).map(Self.unquote) {
+            let targets = old.destinationEntity.map { $0.layout.descendants } ?? []
+            let pairs = targets.compactMap { target in destinationOf[ObjectIdentifier(target)].map { (from.number(of: target), to.number(of: $0)) } }
+            if pairs.allSatisfy({ $0.0 == $0.1 }) && oldEntityColumn.uppercased() == relationship.entityColumn?.uppercased() {
+                return .copy(oldEntityColumn)
+            }
+            let cases = pairs.map { "WHEN \($0.0) THEN \($0.1)" }.joined(separator: " ")
+            return .computed("CASE s.\(SQLiteSchema.quoted(oldEntityColumn)) \(cases) ELSE NULL END")
+        }
+        let number = old.destinationEntity.flatMap { destinationOf[ObjectIdentifier($0)] }.map { to.number(of: $0) }
+        return .computed("CASE WHEN s.\(SQLiteSchema.quoted(key)) IS NULL THEN NULL ELSE \(number.map(String.init) ?? "NULL") END")
+    }
+
+    /// Throws `NSMigrationError` (134110) for a non-optional attribute or to-one relationship
+    /// that would be left without a value in a row: added (an attribute without a default value),
+    /// or made non-optional while rows hold `NULL`.
+    private func checkMandatoryValues(_ feeds: [ObjectIdentifier: [(column: String, feed: Feed)]]) throws {
+        for entity in to.entities {
+            guard let source = sourceOf[ObjectIdentifier(entity)] else { continue }
+            let table = from.table(of: source)
+            let number = from.number(of: source)
+            for property in entity.layout.properties where property.isStoredInRow && !property.isOptional {
+                guard let feed = feeds[ObjectIdentifier(entity)]?.first(where: { $0.column == property.columnName })?.feed else { continue }
+                let condition: String
+                switch feed {
+                case .null: condition = ""
+                case .copy(let column) where sourceProperty(property.name, of: entity)?.isOptional ?? true:
+                    condition = " AND \(SQLiteSchema.quoted(column)) IS NULL"
+                default: continue
+                }
+                let count = try db.scalarInt("SELECT count(*) FROM \(table) WHERE Z_ENT = \(number)\(condition)") ?? 0
+                guard count > 0 else { continue }
+                let name = entity.name ?? ""
+                let what = property is NSAttributeDescription ? "is non-optional and has no default value" : "is a non-optional relationship"
+                throw CoreDataError.make(.migration,
+                    "Can't migrate the store: \(name).\(property.name) \(what), but \(count) \(name) row(s) would have no value for it; the store was left untouched",
+                    extra: ["entity": name, "property": property.name, "reason": "missing value for a non-optional property"])
+            }
+        }
+    }
+
+    // MARK: Entity tables
+
+    /// The statements that migrate `table` in place with `ALTER TABLE`, or `nil` when it must be
+    /// rebuilt: its rows come from one table of the same name, with the same `Z_ENT` numbers,
+    /// and every column is copied from the column of the same name, filled, or added.
+    private func alterPlan(_ table: SQLiteSchema.Table, family: [NSEntityDescription],
+                           feeds: [ObjectIdentifier: [(column: String, feed: Feed)]]) throws -> [(String, [StoreValue])]? {
+        let sources = family.compactMap { sourceOf[ObjectIdentifier($0)] }
+        guard let first = sources.first, let oldTable = from.tables.first(where: { $0.root === first.rootEntity }),
+              oldTable.name.uppercased() == table.name.uppercased(),
+              family.allSatisfy({ entity in sourceOf[ObjectIdentifier(entity)].map { from.number(of: $0) == to.number(of: entity) } ?? true }),
+              from.entities.filter({ $0.rootEntity === first.rootEntity })
+                .allSatisfy({ destinationOf[ObjectIdentifier($0)].map { $0.rootEntity === table.root } ?? true })
+        else { return nil }
+        let name = SQLiteSchema.quoted(oldTable.name)
+        var statements: [(String, [StoreValue])] = []
+        let removed = from.entities.filter { $0.rootEntity === first.rootEntity && destinationOf[ObjectIdentifier($0)] == nil }
+        if !removed.isEmpty {
+            statements.append(("DELETE FROM \(name) WHERE Z_ENT IN (\(removed.map { String(from.number(of: $0)) }.joined(separator: ", ")))", []))
+        }
+        let existing = try columns(of: oldTable.name)
+        let wanted = Set(table.columns.map { $0.name.uppercased() })
+        for column in table.columns where !existing.contains(column.name.uppercased()) {
+            statements.append(("ALTER TABLE \(name) ADD COLUMN \(SQLiteSchema.quoted(column.name)) \(column.type)", []))
+        }
+        for column in existing where !wanted.contains(column.uppercased()) {
+            statements.append(("ALTER TABLE \(name) DROP COLUMN \(SQLiteSchema.quoted(column))", []))
+        }
+        for entity in family {
+            for (column, feed) in feeds[ObjectIdentifier(entity)] ?? [] {
+                let quoted = SQLiteSchema.quoted(column)
+                switch feed {
+                case .null: continue
+                case .copy(let old) where old.uppercased() == column.uppercased(): continue
+                case .fill(nil, let value):
+                    statements.append(("UPDATE \(name) SET \(quoted) = ? WHERE Z_ENT = \(to.number(of: entity))", [value]))
+                case .fill(let old?, let value) where old.uppercased() == column.uppercased():
+                    statements.append(("UPDATE \(name) SET \(quoted) = ? WHERE Z_ENT = \(to.number(of: entity)) AND \(quoted) IS NULL", [value]))
+                default: return nil
+                }
+            }
+        }
+        return statements
+    }
+
+    /// The copies that fill a rebuilt `table`: one `INSERT … SELECT` per entity with rows.
+    private func copyPlan(_ table: SQLiteSchema.Table, family: [NSEntityDescription],
+                          feeds: [ObjectIdentifier: [(column: String, feed: Feed)]], kept: Set<String>) -> [(String, [StoreValue])] {
+        family.compactMap { entity in
+            guard let source = sourceOf[ObjectIdentifier(entity)] else { return nil }
+            var columns = ["Z_PK", "Z_ENT", "Z_OPT"].map(SQLiteSchema.quoted)
+            var values = ["s.Z_PK", String(to.number(of: entity)), "s.Z_OPT"]
+            var bindings: [StoreValue] = []
+            for (column, feed) in feeds[ObjectIdentifier(entity)] ?? [] {
+                let value: String
+                switch feed {
+                case .null: continue
+                case .copy(let old): value = "s." + SQLiteSchema.quoted(old)
+                case .fill(let old, let fill):
+                    value = old.map { "coalesce(s.\(SQLiteSchema.quoted($0)), ?)" } ?? "?"
+                    bindings.append(fill)
+                case .computed(let sql): value = sql
+                case let .lowestKey(other, match): value = "(SELECT min(t.Z_PK) FROM \(Self.read(other, kept: kept)) t WHERE t.\(match) = s.Z_PK)"
+                }
+                columns.append(SQLiteSchema.quoted(column))
+                values.append(value)
+            }
+            let oldTable = Self.aside(Self.unquote(from.table(of: source)))
+            let sql = "INSERT INTO \(SQLiteSchema.quoted(table.name)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(SQLiteSchema.quoted(oldTable)) s WHERE s.Z_ENT = \(from.number(of: source))"
+            return (sql, bindings)
+        }
+    }
+
+    // MARK: Join tables
+
+    /// The relationship that owns `join` in the destination model, and its old self.
+    private func joinOwner(_ join: SQLiteSchema.JoinTableSpec) -> (relationship: NSRelationshipDescription, old: NSRelationshipDescription?)? {
+        for entity in to.entities {
+            for case let relationship as NSRelationshipDescription in entity.ownProperties
+            where relationship.joinTable?.name == join.name && relationship.joinTable?.isOwner == true {
+                return (relationship, sourceProperty(relationship.name, of: entity) as? NSRelationshipDescription)
+            }
+        }
+        return nil
+    }
+
+    /// Whether the file already has `join` as the new layout makes it, for the same relationship.
+    private func joinTableIsKept(_ join: SQLiteSchema.JoinTableSpec) throws -> Bool {
+        guard let owner = joinOwner(join), let old = owner.old,
+              let oldJoin = from.joinTables.first(where: { $0.name.uppercased() == join.name.uppercased() }),
+              case let .join(table, _, _, _)? = from.toManyStorage(of: old), Self.unquote(table).uppercased() == join.name.uppercased()
+        else { return false }
+        return oldJoin.first.uppercased() == join.first.uppercased() && oldJoin.second.uppercased() == join.second.uppercased()
+            && oldJoin.orderColumns.map { $0.uppercased() } == join.orderColumns.map { $0.uppercased() }
+    }
+
+    /// The copy that fills a rebuilt join table: from the old relationship's join table, or from
+    /// the column that held the keys when one side was to-one. `kept` names the tables migrated
+    /// in place, read under their own names (the others are read aside).
+    private func joinCopy(_ join: SQLiteSchema.JoinTableSpec, kept: Set<String>) throws -> [(String, [StoreValue])] {
+        guard let owner = joinOwner(join), let old = owner.old,
+              case let .join(_, source, destination, order)? = to.toManyStorage(of: owner.relationship) else { return [] }
+        func read(_ table: String) -> String { Self.read(table, kept: kept) }
+        // The owner's and the member's keys in the old file, the order, and the rows to read.
+        let (ownerKey, memberKey, oldOrder, from): (String, String, String?, String)
+        switch self.from.toManyStorage(of: old) {
+        case let .join(table, oldSource, oldDestination, order)?:
+            (ownerKey, memberKey, oldOrder, from) = (oldSource, oldDestination, order, read(table) + " s")
+        case let .foreignKey(column, order, _)?:
+            // A one-to-many made many-to-many: each member row names its owner.
+            (ownerKey, memberKey, oldOrder, from) = (column, "Z_PK", order, read(self.from.table(of: old.destinationEntity!)) + " s WHERE s.\(column) IS NOT NULL")
+        case nil:
+            // A to-one made to-many: each owner row names its member.
+            guard let column = self.from.column(of: old) else { return [] }
+            (ownerKey, memberKey, oldOrder, from) = ("Z_PK", column, nil, read(self.from.table(of: old.entity!)) + " s WHERE s.\(column) IS NOT NULL")
+        }
+        var columns = [source, destination], values = ["s.\(ownerKey)", "s.\(memberKey)"]
+        if let order {
+            columns.append(order)
+            values.append(oldOrder.map { "s.\($0)" } ?? "row_number() OVER (PARTITION BY s.\(ownerKey) ORDER BY s.\(memberKey))")
+        }
+        return [("INSERT INTO \(SQLiteSchema.quoted(join.name)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(from)", [])]
+    }
+
+    // MARK: The file
+
+    static let asidePrefix = "Z_MIGRATING_"
+    /// The temporary name of an old table while its rows are copied.
+    static func aside(_ name: String) -> String { asidePrefix + name }
+
+    private func fileTables() throws -> [String] {
+        let statement = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        defer { statement.finalize() }
+        var names: [String] = []
+        while try statement.step() { names.append(statement.string(0)) }
+        return names
+    }
+
+    /// The indexes made by `CREATE INDEX` (not SQLite's own), with their tables and SQL.
+    private func fileIndexes() throws -> [(name: String, table: String, sql: String)] {
+        let statement = try db.prepare("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+        defer { statement.finalize() }
+        var indexes: [(name: String, table: String, sql: String)] = []
+        while try statement.step() { indexes.append((statement.string(0), statement.string(1), statement.string(2))) }
+        return indexes
+    }
+
+    /// An index's SQL without `IF NOT EXISTS` and with single spaces, for comparing.
+    private static func normalized(_ sql: String) -> String {
+        sql.replacingOccurrences(of: "IF NOT EXISTS ", with: "").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    private func columns(of table: String) throws -> [String] {
+        let statement = try db.prepare("PRAGMA table_info(\(SQLiteSchema.quoted(table)))")
+        defer { statement.finalize() }
+        var names: [String] = []
+        while try statement.step() { names.append(statement.string(1)) }
+        return names
+    }
+
+    private func execute(_ sql: String, _ bindings: [StoreValue]) throws {
+        let statement = try db.prepare(sql)
+        defer { statement.finalize() }
+        for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
+        _ = try statement.step()
+    }
+
+    /// `Z_PRIMARYKEY` for the new numbers: one row per destination entity, each keeping the
+    /// `Z_MAX` of its source entity (a root at least its table's highest `Z_PK`), so that no key
+    /// is handed out twice.
+    private func rewritePrimaryKeys() throws {
+        var oldMax: [String: Int64] = [:]
+        let rows = try db.prepare("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY")
+        while try rows.step() { if !rows.isNull(0) { oldMax[rows.string(0)] = rows.int64(1) } }
+        rows.finalize()
+        try db.execute("DELETE FROM Z_PRIMARYKEY")
+        for entity in to.entities {
+            var max = sourceOf[ObjectIdentifier(entity)].flatMap { $0.name.flatMap { oldMax[$0] } } ?? 0
+            if entity.superentity == nil {
+                max = Swift.max(max, try db.scalarInt("SELECT max(Z_PK) FROM \(to.table(of: entity))") ?? 0)
+            }
+            try execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)", [
+                .int(Int64(to.number(of: entity))), .string(entity.name ?? ""),
+                .int(Int64(entity.superentity.map { to.number(of: $0) } ?? 0)), .int(max)])
+        }
+    }
+
+    /// The store's metadata with the destination model's keys (version hashes, identifiers,
+    /// checksum); the app's own keys are kept. The cached model of Apple's store is dropped.
+    private func writeMetadata(_ metadata: [String: Any]) throws {
+        let uuid = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
+        var updated = metadata
+        for (key, value) in SQLiteStore.makeMetadata(model: destination, uuid: uuid) {
+            updated[key] = value
+        }
+        try SQLiteStore.writeMetadata(updated, uuid: uuid, to: db)
+        if try SQLiteStore.tableExists("Z_MODELCACHE", in: db) { try db.execute("DELETE FROM Z_MODELCACHE") }
+    }
+}
