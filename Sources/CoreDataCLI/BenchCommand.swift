@@ -10,7 +10,9 @@ import Foundation
 /// - (d)–(g), issue 4's predicate workloads on a table of 100,000 products: 1,000 fetches by an
 ///   indexed `code` (about 20 objects each), 500 `BEGINSWITH[cd]` searches with `fetchLimit` 7,
 ///   10,000 `existingObject(with:)` lookups, 5 dictionary fetches of `@sum`/`@avg` grouped by a
-///   column (BenchPredicates.swift).
+///   column (BenchPredicates.swift);
+/// - (m1), (m2), issue 22: a store of 1,000,000 rows migrated in place to a model version that adds
+///   an attribute, or renames one and makes it non-optional (BenchMigration.swift).
 ///
 /// Every engine uses WAL with `synchronous = NORMAL` and a fresh file in a temporary folder.
 /// Only the work itself is timed: opening the store and creating tables, and filling the
@@ -26,6 +28,8 @@ struct BenchCommand: ParsableCommand {
             and on a table of 100,000 products (predicates: d, e, f, g): d (1,000 fetches of code == %@, an indexed column, \
             ~20 objects each), e (500 fetches of name BEGINSWITH[cd] %@ with fetchLimit 7), f (10,000 existingObject(with:) \
             in a fresh context), g (5 dictionary fetches of @sum and @avg of amount grouped by category); \
+            m1 and m2 (migrate a store of 1,000,000 Items to a model version that adds an attribute, or renames one \
+            and makes it non-optional; m selects both); \
             stall (main-queue lateness while a background context imports 100,000 Items in saves of 1,000). \
             Run it in a release build: swift run -c release coredata bench
             """
@@ -34,7 +38,7 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "A small run for CI: sizes divided by 20, one repetition.") var quick = false
     @Option(help: "Repetitions of each measurement; the median is reported (default 5, or 1 with --quick).") var repetitions: Int?
     @Option(help: "Divide every workload's size by this (default 1, or 20 with --quick).") var divideSizesBy: Int?
-    @Option(name: .customLong("workload"), help: "Run only these workloads (a, a1, a2, b, c, d, e, f, g, predicates, stall; repeatable).") var workloadNames: [String] = []
+    @Option(name: .customLong("workload"), help: "Run only these workloads (a, a1, a2, b, b', c, c', d, e, f, g, predicates, m1, m2, m, stall; repeatable).") var workloadNames: [String] = []
     @Option(name: .customLong("engine"), help: "Run only these engines (coredata, raw, grdb, grdb-sql; repeatable). Ratios need raw.") var engineNames: [String] = []
 
     func validate() throws {
@@ -55,7 +59,7 @@ struct BenchCommand: ParsableCommand {
         for name in workloadNames.flatMap({ $0.split(separator: ",").map(String.init) }) where name != "stall" {
             let matches = BenchWorkload.groups[name] ?? BenchWorkload(rawValue: name).map { [$0] } ?? []
             guard !matches.isEmpty else {
-                throw ValidationError("Unknown workload '\(name)': use a, a1, a2, b, c, d, e, f, g, predicates or stall")
+                throw ValidationError("Unknown workload '\(name)': use a, a1, a2, b, b', c, c', d, e, f, g, predicates, m1, m2, m or stall")
             }
             result += matches.filter { !result.contains($0) }
         }

@@ -13,6 +13,8 @@ enum CoreDataBench {
         switch workload {
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
             return try predicateRepetition(workload, size: size, folder: folder)
+        case .migrationAddAttribute, .migrationRenameAttribute:
+            return try MigrationBench.coreDataRepetition(workload, size: size, folder: folder)
 
         case .carsSavedOneByOne, .carsSavedOnce:
             let model = try NSManagedObjectModel(validatingContentsOf: CoreDataManager.bundledModelURL)

@@ -14,6 +14,8 @@ enum GRDBBench {
         switch workload {
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
             return try predicateRepetition(workload, size: size, folder: folder)
+        case .migrationAddAttribute, .migrationRenameAttribute:
+            return migrationRepetition(workload, size: size, folder: folder, statements: false)
 
         case .carsSavedOneByOne, .carsSavedOnce:
             let names = (0..<size).map { String($0) }
@@ -81,6 +83,8 @@ enum GRDBStatementBench {
         switch workload {
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
             return try predicateRepetition(workload, size: size, folder: folder)
+        case .migrationAddAttribute, .migrationRenameAttribute:
+            return migrationRepetition(workload, size: size, folder: folder, statements: true)
 
         case .carsSavedOneByOne, .carsSavedOnce:
             let names = (0..<size).map { String($0) }
@@ -210,6 +214,37 @@ final class GRDBItem: Record {
         container["i7"] = i7
         container["i8"] = i8
         container["i9"] = i9
+    }
+}
+
+/// A migration workload (BenchMigration.swift): GRDB records run the change as a GRDB app writes
+/// it, a `DatabaseMigrator` migration with `alter(table:)`; GRDB statements run raw SQLite's SQL in
+/// one `write`. The pool is opened inside the timed part, as the other engines open their stores.
+private func migrationRepetition(_ workload: BenchWorkload, size: Int, folder: BenchFolder, statements: Bool) -> BenchRepetition {
+    {
+        let file = try MigrationBench.freshSource(size: size, folder: folder, stem: statements ? "grdb-sql-migrate" : "grdb-migrate")
+        defer { BenchFolder.remove(file) }
+        var sample = try BenchMeter.measure {
+            let pool = try DatabasePool(path: file.path)
+            if statements {
+                try pool.write { db in for sql in MigrationBench.rawSQL(workload) { try db.execute(sql: sql) } }
+            } else {
+                var migrator = DatabaseMigrator()
+                migrator.registerMigration(workload.rawValue) { db in
+                    if workload == .migrationAddAttribute {
+                        try db.alter(table: "ZITEM") { t in t.add(column: "ZFLAG", .integer) }
+                    } else {
+                        try db.alter(table: "ZITEM") { t in t.rename(column: "ZN", to: "ZCOUNT") }
+                        try db.execute(sql: #"UPDATE "ZITEM" SET "ZCOUNT" = 0 WHERE "ZCOUNT" IS NULL"#)
+                    }
+                }
+                try migrator.migrate(pool)
+            }
+            try pool.close()
+            return 0
+        }
+        sample.checksum = try MigrationBench.check(file, workload)
+        return sample
     }
 }
 

@@ -14,6 +14,8 @@ enum RawSQLiteBench {
         switch workload {
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
             return try predicateRepetition(workload, size: size, folder: folder)
+        case .migrationAddAttribute, .migrationRenameAttribute:
+            return try MigrationBench.rawRepetition(workload, size: size, folder: folder)
 
         case .carsSavedOneByOne, .carsSavedOnce:
             let names = (0..<size).map { String($0) }

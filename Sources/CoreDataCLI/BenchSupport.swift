@@ -32,11 +32,18 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     case lookupByID = "f"
     /// Issue 4: a dictionary fetch of `@sum`/`@avg` of `amount` grouped by `category`.
     case groupedAggregates = "g"
+    /// Issue 22: a store of `Item` rows migrated in place to a model version that adds an
+    /// optional attribute (BenchMigration.swift).
+    case migrationAddAttribute = "m1"
+    /// Issue 22: the same store migrated to a version that renames an attribute and makes it
+    /// non-optional with a default.
+    case migrationRenameAttribute = "m2"
 
     /// Names that select several workloads with `--workload`.
     static let groups: [String: [BenchWorkload]] = [
         "a": [.carsSavedOneByOne, .carsSavedOnce],
         "predicates": [.equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates],
+        "m": [.migrationAddAttribute, .migrationRenameAttribute],
     ]
 
     /// The full-run row count (for the predicate workloads: the rows of the table queried).
@@ -46,6 +53,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .insertItems, .insertItemsBoxed: 50_000
         case .fetchItems, .fetchItemsBoxed: 200_000
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates: 100_000
+        case .migrationAddAttribute, .migrationRenameAttribute: 1_000_000
         }
     }
 
@@ -57,7 +65,8 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     /// itself for the other workloads).
     func queries(size: Int) -> Int {
         switch self {
-        case .carsSavedOneByOne, .carsSavedOnce, .insertItems, .fetchItems, .insertItemsBoxed, .fetchItemsBoxed: size
+        case .carsSavedOneByOne, .carsSavedOnce, .insertItems, .fetchItems, .insertItemsBoxed, .fetchItemsBoxed,
+             .migrationAddAttribute, .migrationRenameAttribute: size
         case .equalityFetch: max(1, size / 100)
         case .prefixSearch: max(1, size / 200)
         case .lookupByID: max(1, size / 10)
@@ -77,6 +86,8 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .prefixSearch: "(e) `name BEGINSWITH[cd] %@`, limit 7"
         case .lookupByID: "(f) `existingObject(with:)`, fresh context"
         case .groupedAggregates: "(g) `@sum`, `@avg` of amount by category"
+        case .migrationAddAttribute: "(m1) migrate: add an attribute"
+        case .migrationRenameAttribute: "(m2) migrate: rename, make non-optional"
         }
     }
 
@@ -86,6 +97,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .carsSavedOneByOne, .carsSavedOnce, .fetchItems, .insertItemsBoxed, .fetchItemsBoxed: 3.0
         case .insertItems: 2.5
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates: 2.0
+        case .migrationAddAttribute, .migrationRenameAttribute: 1.5
         }
     }
 
@@ -114,6 +126,8 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .fetchItems, .fetchItemsBoxed: 10 * (size * (size - 1) / 2)
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
             PredicateBench.data(rows: size, folder: folder).expectedChecksum(self)
+        case .migrationAddAttribute, .migrationRenameAttribute:
+            MigrationBench.expectedChecksum(self, size: size)
         }
     }
 }
