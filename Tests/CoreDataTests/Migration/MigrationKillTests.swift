@@ -42,7 +42,7 @@ struct MigrationKillTests {
         return try #require(NSManagedObjectModel(contentsOf: url))
     }
 
-    static let options: [AnyHashable: Any] = [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true]
+    static var options: [AnyHashable: Any] { [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true] }
 
     /// The sum of `n` over the rows: every tenth row has none.
     static var expectedSum: Int { (1...rows).reduce(0) { $1 % 10 == 0 ? $0 : $0 + $1 } }
@@ -83,14 +83,14 @@ struct MigrationKillTests {
     }
 
     @Test("killed at any moment, the store is wholly original or wholly migrated, and a rerun succeeds",
-          arguments: [0, 1, 3, 10, 30, 100, 300, 100_000])
+          arguments: [0, 3, 10, 30, 60, 100, 130, 160, 200, 250, 300, 500, 100_000])
     func killedWhileMigrating(afterMilliseconds delay: Int) async throws {
         let folder = try TemporaryFolder()
         _ = try Self.writeBundle(in: folder.url)
         let url = folder.url.appendingPathComponent("Store.sqlite")
         try Self.writeSource(url, folder: folder.path)
 
-        await #expect(processExitsWith: .signal(SIGKILL)) { [path = folder.path, delay] in
+        await #expect(processExitsWith: .signal(SIGKILL)) { [path = folder.path as String, delay = delay as Int] in
             let model = try MigrationKillTests.model(2, in: path)
             let killer = Thread {
                 usleep(useconds_t(delay * 1_000))
