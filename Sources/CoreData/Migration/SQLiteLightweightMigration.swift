@@ -332,27 +332,69 @@ internal struct SQLiteLightweightMigration {
         }
         let existing = try columns(of: oldTable.name)
         let wanted = Set(table.columns.map { $0.name.uppercased() })
+        let renamed = Self.renamedColumns(family.map { feeds[ObjectIdentifier($0)] ?? [] }, existing: existing, wanted: wanted)
+        let renamedFrom = Set(renamed.values.map { $0.uppercased() })
         for column in table.columns where !existing.contains(column.name.uppercased()) {
-            statements.append(("ALTER TABLE \(name) ADD COLUMN \(SQLiteSchema.quoted(column.name)) \(column.type)", []))
+            if let old = renamed[column.name.uppercased()] {
+                statements.append(("ALTER TABLE \(name) RENAME COLUMN \(SQLiteSchema.quoted(old)) TO \(SQLiteSchema.quoted(column.name))", []))
+            } else {
+                statements.append(("ALTER TABLE \(name) ADD COLUMN \(SQLiteSchema.quoted(column.name)) \(column.type)", []))
+            }
         }
-        for column in existing where !wanted.contains(column.uppercased()) {
+        for column in existing where !wanted.contains(column.uppercased()) && !renamedFrom.contains(column.uppercased()) {
             statements.append(("ALTER TABLE \(name) DROP COLUMN \(SQLiteSchema.quoted(column))", []))
         }
         for entity in family {
             for (column, feed) in feeds[ObjectIdentifier(entity)] ?? [] {
                 let quoted = SQLiteSchema.quoted(column)
+                // The column the value is in once the ALTERs have run: its own, or the one renamed to it.
+                let current = { (old: String) in old.uppercased() == column.uppercased() || renamed[column.uppercased()]?.uppercased() == old.uppercased() }
                 switch feed {
                 case .null: continue
-                case .copy(let old) where old.uppercased() == column.uppercased(): continue
+                case .copy(let old) where current(old): continue
                 case .fill(nil, let value):
                     statements.append(("UPDATE \(name) SET \(quoted) = ? WHERE Z_ENT = \(to.number(of: entity))", [value]))
-                case .fill(let old?, let value) where old.uppercased() == column.uppercased():
+                case .fill(let old?, let value) where current(old):
                     statements.append(("UPDATE \(name) SET \(quoted) = ? WHERE Z_ENT = \(to.number(of: entity)) AND \(quoted) IS NULL", [value]))
                 default: return nil
                 }
             }
         }
         return statements
+    }
+
+    /// The columns of a table kept in place that take an old column's values under a new name
+    /// (an attribute or relationship renamed, through its renaming identifier): new name
+    /// (upper-cased) → old column. Only where every entity of the table reads the new column from
+    /// the same old one, which no entity reads for another column and the new layout does not
+    /// keep: then `ALTER TABLE … RENAME COLUMN` moves the values without copying a row.
+    static func renamedColumns(_ feeds: [[(column: String, feed: Feed)]], existing: [String], wanted: Set<String>) -> [String: String] {
+        let existingNames = Set(existing.map { $0.uppercased() })
+        var candidates: [String: String?] = [:] // new column → its one old column (nil: not one)
+        var readers: [String: Set<String>] = [:] // old column → the new columns that read it
+        for (column, feed) in feeds.joined() {
+            let old: String?
+            switch feed {
+            case .copy(let name): old = name
+            case .fill(let name?, _): old = name
+            default: old = nil
+            }
+            guard let old else { continue }
+            let new = column.uppercased()
+            readers[old.uppercased(), default: []].insert(new)
+            guard !existingNames.contains(new) else { continue }
+            switch candidates[new] {
+            case nil: candidates[new] = old
+            case let seen?? where seen.uppercased() == old.uppercased(): break
+            default: candidates[new] = .some(nil)
+            }
+        }
+        var renamed: [String: String] = [:]
+        for case let (new, old??) in candidates
+        where existingNames.contains(old.uppercased()) && !wanted.contains(old.uppercased()) && readers[old.uppercased()] == [new] {
+            renamed[new] = old
+        }
+        return renamed
     }
 
     /// The copies that fill a rebuilt `table`: one `INSERT … SELECT` per entity with rows.

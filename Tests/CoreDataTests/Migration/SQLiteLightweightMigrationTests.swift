@@ -174,6 +174,21 @@ import Testing
         #expect(try Self.fetch("Person", context).map { $0.value(forKey: "fullName") as? String } == ["Ann", "?"])
     }
 
+    @Test func aRenamedAttributeIsRenamedInPlaceWithoutCopyingTheTable() throws {
+        let folder = try TemporaryFolder()
+        let source = M.v1()
+        let url = try Self.v1Store(folder, source)
+        // A trigger of the file's own on the table (as Apple's derived attributes have) goes with
+        // a rebuilt table and stays on a table altered in place.
+        try RawSQLite.execute(url.path, "CREATE TRIGGER ZPERSON_TOUCHED AFTER UPDATE ON ZPERSON BEGIN SELECT 1; END")
+        let v2 = M.v1(personName: M.attribute("fullName", .stringAttributeType, optional: false, defaultValue: "?", renamedFrom: "name"))
+        try Self.migrate(url, from: source, to: v2)
+        // ALTER TABLE … RENAME COLUMN and an UPDATE of the NULLs: no row copied.
+        #expect(try RawSQLite.query(url.path, "SELECT count(*) FROM sqlite_master WHERE name = 'ZPERSON_TOUCHED'") == [["1"]])
+        #expect(try RawSQLite.query(url.path, "SELECT ZFULLNAME FROM ZPERSON ORDER BY Z_PK") == [["Ann"], ["?"]])
+        #expect(try !RawSQLite.query(url.path, "PRAGMA table_info(ZPERSON)").contains { $0[1] == "ZNAME" })
+    }
+
     @Test func anOptionalAttributeMadeNonOptionalGetsItsDefault() throws {
         let folder = try TemporaryFolder()
         let v2 = M.v1(personName: M.attribute("name", .stringAttributeType, optional: false, defaultValue: "Nobody"))
