@@ -90,6 +90,7 @@ internal enum CoreDataError {
         case migration = 134110
         case migrationConstraintViolation = 134111
         case migrationMissingSourceModel = 134130
+        case migrationMissingMappingModel = 134140
         case sqlite = 134180
         case inferredMappingModel = 134190
         case fileReadUnknown = 256

@@ -50,6 +50,10 @@ open class NSEntityMapping: NSObject {
     /// The expression that fetches the source instances (`nil` in an inferred mapping: the
     /// in-place migration reads the source entity's rows itself).
     open var sourceExpression: NSExpression?
+    /// The filter of the source instances a mapping model file gives (`sourcefilterpredicatestring`),
+    /// kept as written for the migration manager: Apple's compiled model folds it into
+    /// ``sourceExpression`` (`FETCH(…)`), which this package leaves `nil`.
+    internal var sourceFilterPredicate: String?
     /// Information of the mapping's author.
     open var userInfo: [AnyHashable: Any]?
     /// The name of the `NSEntityMigrationPolicy` subclass that runs the mapping (`nil` for the default).

@@ -20,6 +20,12 @@ extension NSPersistentStoreCoordinator {
             else { throw error }
             do {
                 try SQLiteLightweightMigration.migrateStore(at: url, to: managedObjectModel)
+            } catch let error as NSError where error.domain == NSCocoaErrorDomain && error.code == NSInferredMappingModelError {
+                // As Apple's coordinator reports it: no mapping model found or inferred, the
+                // inference's own error (entity, property, reason) underneath.
+                throw CoreDataError.make(.migrationMissingMappingModel,
+                    "Can't find or automatically infer a mapping model to migrate the store at \(url.path): \(error.localizedDescription)",
+                    extra: [NSUnderlyingErrorKey: error, NSFilePathErrorKey: url.path])
             } catch {
                 throw SQLiteStore.openError(error.asNSError ?? (error as NSError), url: url)
             }
