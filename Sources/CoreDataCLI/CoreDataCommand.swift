@@ -6,7 +6,7 @@ struct CoreDataCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coredata",
         abstract: "Core Data for Linux: a demo, a store inspector and benchmarks.",
-        subcommands: [DemoCommand.self, InspectCommand.self, BenchCommand.self]
+        subcommands: [DemoCommand.self, InspectCommand.self, MigrateCommand.self, BenchCommand.self]
     )
 }
 

@@ -1,0 +1,30 @@
+import ArgumentParser
+import CoreDataExamples
+import Foundation
+
+/// `coredata migrate STORE --model PATH.xcdatamodeld [--to VERSION] [--dry-run]`: migrates a store in
+/// place to a version of its model (lightweight migration), or with `--dry-run` prints what it would do.
+struct MigrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Migrate a Core Data SQLite store to another version of its model.",
+        discussion: "Finds the version of the model that wrote the store, infers the mapping to the target version (the current one unless --to names another), prints it, and migrates the store in place in one transaction. --dry-run prints the plan and changes nothing."
+    )
+
+    @Argument(help: "The store file (.sqlite).") var store: String
+    @Option(help: "The versioned model (.xcdatamodeld).") var model: String
+    @Option(name: .customLong("to"), help: "The version to migrate to (default: the model's current version).") var version: String?
+    @Flag(help: "Print the inferred mapping and change nothing.") var dryRun = false
+
+    func run() throws {
+        let tool = StoreMigrationTool(store: URL(fileURLWithPath: store), model: URL(fileURLWithPath: model), to: version)
+        do {
+            print(try tool.plan())
+            guard !dryRun else { return }
+            FileHandle.standardError.write(Data("Migrating…\n".utf8))
+            print(try tool.migrate())
+        } catch let error as NSError {
+            throw CommandFailure("Can't migrate \(store): \(error.localizedDescription) (\(error.domain) \(error.code))")
+        }
+    }
+}

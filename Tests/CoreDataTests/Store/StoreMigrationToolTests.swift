@@ -1,0 +1,71 @@
+import CoreDataExamples
+import Foundation
+import Testing
+@testable import CoreData
+
+/// `coredata migrate STORE --model PATH.xcdatamodeld [--to VERSION] [--dry-run]` (`StoreMigrationTool`).
+@Suite("coredata migrate")
+struct StoreMigrationToolTests {
+    /// `Items.xcdatamodeld`: `Items` (Item: name, n), `Items 2` (n renamed count, non-optional,
+    /// default 0; flag added; a new entity Tag), current version `Items 2`.
+    static func writeBundle(in folder: URL) throws -> URL {
+        let bundle = folder.appendingPathComponent("Items.xcdatamodeld")
+        let versions = [
+            "Items": #"<entity name="Item" syncable="YES"><attribute name="name" optional="YES" attributeType="String"/><attribute name="n" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/></entity>"#,
+            "Items 2": #"<entity name="Item" syncable="YES"><attribute name="name" optional="YES" attributeType="String"/><attribute name="count" attributeType="Integer 64" defaultValueString="0" renamingIdentifier="n" usesScalarValueType="YES"/><attribute name="flag" optional="YES" attributeType="Boolean" usesScalarValueType="YES"/></entity><entity name="Tag" syncable="YES"><attribute name="label" optional="YES" attributeType="String"/></entity>"#,
+        ]
+        for (version, entities) in versions {
+            let url = bundle.appendingPathComponent("\(version).xcdatamodel")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            try Data("""
+                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">\(entities)</model>
+                """.utf8).write(to: url.appendingPathComponent("contents"))
+        }
+        let current: [String: Any] = ["_XCCurrentVersionName": "Items 2.xcdatamodel"]
+        try PropertyListSerialization.data(fromPropertyList: current, format: .xml, options: 0).write(to: bundle.appendingPathComponent(".xccurrentversion"))
+        return bundle
+    }
+
+    /// A store written by version `Items` in `folder` (`Test.sqlite`) with two items, one without `n`.
+    static func writeStore(in folder: URL, bundle: URL) throws -> URL {
+        let model = try #require(NSManagedObjectModel(contentsOf: bundle.appendingPathComponent("Items.xcdatamodel")))
+        let stack = try TestStack(model: model, directory: folder)
+        stack.insert("Item", ["name": "a", "n": 5])
+        stack.insert("Item", ["name": "b"])
+        try stack.context.save()
+        try stack.coordinator.remove(stack.coordinator.persistentStores[0])
+        return stack.url
+    }
+
+    @Test func planSaysWhichVersionsAndWhatIsInferredAndMigrateDoesIt() throws {
+        let folder = try TemporaryFolder()
+        let bundle = try Self.writeBundle(in: folder.url)
+        let url = try Self.writeStore(in: folder.url, bundle: bundle)
+        let before = try Data(contentsOf: url)
+        let tool = StoreMigrationTool(store: url, model: bundle)
+        let plan = try tool.plan().split(separator: "\n").map(String.init)
+        #expect(plan.contains("Written by version: Items") && plan.contains("Migrate to version: Items 2"), "\(plan)")
+        #expect(plan.contains("      count ← $source.n") && plan.contains("      + flag (new: its default value, or nil)"), "\(plan)")
+        #expect(plan.contains("  + Tag (new entity)"), "\(plan)")
+        #expect(try Data(contentsOf: url) == before) // a plan changes nothing
+
+        #expect(try tool.migrate().hasPrefix("Migrated \(url.path) from version Items to Items 2 in "))
+        #expect(try RawSQLite.query(url.path, "SELECT ZNAME, ZCOUNT FROM ZITEM ORDER BY Z_PK") == [["a", "5"], ["b", "0"]])
+        #expect(try tool.plan().contains("Nothing to migrate: the store is at that version."))
+        #expect(try tool.migrate().hasPrefix("Nothing to migrate"))
+    }
+
+    @Test func unknownVersionsAreErrorsAndTheStoreIsLeftAlone() throws {
+        let folder = try TemporaryFolder()
+        let bundle = try Self.writeBundle(in: folder.url)
+        let url = try Self.writeStore(in: folder.url, bundle: bundle)
+        let before = try Data(contentsOf: url)
+        let missing = #expect(throws: NSError.self) { try StoreMigrationTool(store: url, model: bundle, to: "Items 9").migrate() }
+        #expect(missing?.localizedDescription.contains("has no version named 'Items 9' (it has Items, Items 2)") == true)
+        try FileManager.default.removeItem(at: bundle.appendingPathComponent("Items.xcdatamodel"))
+        let orphan = #expect(throws: NSError.self) { try StoreMigrationTool(store: url, model: bundle).plan() }
+        #expect(orphan?.code == NSMigrationMissingSourceModelError)
+        #expect(try Data(contentsOf: url) == before)
+    }
+}
