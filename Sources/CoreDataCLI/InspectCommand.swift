@@ -2,18 +2,26 @@ import ArgumentParser
 import CoreDataExamples
 import Foundation
 
-/// `coredata inspect STORE`: a store's metadata, entities and row counts.
+/// `coredata inspect STORE [--model PATH.xcdatamodeld]`: a store's metadata, entities and row
+/// counts, and with `--model`, which version of the model wrote it.
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Print a Core Data SQLite store's metadata, entities and row counts."
+        abstract: "Print a Core Data SQLite store's metadata, entities and row counts.",
+        discussion: "With --model, also say which version of the model wrote the store, or that none did and which entities differ."
     )
 
     @Argument(help: "The store file (.sqlite).") var store: String
+    @Option(help: "A model (.xcdatamodeld, or one .xcdatamodel): say which of its versions wrote the store.") var model: String?
 
     func run() throws {
         do {
-            print(try StoreInspector(url: URL(fileURLWithPath: store)).report())
+            let inspector = StoreInspector(url: URL(fileURLWithPath: store))
+            print(try inspector.report())
+            if let model {
+                print("")
+                print(try inspector.versionReport(model: URL(fileURLWithPath: model)))
+            }
         } catch let error as NSError {
             throw CommandFailure("Can't inspect \(store): \(error.localizedDescription) (\(error.domain) \(error.code))")
         }

@@ -65,9 +65,18 @@ extension ModelSearch {
     /// for migrating the store to `destination`; `nil` when none matches
     /// (`NSMigrationMissingSourceModelError`, 134130).
     ///
-    /// Searched as ``NSManagedObjectModel/mergedModel(from:forStoreMetadata:)`` searches for `nil`
-    /// bundles (the main bundle and the Linux additions).
+    /// Searched in order:
+    /// 1. the versions of the `.xcdatamodeld` `destination` was read from (by name), the first
+    ///    whose entities have exactly the metadata's version hashes
+    ///    (``NSManagedObjectModel/isConfiguration(withName:compatibleWithStoreMetadata:)``);
+    /// 2. as ``NSManagedObjectModel/mergedModel(from:forStoreMetadata:)`` searches for `nil`
+    ///    bundles (the main bundle and the Linux additions), where several models may merge.
     static func sourceModel(forStoreMetadata metadata: [String: Any], destination: NSManagedObjectModel) -> NSManagedObjectModel? {
-        NSManagedObjectModel.mergedModel(from: nil, forStoreMetadata: metadata)
+        if let bundle = destination.versionedModelURL {
+            for version in versions(of: bundle) {
+                if let model = read(version), model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return model }
+            }
+        }
+        return NSManagedObjectModel.mergedModel(from: nil, forStoreMetadata: metadata)
     }
 }

@@ -21,6 +21,10 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
     open var versionIdentifiers: Set<AnyHashable> = []
     /// Localized names of entities and properties; stored for fidelity.
     open var localizationDictionary: [String: String]? = nil
+    /// The `.xcdatamodeld` this model is a version of, when it was read from one (set by
+    /// `XcodeModelReader`; kept by copies): where a store's source model is looked for first
+    /// (`ModelSearch.sourceModel(forStoreMetadata:destination:)`).
+    internal var versionedModelURL: URL?
     /// The fetch request templates by name (`NSManagedObjectModel+FetchRequestTemplates.swift`).
     internal let fetchRequestTemplates = Locked<[String: NSFetchRequest<NSFetchRequestResult>]>([:])
 
@@ -80,6 +84,7 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         for entity in _entities { entity.managedObjectModel = self }
         _configurations = other._configurations
         versionIdentifiers = other.versionIdentifiers
+        versionedModelURL = other.versionedModelURL
         fetchRequestTemplates.withLock { $0 = other.fetchRequestTemplatesByName }
     }
 
@@ -108,8 +113,14 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
 
     /// The entities of a configuration; `nil` or `"Default"` names all entities.
     open func entities(forConfigurationName configuration: String?) -> [NSEntityDescription]? {
-        guard let configuration, configuration != "Default", configuration != "PF_DEFAULT_CONFIGURATION_NAME" else { return entities }
+        guard let configuration, !Self.namesAllEntities(configuration) else { return entities }
         return lock.withLock { _configurations[configuration] }
+    }
+
+    /// Whether a configuration name stands for the whole model: `nil`, `"Default"` or Apple's
+    /// `"PF_DEFAULT_CONFIGURATION_NAME"`.
+    internal static func namesAllEntities(_ configuration: String?) -> Bool {
+        configuration == nil || configuration == "Default" || configuration == "PF_DEFAULT_CONFIGURATION_NAME"
     }
 
     /// Sets the entities of a configuration.
@@ -128,11 +139,23 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
     /// The checksum Xcode shows for the model: base64 of SHA-256 over the entity hashes in name order.
     open var versionChecksum: String { VersionHash.versionChecksum(self) }
 
-    /// Whether the store metadata's entity hashes match this model (for the configuration's entities).
+    /// Whether a store whose metadata is `metadata` was written with this model's entities: each
+    /// entity of the configuration has the version hash the metadata records for it
+    /// (`NSStoreModelVersionHashesKey`). For `nil` or `"Default"` (all entities) the metadata must
+    /// also record no other entity: a store records every entity of the model that wrote it, so a
+    /// named configuration's store records entities outside the configuration too. An unknown
+    /// configuration, or metadata without hashes, is not compatible.
+    ///
+    /// ```swift
+    /// let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: storeURL)
+    /// if !model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) {
+    ///     // the store needs migrating
+    /// }
+    /// ```
     open func isConfiguration(withName configuration: String?, compatibleWithStoreMetadata metadata: [String: Any]) -> Bool {
-        guard let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] else { return false }
-        let entities = self.entities(forConfigurationName: configuration) ?? []
-        guard stored.count == entities.count else { return false }
+        guard let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any],
+              let entities = self.entities(forConfigurationName: configuration) else { return false }
+        if Self.namesAllEntities(configuration), stored.count != entities.count { return false }
         for entity in entities {
             guard let name = entity.name, let hash = stored[name] as? Data, hash == entity.versionHash else { return false }
         }
@@ -167,6 +190,7 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         }
         copy.entities = all
         copy.versionIdentifiers = versionIdentifiers
+        copy.versionedModelURL = versionedModelURL
         copy.fetchRequestTemplates.withLock { copies in
             for (name, template) in fetchRequestTemplatesByName {
                 let request = template.copiedRequest(as: NSFetchRequestResult.self)

@@ -35,7 +35,18 @@ internal enum XcodeModelReader {
         } catch {
             throw fileError(.fileReadCorruptFile, contents, "could not be read (\(error.localizedDescription))", underlying: error)
         }
-        return try parse(data, file: contents)
+        let result = try parse(data, file: contents)
+        result.model.versionedModelURL = versionedModel(containing: contents)
+        return result
+    }
+
+    /// The `.xcdatamodeld` a `contents` file is a version of (`<bundle>.xcdatamodeld/<version>.xcdatamodel/contents`),
+    /// or `nil` for a model outside one.
+    static func versionedModel(containing contents: URL) -> URL? {
+        let version = contents.deletingLastPathComponent()
+        let bundle = version.deletingLastPathComponent()
+        guard version.pathExtension.lowercased() == "xcdatamodel", bundle.pathExtension.lowercased() == "xcdatamodeld" else { return nil }
+        return bundle
     }
 
     // MARK: Finding the contents file
@@ -124,34 +135,14 @@ internal enum XcodeModelReader {
 
     // MARK: Parsing
 
-    /// Serializes XML parsing: Foundation's `XMLParser` is not documented as safe to run on
-    /// several threads at once.
+    /// Serializes XML parsing (of models and of mapping models, ``parseXML``): Foundation's
+    /// `XMLParser` is not documented as safe to run on several threads at once.
     private static let parseLock = NSLock()
 
     /// Builds a model from the XML of a `contents` file.
     static func parse(_ data: Data, file: URL) throws -> Result {
-        if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
-            throw fileError(.fileReadCorruptFile, file, "is empty")
-        }
         let handler = ModelXMLHandler(file: file)
-        let (succeeded, line, parserError): (Bool, Int, Error?) = parseLock.withLock {
-            let parser = XMLParser(data: data)
-            parser.shouldProcessNamespaces = false
-            parser.shouldResolveExternalEntities = false
-            parser.delegate = handler
-            let succeeded = parser.parse()
-            defer { parser.delegate = nil }
-            return (succeeded, parser.lineNumber, parser.parserError)
-        }
-        // The handler's own error first: a problem it found, or the XML error it was told about.
-        if let error = handler.error { throw error }
-        // Foundation's parser on Linux may return `true` and still set an error; trust the error.
-        if let parserError {
-            throw fileError(.fileReadCorruptFile, file, "is not valid XML: \(describe(xmlError: parserError))", line: line, underlying: parserError)
-        }
-        if !succeeded {
-            throw fileError(.fileReadCorruptFile, file, "is not valid XML", line: line)
-        }
+        let line = try parseXML(data, file: file, delegate: handler, delegateError: { handler.error })
         guard handler.sawModel else {
             throw fileError(.fileReadCorruptFile, file, "is not a Core Data model: it has no <model> element")
         }
@@ -160,6 +151,36 @@ internal enum XcodeModelReader {
         }
         let model = try ModelBuilder(file: file, handler: handler).build()
         return Result(model: model, contentsURL: file, notes: handler.notes)
+    }
+
+    /// Runs `XMLParser` over `data` with `delegate`, one parse at a time (``parseLock``), and
+    /// throws what went wrong: an empty file, then the delegate's own error (a problem it found,
+    /// or the XML error it was told about), then the parser's. Returns the line it ended on.
+    /// `subject` names the kind of file in messages (``fileError(_:_:_:line:underlying:subject:)``).
+    static func parseXML(_ data: Data, file: URL, subject: String = modelSubject, delegate: XMLParserDelegate,
+                         delegateError: () -> NSError?) throws -> Int {
+        if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+            throw fileError(.fileReadCorruptFile, file, "is empty", subject: subject)
+        }
+        let (succeeded, line, parserError): (Bool, Int, Error?) = parseLock.withLock {
+            let parser = XMLParser(data: data)
+            parser.shouldProcessNamespaces = false
+            parser.shouldResolveExternalEntities = false
+            parser.delegate = delegate
+            let succeeded = parser.parse()
+            defer { parser.delegate = nil }
+            return (succeeded, parser.lineNumber, parser.parserError)
+        }
+        if let error = delegateError() { throw error }
+        // Foundation's parser on Linux may return `true` and still set an error; trust the error.
+        if let parserError {
+            throw fileError(.fileReadCorruptFile, file, "is not valid XML: \(describe(xmlError: parserError))", line: line,
+                            underlying: parserError, subject: subject)
+        }
+        if !succeeded {
+            throw fileError(.fileReadCorruptFile, file, "is not valid XML", line: line, subject: subject)
+        }
+        return line
     }
 
     /// A readable description of an error from `XMLParser`. Its codes are libxml2's (Apple's
@@ -188,9 +209,13 @@ internal enum XcodeModelReader {
         return reason
     }
 
-    /// An error in `NSCocoaErrorDomain` naming `file` and the problem.
-    static func fileError(_ code: CoreDataError.Code, _ file: URL, _ problem: String, line: Int? = nil, underlying: Error? = nil) -> NSError {
-        var message = "The Core Data model file '\(file.path)' \(problem)"
+    /// How messages name a model file.
+    static let modelSubject = "Core Data model file"
+
+    /// An error in `NSCocoaErrorDomain` naming `file` (a `subject`: a model file unless said) and the problem.
+    static func fileError(_ code: CoreDataError.Code, _ file: URL, _ problem: String, line: Int? = nil, underlying: Error? = nil,
+                          subject: String = modelSubject) -> NSError {
+        var message = "The \(subject) '\(file.path)' \(problem)"
         if let line, line > 0 { message += " (line \(line))" }
         if !message.hasSuffix(".") { message += "." }
         var extra: [String: Any] = [NSFilePathErrorKey: file.path, NSURLErrorKey: file]

@@ -249,16 +249,22 @@ open class NSExpression: NSObject, NSCopying {
         }
     }
 
-    /// What a key path starts from (`$item` in `$item.price`); `SELF` otherwise.
+    /// What a key path starts from (`$item` in `$item.price`), or the receiver of a method a
+    /// function expression invokes (`$manager` in `FUNCTION($manager, "sourceContext")`); `SELF`
+    /// otherwise.
     open var operand: NSExpression {
-        if case .keyPathFrom(let base, _) = node { return NSExpression(node: base) }
-        return NSExpression.expressionForEvaluatedObject()
+        switch node {
+        case .keyPathFrom(let base, _): return NSExpression(node: base)
+        case .function(let name, let args) where PredicateFunctions.invokesMethod(name) && !args.isEmpty:
+            return NSExpression(node: args[0])
+        default: return NSExpression.expressionForEvaluatedObject()
+        }
     }
 
-    /// The arguments of a function expression.
+    /// The arguments of a function expression (after the receiver, for a method it invokes).
     open var arguments: [NSExpression]? {
-        if case .function(_, let args) = node { return args.map(NSExpression.init(node:)) }
-        return nil
+        guard case .function(let name, let args) = node else { return nil }
+        return (PredicateFunctions.invokesMethod(name) ? args.dropFirst() : args[...]).map(NSExpression.init(node:))
     }
 
     /// The subexpressions of an aggregate (an array of `NSExpression`), or a subquery's collection

@@ -179,6 +179,13 @@ internal enum PredicateFunctions {
         arities[name] == argumentCount
     }
 
+    /// Whether a function node of this name is a method invoked on a receiver (its first
+    /// argument), as `FUNCTION($manager, "sourceContext")` in a mapping model, rather than one of
+    /// the functions above.
+    static func invokesMethod(_ name: String) -> Bool {
+        arities[name] == nil
+    }
+
     /// The value of the function `name` of `args`; a NaN result is `nil` (see
     /// ``PredicateValue/computed``), as the SQLite store gets it back from SQL.
     static func apply(_ name: String, _ args: [PredicateValue]) -> PredicateValue {

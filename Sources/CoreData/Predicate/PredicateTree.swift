@@ -182,6 +182,12 @@ extension ExpressionNode: CustomStringConvertible {
         case .function(let name, let args):
             if let chain = infixChain() { return chain }
             if name == "negate:", args.count == 1 { return "-\(args[0])" }
+            if PredicateFunctions.invokesMethod(name), let receiver = args.first {
+                // A method invoked on its receiver, spaced as Apple prints it:
+                // `FUNCTION($manager, "sourceContext")`, `FUNCTION($entityPolicy, "toInt16WithValue:" , $source.points)`.
+                let rest = args.dropFirst().map { ", \($0)" }.joined()
+                return "FUNCTION(\(receiver), \(name.debugDescription)\(rest.isEmpty ? "" : " " + rest))"
+            }
             if name.firstIndex(of: ":") == nil || name.firstIndex(of: ":") == name.index(before: name.endIndex) {
                 return "\(name)(\(args.map(\.description).joined(separator: ", ")))" // now(), sum:(price)
             }
