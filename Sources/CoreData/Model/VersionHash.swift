@@ -133,3 +133,13 @@ internal enum VersionHash {
         return SHA2.sha512(bytes.data).base64EncodedString()
     }
 }
+
+extension VersionHash {
+    /// The ``versionChecksum(_:)`` of the model whose entities have `hashes` (entity name to
+    /// version hash): what a store's `NSStoreModelVersionHashes` metadata gives.
+    static func versionChecksum(entityHashes hashes: [String: Data]) -> String {
+        var bytes = Bytes()
+        for name in hashes.keys.sorted() { bytes.bytes(hashes[name]!) }
+        return bytes.sha256.base64EncodedString()
+    }
+}
