@@ -180,6 +180,31 @@ import Testing
         #expect(mismatch?.userInfo["checksum"] as? String == "bm90IGEgbW9kZWw=")
     }
 
+    /// Custom stages follow each other from the version the previous one ended with (V1 → V2,
+    /// V2 → V3), each with its handlers, in one run.
+    @Test func customStagesChainFromTheVersionThePreviousOneEndedWith() throws {
+        let folder = try TemporaryFolder()
+        let (v1, v2, v3) = try Self.people(in: folder)
+        let url = try Self.v1Store(v1, in: folder)
+        let seen = Locked<[String]>([])
+        let first = NSCustomMigrationStage(migratingFrom: Self.reference(v1), to: Self.reference(v2))
+        first.didMigrateHandler = { manager, _ in
+            seen.value.append("first did " + (manager.container?.managedObjectModel.versionChecksum ?? "none"))
+        }
+        let manager = NSStagedMigrationManager([first, Self.splitStage(v2, v3, seen: seen)])
+        try manager.migrateStore(at: url, options: nil, to: v3)
+        #expect(try Self.values(url, v3, ["firstName", "lastName", "initials"]) == [["Ada", "Lovelace", "AL"], ["Alan", "Turing", "AT"]])
+        #expect(seen.value == ["first did " + v2.versionChecksum, "will " + v2.versionChecksum, "did " + v3.versionChecksum])
+    }
+
+    /// Reading `resolvedModel` of a reference that cannot be resolved is a programmer error (Apple
+    /// raises): the process stops.
+    @Test func resolvedModelOfAnUnresolvableReferenceTraps() async {
+        await #expect(processExitsWith: .failure) {
+            _ = NSManagedObjectModelReference(fileURL: URL(fileURLWithPath: "/nonexistent/Model.xcdatamodel"), versionChecksum: "x").resolvedModel
+        }
+    }
+
     @Test func aStoreAtTheCoordinatorsVersionOrWithNoFileIsLeftAlone() throws {
         let folder = try TemporaryFolder()
         let (v1, v2, _) = try Self.people(in: folder)
