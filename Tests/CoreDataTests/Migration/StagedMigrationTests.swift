@@ -197,6 +197,24 @@ import Testing
         #expect(seen.value == ["first did " + v2.versionChecksum, "will " + v2.versionChecksum, "did " + v3.versionChecksum])
     }
 
+    /// The handlers' container adds the store with the store's options, less the migration ones.
+    @Test func theHandlersContainerHasTheStoresOptionsWithoutTheMigrationOnes() throws {
+        let folder = try TemporaryFolder()
+        let (v1, v2, _) = try Self.people(in: folder)
+        let url = try Self.v1Store(v1, in: folder)
+        let keys = Locked<[String]>([])
+        let stage = NSCustomMigrationStage(migratingFrom: Self.reference(v1), to: Self.reference(v2))
+        stage.willMigrateHandler = { manager, _ in
+            let options = manager.container?.persistentStoreCoordinator.persistentStores.first?.options ?? [:]
+            keys.value = options.keys.compactMap { $0 as? String }.sorted()
+        }
+        let manager = NSStagedMigrationManager([stage])
+        let options: [AnyHashable: Any] = [NSSQLitePragmasOption: ["secure_delete": "1"], NSMigratePersistentStoresAutomaticallyOption: true,
+                                           NSInferMappingModelAutomaticallyOption: true, NSPersistentStoreStagedMigrationManagerOptionKey: manager]
+        try manager.migrateStore(at: url, options: options, to: v2)
+        #expect(keys.value == [NSSQLitePragmasOption])
+    }
+
     /// Reading `resolvedModel` of a reference that cannot be resolved is a programmer error (Apple
     /// raises): the process stops.
     @Test func resolvedModelOfAnUnresolvableReferenceTraps() async {
