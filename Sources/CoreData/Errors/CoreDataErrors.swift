@@ -46,6 +46,9 @@ public let NSEntityMigrationPolicyError = 134170
 public let NSSQLiteError = 134180
 public let NSInferredMappingModelError = 134190
 public let NSExternalRecordImportError = 134200
+public let NSManagedObjectModelReferenceNotFoundError = 134504
+public let NSStagedMigrationFrameworkVersionMismatchError = 134505
+public let NSStagedMigrationBackwardMigrationError = 134506
 
 // User-info keys, with Apple's string values.
 public let NSDetailedErrorsKey = "NSDetailedErrors"
@@ -93,6 +96,9 @@ internal enum CoreDataError {
         case migrationMissingMappingModel = 134140
         case sqlite = 134180
         case inferredMappingModel = 134190
+        case managedObjectModelReferenceNotFound = 134504
+        case stagedMigrationFrameworkVersionMismatch = 134505
+        case stagedMigrationBackwardMigration = 134506
         case fileReadUnknown = 256
         case fileReadCorruptFile = 259
         case fileReadNoSuchFile = 260

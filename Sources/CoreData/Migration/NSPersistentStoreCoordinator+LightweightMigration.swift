@@ -15,9 +15,15 @@ extension NSPersistentStoreCoordinator {
         } catch {
             guard let error = error.asNSError, error.domain == NSCocoaErrorDomain,
                   error.code == NSPersistentStoreIncompatibleVersionHashError,
-                  store is SQLiteStore, !store.isReadOnly, let url = store.url, !SQLiteStore.isInMemory(url),
-                  store.flag(NSMigratePersistentStoresAutomaticallyOption), store.flag(NSInferMappingModelAutomaticallyOption)
+                  store is SQLiteStore, !store.isReadOnly, let url = store.url, !SQLiteStore.isInMemory(url)
             else { throw error }
+            // A staged migration manager, when the options give one, migrates stage by stage.
+            if let manager = store.options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager {
+                try manager.migrateStore(at: url, options: store.options, to: managedObjectModel)
+                try store.open(model: managedObjectModel)
+                return
+            }
+            guard store.flag(NSMigratePersistentStoresAutomaticallyOption), store.flag(NSInferMappingModelAutomaticallyOption) else { throw error }
             do {
                 try SQLiteLightweightMigration.migrateStore(at: url, to: managedObjectModel)
             } catch let error as NSError where error.domain == NSCocoaErrorDomain && error.code == NSInferredMappingModelError {

@@ -117,8 +117,14 @@ internal enum VersionHash {
 
     /// Xcode's "version checksum": base64 of the SHA-256 of the entity hashes in entity-name order.
     static func versionChecksum(_ m: NSManagedObjectModel) -> String {
+        versionChecksum(entityHashes: m.entityVersionHashesByName)
+    }
+
+    /// The same checksum for the model whose entities have `hashes` (entity name to version hash),
+    /// as a store's `NSStoreModelVersionHashes` metadata records them.
+    static func versionChecksum(entityHashes hashes: [String: Data]) -> String {
         var bytes = Bytes()
-        for (_, entity) in namedEntities(m) { bytes.bytes(entity.versionHash) }
+        for (_, hash) in hashes.sorted(by: { $0.key < $1.key }) { bytes.bytes(hash) }
         return bytes.sha256.base64EncodedString()
     }
 

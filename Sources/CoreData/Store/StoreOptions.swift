@@ -154,7 +154,8 @@ public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomati
 /// ```
 public let NSPersistentStoreDeferredLightweightMigrationOptionKey = "NSPersistentStoreDeferredLightweightMigrationOptionKey"
 
-/// Ignored until migration exists (issue 22).
+/// An `NSStagedMigrationManager` that migrates the store, stage by stage, when it was written with
+/// another version of the model (`Migration/NSStagedMigrationManager+Migration.swift`).
 ///
 /// ```swift
 /// description.setOption(manager, forKey: NSPersistentStoreStagedMigrationManagerOptionKey)

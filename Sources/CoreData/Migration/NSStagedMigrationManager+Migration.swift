@@ -1,0 +1,154 @@
+import Foundation
+
+// Running a staged migration: the stage list made into a list of versions, the store and the
+// coordinator's model found in it, every model of the path between them resolved and every
+// lightweight mapping inferred (all before the file is touched), then one step per version, each
+// in its own transaction.
+
+extension NSStagedMigrationManager {
+    /// The model versions the stages list, in order, and the custom stage that leads from the
+    /// version at an index to the next one.
+    struct VersionList {
+        var checksums: [String] = []
+        var customStages: [Int: NSCustomMigrationStage] = [:]
+    }
+
+    /// Migrates the SQLite store at `url` through the stages to `destination` (the coordinator's
+    /// model), if another version wrote it; nothing happens when no file is there or it already
+    /// has `destination`'s version hashes. `options` are the store's options: the handlers'
+    /// container adds the store with them (less the migration options). See the class's
+    /// documentation for the errors and what a failure leaves.
+    func migrateStore(at url: URL, options: [AnyHashable: Any]?, to destination: NSManagedObjectModel) throws {
+        guard FileManager.default.fileExists(atPath: url.path), !SQLiteStore.isInMemory(url) else { return }
+        let list = try versionList()
+        let metadata = try SQLiteStore.readMetadata(at: url)
+        guard let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] else {
+            throw CoreDataError.make(.stagedMigrationFrameworkVersionMismatch,
+                "The store at \(url.path) cannot be migrated with staged migration: its metadata has no model version hashes (\(NSStoreModelVersionHashesKey))",
+                extra: [NSFilePathErrorKey: url.path])
+        }
+        let hashes = stored.compactMapValues { $0 as? Data }
+        if hashes == destination.entityVersionHashesByName { return }
+        guard let target = list.checksums.firstIndex(of: destination.versionChecksum) else {
+            throw CoreDataError.make(.managedObjectModelReferenceNotFound,
+                "Cannot use staged migration with an unknown coordinator model version. (The coordinator's model, version checksum \(destination.versionChecksum), is in none of the stages.)")
+        }
+        let storeChecksum = VersionHash.versionChecksum(entityHashes: hashes)
+        guard let start = list.checksums.firstIndex(of: storeChecksum) else {
+            throw CoreDataError.make(.migrationMissingSourceModel,
+                "The store at \(url.path) was written with a model (version checksum \(storeChecksum)) that is in none of the stages, so staged migration cannot migrate it; it was left untouched",
+                extra: [NSFilePathErrorKey: url.path, "metadata": metadata])
+        }
+        guard start < target else {
+            throw CoreDataError.make(.stagedMigrationBackwardMigration,
+                "A store file cannot be migrated backwards with staged migration. (The store at \(url.path) has a later model version than the coordinator's.)",
+                extra: [NSFilePathErrorKey: url.path])
+        }
+        var finder = ModelFinder(destination: destination, references: stages.compactMap { $0 as? NSCustomMigrationStage }.flatMap { [$0.currentModel, $0.nextModel] })
+        let models = try list.checksums[start...target].map { try finder.model($0) }
+        let mappings = try zip(models, models.dropFirst()).map { try NSMappingModel.inferredMappingModel(forSourceModel: $0, destinationModel: $1) }
+        let migrationKeys: Set<AnyHashable> = [NSPersistentStoreStagedMigrationManagerOptionKey, NSMigratePersistentStoresAutomaticallyOption,
+                                               NSInferMappingModelAutomaticallyOption]
+        let storeOptions = (options ?? [:]).filter { !migrationKeys.contains($0.key) }
+        for (step, mapping) in mappings.enumerated() {
+            let (source, next) = (models[step], models[step + 1])
+            let stage = list.customStages[start + step]
+            if let handler = stage?.willMigrateHandler, let stage {
+                try withContainer(url, source, storeOptions) { try handler(self, stage) }
+            }
+            try Self.migrate(url, from: source, to: next, mapping: mapping)
+            if let handler = stage?.didMigrateHandler, let stage {
+                try withContainer(url, next, storeOptions) { try handler(self, stage) }
+            }
+        }
+    }
+
+    /// The stages as a list of versions, refusing (134110) what Apple's framework raises for.
+    func versionList() throws -> VersionList {
+        func refuse(_ message: String, _ stage: NSMigrationStage) -> NSError {
+            CoreDataError.make(.migration, "\(message) (stage \(stages.firstIndex { $0 === stage } ?? 0)\(stage.label.isEmpty ? "" : " '\(stage.label)'"))")
+        }
+        var list = VersionList()
+        for (index, stage) in stages.enumerated() {
+            if stages[..<index].contains(where: { $0 === stage }) { throw refuse("Duplicate lightweight migration stages detected.", stage) }
+            var checksums: [String]
+            switch stage {
+            case let lightweight as NSLightweightMigrationStage:
+                checksums = lightweight.versionChecksums
+                guard Set(checksums).count == checksums.count else { throw refuse("Duplicate version checksums detected.", stage) }
+            case let custom as NSCustomMigrationStage:
+                checksums = [custom.currentModel.versionChecksum, custom.nextModel.versionChecksum]
+                guard checksums[0] != checksums[1] else {
+                    throw refuse("The current model reference and the next model reference cannot be equal.", stage)
+                }
+            default:
+                throw refuse("A migration stage must be an NSLightweightMigrationStage or an NSCustomMigrationStage.", stage)
+            }
+            // A stage may start at the version the previous one ended with (V1 → V2, V2 → V3).
+            if let last = list.checksums.last, checksums.first == last { checksums.removeFirst() }
+            if let custom = stage as? NSCustomMigrationStage { list.customStages[list.checksums.count + checksums.count - 2] = custom }
+            guard Set(list.checksums).isDisjoint(with: checksums) else { throw refuse("Duplicate version checksums across stages detected.", stage) }
+            list.checksums += checksums
+        }
+        return list
+    }
+
+    /// Runs `body` with ``container`` holding the store at `url` loaded with `model`; the store is
+    /// removed from it and ``container`` is `nil` again afterwards.
+    private func withContainer(_ url: URL, _ model: NSManagedObjectModel, _ options: [AnyHashable: Any], _ body: () throws -> Void) throws {
+        let container = NSPersistentContainer(name: url.deletingPathExtension().lastPathComponent, managedObjectModel: model)
+        container.persistentStoreDescriptions = [NSPersistentStoreDescription(url: url)]
+        let coordinator = container.persistentStoreCoordinator
+        let store = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+        self.container = container
+        defer {
+            self.container = nil
+            // The store is closed whatever happened; a failure to remove it changes nothing on disk.
+            try? coordinator.remove(store)
+        }
+        try body()
+    }
+
+    /// One lightweight step, in one transaction: the file at `url`, of `source`, becomes a store of
+    /// `destination`.
+    private static func migrate(_ url: URL, from source: NSManagedObjectModel, to destination: NSManagedObjectModel, mapping: NSMappingModel) throws {
+        let db = try SQLiteConnection(path: url.path, readOnly: false, create: false)
+        try db.execute("PRAGMA foreign_keys = OFF")
+        try db.transaction {
+            let metadata = try SQLiteStore.readMetadata(db)
+            do {
+                try SQLiteLightweightMigration(db: db, source: source, destination: destination, mapping: mapping).run(metadata: metadata)
+            } catch {
+                throw SQLiteLightweightMigration.constraintViolation(error) ?? error
+            }
+        }
+    }
+}
+
+/// Finds the model of a version checksum for a staged migration: the coordinator's model, a
+/// custom stage's reference, or else (for the checksums of lightweight stages) a version of the
+/// coordinator model's `.xcdatamodeld`, or of the models the main bundle and the Linux search
+/// folders hold (``ModelSearch``), read once when first needed.
+private struct ModelFinder {
+    let destination: NSManagedObjectModel
+    let references: [NSManagedObjectModelReference]
+    private var onDisk: [NSManagedObjectModel]?
+
+    init(destination: NSManagedObjectModel, references: [NSManagedObjectModelReference]) {
+        self.destination = destination
+        self.references = references
+    }
+
+    mutating func model(_ checksum: String) throws -> NSManagedObjectModel {
+        if destination.versionChecksum == checksum { return destination }
+        if let reference = references.first(where: { $0.versionChecksum == checksum }) { return try reference.resolve() }
+        if onDisk == nil {
+            let bundles = destination.versionedModelURL.map { [$0] } ?? []
+            let found = ModelSearch.models(in: ModelSearch.locations(firstIn: [], bundles: [Bundle.main]))
+            onDisk = (bundles + found).flatMap(ModelSearch.versions(of:)).compactMap(ModelSearch.read)
+        }
+        if let model = onDisk?.first(where: { $0.versionChecksum == checksum }) { return model }
+        throw CoreDataError.make(.managedObjectModelReferenceNotFound,
+            "A model with version checksum \(checksum) could not be found: it is not the coordinator's model, no custom stage references it, and no version of the coordinator's model file or of the models in the search folders has it")
+    }
+}
