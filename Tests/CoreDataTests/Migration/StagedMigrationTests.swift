@@ -139,8 +139,11 @@ import Testing
         container.loadPersistentStores { _, error in loadError = error }
         #expect(loadError == nil, "\(String(describing: loadError))")
         #expect(seen.value == ["will " + v2.versionChecksum, "did " + v3.versionChecksum])
-        let people = try container.viewContext.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person"))
-        #expect(Set(people.compactMap { $0.value(forKey: "initials") as? String }) == ["AL", "AT"])
+        let context = container.newBackgroundContext()
+        let initials = try context.performAndWait {
+            Set(try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person")).compactMap { $0.value(forKey: "initials") as? String })
+        }
+        #expect(initials == ["AL", "AT"])
     }
 
     /// Lightweight stages chain one version at a time (Apple's framework does not chain
