@@ -14,27 +14,13 @@ struct MigrationKillTests {
     /// renames `n` to `count` (renaming identifier `n`), makes it non-optional with the default 0,
     /// and adds an optional `flag`.
     static func writeBundle(in folder: URL) throws -> URL {
-        let bundle = folder.appendingPathComponent("Kill.xcdatamodeld")
-        let versions = [
-            "Kill 1": [#"<attribute name="name" optional="YES" attributeType="String"/>"#,
-                       #"<attribute name="n" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/>"#],
-            "Kill 2": [#"<attribute name="name" optional="YES" attributeType="String"/>"#,
-                       #"<attribute name="count" attributeType="Integer 64" defaultValueString="0" renamingIdentifier="n" usesScalarValueType="YES"/>"#,
-                       #"<attribute name="flag" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/>"#],
-        ]
-        for (version, attributes) in versions {
-            let folder = bundle.appendingPathComponent("\(version).xcdatamodel")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try Data("""
-                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
-                    <entity name="Item" syncable="YES">
-                        \(attributes.joined(separator: "\n        "))
-                    </entity>
-                </model>
-                """.utf8).write(to: folder.appendingPathComponent("contents"))
-        }
-        return bundle
+        let name = #"<attribute name="name" optional="YES" attributeType="String"/>"#
+        return try XcodeModelFiles.writeBundle("Kill", in: folder, versions: [
+            ("Kill 1", XcodeModelFiles.entity("Item", [name, #"<attribute name="n" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/>"#])),
+            ("Kill 2", XcodeModelFiles.entity("Item", [name,
+                #"<attribute name="count" attributeType="Integer 64" defaultValueString="0" renamingIdentifier="n" usesScalarValueType="YES"/>"#,
+                #"<attribute name="flag" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/>"#])),
+        ])
     }
 
     static func model(_ version: Int, in folder: String) throws -> NSManagedObjectModel {

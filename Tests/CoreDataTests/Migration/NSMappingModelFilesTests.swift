@@ -14,19 +14,13 @@ struct NSMappingModelFilesTests {
     /// `Notes 2` (Person, Note, Attachment, Tag) and `Notes 3` (all five), and the mapping model
     /// beside it.
     static func writeNotes(in folder: URL) throws -> URL {
-        let bundle = folder.appendingPathComponent("Notes.xcdatamodeld")
-        let entity = { (name: String) in #"<entity name="\#(name)" syncable="YES"><attribute name="title" optional="YES" attributeType="String"/></entity>"# }
-        for (version, entities) in [("Notes", ["Person", "Note", "Attachment", "Draft"]), ("Notes 2", ["Person", "Note", "Attachment", "Tag"]),
-                                  ("Notes 3", ["Person", "Note", "Attachment", "Draft", "Tag"])] {
-            let url = bundle.appendingPathComponent("\(version).xcdatamodel")
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-            try Data("""
-                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
-                \(entities.map(entity).joined(separator: "\n"))
-                </model>
-                """.utf8).write(to: url.appendingPathComponent("contents"))
+        let entities = { (names: [String]) in
+            names.map { XcodeModelFiles.entity($0, [#"<attribute name="title" optional="YES" attributeType="String"/>"#]) }.joined()
         }
+        let bundle = try XcodeModelFiles.writeBundle("Notes", in: folder, versions: [
+            ("Notes", entities(["Person", "Note", "Attachment", "Draft"])), ("Notes 2", entities(["Person", "Note", "Attachment", "Tag"])),
+            ("Notes 3", entities(["Person", "Note", "Attachment", "Draft", "Tag"])),
+        ])
         try FileManager.default.copyItem(at: fixture, to: folder.appendingPathComponent("NotesV1ToV2.xcmappingmodel"))
         return bundle
     }

@@ -16,20 +16,10 @@ import Testing
     /// of `versions` (the version's name, and the `<attribute>` elements of its `Person` entity),
     /// and those versions read.
     static func versionedModel(_ name: String, in folder: TemporaryFolder, _ versions: [(String, String)]) throws -> [NSManagedObjectModel] {
-        let bundle = folder.url.appendingPathComponent("\(name).xcdatamodeld")
-        return try versions.map { version, attributes in
-            let dir = bundle.appendingPathComponent("\(version).xcdatamodel")
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            try Data("""
-                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift">
-                    <entity name="Person" representedClassName="Person" syncable="YES">
-                        \(attributes)
-                    </entity>
-                </model>
-                """.utf8).write(to: dir.appendingPathComponent("contents"))
-            return try NSManagedObjectModel(validatingContentsOf: dir)
-        }
+        let bundle = try XcodeModelFiles.writeBundle(name, in: folder.url, versions: versions.map { version, attributes in
+            (version, XcodeModelFiles.entity("Person", [attributes], extra: #" representedClassName="Person""#))
+        })
+        return try versions.map { try NSManagedObjectModel(validatingContentsOf: bundle.appendingPathComponent("\($0.0).xcdatamodel")) }
     }
 
     static func string(_ name: String, _ extra: String = "") -> String {

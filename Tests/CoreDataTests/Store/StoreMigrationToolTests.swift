@@ -9,22 +9,14 @@ struct StoreMigrationToolTests {
     /// `Items.xcdatamodeld`: `Items` (Item: name, n), `Items 2` (n renamed count, non-optional,
     /// default 0; flag added; a new entity Tag), current version `Items 2`.
     static func writeBundle(in folder: URL) throws -> URL {
-        let bundle = folder.appendingPathComponent("Items.xcdatamodeld")
-        let versions = [
-            "Items": #"<entity name="Item" syncable="YES"><attribute name="name" optional="YES" attributeType="String"/><attribute name="n" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/></entity>"#,
-            "Items 2": #"<entity name="Item" syncable="YES"><attribute name="name" optional="YES" attributeType="String"/><attribute name="count" attributeType="Integer 64" defaultValueString="0" renamingIdentifier="n" usesScalarValueType="YES"/><attribute name="flag" optional="YES" attributeType="Boolean" usesScalarValueType="YES"/></entity><entity name="Tag" syncable="YES"><attribute name="label" optional="YES" attributeType="String"/></entity>"#,
-        ]
-        for (version, entities) in versions {
-            let url = bundle.appendingPathComponent("\(version).xcdatamodel")
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-            try Data("""
-                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">\(entities)</model>
-                """.utf8).write(to: url.appendingPathComponent("contents"))
-        }
-        let current: [String: Any] = ["_XCCurrentVersionName": "Items 2.xcdatamodel"]
-        try PropertyListSerialization.data(fromPropertyList: current, format: .xml, options: 0).write(to: bundle.appendingPathComponent(".xccurrentversion"))
-        return bundle
+        let name = #"<attribute name="name" optional="YES" attributeType="String"/>"#
+        return try XcodeModelFiles.writeBundle("Items", in: folder, versions: [
+            ("Items", XcodeModelFiles.entity("Item", [name, #"<attribute name="n" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/>"#])),
+            ("Items 2", XcodeModelFiles.entity("Item", [name,
+                #"<attribute name="count" attributeType="Integer 64" defaultValueString="0" renamingIdentifier="n" usesScalarValueType="YES"/>"#,
+                #"<attribute name="flag" optional="YES" attributeType="Boolean" usesScalarValueType="YES"/>"#])
+                + XcodeModelFiles.entity("Tag", [#"<attribute name="label" optional="YES" attributeType="String"/>"#])),
+        ], current: "Items 2")
     }
 
     /// A store written by version `Items` in `folder` (`Test.sqlite`) with two items, one without `n`.
