@@ -21,10 +21,23 @@ struct MigrateCommand: ParsableCommand {
         do {
             print(try tool.plan())
             guard !dryRun else { return }
-            FileHandle.standardError.write(Data("Migrating…\n".utf8))
-            print(try tool.migrate())
+            print(try Self.migrate(tool))
         } catch let error as NSError {
             throw CommandFailure("Can't migrate \(store): \(error.localizedDescription) (\(error.domain) \(error.code))")
+        }
+    }
+
+    /// Migrates with a progress bar on standard error, redrawn in place, when it is a terminal;
+    /// a plain line otherwise.
+    static func migrate(_ tool: StoreMigrationTool) throws -> String {
+        let standardError = FileHandle.standardError
+        guard isatty(standardError.fileDescriptor) != 0 else {
+            standardError.write(Data("Migrating…\n".utf8))
+            return try tool.migrate()
+        }
+        defer { standardError.write(Data("\n".utf8)) }
+        return try tool.migrate { fraction in
+            standardError.write(Data("\rMigrating \(StoreMigrationTool.progressBar(fraction))".utf8))
         }
     }
 }
