@@ -8,7 +8,7 @@ struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Migrate a Core Data SQLite store to another version of its model.",
-        discussion: "Finds the version of the model that wrote the store, infers the mapping to the target version (the current one unless --to names another), prints it, and migrates the store in place in one transaction. --dry-run prints the plan and changes nothing."
+        discussion: "Finds the version of the model that wrote the store, infers the mapping to the target version (the current one unless --to names another), prints it, and migrates the store in place in one transaction, with a progress bar on standard error when it is a terminal. --dry-run prints the plan and changes nothing."
     )
 
     @Argument(help: "The store file (.sqlite).") var store: String
