@@ -101,18 +101,60 @@ public struct StoreMigrationTool: Sendable {
 
     /// Migrates the store in place to the destination version (automatic lightweight migration,
     /// as `NSPersistentContainer` runs it), and says how long it took.
-    public func migrate() throws -> String {
+    ///
+    /// `report`, when given, gets the migration's fraction completed (0 to 1): about ten times a
+    /// second while it runs, from another thread, then 1 once it is done. The migration reports
+    /// to a `Progress` made current around it; swift-corelibs-foundation has no key-value
+    /// observing, so the tool samples its `fractionCompleted`.
+    ///
+    /// ```swift
+    /// try tool.migrate { fraction in print(StoreMigrationTool.progressBar(fraction)) }
+    /// ```
+    public func migrate(reportingProgress report: (@Sendable (Double) -> Void)? = nil) throws -> String {
         let versions = try versions()
         guard versions.source.name != versions.destination.name else {
             return "Nothing to migrate: the store at \(store.path) is at version \(versions.destination.name)."
         }
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: versions.destination.model)
         let start = Date()
-        let added = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: store, options: [
-            NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true,
-        ])
+        let progress = Progress(totalUnitCount: 1)
+        let queue = DispatchQueue(label: "StoreMigrationTool.progress")
+        let timer = report.map { report in
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now(), repeating: .milliseconds(100))
+            timer.setEventHandler { report(progress.fractionCompleted) }
+            timer.resume()
+            return timer
+        }
+        progress.becomeCurrent(withPendingUnitCount: 1)
+        let added: NSPersistentStore
+        do {
+            defer {
+                progress.resignCurrent()
+                timer?.cancel()
+                queue.sync {} // no sample after the last one
+            }
+            added = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: store, options: [
+                NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true,
+            ])
+        }
+        report?(1)
         let seconds = Date().timeIntervalSince(start)
         try coordinator.remove(added)
         return String(format: "Migrated %@ from version %@ to %@ in %.2f s.", store.path, versions.source.name, versions.destination.name, seconds)
+    }
+
+    /// A text progress bar for `fraction` (0 to 1): `[##########··········]  50%`.
+    ///
+    /// ```swift
+    /// StoreMigrationTool.progressBar(0.5, width: 4)   // "[##··]  50%"
+    /// ```
+    public static func progressBar(_ fraction: Double, width: Int = 30) -> String {
+        let clamped = fraction.isNaN ? 0 : min(max(fraction, 0), 1)
+        let filled = Int((clamped * Double(width)).rounded(.down))
+        let percent = Int((clamped * 100).rounded(.down))
+        let number = String(percent)
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "·", count: width - filled) + "] "
+            + String(repeating: " ", count: 3 - number.count) + number + "%"
     }
 }

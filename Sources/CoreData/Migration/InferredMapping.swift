@@ -34,12 +34,13 @@ internal struct InferredMapping {
     }
 
     /// The error of a change that cannot be inferred.
-    static func refusal(_ reason: String, entity: String, property: String? = nil) -> NSError {
+    /// `reason` goes under the user-info key `reason`; the message says `detail` when given.
+    static func refusal(_ reason: String, entity: String, property: String? = nil, detail: String? = nil) -> NSError {
         let subject = property.map { "\(entity).\($0)" } ?? entity
         var extra: [String: Any] = ["reason": reason, "entity": entity]
         if let property { extra["property"] = property }
         return CoreDataError.make(.inferredMappingModel,
-            "Can't infer a mapping model for \(subject): \(reason)", extra: extra)
+            "Can't infer a mapping model for \(subject): \(detail.map { "\(reason): \($0)" } ?? reason)", extra: extra)
     }
 
     /// The destination entities' matches in the source model, by destination entity.
@@ -123,11 +124,13 @@ internal struct InferredMapping {
         return mapping
     }
 
-    /// Attribute types that change without loss: integers that widen, Float to Double.
-    static func isWidening(_ from: NSAttributeType, to: NSAttributeType) -> Bool {
-        let integers: [NSAttributeType] = [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType]
-        if let a = integers.firstIndex(of: from), let b = integers.firstIndex(of: to) { return a <= b }
-        return from == to || (from == .floatAttributeType && to == .doubleAttributeType)
+    /// Whether lightweight migration converts an attribute of type `from` to type `to`, as
+    /// Apple's inference does: the same type, any number type (Integer 16, 32 or 64, Decimal,
+    /// Double, Float) to another, or a number to a Boolean and back.
+    static func isInferable(_ from: NSAttributeType, to: NSAttributeType) -> Bool {
+        let numbers: Set<NSAttributeType> = [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
+                                             .decimalAttributeType, .doubleAttributeType, .floatAttributeType, .booleanAttributeType]
+        return from == to || (numbers.contains(from) && numbers.contains(to))
     }
 
     private func attributeMappings(_ entity: NSEntityDescription, from: NSEntityDescription) throws -> [NSPropertyMapping] {
@@ -135,10 +138,9 @@ internal struct InferredMapping {
         let matches = Self.match(attributes, in: storedAttributes(of: from), name: \.name, renamingIdentifier: \.renamingIdentifier)
         return try attributes.map { attribute in
             guard let old = matches[ObjectIdentifier(attribute)] else { return Self.propertyMapping(attribute.name, from: nil) }
-            guard Self.isWidening(old.attributeType, to: attribute.attributeType) else {
-                throw Self.refusal(
-                    "its type changed from \(old.attributeType.typeName) to \(attribute.attributeType.typeName) (from \(from.name ?? "").\(old.name)); lightweight migration only widens integers and Float to Double",
-                    entity: entity.name ?? "", property: attribute.name)
+            guard Self.isInferable(old.attributeType, to: attribute.attributeType) else {
+                throw Self.refusal("Source and destination attribute types are incompatible", entity: entity.name ?? "", property: attribute.name,
+                    detail: "its type changed from \(old.attributeType.typeName) to \(attribute.attributeType.typeName) (from \(from.name ?? "").\(old.name)); lightweight migration converts only numbers and Booleans")
             }
             return Self.propertyMapping(attribute.name, from: old.name)
         }

@@ -42,13 +42,14 @@ open class NSMappingModel: NSObject {
     /// none), then by name. Inferred: entities added, removed or renamed; attributes and
     /// relationships added, removed or renamed; optionality changes; relationships changing
     /// between to-one and to-many, or ordered and unordered; an entity moving out of its
-    /// hierarchy or into a new parent. An attribute's type may only widen without loss (Integer
-    /// 16 → 32 → 64, Float → Double).
+    /// hierarchy or into a new parent. An attribute's type may change from any number type
+    /// (Integer 16, 32, 64, Decimal, Double, Float) to another, or between a number and a Boolean.
     ///
     /// Throws `NSInferredMappingModelError` (134190) for anything else, naming the entity and
     /// property in its message and under the user-info keys `entity`, `property` and `reason`:
-    /// another attribute type change, a relationship pointing to another entity, two entities of
-    /// separate hierarchies brought into one.
+    /// another attribute type change ("Source and destination attribute types are
+    /// incompatible"), a relationship pointing to another entity, two entities of separate
+    /// hierarchies brought into one.
     ///
     /// ```swift
     /// do {

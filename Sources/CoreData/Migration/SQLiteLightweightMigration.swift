@@ -28,6 +28,9 @@ internal struct SQLiteLightweightMigration {
         case copy(String)
         /// The source column of that name (or none), with `default` where it is `NULL`.
         case fill(String?, StoreValue)
+        /// The source column of that name converted to another attribute type by `sql` (an
+        /// expression on the source row, `s`), with `fill` where it is `NULL`.
+        case converted(String, sql: String, fill: StoreValue?)
         /// Any other SQL expression on the source row (`s`).
         case computed(String)
         /// The lowest key of the rows of another old table (quoted) whose column `match` holds the
@@ -67,7 +70,13 @@ internal struct SQLiteLightweightMigration {
     /// Migrates the store at `url` to `destination`, in one transaction, if its metadata says
     /// another model wrote it: finds the source model (``ModelSearch``; 134130 if none), infers
     /// the mapping (134190 if it can't), rewrites the file. A failure leaves the file as it was.
+    ///
+    /// Reports progress as Foundation APIs without a progress parameter do: a child of the
+    /// caller's current `Progress` (`becomeCurrent(withPendingUnitCount:)`), if there is one,
+    /// completes one unit per step of ``run(metadata:progress:)``; it can't be cancelled.
     static func migrateStore(at url: URL, to destination: NSManagedObjectModel) throws {
+        let progress = Progress(totalUnitCount: 1)
+        progress.isCancellable = false
         let db = try SQLiteConnection(path: SQLiteStore.databaseName(for: url), readOnly: false, create: false)
         try db.execute("PRAGMA foreign_keys = OFF")
         try db.transaction {
@@ -75,7 +84,10 @@ internal struct SQLiteLightweightMigration {
             let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
             let current = destination.entityVersionHashesByName
             // Another coordinator or process may have migrated it meanwhile.
-            if Set(stored.keys) == Set(current.keys), current.allSatisfy({ stored[$0.key] as? Data == $0.value }) { return }
+            if Set(stored.keys) == Set(current.keys), current.allSatisfy({ stored[$0.key] as? Data == $0.value }) {
+                progress.completedUnitCount = progress.totalUnitCount
+                return
+            }
             guard let source = ModelSearch.sourceModel(forStoreMetadata: metadata, destination: destination) else {
                 throw CoreDataError.make(.migrationMissingSourceModel,
                     "Can't find the model that wrote the store at \(url.path) (its version hashes match none of the models found), so it can't be migrated; it was left untouched",
@@ -83,7 +95,8 @@ internal struct SQLiteLightweightMigration {
             }
             let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
             do {
-                try SQLiteLightweightMigration(db: db, source: source, destination: destination, mapping: mapping).run(metadata: metadata)
+                try SQLiteLightweightMigration(db: db, source: source, destination: destination, mapping: mapping)
+                    .run(metadata: metadata, progress: progress)
             } catch {
                 throw constraintViolation(error) ?? error
             }
@@ -100,8 +113,9 @@ internal struct SQLiteLightweightMigration {
             extra: [NSUnderlyingErrorKey: error])
     }
 
-    /// Rewrites the file, inside the caller's transaction.
-    func run(metadata: [String: Any]) throws {
+    /// Rewrites the file, inside the caller's transaction. `progress` gets one unit per step:
+    /// each table or join table altered or rebuilt, the indexes, the keys and metadata.
+    func run(metadata: [String: Any], progress: Progress? = nil) throws {
         var feeds: [ObjectIdentifier: [(column: String, feed: Feed)]] = [:]
         for entity in to.entities { feeds[ObjectIdentifier(entity)] = try self.feeds(entity) }
         try checkMandatoryValues(feeds)
@@ -141,16 +155,20 @@ internal struct SQLiteLightweightMigration {
         for name in try fileTables() where old.contains(name.uppercased()) {
             try db.execute("ALTER TABLE \(SQLiteSchema.quoted(name)) RENAME TO \(SQLiteSchema.quoted(Self.aside(name)))")
         }
+        progress?.totalUnitCount = Int64(steps.count + 2)
         for step in steps {
             for statement in step.create { try db.execute(statement) }
             for (sql, bindings) in step.copy { try execute(sql, bindings) }
+            progress?.completedUnitCount += 1
         }
         for name in try fileTables() where name.hasPrefix(Self.asidePrefix) {
             try db.execute("DROP TABLE \(SQLiteSchema.quoted(name))")
         }
         for sql in indexes { try db.execute(sql) }
+        progress?.completedUnitCount += 1
         try rewritePrimaryKeys()
         try writeMetadata(metadata)
+        progress?.completedUnitCount += 1
     }
 
     // MARK: What each column gets
@@ -197,7 +215,11 @@ internal struct SQLiteLightweightMigration {
                 // The default value fills an added attribute, and the NULLs of one made non-optional.
                 var fill = attribute.defaultValue.flatMap { StoreValue.storage(of: $0, for: attribute.attributeType) }
                 if case .null? = fill { fill = nil }
-                if let fill, old == nil || (!attribute.isOptional && old!.isOptional) {
+                if let old, attribute.isOptional || !old.isOptional { fill = nil }
+                if let oldColumn, let oldType = (old as? NSAttributeDescription)?.attributeType,
+                   let sql = Self.conversion(oldColumn, from: oldType, to: attribute.attributeType) {
+                    result.append((attribute.columnName, .converted(oldColumn, sql: sql, fill: fill)))
+                } else if let fill {
                     result.append((attribute.columnName, .fill(oldColumn, fill)))
                 } else {
                     result.append((attribute.columnName, oldColumn.map(Feed.copy) ?? .null))
@@ -261,6 +283,24 @@ internal struct SQLiteLightweightMigration {
         return result
     }
 
+    /// The SQL that converts the values of the source row's `column`, of an attribute of type
+    /// `from`, into the storage of an attribute of type `to` (a change inference allows only
+    /// between numbers and Booleans), or `nil` when they are stored alike. A number made a
+    /// Boolean is `value != 0`; a Double, Float or Decimal made an integer is truncated toward
+    /// zero (as `NSNumber.int64Value` does); a `DECIMAL` column (numeric affinity) keeps integers
+    /// and reals as they are, and the store reads both back as decimals.
+    static func conversion(_ column: String, from: NSAttributeType, to: NSAttributeType) -> String? {
+        let value = "s." + SQLiteSchema.quoted(column)
+        if to == .booleanAttributeType && from != .booleanAttributeType { return "(CAST(\(value) AS REAL) <> 0)" }
+        let type = SQLiteSchema.sqlType(to)
+        guard type != SQLiteSchema.sqlType(from) else { return nil }
+        switch type {
+        case "INTEGER": return "CAST(\(value) AS INTEGER)"
+        case "FLOAT": return "CAST(\(value) AS REAL)"
+        default: return value
+        }
+    }
+
     /// The lowest `keyColumn` of the old join `table`'s rows whose `rowColumn` is the source row's key.
     private static func joined(_ table: String, keyOf keyColumn: String, where rowColumn: String) -> String {
         "(SELECT min(j.\(keyColumn)) FROM \(SQLiteSchema.quoted(aside(unquote(table)))) j WHERE j.\(rowColumn) = s.Z_PK)"
@@ -295,7 +335,8 @@ internal struct SQLiteLightweightMigration {
                 let condition: String
                 switch feed {
                 case .null: condition = ""
-                case .copy(let column) where sourceProperty(property.name, of: entity)?.isOptional ?? true:
+                case .copy(let column), .converted(let column, _, nil):
+                    guard sourceProperty(property.name, of: entity)?.isOptional ?? true else { continue }
                     condition = " AND \(SQLiteSchema.quoted(column)) IS NULL"
                 default: continue
                 }
@@ -413,6 +454,9 @@ internal struct SQLiteLightweightMigration {
                 case .fill(let old, let fill):
                     value = old.map { "coalesce(s.\(SQLiteSchema.quoted($0)), ?)" } ?? "?"
                     bindings.append(fill)
+                case let .converted(_, sql, fill):
+                    value = fill == nil ? sql : "coalesce(\(sql), ?)"
+                    if let fill { bindings.append(fill) }
                 case .computed(let sql): value = sql
                 case let .lowestKey(other, match): value = "(SELECT min(t.Z_PK) FROM \(Self.read(other, kept: kept)) t WHERE t.\(match) = s.Z_PK)"
                 }

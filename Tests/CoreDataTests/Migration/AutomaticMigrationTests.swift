@@ -143,6 +143,7 @@ import Testing
         let inference = error?.userInfo[NSUnderlyingErrorKey] as? NSError
         #expect(inference?.code == NSInferredMappingModelError)
         #expect(inference?.userInfo["entity"] as? String == "Person" && inference?.userInfo["property"] as? String == "name")
+        #expect(inference?.userInfo["reason"] as? String == "Source and destination attribute types are incompatible")
         #expect(untouched)
     }
 

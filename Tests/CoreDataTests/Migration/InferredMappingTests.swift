@@ -93,10 +93,29 @@ import Testing
         #expect(error.userInfo["property"] as? String == "year")
         #expect(error.localizedDescription.contains("Car.year"))
         #expect(error.localizedDescription.contains("Integer 32") && error.localizedDescription.contains("String"))
-        // Narrowing is refused too.
-        let narrow = M.v1()
-        narrow.entitiesByName["Car"]!.attributesByName["year"]!.attributeType = .integer16AttributeType
-        #expect(refusal(M.v1(), narrow)?.code == NSInferredMappingModelError)
+        #expect(error.userInfo["reason"] as? String == "Source and destination attribute types are incompatible")
+        // And back: a String made a number; a Date made a number.
+        let back = M.v1()
+        back.entitiesByName["Car"]!.attributesByName["model"]!.attributeType = .integer64AttributeType
+        #expect(refusal(M.v1(), back)?.userInfo["property"] as? String == "model")
+        let date = M.model([M.entity("Event", [M.attribute("at", .dateAttributeType)])])
+        let number = M.model([M.entity("Event", [M.attribute("at", .doubleAttributeType)])])
+        #expect(refusal(date, number)?.code == NSInferredMappingModelError)
+        #expect(refusal(number, date)?.code == NSInferredMappingModelError)
+    }
+
+    /// Apple's rule: any number type to any other (narrowing too), and a number to a Boolean and back.
+    @Test func numbersAndBooleansChangeIntoEachOther() throws {
+        let types: [NSAttributeType] = [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
+                                        .decimalAttributeType, .doubleAttributeType, .floatAttributeType, .booleanAttributeType]
+        for from in types {
+            for to in types {
+                let source = M.model([M.entity("Reading", [M.attribute("value", from)])])
+                let destination = M.model([M.entity("Reading", [M.attribute("value", to)])])
+                let mapping = try infer(source, destination).entityMappingsByName["ReadingToReading"]
+                #expect(mapping?.attributeMappings?.first?.sourcePropertyName == "value", "\(from.typeName) → \(to.typeName)")
+            }
+        }
     }
 
     @Test func aRelationshipToAnotherEntityIsRefused() throws {

@@ -1,5 +1,6 @@
 import CoreDataExamples
 import Foundation
+import Synchronization
 import Testing
 @testable import CoreData
 
@@ -59,5 +60,23 @@ struct StoreMigrationToolTests {
         let orphan = #expect(throws: NSError.self) { try StoreMigrationTool(store: url, model: bundle).plan() }
         #expect(orphan?.code == NSMigrationMissingSourceModelError)
         #expect(try Data(contentsOf: url) == before)
+    }
+
+    @Test func migrateReportsItsProgressEndingAtOne() throws {
+        let folder = try TemporaryFolder()
+        let bundle = try Self.writeBundle(in: folder.url)
+        let url = try Self.writeStore(in: folder.url, bundle: bundle)
+        let fractions = Mutex<[Double]>([])
+        _ = try StoreMigrationTool(store: url, model: bundle).migrate { fraction in fractions.withLock { $0.append(fraction) } }
+        let seen = fractions.withLock { $0 }
+        #expect(seen.last == 1 && seen.allSatisfy { (0...1).contains($0) }, "\(seen)")
+        #expect(try RawSQLite.query(url.path, "SELECT ZNAME, ZCOUNT FROM ZITEM ORDER BY Z_PK") == [["a", "5"], ["b", "0"]])
+    }
+
+    @Test func theProgressBar() {
+        #expect(StoreMigrationTool.progressBar(0, width: 4) == "[····]   0%")
+        #expect(StoreMigrationTool.progressBar(0.5, width: 4) == "[##··]  50%")
+        #expect(StoreMigrationTool.progressBar(1, width: 4) == "[####] 100%")
+        #expect(StoreMigrationTool.progressBar(.nan, width: 4) == "[····]   0%")
     }
 }
