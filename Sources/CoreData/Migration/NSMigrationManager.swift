@@ -14,7 +14,7 @@ import Foundation
 /// written at the destination URL in ``destinationContext``. Both contexts are confined to the
 /// migrating thread (Apple's are private-queue; the stages run inside the migration either way).
 /// The migration goes entity mapping by entity mapping, saving and resetting both contexts every
-/// ``batchSize`` objects, so a large store is never loaded whole; a policy must therefore not keep
+/// 500 objects, so a large store is never loaded whole; a policy must therefore not keep
 /// managed objects from one stage to the next (keep their `objectID`s). A failure, or
 /// ``cancelMigrationWithError(_:)``, throws and leaves no file at the destination.
 open class NSMigrationManager: NSObject {

@@ -267,6 +267,21 @@ final class NotesPolicy: NSEntityMigrationPolicy {
         }
     }
 
+    @Test func aSourceFilterPredicateMigratesOnlyTheObjectsItKeeps() throws {
+        let setup = try Setup(people: 3)
+        let mapping = Self.mapping()
+        mapping.entityMappings[0].sourceFilterPredicate = "age > 30"
+        try setup.manager.migrateStore(from: setup.old, type: .sqlite, mapping: mapping, to: setup.new, type: .sqlite)
+        try Self.read(setup.new, Self.destinationModel(), "Person", by: "name") { people in
+            #expect(people.map { $0.value(forKey: "name") as? String } == ["PERSON 1", "PERSON 2"])
+        }
+        // Every car migrates; person 0's lose their owner.
+        try Self.read(setup.new, Self.destinationModel(), "Car", by: "model") { cars in
+            #expect(cars.map { ($0.value(forKey: "owner") as? NSManagedObject)?.value(forKey: "name") as? String }
+                    == [nil, "PERSON 1", "PERSON 2", nil, "PERSON 1", "PERSON 2"])
+        }
+    }
+
     @Test func cancellingFailsWithTheGivenErrorAndLeavesNoFile() throws {
         let setup = try Setup()
         let (old, new, manager) = (setup.old, setup.new, setup.manager)
