@@ -36,19 +36,21 @@ internal enum MigrationRelationships {
                     mapping: NSEntityMapping, property: NSPropertyMapping) throws {
         let objects = managedObjects(in: value)
         let name = relationship.name
-        if relationship.isToMany {
-            if relationship.isOrdered {
-                destination.mutableOrderedSetValue(forKey: name).addObjects(from: objects)
-            } else {
-                destination.mutableSetValue(forKey: name).addObjects(from: objects)
-            }
-        } else {
-            guard objects.count <= 1 else {
-                throw MigrationErrors.migration("More than one relationship destination for a toOne relationship",
-                                                ["entityMapping": mapping, "propertyMapping": property,
-                                                 "relationshipDestinations": objects, "destination": destination])
-            }
+        guard relationship.isToMany || objects.count <= 1 else {
+            throw MigrationErrors.migration("More than one relationship destination for a toOne relationship",
+                                            ["entityMapping": mapping, "propertyMapping": property,
+                                             "relationshipDestinations": objects, "destination": destination])
+        }
+        if let target = relationship.destinationEntity, let wrong = objects.first(where: { !$0.entity.isKindOf(entity: target) }) {
+            throw MigrationErrors.migration("Unknown/unsupported type for relationship destination: \(wrong.entity.name ?? "nil") for \(destination.entity.name ?? "nil").\(name) (a relationship to \(target.name ?? "nil"))",
+                                            ["entityMapping": mapping, "propertyMapping": property, "destination": destination])
+        }
+        if !relationship.isToMany {
             destination.setValue(objects.first, forKey: name)
+        } else if relationship.isOrdered {
+            destination.mutableOrderedSetValue(forKey: name).addObjects(from: objects)
+        } else {
+            destination.mutableSetValue(forKey: name).addObjects(from: objects)
         }
     }
 

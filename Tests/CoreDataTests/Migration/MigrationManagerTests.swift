@@ -282,6 +282,22 @@ final class NotesPolicy: NSEntityMigrationPolicy {
         }
     }
 
+    /// A car's owner given as both cars of its owner, or as the car itself.
+    @Test(arguments: [("$source.owner.cars", "More than one relationship destination for a toOne relationship"),
+                      ("$source", "Unknown/unsupported type for relationship destination: Car for Car.owner (a relationship to Person)")])
+    func aRelationshipValueThatDoesNotFitFailsTheMigration(sources: String, message: String) throws {
+        let setup = try Setup()
+        let mapping = Self.mapping()
+        mapping.entityMappings[1].relationshipMappings = [
+            Self.property("owner", #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "CarToCar", "# + sources + ")"),
+        ]
+        let error = #expect(throws: NSError.self) {
+            try setup.manager.migrateStore(from: setup.old, type: .sqlite, mapping: mapping, to: setup.new, type: .sqlite)
+        }
+        #expect(error?.code == NSMigrationError && error?.localizedDescription == message)
+        #expect(Self.storeFiles(setup.new).isEmpty)
+    }
+
     @Test func cancellingFailsWithTheGivenErrorAndLeavesNoFile() throws {
         let setup = try Setup()
         let (old, new, manager) = (setup.old, setup.new, setup.manager)
