@@ -109,6 +109,10 @@ internal struct PredicateEvaluator {
         case .variable(let name): return PredicateValue(variables[name])
         case .aggregate(let items): return .collection(items.map { value(of: $0, object: object) })
         case .function(let name, let arguments):
+            if PredicateFunctions.invokesMethod(name), let receiver = arguments.first,
+               let target = value(of: receiver, object: object).walkable as? ExpressionMethodReceiver {
+                return PredicateValue(target.invokeExpressionMethod(name, arguments: arguments.dropFirst().map { value(of: $0, object: object).walkable }))
+            }
             return PredicateFunctions.apply(name, arguments.map { value(of: $0, object: object) })
         case .subquery(let collection, let variable, let predicate):
             let source = value(of: collection, object: object)

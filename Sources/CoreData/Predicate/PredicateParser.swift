@@ -457,7 +457,15 @@ internal struct PredicateParser {
                     throw ParseError(position: start.position, message: "FUNCTION needs a receiver and a selector name at position \(start.position)")
                 }
                 let arguments = [args[0]] + args.dropFirst(2)
-                guard PredicateFunctions.isKnown(selector, argumentCount: arguments.count) else {
+                // A method of a variable's value, as `FUNCTION($entityPolicy, "toInt16WithValue:", $source.x)`
+                // in a mapping model: called by name when evaluated (see `ExpressionMethodReceiver`).
+                let variableReceiver: Bool
+                switch args[0] {
+                case .variable, .keyPathFrom(.variable, _): variableReceiver = true
+                default: variableReceiver = false
+                }
+                guard PredicateFunctions.isKnown(selector, argumentCount: arguments.count)
+                        || (variableReceiver && PredicateFunctions.invokesMethod(selector)) else {
                     throw ParseError(position: start.position, message: "unsupported function '\(selector)' with \(arguments.count) argument(s) at position \(start.position) (Linux has no Objective-C selectors; the functions are NSExpression(forFunction:)'s)")
                 }
                 return .function(selector, arguments)

@@ -1,0 +1,252 @@
+import Foundation
+
+/// Migrates a store to a new model through a mapping model, writing a new store: each entity
+/// mapping's ``NSEntityMigrationPolicy`` makes the destination objects, then their relationships,
+/// then validates, in Apple's three passes.
+///
+/// ```swift
+/// let manager = NSMigrationManager(sourceModel: v1, destinationModel: v2)
+/// let mapping = try #require(NSMappingModel(from: nil, forSourceModel: v1, destinationModel: v2))
+/// try manager.migrateStore(from: oldURL, type: .sqlite, mapping: mapping, to: newURL, type: .sqlite)
+/// ```
+///
+/// The source store is opened read-only in ``sourceContext`` and never changed; the new store is
+/// written at the destination URL in ``destinationContext``. Both contexts are confined to the
+/// migrating thread (Apple's are private-queue; the stages run inside the migration either way).
+/// The migration goes entity mapping by entity mapping, saving and resetting both contexts every
+/// 500 objects, so a large store is never loaded whole; a policy must therefore not keep
+/// managed objects from one stage to the next (keep their `objectID`s). A failure, or
+/// ``cancelMigrationWithError(_:)``, throws and leaves no file at the destination.
+open class NSMigrationManager: NSObject {
+    /// The model of the store migrated from.
+    open private(set) var sourceModel: NSManagedObjectModel
+    /// The model of the store migrated to.
+    open private(set) var destinationModel: NSManagedObjectModel
+    /// The mapping model of the running (or last) migration.
+    open internal(set) var mappingModel: NSMappingModel!
+    /// The context of the source store (read-only), while a migration runs.
+    open internal(set) var sourceContext: NSManagedObjectContext!
+    /// The context of the new store, while a migration runs.
+    open internal(set) var destinationContext: NSManagedObjectContext!
+    /// The entity mapping being migrated.
+    open internal(set) var currentEntityMapping: NSEntityMapping!
+    /// The fraction of the migration done, from 0 to 1: one step per entity mapping and pass.
+    open internal(set) var migrationProgress: Float = 0
+    /// Information of the app's, for its policies.
+    open var userInfo: [AnyHashable: Any]?
+    /// Whether a store type's own manager may migrate (Apple's in-place SQLite migration of an
+    /// inferred mapping). This manager always migrates object by object.
+    open var usesStoreSpecificMigrationManager = false
+
+    /// How many objects a stage handles between saves (and context resets).
+    internal var batchSize = 500
+
+    internal private(set) var cancellation: Error?
+    internal var associations: [String: MigrationAssociations] = [:]
+    internal var policies: [String: NSEntityMigrationPolicy] = [:]
+
+    /// Makes a manager that migrates stores of `sourceModel` to `destinationModel`.
+    ///
+    /// ```swift
+    /// let manager = NSMigrationManager(sourceModel: v1, destinationModel: v2)
+    /// ```
+    public init(sourceModel: NSManagedObjectModel, destinationModel: NSManagedObjectModel) {
+        self.sourceModel = sourceModel
+        self.destinationModel = destinationModel
+        super.init()
+    }
+
+    // MARK: Migrating
+
+    /// Migrates the store at `sourceURL` into a new store at `dURL` through `mappings` (the
+    /// mapping lightweight migration infers when `nil`). Throws `NSMigrationError` (134110) when
+    /// a store can't be opened, a stage fails or a save fails, the cancellation's error after
+    /// ``cancelMigrationWithError(_:)``, and Foundation's `NSFileWriteFileExistsError` (516) when
+    /// a file is already at `dURL`. The source store is never changed.
+    ///
+    /// ```swift
+    /// try manager.migrateStore(from: oldURL, sourceType: NSSQLiteStoreType, options: nil, with: mapping,
+    ///                          toDestinationURL: newURL, destinationType: NSSQLiteStoreType, destinationOptions: nil)
+    /// ```
+    open func migrateStore(from sourceURL: URL, sourceType sStoreType: String, options sOptions: [AnyHashable: Any]? = nil,
+                           with mappings: NSMappingModel?, toDestinationURL dURL: URL, destinationType dStoreType: String,
+                           destinationOptions dOptions: [AnyHashable: Any]? = nil) throws {
+        let mapping = try mappings ?? NSMappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: destinationModel)
+        try validate(mapping, from: sourceURL, to: dURL)
+        reset()
+        mappingModel = mapping
+        var sourceOptions = sOptions ?? [:]
+        sourceOptions[NSReadOnlyPersistentStoreOption] = true
+        sourceContext = try Self.context(sourceModel, sStoreType, sourceURL, sourceOptions, "Can't add source store")
+        defer { close() }
+        destinationContext = try Self.context(destinationModel, dStoreType, dURL, dOptions, "Can't add destination store")
+        do {
+            try run(mapping)
+        } catch {
+            removeDestination(at: dURL, type: dStoreType, options: dOptions)
+            throw error
+        }
+    }
+
+    /// Migrates the store at `sourceURL` into a new store at `destinationURL` through `mapping`;
+    /// see ``migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)``.
+    ///
+    /// ```swift
+    /// try manager.migrateStore(from: oldURL, type: .sqlite, mapping: mapping, to: newURL, type: .sqlite)
+    /// ```
+    open func migrateStore(from sourceURL: URL, type sourceType: NSPersistentStore.StoreType, options sourceOptions: [AnyHashable: Any]? = nil,
+                           mapping: NSMappingModel, to destinationURL: URL, type destinationType: NSPersistentStore.StoreType,
+                           options destinationOptions: [AnyHashable: Any]? = nil) throws {
+        try migrateStore(from: sourceURL, sourceType: sourceType.rawValue, options: sourceOptions, with: mapping,
+                         toDestinationURL: destinationURL, destinationType: destinationType.rawValue, destinationOptions: destinationOptions)
+    }
+
+    /// Forgets the associations and contexts of the last migration.
+    ///
+    /// ```swift
+    /// manager.reset()
+    /// ```
+    open func reset() {
+        associations = [:]
+        policies = [:]
+        cancellation = nil
+        migrationProgress = 0
+        currentEntityMapping = nil
+        sourceContext = nil
+        destinationContext = nil
+    }
+
+    /// Stops the running migration: it throws `error` after the policy call that is running.
+    ///
+    /// ```swift
+    /// manager.cancelMigrationWithError(NSError(domain: NSCocoaErrorDomain, code: NSMigrationCancelledError))
+    /// ```
+    open func cancelMigrationWithError(_ error: any Error) {
+        if cancellation == nil { cancellation = error }
+    }
+
+    // MARK: Entities and instances
+
+    /// The source model's entity of `mEntity`: by its version hash, or by name when it has none.
+    ///
+    /// ```swift
+    /// let entity = manager.sourceEntity(for: mapping.entityMappings[0])
+    /// ```
+    open func sourceEntity(for mEntity: NSEntityMapping) -> NSEntityDescription? {
+        Self.entity(in: sourceModel, hash: mEntity.sourceEntityVersionHash, name: mEntity.sourceEntityName)
+    }
+
+    /// The destination model's entity of `mEntity`: by its version hash, or by name when it has none.
+    ///
+    /// ```swift
+    /// let entity = manager.destinationEntity(for: mapping.entityMappings[0])
+    /// ```
+    open func destinationEntity(for mEntity: NSEntityMapping) -> NSEntityDescription? {
+        Self.entity(in: destinationModel, hash: mEntity.destinationEntityVersionHash, name: mEntity.destinationEntityName)
+    }
+
+    /// Records that `destinationInstance` was made from `sourceInstance` by `entityMapping`.
+    /// The default ``NSEntityMigrationPolicy/createDestinationInstances(forSource:in:manager:)`` calls it.
+    ///
+    /// ```swift
+    /// manager.associate(sourceInstance: source, withDestinationInstance: destination, for: mapping)
+    /// ```
+    open func associate(sourceInstance: NSManagedObject, withDestinationInstance destinationInstance: NSManagedObject,
+                        for entityMapping: NSEntityMapping) {
+        if destinationInstance.objectID.isTemporaryID, let context = destinationInstance.managedObjectContext {
+            do { try context.obtainPermanentIDs(for: [destinationInstance]) } catch { cancelMigrationWithError(error); return }
+        }
+        associations[entityMapping.name ?? "", default: MigrationAssociations()]
+            .add(source: sourceInstance.objectID, destination: destinationInstance.objectID)
+    }
+
+    /// The destination instances `mappingName` (every mapping when `nil`) made from `sourceInstances`,
+    /// in order, without repeats. Naming no mapping of the mapping model is a programmer error and
+    /// stops the process, as Apple's raises.
+    ///
+    /// ```swift
+    /// let notes = manager.destinationInstances(forEntityMappingName: "NoteToNote", sourceInstances: [note])
+    /// ```
+    open func destinationInstances(forEntityMappingName mappingName: String?, sourceInstances: [NSManagedObject]?) -> [NSManagedObject] {
+        instances(mappingName, sourceInstances, of: destinationContext) { $0.destinations(of: $1) }
+    }
+
+    /// The source instances `mappingName` (every mapping when `nil`) made `destinationInstances` from,
+    /// in order, without repeats. Naming no mapping of the mapping model is a programmer error and
+    /// stops the process, as Apple's raises.
+    ///
+    /// ```swift
+    /// let sources = manager.sourceInstances(forEntityMappingName: "NoteToNote", destinationInstances: [newNote])
+    /// ```
+    open func sourceInstances(forEntityMappingName mappingName: String?, destinationInstances: [NSManagedObject]?) -> [NSManagedObject] {
+        instances(mappingName, destinationInstances, of: sourceContext) { $0.sources(of: $1) }
+    }
+
+    // MARK: Internals
+
+    /// Throws the cancellation's error, once cancelled.
+    internal func throwIfCancelled() throws {
+        if let cancellation { throw cancellation }
+    }
+
+    /// The destination instances of the objects of a source relationship's value, through every
+    /// entity mapping whose destination entity fits `relationship`'s destination.
+    internal func destinationInstances(forSourceRelationshipValue value: Any?, to relationship: NSRelationshipDescription) -> [NSManagedObject] {
+        let sources = MigrationRelationships.managedObjects(in: value)
+        guard !sources.isEmpty, let target = relationship.destinationEntity else { return [] }
+        return destinationInstances(forEntityMappingName: nil, sourceInstances: sources).filter { $0.entity.isKindOf(entity: target) }
+    }
+
+    private func instances(_ mappingName: String?, _ objects: [NSManagedObject]?, of context: NSManagedObjectContext?,
+                           _ lookup: (MigrationAssociations, NSManagedObjectID) -> [NSManagedObjectID]) -> [NSManagedObject] {
+        guard let context, let objects else { return [] }
+        let tables: [MigrationAssociations]
+        if let mappingName {
+            guard mappingModel?.entityMappingsByName[mappingName] != nil else {
+                preconditionFailure("Can't find mapping for name (\(mappingName)).")
+            }
+            tables = associations[mappingName].map { [$0] } ?? []
+        } else {
+            tables = (mappingModel?.entityMappings ?? []).compactMap { associations[$0.name ?? ""] }
+        }
+        var seen = Set<NSManagedObjectID>()
+        var result: [NSManagedObject] = []
+        for object in objects {
+            for table in tables {
+                for id in lookup(table, object.objectID) where seen.insert(id).inserted {
+                    result.append(context.object(with: id))
+                }
+            }
+        }
+        return result
+    }
+
+    private static func entity(in model: NSManagedObjectModel, hash: Data?, name: String?) -> NSEntityDescription? {
+        if let hash { return model.entities.first { $0.versionHash == hash } }
+        return name.flatMap { model.entitiesByName[$0] }
+    }
+}
+
+extension NSMigrationManager: ExpressionMethodReceiver {
+    /// The manager's methods a mapping model's expressions call by selector.
+    func invokeExpressionMethod(_ selector: String, arguments: [Any?]) -> Any? {
+        switch selector {
+        case "sourceContext": return sourceContext
+        case "destinationContext": return destinationContext
+        case "destinationInstancesForEntityMappingNamed:sourceInstances:",
+             "sourceInstancesForEntityMappingNamed:destinationInstances:":
+            guard arguments.count == 2 else { break }
+            let name = arguments[0] as? String
+            if let name, mappingModel?.entityMappingsByName[name] == nil {
+                cancelMigrationWithError(MigrationErrors.migration("Can't find mapping for name (\(name)).", ["mappingName": name]))
+                return nil
+            }
+            let objects = MigrationRelationships.managedObjects(in: arguments[1])
+            return selector.hasPrefix("destination") ? destinationInstances(forEntityMappingName: name, sourceInstances: objects)
+                                                     : sourceInstances(forEntityMappingName: name, destinationInstances: objects)
+        default: break
+        }
+        cancelMigrationWithError(MigrationErrors.migration("NSMigrationManager does not answer the selector '\(selector)'"))
+        return nil
+    }
+}
