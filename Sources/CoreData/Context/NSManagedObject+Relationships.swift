@@ -81,8 +81,23 @@ extension NSManagedObject {
 
     // MARK: Changes with inverse maintenance
 
+    /// Stops the process when `object` is not of the relationship's destination entity (or one of
+    /// its sub-entities), as Apple raises `NSInvalidArgumentException` ("Unacceptable type of value
+    /// for to-one relationship"): a programmer error on setters that cannot throw. Without it the
+    /// inverse would be kept in step in a slot of another property.
+    internal func checkDestination(_ object: NSManagedObject, _ relationship: NSRelationshipDescription) {
+        guard let destination = relationship.destinationEntity else { return }
+        var entity: NSEntityDescription? = object.entity
+        while let current = entity {
+            if current === destination { return }
+            entity = current.superentity
+        }
+        preconditionFailure("CoreData: Unacceptable type of value for \(relationship.isToMany ? "to-many" : "to-one") relationship: property = \"\(relationship.name)\"; desired type = \(destination.name ?? "?"); given type = \(object.entity.name ?? "?"), set on an object of entity '\(self.entity.name ?? "")'")
+    }
+
     internal func setToOne(_ newValue: NSManagedObject?, at index: Int) {
         let relationship = layout.properties[index] as! NSRelationshipDescription
+        if let newValue { checkDestination(newValue, relationship) }
         let old = toOneObject(at: index)
         if old === newValue { return }
         rawSetToOne(newValue, at: index)
@@ -105,6 +120,7 @@ extension NSManagedObject {
 
     internal func addToMany(_ object: NSManagedObject, at index: Int, position: Int? = nil) {
         let relationship = layout.properties[index] as! NSRelationshipDescription
+        checkDestination(object, relationship)
         if toManyList(at: index).contains(object) { return }
         modifyList(at: index) { list in
             if let position { list.insert(object, at: position) } else { list.append(object) }

@@ -616,7 +616,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// A value of the wrong type is kept, and ``NSManagedObjectContext/save()`` throws a
     /// validation error naming the key (Apple raises an exception at once); nothing is written.
     /// A fetched property is read-only: its value stays as it is, and a `CoreData: error:` line on
-    /// standard error says so.
+    /// standard error says so. A relationship given an object of an entity other than its
+    /// destination (or a sub-entity) stops the process with Apple's message ("Unacceptable type of
+    /// value for to-one relationship"), as Apple raises `NSInvalidArgumentException`.
     open func setValue(_ value: Any?, forKey key: String) {
         _setValueAsBase(value, forKey: key)
     }

@@ -150,4 +150,20 @@ struct RelationshipTests {
         let reloaded = try reopened.fetch("Car")
         #expect((reloaded.first?.value(forKey: "owner") as? NSManagedObject)?.value(forKey: "name") as? String == "Ada")
     }
+
+    /// An object of another entity in a relationship is Apple's `NSInvalidArgumentException`
+    /// ("Unacceptable type of value"): the process stops with that message, where it used to stop
+    /// with "Index out of range" while keeping the inverse in step (or write another property's slot).
+    @Test(arguments: ["owner", "tags"])
+    func anObjectOfAnotherEntityStopsTheProcessWithApplesMessage(_ key: String) async {
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [key = key as String] in
+            let stack = try TestStack()
+            let car = stack.insert("Car", ["name": "Beetle"])
+            let other = stack.insert("Car", ["name": "Mini"])
+            if key == "owner" { car.setValue(other, forKey: key) } else { car.setValue(Set([other]), forKey: key) }
+        } .map { result in
+            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
+            #expect(text.contains("Unacceptable type of value for \(key == "owner" ? "to-one" : "to-many") relationship: property = \"\(key)\"; desired type = \(key == "owner" ? "Person" : "Tag"); given type = Car"), "\(text)")
+        }
+    }
 }
