@@ -19,12 +19,7 @@ extension StoreInspector {
         let stored = (metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]).compactMapValues { $0 as? Data }
         var versions: [(name: String, model: NSManagedObjectModel)] = []
         if modelURL.pathExtension.lowercased() == "xcdatamodeld" {
-            let names = try NSManagedObjectModel.checksumsForVersionedModel(at: modelURL).keys
-                .sorted { $0.compare($1, options: .numeric) == .orderedAscending }
-            for name in names {
-                let version = modelURL.appendingPathComponent(name).appendingPathExtension("xcdatamodel")
-                versions.append((name, try NSManagedObjectModel(validatingContentsOf: version)))
-            }
+            versions = try Self.versions(of: modelURL)
         } else {
             versions.append((modelURL.deletingPathExtension().lastPathComponent, try NSManagedObjectModel(validatingContentsOf: modelURL)))
         }
@@ -51,5 +46,13 @@ extension StoreInspector {
             case let (a?, b?): return a == b ? nil : "\(name) (changed)"
             }
         }
+    }
+
+    /// Every version of the `.xcdatamodeld` at `bundle`, read, by name in numeric order (`Garage`,
+    /// `Garage 2`, …, `Garage 10`); throws why a version can't be read.
+    static func versions(of bundle: URL) throws -> [(name: String, model: NSManagedObjectModel)] {
+        try NSManagedObjectModel.checksumsForVersionedModel(at: bundle).keys
+            .sorted { $0.compare($1, options: .numeric) == .orderedAscending }
+            .map { name in (name, try NSManagedObjectModel(validatingContentsOf: bundle.appendingPathComponent(name).appendingPathExtension("xcdatamodel"))) }
     }
 }

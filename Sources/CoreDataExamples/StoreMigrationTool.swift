@@ -33,12 +33,7 @@ public struct StoreMigrationTool: Sendable {
 
     func versions() throws -> Versions {
         let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: store)
-        let names = try NSManagedObjectModel.checksumsForVersionedModel(at: model).keys
-            .sorted { $0.compare($1, options: .numeric) == .orderedAscending }
-        var versions: [(name: String, model: NSManagedObjectModel)] = []
-        for name in names {
-            versions.append((name, try NSManagedObjectModel(validatingContentsOf: model.appendingPathComponent(name).appendingPathExtension("xcdatamodel"))))
-        }
+        let versions = try StoreInspector.versions(of: model)
         guard let source = versions.first(where: { $0.model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) }) else {
             throw NSError(domain: NSCocoaErrorDomain, code: NSMigrationMissingSourceModelError, userInfo: [
                 NSLocalizedDescriptionKey: "None of the \(versions.count) versions of \(model.lastPathComponent) wrote the store at \(store.path) (coredata inspect --model says which entities differ); it can't be migrated",
@@ -48,7 +43,7 @@ public struct StoreMigrationTool: Sendable {
         if let targetVersion {
             guard let named = versions.first(where: { $0.name == targetVersion }) else {
                 throw NSError(domain: NSCocoaErrorDomain, code: NSFileReadNoSuchFileError, userInfo: [
-                    NSLocalizedDescriptionKey: "\(model.lastPathComponent) has no version named '\(targetVersion)' (it has \(names.joined(separator: ", ")))",
+                    NSLocalizedDescriptionKey: "\(model.lastPathComponent) has no version named '\(targetVersion)' (it has \(versions.map(\.name).joined(separator: ", ")))",
                 ])
             }
             destination = named

@@ -62,19 +62,15 @@ extension NSMappingModel {
         if bundles == nil, let bundle = destinationModel.versionedModelURL { folders.append(bundle.deletingLastPathComponent()) }
         var seen = Set<String>()
         let versions = (source: MappingVersions(sourceModel), destination: MappingVersions(destinationModel))
-        for folder in folders {
-            let contents = (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? []
-            for url in contents.filter({ $0.pathExtension.lowercased() == "xcmappingmodel" }).sorted(by: { $0.path < $1.path })
-            where seen.insert(url.standardizedFileURL.path).inserted {
-                // An unreadable file is no match (others may be), and standard error says why.
-                guard let file = Self.readOrReport(url), Self.file(file, maps: sourceModel, to: destinationModel, versions: versions) else { continue }
-                self.init(file: file)
-                for mapping in entityMappings ?? [] {
-                    mapping.sourceEntityVersionHash = mapping.sourceEntityName.flatMap { sourceModel.entitiesByName[$0]?.versionHash }
-                    mapping.destinationEntityVersionHash = mapping.destinationEntityName.flatMap { destinationModel.entitiesByName[$0]?.versionHash }
-                }
-                return
+        for url in ModelSearch.files(in: folders, extensions: ["xcmappingmodel"]) where seen.insert(url.standardizedFileURL.path).inserted {
+            // An unreadable file is no match (others may be), and standard error says why.
+            guard let file = Self.readOrReport(url), Self.file(file, maps: sourceModel, to: destinationModel, versions: versions) else { continue }
+            self.init(file: file)
+            for mapping in entityMappings ?? [] {
+                mapping.sourceEntityVersionHash = mapping.sourceEntityName.flatMap { sourceModel.entitiesByName[$0]?.versionHash }
+                mapping.destinationEntityVersionHash = mapping.destinationEntityName.flatMap { destinationModel.entitiesByName[$0]?.versionHash }
             }
+            return
         }
         return nil
     }
@@ -129,9 +125,7 @@ private struct MappingVersions {
         guard let bundle = model.versionedModelURL else { bundleName = nil; versionName = nil; return }
         bundleName = bundle.lastPathComponent
         let hashes = model.entityVersionHashesByName
-        versionName = ModelSearch.versions(of: bundle).first { version in
-            (try? XcodeModelReader.readModel(at: version))?.entityVersionHashesByName == hashes
-        }?.lastPathComponent
+        versionName = ModelSearch.firstVersion(of: bundle, where: { $0.entityVersionHashesByName == hashes })?.url.lastPathComponent
     }
 
     /// Whether a recorded path (`Notes/Notes.xcdatamodeld/Notes 2.xcdatamodel`) names this

@@ -33,9 +33,16 @@ internal enum ModelSearch {
     /// The models directly in `folders` (`.xcdatamodeld` and `.xcdatamodel` folders), in folder
     /// order and by name within a folder.
     static func models(in folders: [URL]) -> [URL] {
+        files(in: folders, extensions: ["xcdatamodeld", "xcdatamodel"])
+    }
+
+    /// The files (or folders) directly in `folders` whose extension is one of `extensions`
+    /// (lower-case), in folder order and by name within a folder; a folder that can't be listed
+    /// has none.
+    static func files(in folders: [URL], extensions: Set<String>) -> [URL] {
         folders.flatMap { folder in
             let contents = (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? []
-            return contents.filter { ["xcdatamodeld", "xcdatamodel"].contains($0.pathExtension.lowercased()) }
+            return contents.filter { extensions.contains($0.pathExtension.lowercased()) }
                 .sorted { $0.lastPathComponent < $1.lastPathComponent }
         }
     }
@@ -72,11 +79,19 @@ extension ModelSearch {
     /// 2. as ``NSManagedObjectModel/mergedModel(from:forStoreMetadata:)`` searches for `nil`
     ///    bundles (the main bundle and the Linux additions), where several models may merge.
     static func sourceModel(forStoreMetadata metadata: [String: Any], destination: NSManagedObjectModel) -> NSManagedObjectModel? {
-        if let bundle = destination.versionedModelURL {
-            for version in versions(of: bundle) {
-                if let model = read(version), model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return model }
-            }
+        if let bundle = destination.versionedModelURL,
+           let version = firstVersion(of: bundle, where: { $0.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) }) {
+            return version.model
         }
         return NSManagedObjectModel.mergedModel(from: nil, forStoreMetadata: metadata)
+    }
+
+    /// The first version of the `.xcdatamodeld` at `bundle` (by name) whose model `matches`, read
+    /// as ``read(_:)`` reads it (a version that can't be read is reported and skipped).
+    static func firstVersion(of bundle: URL, where matches: (NSManagedObjectModel) -> Bool) -> (url: URL, model: NSManagedObjectModel)? {
+        for version in versions(of: bundle) {
+            if let model = read(version), matches(model) { return (version, model) }
+        }
+        return nil
     }
 }
