@@ -145,7 +145,7 @@ private struct ModelFinder {
         if onDisk == nil {
             let bundles = destination.versionedModelURL.map { [$0] } ?? []
             let found = ModelSearch.models(in: ModelSearch.locations(firstIn: [], bundles: [Bundle.main]))
-            onDisk = (bundles + found).flatMap(ModelSearch.versions(of:)).compactMap(ModelSearch.read)
+            onDisk = ModelSearch.readVersions(of: bundles + found)
         }
         if let model = onDisk?.first(where: { $0.versionChecksum == checksum }) { return model }
         throw CoreDataError.make(.managedObjectModelReferenceNotFound,

@@ -55,6 +55,12 @@ internal enum ModelSearch {
         return contents.filter { $0.pathExtension.lowercased() == "xcdatamodel" }.sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
 
+    /// Every readable version of `models` (`.xcdatamodeld` and `.xcdatamodel` URLs), in order; one
+    /// that can't be read is reported on standard error and skipped (``read(_:)``).
+    static func readVersions(of models: [URL]) -> [NSManagedObjectModel] {
+        models.flatMap(versions(of:)).compactMap(read)
+    }
+
     /// Reads the model at `url`; on failure writes Apple's style of message to standard error
     /// (`CoreData: error: …`) and returns `nil`.
     static func read(_ url: URL) -> NSManagedObjectModel? {

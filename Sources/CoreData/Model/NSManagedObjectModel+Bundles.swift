@@ -43,7 +43,7 @@ extension NSManagedObjectModel {
     ///
     /// A version that cannot be read is skipped (the reason goes to standard error).
     public class func mergedModel(from bundles: [Bundle]?, forStoreMetadata metadata: [String: Any]) -> NSManagedObjectModel? {
-        let versions = ModelSearch.models(in: searchFolders(bundles)).flatMap(ModelSearch.versions(of:)).compactMap(ModelSearch.read)
+        let versions = ModelSearch.readVersions(of: ModelSearch.models(in: searchFolders(bundles)))
         return NSManagedObjectModel(byMerging: versions, forStoreMetadata: metadata)
     }
 

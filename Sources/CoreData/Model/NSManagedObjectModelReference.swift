@@ -151,11 +151,11 @@ open class NSManagedObjectModelReference: NSObject {
             }
         case .named(let name, let bundle):
             let files = Self.models(in: bundle).filter { $0.deletingPathExtension().lastPathComponent == name }
-            if let model = Self.versions(of: files).first(where: { $0.versionChecksum == versionChecksum }) { return model }
+            if let model = ModelSearch.readVersions(of: files).first(where: { $0.versionChecksum == versionChecksum }) { return model }
             throw CoreDataError.make(.managedObjectModelReferenceNotFound,
                 "A model with version checksum \(versionChecksum) could not be found in the bundle at \(Self.path(of: bundle)) (no version of a model named '\(name)' has it)")
         case .hashes(let hashes, let bundle):
-            if let model = Self.versions(of: Self.models(in: bundle)).first(where: { $0.entityVersionHashesByName == hashes }) { return model }
+            if let model = ModelSearch.readVersions(of: Self.models(in: bundle)).first(where: { $0.entityVersionHashesByName == hashes }) { return model }
             throw CoreDataError.make(.managedObjectModelReferenceNotFound,
                 "A model with version hashes \(hashes.keys.sorted()) (entity names) could not be found in the bundle at \(Self.path(of: bundle))")
         }
@@ -177,11 +177,5 @@ open class NSManagedObjectModelReference: NSObject {
     /// the Linux additions of ``ModelSearch``.
     private static func models(in bundle: Bundle?) -> [URL] {
         ModelSearch.models(in: ModelSearch.locations(firstIn: [], bundles: [bundle ?? Bundle.main], linuxAdditions: bundle == nil))
-    }
-
-    /// Every readable version of `models`, in order (one that cannot be read is reported on
-    /// standard error and skipped, as ``ModelSearch/read(_:)`` does).
-    private static func versions(of models: [URL]) -> [NSManagedObjectModel] {
-        models.flatMap(ModelSearch.versions(of:)).compactMap(ModelSearch.read)
     }
 }
