@@ -2,22 +2,25 @@ import ArgumentParser
 import CoreDataExamples
 import Foundation
 
-/// `coredata migrate STORE --model PATH.xcdatamodeld [--to VERSION] [--dry-run]`: migrates a store in
-/// place to a version of its model (lightweight migration), or with `--dry-run` prints what it would do.
+/// `coredata migrate STORE --model PATH.xcdatamodeld [--mapping DIR] [--to VERSION] [--dry-run]`:
+/// migrates a store to a version of its model (through a mapping model, or lightweight migration),
+/// or with `--dry-run` prints what it would do.
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Migrate a Core Data SQLite store to another version of its model.",
-        discussion: "Finds the version of the model that wrote the store, infers the mapping to the target version (the current one unless --to names another), prints it, and migrates the store in place in one transaction, with a progress bar on standard error when it is a terminal. --dry-run prints the plan and changes nothing."
+        discussion: "Finds the version of the model that wrote the store and the mapping to the target version (the current one unless --to names another): a mapping model (.xcmappingmodel) for the two versions, in --mapping's folder or beside the model, or else the inferred one. Prints it, then migrates the store, with a progress bar on standard error when it is a terminal: through the mapping model into a new file whose contents then replace the store's in one transaction, or in place in one transaction. --dry-run prints the plan and changes nothing."
     )
 
     @Argument(help: "The store file (.sqlite).") var store: String
     @Option(help: "The versioned model (.xcdatamodeld).") var model: String
     @Option(name: .customLong("to"), help: "The version to migrate to (default: the model's current version).") var version: String?
-    @Flag(help: "Print the inferred mapping and change nothing.") var dryRun = false
+    @Option(help: "A folder of mapping models (.xcmappingmodel), searched before the model's own folder.") var mapping: String?
+    @Flag(help: "Print the mapping and change nothing.") var dryRun = false
 
     func run() throws {
-        let tool = StoreMigrationTool(store: URL(fileURLWithPath: store), model: URL(fileURLWithPath: model), to: version)
+        let tool = StoreMigrationTool(store: URL(fileURLWithPath: store), model: URL(fileURLWithPath: model), to: version,
+                                      mappingFolder: mapping.map { URL(fileURLWithPath: $0, isDirectory: true) })
         do {
             print(try tool.plan())
             guard !dryRun else { return }

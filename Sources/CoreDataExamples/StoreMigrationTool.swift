@@ -1,9 +1,14 @@
 import CoreData
 import Foundation
 
-/// `coredata migrate STORE --model PATH.xcdatamodeld [--to VERSION] [--dry-run]`: which version of
-/// a model wrote a store, the mapping lightweight migration infers to another version, and the
-/// migration itself, in place.
+/// `coredata migrate STORE --model PATH.xcdatamodeld [--mapping DIR] [--to VERSION] [--dry-run]`:
+/// which version of a model wrote a store, the mapping that migrates it to another version, and
+/// the migration itself.
+///
+/// The mapping is the one a store open would use: a mapping model (`.xcmappingmodel`) for the two
+/// versions, in `mappingFolder` or where the app's are found (beside the `.xcdatamodeld`, the
+/// model search folders), run by `NSMigrationManager` into a new file whose contents then replace the store's;
+/// else the inferred one, applied in place (lightweight migration).
 ///
 /// ```swift
 /// let tool = StoreMigrationTool(store: URL(fileURLWithPath: "Notes.sqlite"),
@@ -18,11 +23,25 @@ public struct StoreMigrationTool: Sendable {
     public let model: URL
     /// The version to migrate to (its name, `Notes 2`); `nil` for the bundle's current version.
     public let targetVersion: String?
+    /// A folder of mapping models (`.xcmappingmodel`), searched first; `nil` for only the places a
+    /// store open searches.
+    public let mappingFolder: URL?
 
-    public init(store: URL, model: URL, to targetVersion: String? = nil) {
+    public init(store: URL, model: URL, to targetVersion: String? = nil, mappingFolder: URL? = nil) {
         self.store = store
         self.model = model
         self.targetVersion = targetVersion
+        self.mappingFolder = mappingFolder
+    }
+
+    /// The mapping model for the two versions: in ``mappingFolder``, else where a store open looks.
+    func mappingModel(_ versions: Versions) -> NSMappingModel? {
+        let (source, destination) = (versions.source.model, versions.destination.model)
+        if let folder = mappingFolder, let bundle = Bundle(url: folder),
+           let mapping = NSMappingModel(from: [bundle], forSourceModel: source, destinationModel: destination) {
+            return mapping
+        }
+        return NSMappingModel(from: nil, forSourceModel: source, destinationModel: destination)
     }
 
     /// The version that wrote the store and the one to migrate to, with their models.
@@ -32,6 +51,11 @@ public struct StoreMigrationTool: Sendable {
     }
 
     func versions() throws -> Versions {
+        if let folder = mappingFolder, !FileManager.default.fileExists(atPath: folder.path) {
+            throw NSError(domain: NSCocoaErrorDomain, code: NSFileReadNoSuchFileError, userInfo: [
+                NSLocalizedDescriptionKey: "There is no folder of mapping models at \(folder.path)", NSFilePathErrorKey: folder.path,
+            ])
+        }
         let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: store)
         let versions = try StoreInspector.versions(of: model)
         guard let source = versions.first(where: { $0.model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) }) else {
@@ -59,11 +83,12 @@ public struct StoreMigrationTool: Sendable {
         return Versions(source: source, destination: destination)
     }
 
-    /// What a migration would do, changing nothing: the two versions and the mapping lightweight
-    /// migration infers, entity by entity (`+` added, `-` removed, `←` where a value comes from).
+    /// What a migration would do, changing nothing: the two versions and the mapping, entity by
+    /// entity (`+` added, `-` removed, `←` where a value comes from): the mapping model found, with
+    /// its policies, or else the one lightweight migration infers.
     ///
-    /// Throws the inference's `NSInferredMappingModelError` (134190) when the change can't be
-    /// inferred, naming the entity and property.
+    /// Throws the inference's `NSInferredMappingModelError` (134190) when there is no mapping
+    /// model and the change can't be inferred, naming the entity and property.
     public func plan() throws -> String {
         let versions = try versions()
         var lines = ["Store: \(store.path)", "Written by version: \(versions.source.name)", "Migrate to version: \(versions.destination.name)"]
@@ -71,20 +96,40 @@ public struct StoreMigrationTool: Sendable {
             lines.append("Nothing to migrate: the store is at that version.")
             return lines.joined(separator: "\n")
         }
-        let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: versions.source.model, destinationModel: versions.destination.model)
-        lines.append("Inferred mapping (lightweight migration, in place):")
+        let mapping: NSMappingModel
+        if let found = mappingModel(versions) {
+            mapping = found
+            lines.append("Mapping model (heavyweight migration into a new file, then moved into the store):")
+        } else {
+            mapping = try NSMappingModel.inferredMappingModel(forSourceModel: versions.source.model, destinationModel: versions.destination.model)
+            lines.append("Inferred mapping (lightweight migration, in place):")
+        }
         for entity in mapping.entityMappings ?? [] {
+            let policy = entity.entityMigrationPolicyClassName.map { $0.isEmpty || $0 == "NSEntityMigrationPolicy" ? "" : " (policy \($0))" } ?? ""
             switch entity.mappingType {
             case .addEntityMappingType: lines.append("  + \(entity.destinationEntityName ?? "?") (new entity)")
             case .removeEntityMappingType: lines.append("  - \(entity.sourceEntityName ?? "?") (removed, its rows deleted)")
             default:
                 let renamed = entity.sourceEntityName == entity.destinationEntityName ? "" : " ← \(entity.sourceEntityName ?? "?")"
-                lines.append("  \(entity.destinationEntityName ?? "?")\(renamed)")
+                lines.append("  \(entity.destinationEntityName ?? "?")\(renamed)\(policy)")
+                let sourceEntity = entity.sourceEntityName.flatMap { versions.source.model.entitiesByName[$0] }
+                let relationships = Set((entity.relationshipMappings ?? []).map(ObjectIdentifier.init))
                 for property in (entity.attributeMappings ?? []) + (entity.relationshipMappings ?? []) {
                     let name = property.name ?? "?"
+                    // A relationship without an expression maps the source's of the same name.
+                    if property.valueExpression == nil, relationships.contains(ObjectIdentifier(property)),
+                       sourceEntity?.relationshipsByName[name] != nil { continue }
                     if let expression = property.valueExpression {
-                        let copied = "\(expression)" == "$source.\(name)"
-                        if !copied { lines.append("      \(name) ← \(expression)") }
+                        // A value copied from a property: `$source.name`, or for a relationship the
+                        // source's objects through the migration (Apple's inferred expression).
+                        let text = "\(expression)"
+                        let from = text.range(of: "$source.", options: .backwards).map { text[$0.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" } }
+                        let copied = from.map { text == "$source.\($0)" || text.contains("destinationInstancesForSourceRelationshipNamed:") } ?? false
+                        if let from, copied {
+                            if from != name { lines.append("      \(name) ← $source.\(from)") }
+                        } else {
+                            lines.append("      \(name) ← \(text)")
+                        }
                     } else {
                         lines.append("      + \(name) (new: its default value, or nil)")
                     }
@@ -94,8 +139,9 @@ public struct StoreMigrationTool: Sendable {
         return lines.joined(separator: "\n")
     }
 
-    /// Migrates the store in place to the destination version (automatic lightweight migration,
-    /// as `NSPersistentContainer` runs it), and says how long it took.
+    /// Migrates the store to the destination version, as ``plan()`` says (through the mapping
+    /// model found, or the inferred mapping as `NSPersistentContainer`'s automatic migration runs
+    /// it), and says how long it took.
     ///
     /// `report`, when given, gets the migration's fraction completed (0 to 1): about ten times a
     /// second while it runs, from another thread, then 1 once it is done. The migration reports
@@ -128,6 +174,9 @@ public struct StoreMigrationTool: Sendable {
                 progress.resignCurrent()
                 timer?.cancel()
                 queue.sync {} // no sample after the last one
+            }
+            if let mapping = mappingModel(versions) {
+                try NSPersistentStoreCoordinator.migrateStore(at: store, from: versions.source.model, to: versions.destination.model, mapping: mapping)
             }
             added = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: store, options: [
                 NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true,

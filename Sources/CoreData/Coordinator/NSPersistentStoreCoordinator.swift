@@ -205,8 +205,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
         }
         // External binary data lives beside the file (`.<StoreName>_SUPPORT`).
-        let support = SQLiteStore.supportFolder(forStoreAt: url)
-        if FileManager.default.fileExists(atPath: support.path) { try FileManager.default.removeItem(at: support) }
+        // So does the staging folder of a heavyweight migration that did not end.
+        for folder in [SQLiteStore.supportFolder(forStoreAt: url), SQLiteHeavyweightMigration.stagingFolder(forStoreAt: url)]
+        where FileManager.default.fileExists(atPath: folder.path) {
+            try FileManager.default.removeItem(at: folder)
+        }
     }
 
     /// Deletes the store file at `url`; the newer spelling.

@@ -158,7 +158,10 @@ internal struct InferredMapping {
                     "it points to \(relationship.destinationEntity?.name ?? "nil"), whose source entity is not \(old.destinationEntity?.name ?? "nil"), the destination of \(from.name ?? "").\(old.name)",
                     entity: entity.name ?? "", property: relationship.name)
             }
-            return Self.propertyMapping(relationship.name, from: old.name)
+            let mapping = Self.propertyMapping(relationship.name, from: old.name)
+            // Apple's inferred relationship: the source's objects, through the migration's entity mappings.
+            mapping.valueExpression = NSExpression(format: #"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", %@, $source.\#(old.name))"#, old.name)
+            return mapping
         }
     }
 }

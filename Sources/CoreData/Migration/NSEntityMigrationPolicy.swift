@@ -124,7 +124,9 @@ open class NSEntityMigrationPolicy: NSObject {
             let value: Any?
             if let expression = property.valueExpression {
                 let context = expressionContext(source: source, destination: dInstance, mapping: mapping, property: property, manager: manager)
+                manager.currentDestinationRelationship = relationship
                 value = expression.expressionValue(with: nil, context: context)
+                manager.currentDestinationRelationship = nil
                 try manager.throwIfCancelled()
             } else if source.entity.relationshipsByName[name] != nil {
                 value = manager.destinationInstances(forSourceRelationshipValue: source.value(forKey: name), to: relationship)

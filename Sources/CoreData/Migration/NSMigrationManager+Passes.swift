@@ -90,16 +90,20 @@ extension NSMigrationManager {
         let steps = Float(3 * entityMappings.count)
         var step: Float = 0
         func advance() { step += 1; migrationProgress = step / steps }
+        // Within a step, the part of its objects done so far.
+        func advance(_ done: Int, of total: Int) { migrationProgress = (step + Float(done) / Float(Swift.max(total, 1))) / steps }
         for entityMapping in entityMappings {
             currentEntityMapping = entityMapping
             let policy = try self.policy(for: entityMapping)
             try stage { try policy.begin(entityMapping, with: self) }
             if let sourceEntity = sourceEntity(for: entityMapping), entityMapping.mappingType != .removeEntityMappingType {
-                for batch in try sourceIDs(of: sourceEntity, in: entityMapping).chunked(batchSize) {
+                let ids = try sourceIDs(of: sourceEntity, in: entityMapping)
+                for batch in ids.chunked(batchSize) {
                     for source in try sourceObjects(Array(batch), of: sourceEntity) {
                         try stage { try policy.createDestinationInstances(forSource: source, in: entityMapping, manager: self) }
                     }
                     try saveBatch("Failed to save new store after first pass of migration.")
+                    advance(batch.endIndex, of: ids.count)
                 }
             }
             try stage { try policy.endInstanceCreation(forMapping: entityMapping, manager: self) }
@@ -116,6 +120,7 @@ extension NSMigrationManager {
                     try stage { try policy.createRelationships(forDestination: destination, in: entityMapping, manager: self) }
                 }
                 try saveBatch("Failed to save new store after second pass of migration.")
+                advance(batch.endIndex, of: destinations.count)
             }
             try stage { try policy.endRelationshipCreation(forMapping: entityMapping, manager: self) }
             try saveBatch("Failed to save new store after second pass of migration.")

@@ -31,12 +31,17 @@ open class NSMigrationManager: NSObject {
     /// The entity mapping being migrated.
     open internal(set) var currentEntityMapping: NSEntityMapping!
     /// The fraction of the migration done, from 0 to 1: one step per entity mapping and pass.
-    open internal(set) var migrationProgress: Float = 0
+    open internal(set) var migrationProgress: Float = 0 {
+        didSet { progress?.completedUnitCount = Int64((Double(migrationProgress) * 1000).rounded()) }
+    }
     /// Information of the app's, for its policies.
     open var userInfo: [AnyHashable: Any]?
     /// Whether a store type's own manager may migrate (Apple's in-place SQLite migration of an
     /// inferred mapping). This manager always migrates object by object.
     open var usesStoreSpecificMigrationManager = false
+
+    /// A `Progress` of a thousand units that follows ``migrationProgress`` (a migration at store open).
+    internal var progress: Progress?
 
     /// How many objects a stage handles between saves (and context resets).
     internal var batchSize = 500
@@ -197,6 +202,27 @@ open class NSMigrationManager: NSObject {
         return destinationInstances(forEntityMappingName: nil, sourceInstances: sources).filter { $0.entity.isKindOf(entity: target) }
     }
 
+    /// The relationship whose value is being computed (``NSEntityMigrationPolicy/createRelationships(forDestination:in:manager:)``).
+    internal var currentDestinationRelationship: NSRelationshipDescription?
+
+    /// What Apple's private `destinationInstancesForSourceRelationshipNamed:sourceInstances:`
+    /// answers (the inferred mapping's relationships, and Xcode's generated ones): the destination
+    /// instances of `value`'s objects through every entity mapping whose source entity fits the
+    /// destination of the current mapping's source relationship `name`, and whose destination
+    /// entity fits that of the relationship being set.
+    private func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances value: Any?) -> [NSManagedObject] {
+        let sourceTarget = currentEntityMapping.flatMap { sourceEntity(for: $0) }?.relationshipsByName[name]?.destinationEntity
+        let destinationTarget = currentDestinationRelationship?.destinationEntity
+        let names = (mappingModel?.entityMappings ?? []).filter { mapping in
+            let fitsSource = sourceTarget.map { target in sourceEntity(for: mapping)?.isKindOf(entity: target) ?? false } ?? true
+            let fitsDestination = destinationTarget.map { target in destinationEntity(for: mapping)?.isKindOf(entity: target) ?? false } ?? true
+            return fitsSource && fitsDestination
+        }.compactMap(\.name)
+        let sources = MigrationRelationships.managedObjects(in: value)
+        var seen = Set<NSManagedObjectID>()
+        return names.flatMap { destinationInstances(forEntityMappingName: $0, sourceInstances: sources) }.filter { seen.insert($0.objectID).inserted }
+    }
+
     private func instances(_ mappingName: String?, _ objects: [NSManagedObject]?, of context: NSManagedObjectContext?,
                            _ lookup: (MigrationAssociations, NSManagedObjectID) -> [NSManagedObjectID]) -> [NSManagedObject] {
         guard let context, let objects else { return [] }
@@ -244,6 +270,9 @@ extension NSMigrationManager: ExpressionMethodReceiver {
             let objects = MigrationRelationships.managedObjects(in: arguments[1])
             return selector.hasPrefix("destination") ? destinationInstances(forEntityMappingName: name, sourceInstances: objects)
                                                      : sourceInstances(forEntityMappingName: name, destinationInstances: objects)
+        case "destinationInstancesForSourceRelationshipNamed:sourceInstances:":
+            guard arguments.count == 2, let name = arguments[0] as? String else { break }
+            return destinationInstances(forSourceRelationshipNamed: name, sourceInstances: arguments[1])
         default: break
         }
         cancelMigrationWithError(MigrationErrors.migration("NSMigrationManager does not answer the selector '\(selector)'"))

@@ -1,14 +1,18 @@
 import Foundation
 
 // When a store is migrated: the coordinator opens it, and a SQLite store written with another
-// version of the model (`NSPersistentStoreIncompatibleVersionHashError`, 134100) is migrated in
-// place when the options ask for it (`SQLiteLightweightMigration.swift`), then opened again.
-// Without the options the 134100 stands and the file is left as it was.
+// version of the model (`NSPersistentStoreIncompatibleVersionHashError`, 134100) is migrated when
+// the options ask for it, then opened again: through a mapping model the app ships, into a new
+// file whose contents then replace the store's (`SQLiteHeavyweightMigration.swift`), or through the inferred mapping, in place
+// (`SQLiteLightweightMigration.swift`). Without the options the 134100 stands and the file is
+// left as it was.
 
 extension NSPersistentStoreCoordinator {
     /// Opens `store` with the coordinator's model, migrating its file first if it was written
-    /// with another model and `NSMigratePersistentStoresAutomaticallyOption` and
-    /// `NSInferMappingModelAutomaticallyOption` are both true.
+    /// with another model and `NSMigratePersistentStoresAutomaticallyOption` is true: through the
+    /// mapping model the app ships for the two versions when there is one (a heavyweight
+    /// migration into a new file, whose contents then replace the store's), else, when
+    /// `NSInferMappingModelAutomaticallyOption` is true too, through the inferred mapping, in place.
     internal func openMigratingIfAsked(_ store: NSPersistentStore) throws {
         do {
             try store.open(model: managedObjectModel)
@@ -23,19 +27,62 @@ extension NSPersistentStoreCoordinator {
                 try store.open(model: managedObjectModel)
                 return
             }
-            guard store.flag(NSMigratePersistentStoresAutomaticallyOption), store.flag(NSInferMappingModelAutomaticallyOption) else { throw error }
-            do {
-                try SQLiteLightweightMigration.migrateStore(at: url, to: managedObjectModel)
-            } catch let error as NSError where error.domain == NSCocoaErrorDomain && error.code == NSInferredMappingModelError {
-                // As Apple's coordinator reports it: no mapping model found or inferred, the
-                // inference's own error (entity, property, reason) underneath.
-                throw CoreDataError.make(.migrationMissingMappingModel,
-                    "Can't find or automatically infer a mapping model to migrate the store at \(url.path): \(error.localizedDescription)",
-                    extra: [NSUnderlyingErrorKey: error, NSFilePathErrorKey: url.path])
-            } catch {
-                throw SQLiteStore.openError(error.asNSError ?? (error as NSError), url: url)
-            }
+            guard store.flag(NSMigratePersistentStoresAutomaticallyOption) else { throw error }
+            try migrate(store, at: url)
             try store.open(model: managedObjectModel)
         }
     }
+
+    /// Migrates the file of `store` to the coordinator's model, in Apple's order: the source model
+    /// (134130 if none is found), then a mapping model found for the two models, then the inferred
+    /// mapping if the options allow it (134140 if neither).
+    private func migrate(_ store: NSPersistentStore, at url: URL) throws {
+        let destination = managedObjectModel
+        let metadata = try SQLiteStore.readMetadata(at: url)
+        // Another coordinator or process may have migrated it since it was refused.
+        if destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return }
+        guard let source = ModelSearch.sourceModel(forStoreMetadata: metadata, destination: destination) else {
+            throw SQLiteLightweightMigration.missingSourceModel(url, metadata)
+        }
+        if let mapping = NSMappingModel(from: nil, forSourceModel: source, destinationModel: destination) {
+            try SQLiteHeavyweightMigration.migrateStore(at: url, options: store.options, from: source, to: destination, mapping: mapping,
+                                                        progress: Progress(totalUnitCount: 1000))
+            return
+        }
+        guard store.flag(NSInferMappingModelAutomaticallyOption) else {
+            throw CoreDataError.make(.migrationMissingMappingModel,
+                "Can't find mapping model for migration of the store at \(url.path): no mapping model of the app's maps its model to the current one, and NSInferMappingModelAutomaticallyOption is not set",
+                extra: [NSFilePathErrorKey: url.path, "reason": "Can't find mapping model for migration", "sourceModel": source, "destinationModel": destination])
+        }
+        do {
+            try SQLiteLightweightMigration.migrateStore(at: url, from: source, to: destination)
+        } catch let error as NSError where error.domain == NSCocoaErrorDomain && error.code == NSInferredMappingModelError {
+            // As Apple's coordinator reports it: no mapping model found or inferred, the
+            // inference's own error (entity, property, reason) underneath.
+            throw CoreDataError.make(.migrationMissingMappingModel,
+                "Can't find or automatically infer a mapping model to migrate the store at \(url.path): \(error.localizedDescription)",
+                extra: [NSUnderlyingErrorKey: error, NSFilePathErrorKey: url.path, "reason": "Can't find or automatically infer mapping model for migration",
+                        "sourceModel": source, "destinationModel": destination])
+        } catch {
+            throw SQLiteStore.openError(error.asNSError ?? (error as NSError), url: url)
+        }
+    }
+}
+
+extension NSPersistentStoreCoordinator {
+    /// Finishes the work a deferred lightweight migration left. Here a migration completes in its
+    /// one transaction when the store is added, so there is never any: this returns at once.
+    ///
+    /// ```swift
+    /// try coordinator.finishDeferredLightweightMigration()
+    /// ```
+    public func finishDeferredLightweightMigration() throws {}
+
+    /// Finishes the deferred work of one store's lightweight migration: there is none here (see
+    /// ``finishDeferredLightweightMigration()``).
+    ///
+    /// ```swift
+    /// try coordinator.finishDeferredLightweightMigrationTask()
+    /// ```
+    public func finishDeferredLightweightMigrationTask() throws {}
 }

@@ -67,14 +67,16 @@ internal struct SQLiteLightweightMigration {
 
     // MARK: Running it
 
-    /// Migrates the store at `url` to `destination`, in one transaction, if its metadata says
-    /// another model wrote it: finds the source model (``ModelSearch``; 134130 if none), infers
-    /// the mapping (134190 if it can't), rewrites the file. A failure leaves the file as it was.
+    /// Migrates the store at `url` from `source` to `destination`, in one transaction, if its
+    /// metadata says another model wrote it: infers the mapping (134190 if it can't), rewrites the
+    /// file. When the file turns out to be of another model than `source` (another process
+    /// migrated it meanwhile), its source model is searched again (``ModelSearch``; 134130 if none
+    /// is found). A failure leaves the file as it was.
     ///
     /// Reports progress as Foundation APIs without a progress parameter do: a child of the
     /// caller's current `Progress` (`becomeCurrent(withPendingUnitCount:)`), if there is one,
     /// completes one unit per step of ``run(metadata:progress:)``; it can't be cancelled.
-    static func migrateStore(at url: URL, to destination: NSManagedObjectModel) throws {
+    static func migrateStore(at url: URL, from source: NSManagedObjectModel, to destination: NSManagedObjectModel) throws {
         let progress = Progress(totalUnitCount: 1)
         progress.isCancellable = false
         let db = try SQLiteConnection(path: SQLiteStore.databaseName(for: url), readOnly: false, create: false)
@@ -88,10 +90,12 @@ internal struct SQLiteLightweightMigration {
                 progress.completedUnitCount = progress.totalUnitCount
                 return
             }
-            guard let source = ModelSearch.sourceModel(forStoreMetadata: metadata, destination: destination) else {
-                throw CoreDataError.make(.migrationMissingSourceModel,
-                    "Can't find the model that wrote the store at \(url.path) (its version hashes match none of the models found), so it can't be migrated; it was left untouched",
-                    extra: [NSFilePathErrorKey: url.path, "metadata": metadata])
+            var source = source
+            if !source.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) {
+                guard let found = ModelSearch.sourceModel(forStoreMetadata: metadata, destination: destination) else {
+                    throw missingSourceModel(url, metadata)
+                }
+                source = found
             }
             let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
             do {
@@ -101,6 +105,13 @@ internal struct SQLiteLightweightMigration {
                 throw constraintViolation(error) ?? error
             }
         }
+    }
+
+    /// `NSMigrationMissingSourceModelError` (134130): no model the app ships wrote the store.
+    static func missingSourceModel(_ url: URL, _ metadata: [String: Any]) -> NSError {
+        CoreDataError.make(.migrationMissingSourceModel,
+            "Can't find the model that wrote the store at \(url.path) (its version hashes match none of the models found), so it can't be migrated; it was left untouched",
+            extra: [NSFilePathErrorKey: url.path, "metadata": metadata, "reason": "Can't find model for source store"])
     }
 
     /// `NSMigrationConstraintViolationError` (134111) for a SQLite constraint failure: the rows
@@ -586,6 +597,12 @@ internal struct SQLiteLightweightMigration {
     /// The store's metadata with the destination model's keys (version hashes, identifiers,
     /// checksum); the app's own keys are kept. The cached model of Apple's store is dropped.
     private func writeMetadata(_ metadata: [String: Any]) throws {
+        try Self.writeMetadata(metadata, of: destination, to: db)
+    }
+
+    /// Writes a migrated store's metadata on `db`: the store's own keys and UUID from `metadata`
+    /// (the original's), the model's keys of `destination`; empties `Z_MODELCACHE`.
+    static func writeMetadata(_ metadata: [String: Any], of destination: NSManagedObjectModel, to db: SQLiteConnection) throws {
         let uuid = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
         var updated = metadata
         for (key, value) in SQLiteStore.makeMetadata(model: destination, uuid: uuid) {

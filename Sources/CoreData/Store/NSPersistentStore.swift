@@ -103,6 +103,15 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         try SQLiteStore.replaceMetadata(metadata, at: url)
     }
 
+    /// The class of the migration manager that migrates stores of this type: ``NSMigrationManager``.
+    ///
+    /// ```swift
+    /// let managerClass = type(of: store).migrationManagerClass() as? NSMigrationManager.Type
+    /// ```
+    open class func migrationManagerClass() -> AnyClass {
+        NSMigrationManager.self
+    }
+
     /// Loads the store's metadata (and creates the store if it does not exist).
     open func loadMetadata() throws {}
 

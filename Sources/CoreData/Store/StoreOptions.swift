@@ -124,13 +124,17 @@ public let NSCoreDataCoreSpotlightExporter = "NSCoreDataCoreSpotlightExporter"
 /// ```
 public let NSIgnorePersistentStoreVersioningOption = "NSIgnorePersistentStoreVersioningOption"
 
-/// With ``NSInferMappingModelAutomaticallyOption`` also true, a SQLite store written with another
-/// version of the model is migrated when it is added: its source model is looked for where
-/// ``NSManagedObjectModel/mergedModel(from:forStoreMetadata:)`` looks
-/// (`NSMigrationMissingSourceModelError`, 134130, if none matches), the mapping inferred
-/// (`NSInferredMappingModelError`, 134190, if it can't be), and the file rewritten in place in one
-/// transaction. Without both options such a store fails to open with
-/// `NSPersistentStoreIncompatibleVersionHashError` (134100). Every failure leaves the file as it was.
+/// Migrates a SQLite store written with another version of the model when it is added. Its source
+/// model is looked for where ``NSManagedObjectModel/mergedModel(from:forStoreMetadata:)`` looks
+/// (`NSMigrationMissingSourceModelError`, 134130, if none matches). Then, in Apple's order: a
+/// mapping model the app ships for the two versions (``NSMappingModel/init(from:forSourceModel:destinationModel:)``)
+/// is run by an ``NSMigrationManager`` into a new file, whose contents then replace the store's in
+/// one transaction; else, with
+/// ``NSInferMappingModelAutomaticallyOption`` also true, the mapping is inferred
+/// (`NSInferredMappingModelError`, 134190, if it can't be) and the file rewritten in place in one
+/// transaction; else `NSMigrationMissingMappingModelError` (134140). Without this option such a
+/// store fails to open with `NSPersistentStoreIncompatibleVersionHashError` (134100). Every
+/// failure leaves the store as it was.
 ///
 /// ```swift
 /// let options: [AnyHashable: Any] = [NSMigratePersistentStoresAutomaticallyOption: true,
@@ -138,16 +142,17 @@ public let NSIgnorePersistentStoreVersioningOption = "NSIgnorePersistentStoreVer
 /// ```
 public let NSMigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
 
-/// Lets a migration infer its mapping model (lightweight migration), with
-/// ``NSMigratePersistentStoresAutomaticallyOption``: see there. Mapping models from files are not
-/// read yet (issue 22), so without this option no store is migrated.
+/// Lets a migration infer its mapping model (lightweight migration) when the app ships none for
+/// the two versions, with ``NSMigratePersistentStoresAutomaticallyOption``: see there.
 ///
 /// ```swift
 /// let options: [AnyHashable: Any] = [NSInferMappingModelAutomaticallyOption: true]
 /// ```
 public let NSInferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
 
-/// Ignored until migration exists (issue 22).
+/// Accepted; nothing is deferred. Apple's lightweight migration may leave index and clean-up work
+/// for ``NSPersistentStoreCoordinator/finishDeferredLightweightMigration()``; here a migration
+/// completes in its one transaction, so there is never deferred work.
 ///
 /// ```swift
 /// description.setOption(true as NSNumber, forKey: NSPersistentStoreDeferredLightweightMigrationOptionKey)

@@ -108,3 +108,66 @@ struct MigrationKillTests {
         withExtendedLifetime(folder) {}
     }
 }
+
+/// Issue 22: the same for a heavyweight migration at store open (a mapping model with policies,
+/// a new file moved into the store with its external data): killed at any moment, the store opens as wholly
+/// the original or wholly the migrated one, and a rerun succeeds. The child is killed after a
+/// time, or at a step (the new store written; its contents and external data moved into the
+/// store's, not yet committed; committed), or not at all (`end`).
+@Suite("Migration: a process killed while migrating through a mapping model")
+struct HeavyweightMigrationKillTests {
+    typealias H = HeavyweightMigrationTests
+    static let people = 600
+
+    @Test("killed at any moment, the store opens wholly original or wholly migrated, and a rerun succeeds",
+          arguments: ["0", "20", "60", "150", "written", "moved", "committed", "end"])
+    func killedWhileMigrating(at moment: String) async throws {
+        let folder = try TemporaryFolder()
+        let bundle = try H.writeNotes(in: folder.url)
+        let url = folder.url.appendingPathComponent("Notes.sqlite")
+        try H.writeVersion1Store(at: url, bundle: bundle, people: Self.people)
+
+        await #expect(processExitsWith: .signal(SIGKILL)) { [path = url.path as String, bundle = bundle.path as String, moment = moment as String] in
+            let model = try HeavyweightMigrationTests.model(URL(fileURLWithPath: bundle), "Notes 2")
+            if let delay = Int(moment) {
+                Thread {
+                    usleep(useconds_t(delay * 1_000))
+                    kill(getpid(), SIGKILL)
+                }.start()
+            } else {
+                SQLiteHeavyweightMigration.stepHook = { if $0 == moment { kill(getpid(), SIGKILL) } }
+            }
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+            _ = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: URL(fileURLWithPath: path),
+                                                   options: [NSMigratePersistentStoresAutomaticallyOption: true])
+            kill(getpid(), SIGKILL)
+        }
+
+        // Opened with version 1, the store is the original whole, or else refused as another
+        // version's, and then it is the migrated one whole.
+        let original: Bool
+        do {
+            original = try H.open(url, try H.model(bundle, "Notes"), options: nil) { context in
+                let attachments = try H.objects("Attachment", in: context, by: "data")
+                #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Person")) == Self.people)
+                #expect(attachments.count == Self.people && attachments.filter { $0.value(forKey: "data") as? Data == H.largeData }.count == 1)
+                return true
+            }
+        } catch let error as NSError where error.code == NSPersistentStoreIncompatibleVersionHashError {
+            original = false
+        }
+        if ["committed", "end"].contains(moment) { #expect(!original) }
+        if ["written", "moved"].contains(moment) { #expect(original) }
+        let options: [AnyHashable: Any]? = original ? [NSMigratePersistentStoresAutomaticallyOption: true] : nil
+        try H.open(url, try H.model(bundle, "Notes 2"), options: options) { context in
+            try H.expectMigratedThroughTheMapping(context)
+            #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Note")) == Self.people)
+            let named = NSFetchRequest<NSManagedObject>(entityName: "Attachment")
+            named.predicate = NSPredicate(format: "fileName == %@", "file-3.bin")
+            #expect(try context.count(for: named) == Self.people - 1)
+        }
+        #expect(try H.files(besides: url) == [".Notes_SUPPORT", "Notes.sqlite"])
+        #expect(H.externalFiles(of: url).count == 1)
+        withExtendedLifetime(folder) {}
+    }
+}

@@ -80,3 +80,42 @@ struct StoreMigrationToolTests {
         #expect(StoreMigrationTool.progressBar(.nan, width: 4) == "[····]   0%")
     }
 }
+
+extension StoreMigrationToolTests {
+    typealias H = HeavyweightMigrationTests
+
+    @Test func aMappingModelInTheMappingFolderIsPlannedThenRunWithItsPoliciesAndProgress() throws {
+        let folder = try TemporaryFolder()
+        let bundle = try H.writeNotes(in: folder.url)
+        let mappings = folder.url.appendingPathComponent("mappings", isDirectory: true)
+        try FileManager.default.createDirectory(at: mappings, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: folder.url.appendingPathComponent("NotesV1ToV2.xcmappingmodel"),
+                                         to: mappings.appendingPathComponent("NotesV1ToV2.xcmappingmodel"))
+        let url = folder.url.appendingPathComponent("Notes.sqlite")
+        try H.writeVersion1Store(at: url, bundle: bundle, people: 3)
+        let before = try Data(contentsOf: url)
+
+        // Not beside the model: only inference, which would lose what the policy computes.
+        #expect(try StoreMigrationTool(store: url, model: bundle).plan().contains("Inferred mapping (lightweight migration, in place):"))
+        let tool = StoreMigrationTool(store: url, model: bundle, mappingFolder: mappings)
+        let plan = try tool.plan().split(separator: "\n").map(String.init)
+        let policy = String(reflecting: NotesPolicy.self)
+        #expect(plan.contains("Mapping model (heavyweight migration into a new file, then moved into the store):"), "\(plan)")
+        #expect(plan.contains("  Attachment (policy \(policy))") && plan.contains("  + Tag (new entity)")
+                && plan.contains("  - Draft (removed, its rows deleted)"), "\(plan)")
+        #expect(plan.contains(#"      bonusPoints ← FUNCTION($entityPolicy, "toInt16WithValue:" , $source.bonusPoints)"#), "\(plan)")
+        #expect(try Data(contentsOf: url) == before)
+
+        let fractions = Mutex<[Double]>([])
+        #expect(try tool.migrate { fraction in fractions.withLock { $0.append(fraction) } }.hasPrefix("Migrated \(url.path) from version Notes to Notes 2 in "))
+        let seen = fractions.withLock { $0 }
+        #expect(seen.last == 1 && seen.allSatisfy { (0...1).contains($0) }, "\(seen)")
+        try H.open(url, try H.model(bundle, "Notes 2"), options: nil) { try H.expectMigratedThroughTheMapping($0) }
+        #expect(try H.files(besides: url) == [".Notes_SUPPORT", "Notes.sqlite"])
+
+        let missing = #expect(throws: NSError.self) {
+            try StoreMigrationTool(store: url, model: bundle, mappingFolder: folder.url.appendingPathComponent("none")).plan()
+        }
+        #expect(missing?.code == NSFileReadNoSuchFileError)
+    }
+}

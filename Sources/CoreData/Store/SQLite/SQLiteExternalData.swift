@@ -124,6 +124,22 @@ extension SQLiteStore {
     }
 }
 
+extension SQLiteStore {
+    /// Removes the staging folder a heavyweight migration killed before its end left beside the
+    /// store (`SQLiteHeavyweightMigration.swift`), in a write transaction: a migration holds the
+    /// store's write lock from start to end, so none is under way. Does nothing without one.
+    func removeAbandonedMigration(on db: SQLiteConnection) {
+        guard let url, !Self.isInMemory(url) else { return }
+        let staging = SQLiteHeavyweightMigration.stagingFolder(forStoreAt: url)
+        guard FileManager.default.fileExists(atPath: staging.path) else { return }
+        do {
+            try db.transaction { try FileManager.default.removeItem(at: staging) }
+        } catch {
+            CoreDataLog.warning("The staging folder of a migration that did not end, \(staging.path), was left: \(error)")
+        }
+    }
+}
+
 /// The external data files of one save: those it wrote (removed if it rolls back) and those of
 /// the values it replaced or deleted (removed once it has committed). Used under the store's
 /// write lock.

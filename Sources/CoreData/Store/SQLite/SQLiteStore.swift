@@ -132,7 +132,10 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         } catch let error as NSError {
             throw Self.openError(error, url: url)
         }
-        if !isReadOnly { removeUnreferencedExternalFiles(on: connection) }
+        if !isReadOnly {
+            removeUnreferencedExternalFiles(on: connection)
+            removeAbandonedMigration(on: connection)
+        }
         decoders = Array(repeating: nil, count: (schema.entities.map(\.layout.entityNumber).max() ?? 0) + 1)
         for root in schema.entities where root.superentity == nil {
             decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
@@ -371,7 +374,10 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         try checkFile(at: url)
         do {
-            let connection = try SQLiteConnection(path: url.path, readOnly: true, create: false)
+            // Read-write when the file may be written (nothing is): a read-only connection to a
+            // WAL-mode file leaves `-wal` and `-shm` files behind, as it can't remove them.
+            let readOnly = !FileManager.default.isWritableFile(atPath: url.path)
+            let connection = try SQLiteConnection(path: url.path, readOnly: readOnly, create: false)
             guard try tableExists("Z_METADATA", in: connection) else {
                 throw CoreDataError.make(.incompatibleSchema, "The SQLite file at \(url.path) is not a Core Data store (no Z_METADATA table)")
             }
