@@ -230,9 +230,12 @@ struct BenchCommand: ParsableCommand {
             let coreData = result.median(.coreData), raw = result.median(.raw), grdb = result.median(.grdb)
             if hasRaw && hasCoreData {
                 let ratio = coreData / raw
-                let verdict = result.wrongResults[.coreData] != nil ? "wrong result"
-                    : ratio <= result.workload.target ? "met" : "**missed**"
-                line += " \(String(format: "%.2f×", ratio)) | ≤ \(String(format: "%.1f×", result.workload.target)) \(verdict) |"
+                if let target = result.workload.target {
+                    let verdict = result.wrongResults[.coreData] != nil ? "wrong result" : ratio <= target ? "met" : "**missed**"
+                    line += " \(String(format: "%.2f×", ratio)) | ≤ \(String(format: "%.1f×", target)) \(verdict) |"
+                } else {
+                    line += " \(String(format: "%.2f×", ratio)) | — |"
+                }
             }
             if hasRaw && hasGRDB { line += " \(String(format: "%.2f×", grdb / raw)) |" }
             if hasRaw && hasStatements { line += " \(String(format: "%.2f×", result.median(.grdbStatements) / raw)) |" }

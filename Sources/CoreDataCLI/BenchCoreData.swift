@@ -13,7 +13,7 @@ enum CoreDataBench {
         switch workload {
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
             return try predicateRepetition(workload, size: size, folder: folder)
-        case .migrationAddAttribute, .migrationRenameAttribute:
+        case .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager:
             return try MigrationBench.coreDataRepetition(workload, size: size, folder: folder)
 
         case .carsSavedOneByOne, .carsSavedOnce:

@@ -14,7 +14,7 @@ enum GRDBBench {
         switch workload {
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
             return try predicateRepetition(workload, size: size, folder: folder)
-        case .migrationAddAttribute, .migrationRenameAttribute:
+        case .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager:
             return migrationRepetition(workload, size: size, folder: folder, statements: false)
 
         case .carsSavedOneByOne, .carsSavedOnce:
@@ -83,7 +83,7 @@ enum GRDBStatementBench {
         switch workload {
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
             return try predicateRepetition(workload, size: size, folder: folder)
-        case .migrationAddAttribute, .migrationRenameAttribute:
+        case .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager:
             return migrationRepetition(workload, size: size, folder: folder, statements: true)
 
         case .carsSavedOneByOne, .carsSavedOnce:
@@ -233,6 +233,8 @@ private func migrationRepetition(_ workload: BenchWorkload, size: Int, folder: B
                 migrator.registerMigration(workload.rawValue) { db in
                     if workload == .migrationAddAttribute {
                         try db.alter(table: "ZITEM") { t in t.add(column: "ZFLAG", .integer) }
+                    } else if workload == .migrationThroughManager {
+                        for sql in MigrationBench.rawSQL(workload) { try db.execute(sql: sql) }
                     } else {
                         try db.alter(table: "ZITEM") { t in t.rename(column: "ZN", to: "ZCOUNT") }
                         try db.execute(sql: #"UPDATE "ZITEM" SET "ZCOUNT" = 0 WHERE "ZCOUNT" IS NULL"#)

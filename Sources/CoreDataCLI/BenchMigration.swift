@@ -9,6 +9,9 @@ import Foundation
 //   migrates; raw SQLite runs `ALTER TABLE … ADD COLUMN`.
 // - (m2) version 3 renames `n` to `count` (its renaming identifier is `n`) and makes it
 //   non-optional with the default 0: raw SQLite renames the column and fills its NULLs.
+// - (m3) the same change through an inferred mapping run by `NSMigrationManager`, as a mapping
+//   model at store open runs (object by object, in batches, into a new file whose contents then
+//   replace the store's): raw SQLite copies the table (`INSERT … SELECT` into a new one).
 //
 // Every engine migrates a fresh copy of the same version-1 file (copied before the timed part)
 // and is checked afterwards, outside the timed part, by one query over the migrated table. This
@@ -40,6 +43,11 @@ enum MigrationBench {
         switch workload {
         case .migrationAddAttribute:
             [#"ALTER TABLE "ZITEM" ADD COLUMN "ZFLAG" INTEGER"#]
+        case .migrationThroughManager:
+            [#"CREATE TABLE "ZITEM_NEW" ("Z_PK" INTEGER PRIMARY KEY, "Z_ENT" INTEGER, "Z_OPT" INTEGER, "ZNAME" VARCHAR, "ZCOUNT" INTEGER)"#,
+             #"INSERT INTO "ZITEM_NEW" SELECT "Z_PK", "Z_ENT", "Z_OPT", "ZNAME", coalesce("ZN", 0) FROM "ZITEM""#,
+             #"DROP TABLE "ZITEM""#,
+             #"ALTER TABLE "ZITEM_NEW" RENAME TO "ZITEM""#]
         default:
             [#"ALTER TABLE "ZITEM" RENAME COLUMN "ZN" TO "ZCOUNT""#,
              #"UPDATE "ZITEM" SET "ZCOUNT" = 0 WHERE "ZCOUNT" IS NULL"#]
@@ -132,6 +140,20 @@ enum MigrationBench {
     static func coreDataRepetition(_ workload: BenchWorkload, size: Int, folder: BenchFolder) throws -> BenchRepetition {
         let destination = try model(workload == .migrationAddAttribute ? 2 : 3, folder: folder)
         let options: [AnyHashable: Any] = [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true]
+        if workload == .migrationThroughManager {
+            let source = try model(1, folder: folder)
+            let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
+            return {
+                let file = try freshSource(size: size, folder: folder, stem: "coredata-manager")
+                defer { BenchFolder.remove(file) }
+                var sample = try BenchMeter.measure {
+                    try NSPersistentStoreCoordinator.migrateStore(at: file, from: source, to: destination, mapping: mapping)
+                    return 0
+                }
+                sample.checksum = try check(file, workload)
+                return sample
+            }
+        }
         return {
             let file = try freshSource(size: size, folder: folder, stem: "coredata-migrate")
             defer { BenchFolder.remove(file) }

@@ -14,7 +14,7 @@ enum RawSQLiteBench {
         switch workload {
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
             return try predicateRepetition(workload, size: size, folder: folder)
-        case .migrationAddAttribute, .migrationRenameAttribute:
+        case .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager:
             return try MigrationBench.rawRepetition(workload, size: size, folder: folder)
 
         case .carsSavedOneByOne, .carsSavedOnce:

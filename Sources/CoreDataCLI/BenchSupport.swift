@@ -38,12 +38,15 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     /// Issue 22: the same store migrated to a version that renames an attribute and makes it
     /// non-optional with a default.
     case migrationRenameAttribute = "m2"
+    /// Issue 22: (m2)'s change made by a heavyweight migration (`NSMigrationManager`, object by
+    /// object, into a new file moved into the store), against the raw SQL table copy.
+    case migrationThroughManager = "m3"
 
     /// Names that select several workloads with `--workload`.
     static let groups: [String: [BenchWorkload]] = [
         "a": [.carsSavedOneByOne, .carsSavedOnce],
         "predicates": [.equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates],
-        "m": [.migrationAddAttribute, .migrationRenameAttribute],
+        "m": [.migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager],
     ]
 
     /// The full-run row count (for the predicate workloads: the rows of the table queried).
@@ -54,6 +57,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .fetchItems, .fetchItemsBoxed: 200_000
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates: 100_000
         case .migrationAddAttribute, .migrationRenameAttribute: 1_000_000
+        case .migrationThroughManager: 100_000
         }
     }
 
@@ -66,7 +70,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     func queries(size: Int) -> Int {
         switch self {
         case .carsSavedOneByOne, .carsSavedOnce, .insertItems, .fetchItems, .insertItemsBoxed, .fetchItemsBoxed,
-             .migrationAddAttribute, .migrationRenameAttribute: size
+             .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager: size
         case .equalityFetch: max(1, size / 100)
         case .prefixSearch: max(1, size / 200)
         case .lookupByID: max(1, size / 10)
@@ -88,12 +92,15 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .groupedAggregates: "(g) `@sum`, `@avg` of amount by category"
         case .migrationAddAttribute: "(m1) migrate: add an attribute"
         case .migrationRenameAttribute: "(m2) migrate: rename, make non-optional"
+        case .migrationThroughManager: "(m3) (m2) by `NSMigrationManager`"
         }
     }
 
-    /// The target for swift-coredata's time over raw SQLite's (release build).
-    var target: Double {
+    /// The target for swift-coredata's time over raw SQLite's (release build); `nil` where the
+    /// issue sets none (the report says `—`).
+    var target: Double? {
         switch self {
+        case .migrationThroughManager: nil
         case .carsSavedOneByOne, .carsSavedOnce, .fetchItems, .insertItemsBoxed, .fetchItemsBoxed: 3.0
         case .insertItems: 2.5
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates: 2.0
@@ -126,7 +133,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .fetchItems, .fetchItemsBoxed: 10 * (size * (size - 1) / 2)
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
             PredicateBench.data(rows: size, folder: folder).expectedChecksum(self)
-        case .migrationAddAttribute, .migrationRenameAttribute:
+        case .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager:
             MigrationBench.expectedChecksum(self, size: size)
         }
     }

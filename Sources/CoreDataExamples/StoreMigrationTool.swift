@@ -123,6 +123,12 @@ public struct StoreMigrationTool: Sendable {
                         // A value copied from a property: `$source.name`, or for a relationship the
                         // source's objects through the migration (Apple's inferred expression).
                         let text = "\(expression)"
+                        if let range = text.range(of: #""_nonNilValueOrDefaultValueForAttribute:source:destination:" , ""#) {
+                            // Apple's inferred expression for an attribute made non-optional.
+                            let from = text[range.upperBound...].prefix { $0 != "\"" }
+                            lines.append("      \(name) ← $source.\(from) (its default where nil)")
+                            continue
+                        }
                         let from = text.range(of: "$source.", options: .backwards).map { text[$0.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" } }
                         let copied = from.map { text == "$source.\($0)" || text.contains("destinationInstancesForSourceRelationshipNamed:") } ?? false
                         if let from, copied {

@@ -142,7 +142,12 @@ internal struct InferredMapping {
                 throw Self.refusal("Source and destination attribute types are incompatible", entity: entity.name ?? "", property: attribute.name,
                     detail: "its type changed from \(old.attributeType.typeName) to \(attribute.attributeType.typeName) (from \(from.name ?? "").\(old.name)); lightweight migration converts only numbers and Booleans")
             }
-            return Self.propertyMapping(attribute.name, from: old.name)
+            let mapping = Self.propertyMapping(attribute.name, from: old.name)
+            if !attribute.isOptional, old.isOptional {
+                // Apple's: the source's value, or the destination's default where it has none.
+                mapping.valueExpression = NSExpression(format: #"FUNCTION($entityPolicy, "_nonNilValueOrDefaultValueForAttribute:source:destination:", %@, $source, $destination)"#, old.name)
+            }
+            return mapping
         }
     }
 

@@ -48,6 +48,8 @@ public let NSMigrationEntityPolicyKey = "entityPolicy"
 open class NSEntityMigrationPolicy: NSObject {
     /// The manager running the migration: set while it runs, for ``perform(_:arguments:)``'s errors.
     internal weak var runningManager: NSMigrationManager?
+    /// The attribute whose value is being computed (for `_nonNilValueOrDefaultValueForAttribute:source:destination:`).
+    internal var currentAttribute: NSAttributeDescription?
 
     /// Makes a policy; the manager makes one per entity mapping.
     ///
@@ -86,7 +88,9 @@ open class NSEntityMigrationPolicy: NSObject {
             guard let name = property.name, entity.attributesByName[name] != nil else { continue }
             if let expression = property.valueExpression {
                 let context = expressionContext(source: sInstance, destination: destination, mapping: mapping, property: property, manager: manager)
-                destination.setValue(expression.expressionValue(with: nil, context: context), forKey: name)
+                currentAttribute = entity.attributesByName[name]
+                destination.setValue(expression.value(with: nil, variables: context), forKey: name)
+                currentAttribute = nil
                 try manager.throwIfCancelled()
             } else if sInstance.entity.attributesByName[name] != nil {
                 destination.setValue(sInstance.value(forKey: name), forKey: name)
@@ -125,7 +129,7 @@ open class NSEntityMigrationPolicy: NSObject {
             if let expression = property.valueExpression {
                 let context = expressionContext(source: source, destination: dInstance, mapping: mapping, property: property, manager: manager)
                 manager.currentDestinationRelationship = relationship
-                value = expression.expressionValue(with: nil, context: context)
+                value = expression.value(with: nil, variables: context)
                 manager.currentDestinationRelationship = nil
                 try manager.throwIfCancelled()
             } else if source.entity.relationshipsByName[name] != nil {
@@ -175,20 +179,20 @@ open class NSEntityMigrationPolicy: NSObject {
 
     /// The variables of a value expression, by Apple's keys.
     private func expressionContext(source: NSManagedObject, destination: NSManagedObject, mapping: NSEntityMapping,
-                                   property: NSPropertyMapping, manager: NSMigrationManager) -> NSMutableDictionary {
-        let context = NSMutableDictionary()
-        context[NSMigrationManagerKey] = manager
-        context[NSMigrationSourceObjectKey] = source
-        context[NSMigrationDestinationObjectKey] = destination
-        context[NSMigrationEntityMappingKey] = mapping
-        context[NSMigrationPropertyMappingKey] = property
-        context[NSMigrationEntityPolicyKey] = self
-        return context
+                                   property: NSPropertyMapping, manager: NSMigrationManager) -> [String: Any] {
+        [NSMigrationManagerKey: manager, NSMigrationSourceObjectKey: source, NSMigrationDestinationObjectKey: destination,
+         NSMigrationEntityMappingKey: mapping, NSMigrationPropertyMappingKey: property, NSMigrationEntityPolicyKey: self]
     }
 }
 
 extension NSEntityMigrationPolicy: ExpressionMethodReceiver {
     func invokeExpressionMethod(_ selector: String, arguments: [Any?]) -> Any? {
+        // Apple's private method of inferred mappings (an optional attribute made non-optional):
+        // the source's attribute, or the default of the attribute being set where it is nil.
+        if selector == "_nonNilValueOrDefaultValueForAttribute:source:destination:", arguments.count == 3,
+           let name = arguments[0] as? String, let source = arguments[1] as? NSManagedObject {
+            return source.value(forKey: name) ?? currentAttribute?.defaultValue
+        }
         do {
             return try perform(selector, arguments: arguments)
         } catch {

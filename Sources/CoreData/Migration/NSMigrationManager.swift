@@ -47,6 +47,9 @@ open class NSMigrationManager: NSObject {
     internal var batchSize = 500
 
     internal private(set) var cancellation: Error?
+    /// Both models' entities by version hash, while a migration runs (the models can't change
+    /// then: their coordinators use them), so that an entity is not hashed per object.
+    private var entitiesByHash: (source: [Data: NSEntityDescription], destination: [Data: NSEntityDescription])?
     internal var associations: [String: MigrationAssociations] = [:]
     internal var policies: [String: NSEntityMigrationPolicy] = [:]
 
@@ -85,6 +88,10 @@ open class NSMigrationManager: NSObject {
         sourceContext = try Self.context(sourceModel, sStoreType, sourceURL, sourceOptions, "Can't add source store")
         defer { close() }
         destinationContext = try Self.context(destinationModel, dStoreType, dURL, dOptions, "Can't add destination store")
+        func byHash(_ model: NSManagedObjectModel) -> [Data: NSEntityDescription] {
+            Dictionary(model.entities.map { ($0.versionHash, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        entitiesByHash = (byHash(sourceModel), byHash(destinationModel))
         do {
             try run(mapping)
         } catch {
@@ -117,6 +124,7 @@ open class NSMigrationManager: NSObject {
         cancellation = nil
         migrationProgress = 0
         currentEntityMapping = nil
+        entitiesByHash = nil
         sourceContext = nil
         destinationContext = nil
     }
@@ -138,7 +146,8 @@ open class NSMigrationManager: NSObject {
     /// let entity = manager.sourceEntity(for: mapping.entityMappings[0])
     /// ```
     open func sourceEntity(for mEntity: NSEntityMapping) -> NSEntityDescription? {
-        Self.entity(in: sourceModel, hash: mEntity.sourceEntityVersionHash, name: mEntity.sourceEntityName)
+        if let hash = mEntity.sourceEntityVersionHash, let hashes = entitiesByHash { return hashes.source[hash] }
+        return Self.entity(in: sourceModel, hash: mEntity.sourceEntityVersionHash, name: mEntity.sourceEntityName)
     }
 
     /// The destination model's entity of `mEntity`: by its version hash, or by name when it has none.
@@ -147,7 +156,8 @@ open class NSMigrationManager: NSObject {
     /// let entity = manager.destinationEntity(for: mapping.entityMappings[0])
     /// ```
     open func destinationEntity(for mEntity: NSEntityMapping) -> NSEntityDescription? {
-        Self.entity(in: destinationModel, hash: mEntity.destinationEntityVersionHash, name: mEntity.destinationEntityName)
+        if let hash = mEntity.destinationEntityVersionHash, let hashes = entitiesByHash { return hashes.destination[hash] }
+        return Self.entity(in: destinationModel, hash: mEntity.destinationEntityVersionHash, name: mEntity.destinationEntityName)
     }
 
     /// Records that `destinationInstance` was made from `sourceInstance` by `entityMapping`.

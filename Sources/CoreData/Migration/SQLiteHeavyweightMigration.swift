@@ -17,8 +17,9 @@ import Foundation
 //
 // A process killed before `COMMIT` leaves the original store, plus files no row names: external
 // data files moved in (removed by the next read-write open of the store, as after a killed save)
-// and the staging folder (removed by the next migration, or by that open). One killed after it
-// leaves the migrated store and the same kind of leftovers, the old external data files.
+// and the staging folder (removed by the next migration, or by that open). The staging folder goes
+// just before `COMMIT`; one killed after it leaves the migrated store and the old external data
+// files, which that open removes too.
 
 internal enum SQLiteHeavyweightMigration {
     /// One heavyweight migration at a time in this process: a second one waits here for as long
@@ -77,10 +78,15 @@ internal enum SQLiteHeavyweightMigration {
                 try manager.migrateStore(from: url, sourceType: NSSQLiteStoreType, options: storeOptions, with: mapping,
                                          toDestinationURL: newStore, destinationType: NSSQLiteStoreType, destinationOptions: storeOptions)
                 reached("written")
+                guard FileManager.default.fileExists(atPath: newStore.path) else {
+                    throw MigrationErrors.migration("The migration manager wrote no store at \(newStore.path)", [NSFilePathErrorKey: newStore.path])
+                }
                 try replaceContents(of: original, with: newStore)
-                // The store stays itself: its UUID (object IDs' URIs) and its own metadata keys.
+                // The store keeps its UUID and its own metadata keys (its objects are new: new keys).
                 try SQLiteLightweightMigration.writeMetadata(metadata, of: destination, to: original)
                 try moveExternalData(of: newStore, toStoreAt: url)
+                // Still under the lock: after the COMMIT another migration may use the folder.
+                try fileManager.removeItem(at: staging)
                 reached("moved")
             } catch {
                 removeQuietly(staging) // the migration's own error is the one to report
@@ -90,12 +96,12 @@ internal enum SQLiteHeavyweightMigration {
         }
         guard migrated else { return }
         reached("committed")
-        try? original.execute("DETACH DATABASE migrated")
-        removeQuietly(staging)
+        try? original.execute("DETACH DATABASE migrated") // SQLite refuses it inside the transaction; the file is gone already
     }
 
-    /// Replaces every table of the database `db` is in a transaction on with those of the store
-    /// file at `newStore`, rows, indexes and triggers included.
+    /// Replaces Core Data's tables of the database `db` is in a transaction on (those named `Z…`,
+    /// and any of the new file's names) with those of the store file at `newStore`, rows, indexes
+    /// and triggers included. Other tables (Apple's history tables `A…`, an app's own) stay.
     private static func replaceContents(of db: SQLiteConnection, with newStore: URL) throws {
         let attach = try db.prepare("ATTACH DATABASE ? AS migrated")
         defer { attach.finalize() }
@@ -109,7 +115,9 @@ internal enum SQLiteHeavyweightMigration {
             return rows
         }
         func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
-        for row in try names("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") {
+        let newTables = Set(try names("SELECT name FROM migrated.sqlite_master WHERE type = 'table'").map { $0[0] })
+        for row in try names("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        where row[0].hasPrefix("Z") || newTables.contains(row[0]) {
             try db.execute("DROP TABLE main.\(quoted(row[0]))")
         }
         // Tables first (in the order the new file made them), then their indexes and triggers.

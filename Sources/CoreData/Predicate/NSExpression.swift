@@ -309,7 +309,12 @@ open class NSExpression: NSObject, NSCopying {
     open func expressionValue(with object: Any?, context: NSMutableDictionary?) -> Any? {
         var variables: [String: Any] = [:]
         context?.forEach { key, value in if let key = key as? String { variables[key] = value } }
-        return PredicateEvaluator(variables: variables).value(of: node, object: object).walkable
+        return value(with: object, variables: variables)
+    }
+
+    /// ``expressionValue(with:context:)`` with the variables in a Swift dictionary (no bridging).
+    internal func value(with object: Any?, variables: [String: Any]) -> Any? {
+        PredicateEvaluator(variables: variables).value(of: node, object: object).walkable
     }
 
     /// Allows evaluation of an expression decoded from an archive; nothing to do here.

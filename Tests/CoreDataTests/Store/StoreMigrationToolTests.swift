@@ -39,7 +39,7 @@ struct StoreMigrationToolTests {
         let tool = StoreMigrationTool(store: url, model: bundle)
         let plan = try tool.plan().split(separator: "\n").map(String.init)
         #expect(plan.contains("Written by version: Items") && plan.contains("Migrate to version: Items 2"), "\(plan)")
-        #expect(plan.contains("      count ← $source.n") && plan.contains("      + flag (new: its default value, or nil)"), "\(plan)")
+        #expect(plan.contains("      count ← $source.n (its default where nil)") && plan.contains("      + flag (new: its default value, or nil)"), "\(plan)")
         #expect(plan.contains("  + Tag (new entity)"), "\(plan)")
         #expect(try Data(contentsOf: url) == before) // a plan changes nothing
 

@@ -105,6 +105,11 @@ extension SQLiteStore {
         let columns = schema.externalDataColumns
         do {
             try db.transaction {
+                // A migration may have committed since this store read the file: its columns are
+                // then not this schema's, and the files are left for an open that knows them.
+                let current = try Self.readMetadata(db)[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
+                let adopted = metadata?[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
+                guard Set(current.keys) == Set(adopted.keys), adopted.allSatisfy({ current[$0.key] as? Data == $0.value as? Data }) else { return }
                 var named = Set<String>()
                 for (table, column) in columns {
                     let statement = try db.prepare("SELECT \(column) FROM \(table) WHERE substr(\(column), 1, 1) = X'02'")
