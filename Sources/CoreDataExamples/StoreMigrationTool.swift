@@ -113,12 +113,10 @@ public struct StoreMigrationTool: Sendable {
                 let renamed = entity.sourceEntityName == entity.destinationEntityName ? "" : " ← \(entity.sourceEntityName ?? "?")"
                 lines.append("  \(entity.destinationEntityName ?? "?")\(renamed)\(policy)")
                 let sourceEntity = entity.sourceEntityName.flatMap { versions.source.model.entitiesByName[$0] }
-                let relationships = Set((entity.relationshipMappings ?? []).map(ObjectIdentifier.init))
                 for property in (entity.attributeMappings ?? []) + (entity.relationshipMappings ?? []) {
                     let name = property.name ?? "?"
-                    // A relationship without an expression maps the source's of the same name.
-                    if property.valueExpression == nil, relationships.contains(ObjectIdentifier(property)),
-                       sourceEntity?.relationshipsByName[name] != nil { continue }
+                    // A property without an expression takes the source's of the same name, if any.
+                    if property.valueExpression == nil, sourceEntity?.propertiesByName[name] != nil { continue }
                     if let expression = property.valueExpression {
                         // A value copied from a property: `$source.name`, or for a relationship the
                         // source's objects through the migration (Apple's inferred expression).

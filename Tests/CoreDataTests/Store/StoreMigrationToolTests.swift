@@ -104,6 +104,8 @@ extension StoreMigrationToolTests {
         #expect(plan.contains("  Attachment (policy \(policy))") && plan.contains("  + Tag (new entity)")
                 && plan.contains("  - Draft (removed, its rows deleted)"), "\(plan)")
         #expect(plan.contains(#"      bonusPoints ← FUNCTION($entityPolicy, "toInt16WithValue:" , $source.bonusPoints)"#), "\(plan)")
+        // New where the source has no such property; copied (not listed) where it has.
+        #expect(plan.contains("      + createdAt (new: its default value, or nil)") && !plan.contains { $0.contains("+ notes") }, "\(plan)")
         #expect(try Data(contentsOf: url) == before)
 
         let fractions = Mutex<[Double]>([])
