@@ -26,7 +26,14 @@ struct MigrateCommand: ParsableCommand {
             guard !dryRun else { return }
             print(try Self.migrate(tool))
         } catch let error as NSError {
-            throw CommandFailure("Can't migrate \(store): \(error.localizedDescription) (\(error.domain) \(error.code))")
+            // The reasons underneath (a failed save's validation errors, the inference's entity and property).
+            var reasons = [error.localizedDescription]
+            var next = error.userInfo[NSUnderlyingErrorKey] as? NSError
+            while let underlying = next, reasons.count < 4 {
+                reasons.append(underlying.localizedDescription)
+                next = underlying.userInfo[NSUnderlyingErrorKey] as? NSError
+            }
+            throw CommandFailure("Can't migrate \(store): \(reasons.joined(separator: ": ")) (\(error.domain) \(error.code))")
         }
     }
 

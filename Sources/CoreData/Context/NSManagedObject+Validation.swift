@@ -124,6 +124,11 @@ extension NSManagedObject {
         if case .object(let box) = stored, !attribute.holdsObjects {
             // Kept as given by setValue(_:forKey:): convertible (e.g. a number for a Double), or of the wrong type.
             guard let converted = StoreValue.convert(box.value, to: attribute.attributeType) else {
+                let integers: Set<NSAttributeType> = [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType]
+                if integers.contains(attribute.attributeType), let number = box.value as? NSNumber {
+                    return validationError(.managedObjectValidation, index: index, value: box.value,
+                        "\(key) got \(number), which does not fit an \(attribute.attributeType.typeName) attribute")
+                }
                 return validationError(.managedObjectValidation, index: index, value: box.value,
                     "\(key) got a value of the wrong type: \(type(of: box.value)) where the model says \(attribute.attributeValueClassName ?? "\(attribute.attributeType)")")
             }

@@ -32,6 +32,17 @@ struct ValidationTests {
         #expect(try stack.reopen().fetch("Car").isEmpty)
     }
 
+    /// A number too large for its integer attribute says so (not "wrong type: NSNumber where the
+    /// model says NSNumber").
+    @Test func aNumberThatDoesNotFitItsIntegerTypeSaysSo() throws {
+        let stack = try TestStack()
+        let person = stack.insert("Person", ["name": "Ada"])
+        person.setValue(NSNumber(value: 70_000), forKey: "age")
+        let error = try #require(saveError(stack))
+        #expect(error.code == NSManagedObjectValidationError)
+        #expect(error.localizedDescription == "Person.age got 70000, which does not fit an Integer 16 attribute")
+    }
+
     /// An optional attribute without rules is type-checked only for objects that took a mistyped
     /// value (the fast path skips it otherwise): an insert and an update must both still fail.
     @Test func wrongTypeForAnOptionalAttributeWithoutRules() throws {
