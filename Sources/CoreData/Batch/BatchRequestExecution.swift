@@ -54,6 +54,7 @@ extension NSBatchUpdateRequest: ContextExecutableRequest {
 
 extension NSBatchDeleteRequest: ContextExecutableRequest {
     func execute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult {
+        if objectIDs?.isEmpty == true { return result(BatchOutcome(), ids: []) }
         let fetch = fetchRequest
         let entity = try context.batchEntity(fetch.entity, named: fetch.entityName ?? "", request: "NSBatchDeleteRequest")
         var plan = FetchPlan(entity: entity)
@@ -72,6 +73,10 @@ extension NSBatchDeleteRequest: ContextExecutableRequest {
         if let predicate = plan.predicate { try BatchKeyPaths.check(predicate, in: entity) }
         let delete = BatchDelete(plan: plan, wantsKeys: resultType == .resultTypeObjectIDs)
         let (outcome, ids) = try context.persistentStoreCoordinatorOrThrow().executeBatchDelete(delete, affectedStores: affectedStores)
+        return result(outcome, ids: ids)
+    }
+
+    private func result(_ outcome: BatchOutcome, ids: [NSManagedObjectID]) -> NSBatchDeleteResult {
         switch resultType {
         case .resultTypeStatusOnly: return NSBatchDeleteResult(resultType: resultType, result: true)
         case .resultTypeObjectIDs: return NSBatchDeleteResult(resultType: resultType, result: ids)

@@ -28,20 +28,20 @@ extension NSPersistentStoreCoordinator {
 
     /// Updates the matching rows of every store that holds the entity, one after the other.
     internal func executeBatchUpdate(_ update: BatchUpdate, affectedStores: [NSPersistentStore]?) throws -> (BatchOutcome, [NSManagedObjectID]) {
-        var total = BatchOutcome(), ids: [NSManagedObjectID] = []
-        for store in try batchTargets(update.plan.entity, affectedStores: affectedStores) {
-            let outcome = try store.batchUpdate(update, rowCache: rowCache)
-            ids += Self.ids(outcome, in: store)
-            total.count += outcome.count
-        }
-        return (total, ids)
+        try onEachStore(update.plan.entity, affectedStores: affectedStores) { try $0.batchUpdate(update, rowCache: rowCache) }
     }
 
     /// Deletes the matching rows of every store that holds the entity, one after the other.
     internal func executeBatchDelete(_ delete: BatchDelete, affectedStores: [NSPersistentStore]?) throws -> (BatchOutcome, [NSManagedObjectID]) {
+        try onEachStore(delete.plan.entity, affectedStores: affectedStores) { try $0.batchDelete(delete, rowCache: rowCache) }
+    }
+
+    /// Runs `body` on each store holding `entity`: the outcomes added up, the IDs in store order.
+    private func onEachStore(_ entity: NSEntityDescription, affectedStores: [NSPersistentStore]?,
+                             _ body: (NSPersistentStore) throws -> BatchOutcome) throws -> (BatchOutcome, [NSManagedObjectID]) {
         var total = BatchOutcome(), ids: [NSManagedObjectID] = []
-        for store in try batchTargets(delete.plan.entity, affectedStores: affectedStores) {
-            let outcome = try store.batchDelete(delete, rowCache: rowCache)
+        for store in try batchTargets(entity, affectedStores: affectedStores) {
+            let outcome = try body(store)
             ids += Self.ids(outcome, in: store)
             total.count += outcome.count
         }

@@ -124,6 +124,46 @@ struct BatchDeleteRequestTests {
         #expect(try Self.names(stack, "Tag", "label") == ["t"])
     }
 
+    /// One entity with no relationship: its rows go in one `DELETE … WHERE …`.
+    static func logModel() -> NSManagedObjectModel {
+        let log = NSEntityDescription()
+        log.name = "Log"
+        let level = NSAttributeDescription()
+        level.name = "level"
+        level.attributeType = .integer64AttributeType
+        log.properties = [level]
+        let model = NSManagedObjectModel()
+        model.entities = [log]
+        return model
+    }
+
+    @Test("A table nothing refers to: by predicate, whole, and no IDs at all", arguments: [false, true])
+    func plainTable(inMemory: Bool) throws {
+        let stack = try TestStack(model: Self.logModel(), inMemory: inMemory)
+        for level in 1...10 { stack.insert("Log", ["level": level]) }
+        try stack.context.save()
+        #expect((try stack.context.execute(Self.request("Log", NSPredicate(format: "level <= 4"), .resultTypeCount)) as? NSBatchDeleteResult)?.result as? Int == 4)
+        let levels = try stack.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Log")).compactMap { $0.value(forKey: "level") as? Int }
+        #expect(levels.sorted() == Array(5...10))
+        let none = NSBatchDeleteRequest(objectIDs: [])
+        none.resultType = .resultTypeObjectIDs
+        #expect((try stack.context.execute(none) as? NSBatchDeleteResult)?.result as? [NSManagedObjectID] == [])
+        #expect((try stack.context.execute(Self.request("Log", nil, .resultTypeCount)) as? NSBatchDeleteResult)?.result as? Int == 6)
+        #expect(try stack.newContext().count(for: NSFetchRequest<NSManagedObject>(entityName: "Log")) == 0)
+    }
+
+    @Test("A predicate through a to-one relationship", arguments: [false, true])
+    func predicateThroughARelationship(inMemory: Bool) throws {
+        let stack = try TestStack(inMemory: inMemory)
+        let owner = stack.insert("Person", ["name": "p"])
+        for name in ["a", "b", "c"] { stack.insert("Car", ["name": name]).setValue(name == "c" ? nil : owner, forKey: "owner") }
+        try stack.context.save()
+        let request = Self.request("Car", NSPredicate(format: "owner.name == %@", "p"), .resultTypeCount)
+        #expect((try stack.context.execute(request) as? NSBatchDeleteResult)?.result as? Int == 2)
+        #expect(try Self.names(stack, "Car") == ["c"])
+        #expect(try Self.names(stack, "Person") == ["p"])
+    }
+
     @Test("External binary data files of deleted rows are removed after the commit")
     func externalData() throws {
         let stack = try TestStack(model: ExternalBinaryStorageTests.makeModel())

@@ -123,6 +123,19 @@ struct BatchInsertRequestTests {
         #expect(throws: NSError.self) { try stack.context.save() }
     }
 
+    @Test("An upsert's updated row is not served from the coordinator's row cache as it was")
+    func upsertAndTheRowCache() throws {
+        let model = TestModel.make()
+        model.entitiesByName["Person"]!.uniquenessConstraints = [["name"]]
+        let stack = try TestStack(model: model)
+        let person = stack.insert("Person", ["name": "p", "age": 1])
+        try stack.context.save()
+        let request = NSBatchInsertRequest(entityName: "Person", objects: [["name": "p", "age": 5]])
+        _ = try stack.context.execute(request)
+        let other = stack.newContext()
+        #expect(other.object(with: person.objectID).value(forKey: "age") as? Int == 5)
+    }
+
     @Test("Refused rows: missing, wrong type, unknown key, relationship, unknown entity; nothing written", arguments: [false, true])
     func validation(inMemory: Bool) throws {
         let stack = try TestStack(inMemory: inMemory)

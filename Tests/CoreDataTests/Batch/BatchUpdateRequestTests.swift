@@ -101,6 +101,21 @@ struct BatchUpdateRequestTests {
         #expect(fresh.value(forKey: "price") as? Double == 7.0)
     }
 
+    @Test("A predicate through a to-one relationship", arguments: [false, true])
+    func predicateThroughARelationship(inMemory: Bool) throws {
+        let (stack, ids) = try Self.stackWithCars(inMemory: inMemory)
+        let owner = stack.insert("Person", ["name": "p"])
+        stack.context.object(with: ids[1]).setValue(owner, forKey: "owner")
+        stack.context.object(with: ids[3]).setValue(owner, forKey: "owner")
+        try stack.context.save()
+        let request = NSBatchUpdateRequest(entityName: "Car")
+        request.predicate = NSPredicate(format: "owner.name == %@", "p")
+        request.propertiesToUpdate = ["price": NSExpression(format: "price + year")]
+        request.resultType = .updatedObjectsCountResultType
+        #expect((try stack.context.execute(request) as? NSBatchUpdateResult)?.result as? Int == 2)
+        #expect(try Self.values(stack, "price").map { $0 as? Double } == [10, 2022, 30, 2044, 50])
+    }
+
     @Test("Refused: unknown key, relationship, wrong type, predicate on a missing key, unknown entity; nothing written", arguments: [false, true])
     func refusals(inMemory: Bool) throws {
         let (stack, _) = try Self.stackWithCars(inMemory: inMemory)
