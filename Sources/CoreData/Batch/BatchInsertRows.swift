@@ -16,6 +16,7 @@ internal final class BatchInsertRows {
     struct Slot {
         let index: Int
         let attribute: NSAttributeDescription
+        let type: NSAttributeType
         let name: String
         /// The name as the key of an `NSMutableDictionary` (bridged once, not per row).
         let key: NSString
@@ -27,7 +28,7 @@ internal final class BatchInsertRows {
     let entity: NSEntityDescription
     let slots: [Slot]
     /// The current row's values by property index (only the slots' are set).
-    private(set) var values: ContiguousArray<StoreValue>
+    @exclusivity(unchecked) private(set) var values: ContiguousArray<StoreValue> // read per value by the store's loop
     /// The index of the current row (0 for the first).
     private(set) var row = -1
     private let source: Source
@@ -39,7 +40,7 @@ internal final class BatchInsertRows {
         let layout = entity.layout
         slots = layout.attributeIndexes.compactMap { index in
             guard let attribute = layout.properties[index] as? NSAttributeDescription, attribute.isStoredInRow else { return nil }
-            return Slot(index: index, attribute: attribute, name: attribute.name, key: NSString(string: attribute.name),
+            return Slot(index: index, attribute: attribute, type: attribute.attributeType, name: attribute.name, key: NSString(string: attribute.name),
                         defaultValue: layout.defaultValues[index], isOptional: attribute.isOptional)
         }
         values = ContiguousArray(repeating: .null, count: layout.properties.count)
@@ -54,39 +55,45 @@ internal final class BatchInsertRows {
             guard row < objects.count else { return false }
             let object = objects[row]
             var found = 0
-            for slot in slots {
-                let value = object[slot.name]
+            for offset in slots.indices {
+                let value = object[slots[offset].name]
                 if value != nil { found += 1 }
-                try set(slot, value)
+                try set(offset, value)
             }
             if found != object.count { try refuseUnknownKey(in: object.keys) }
         case .dictionaryHandler(let handler):
             dictionary.removeAllObjects()
             if handler(dictionary) { return false }
             var found = 0
-            for slot in slots {
-                let value = dictionary.object(forKey: slot.key)
+            for offset in slots.indices {
+                let value = dictionary.object(forKey: slots[offset].key)
                 if value != nil { found += 1 }
-                try set(slot, value)
+                try set(offset, value)
             }
             if found != dictionary.count { try refuseUnknownKey(in: dictionary.allKeys.map { "\($0)" }) }
         case .managedObjectHandler(let handler):
-            let object = NSManagedObject(entity: entity, insertInto: nil)
+            let object = entity.layout.instanceClass.init(entity: entity, insertInto: nil) // the entity's class, in no context
             if handler(object) { return false }
-            for slot in slots { try set(slot, object.value(forKey: slot.name)) }
+            for offset in slots.indices { try set(offset, object.value(forKey: slots[offset].name)) }
         }
         return true
     }
 
-    private func set(_ slot: Slot, _ value: Any?) throws {
-        var stored = try BatchErrors.storeValue(value, for: slot.attribute, row: row)
-        if stored.isNull { stored = slot.defaultValue }
-        if stored.isNull && !slot.isOptional {
-            throw CoreDataError.make(.missingMandatoryProperty,
-                "Batch insert row \(row): \(entity.name ?? "").\(slot.name) is a required value and the row has none",
-                extra: [NSValidationKeyErrorKey: slot.name, "row": row])
+    /// Sets the value of `slots[offset]` in ``values``. (The slot is read field by field, not
+    /// copied: no retain of its references per value.)
+    private func set(_ offset: Int, _ value: Any?) throws {
+        var stored = StoreValue.storage(of: value, for: slots[offset].type)
+        if stored == nil { stored = try BatchErrors.storeValue(value, for: slots[offset].attribute, row: row) } // throws
+        if stored!.isNull {
+            stored = slots[offset].defaultValue
+            if stored!.isNull && !slots[offset].isOptional {
+                let name = slots[offset].name
+                throw CoreDataError.make(.missingMandatoryProperty,
+                    "Batch insert row \(row): \(entity.name ?? "").\(name) is a required value and the row has none",
+                    extra: [NSValidationKeyErrorKey: name, "row": row])
+            }
         }
-        values[slot.index] = stored
+        values[slots[offset].index] = stored!
     }
 
     /// Throws for the first key of the row that is not an attribute of the entity.

@@ -100,6 +100,22 @@ struct BatchInsertRequestTests {
         #expect(names.map { $0.value(forKey: "name") as? String } == ["p1", "p2", "p3", "q1", "q2", "r1", "r2", "s1"])
     }
 
+    @Test("The managed-object handler gets an object of the entity's class, in no context")
+    func handlerObjectsHaveTheEntitysClass() throws {
+        let stack = try TestStack(classes: ["Car": BatchInsertedCar.self])
+        var classes: [String] = []
+        let request = NSBatchInsertRequest(entityName: "Car") { (object: NSManagedObject) in
+            guard classes.isEmpty else { return true }
+            classes.append("\(type(of: object))")
+            #expect(object.managedObjectContext == nil)
+            object.setValue("a", forKey: "name")
+            return false
+        }
+        _ = try stack.context.execute(request)
+        #expect(classes == ["BatchInsertedCar"])
+        #expect(try stack.fetch("Car").map { $0.value(forKey: "name") as? String } == ["a"])
+    }
+
     @Test("Uniqueness constraints make it an upsert: the stored row updated, its key kept", arguments: [false, true])
     func upsert(inMemory: Bool) throws {
         let stack = try TestStack(model: Self.constrainedModel(), inMemory: inMemory)
@@ -178,3 +194,6 @@ struct BatchInsertRequestTests {
         #expect(try stack.rows("SELECT count(*) FROM ZCAR") == [["0"]])
     }
 }
+
+/// A class of the `Car` entity, for the managed-object handler.
+final class BatchInsertedCar: NSManagedObject {}

@@ -30,6 +30,7 @@ extension SQLiteStore {
         let upserts = !conflictTargets.isEmpty
         let transformable = slots.map { $0.attribute.attributeType == .transformableAttributeType || $0.attribute.attributeType == .undefinedAttributeType }
         let external = slots.map(\.attribute.storesExternally)
+        let indexes = slots.map(\.index)
         let root = Int64(schema.number(of: entity.rootEntity))
         return try withWriter { db in
             let files = schema.hasExternalData ? url.flatMap(Self.externalDataFolder(forStoreAt:)).map(ExternalDataFiles.init) : nil
@@ -48,7 +49,7 @@ extension SQLiteStore {
                         statement.bind(next, at: 1)
                         var position: Int32 = 2
                         for offset in slots.indices {
-                            let value = rows.values[slots[offset].index]
+                            let value = rows.values[indexes[offset]]
                             if transformable[offset], case .object(let box) = value {
                                 statement.bind(try TransformableCoding.encode(box.value, for: slots[offset].attribute), at: position)
                             } else if external[offset], case .data(let data) = value {
