@@ -29,7 +29,9 @@ public enum NSBatchUpdateRequestResultType: UInt, Sendable {
 /// on save as if another context had saved it. Contexts are not told: merge the IDs. An unknown
 /// key, a relationship, a constant of the wrong type or a predicate on a missing key throws
 /// (`NSManagedObjectValidationError` 1550, or the predicate's error) and nothing is written.
-/// Attributes kept in external storage are not updated by batch (it throws).
+/// Attributes kept in external storage are not updated by batch (it throws). A value that two
+/// rows would then share under a uniqueness constraint throws `NSManagedObjectConstraintMergeError`
+/// (133021), nothing written.
 open class NSBatchUpdateRequest: NSPersistentStoreRequest {
     /// The name of the entity whose rows are updated.
     open var entityName: String

@@ -116,6 +116,24 @@ struct BatchUpdateRequestTests {
         #expect(try Self.values(stack, "price").map { $0 as? Double } == [10, 2022, 30, 2044, 50])
     }
 
+    @Test("A value two rows would share under a uniqueness constraint: 133021, nothing written", arguments: [false, true])
+    func uniquenessConstraint(inMemory: Bool) throws {
+        let model = TestModel.make()
+        model.entitiesByName["Tag"]!.uniquenessConstraints = [["label"]]
+        let stack = try TestStack(model: model, inMemory: inMemory)
+        stack.insert("Tag", ["label": "a"])
+        stack.insert("Tag", ["label": "b"])
+        try stack.context.save()
+        let request = NSBatchUpdateRequest(entityName: "Tag")
+        request.propertiesToUpdate = ["label": "same"]
+        let error = try #require(throws: NSError.self) { try stack.context.execute(request) }
+        #expect(error.domain == NSCocoaErrorDomain && error.code == 133021)
+        let labels = try stack.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Tag")).compactMap { $0.value(forKey: "label") as? String }
+        #expect(labels.sorted() == ["a", "b"])
+        request.predicate = NSPredicate(format: "label == %@", "a")
+        #expect((try stack.context.execute(request) as? NSBatchUpdateResult)?.result as? Bool == true)
+    }
+
     @Test("Refused: unknown key, relationship, wrong type, predicate on a missing key, unknown entity; nothing written", arguments: [false, true])
     func refusals(inMemory: Bool) throws {
         let (stack, _) = try Self.stackWithCars(inMemory: inMemory)

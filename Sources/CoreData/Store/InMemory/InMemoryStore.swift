@@ -250,7 +250,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
     /// Refuses a save that would leave two rows with the same values for a uniqueness constraint,
     /// judged on the rows as they would be after the whole save (as SQLite's unique index judges
     /// them): deletes free a value for an insert of the same save; NULLs never clash.
-    private func checkUniqueness(_ changes: SaveChanges) throws {
+    func checkUniqueness(_ changes: SaveChanges) throws {
         var constrained: [NSEntityDescription] = []
         for entity in (changes.inserts.map(\.entity) + changes.updates.map(\.id.entity)) {
             var current: NSEntityDescription? = entity

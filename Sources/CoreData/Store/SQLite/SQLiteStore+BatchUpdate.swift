@@ -53,7 +53,7 @@ extension SQLiteStore {
         if update.wantsKeys { sql += " RETURNING Z_PK, Z_ENT" }
         bindings += conditionBindings
         return try withWriter { db in
-            let outcome = try db.transaction { () throws -> BatchOutcome in
+            let outcome = try Self.mappingSaveError { try db.transaction { () throws -> BatchOutcome in
                 let statement = try db.cached(sql)
                 defer { statement.reset() }
                 for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
@@ -64,10 +64,15 @@ extension SQLiteStore {
                 }
                 outcome.count = update.wantsKeys ? outcome.keys.count : db.changes
                 return outcome
-            }
+            } }
             if outcome.count > 0 { rowCache?.forgetRows(ofStore: tag) }
             return outcome
         }
+    }
+
+    /// `body`'s result, its error as a save's (a uniqueness violation as 133021).
+    private static func mappingSaveError<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw saveError(error) }
     }
 
     /// A constant as the store binds it: a transformable value as its data.
