@@ -69,11 +69,29 @@ extension NSBatchDeleteRequest: ContextExecutableRequest {
             }
             plan.includesSubentities = true
         }
-        plan.predicate = try fetch.predicate.map { try PredicateBridge.tree(of: $0) }
-        if let predicate = plan.predicate { try BatchKeyPaths.check(predicate, in: entity) }
-        let delete = BatchDelete(plan: plan, wantsKeys: resultType == .resultTypeObjectIDs)
-        let (outcome, ids) = try context.persistentStoreCoordinatorOrThrow().executeBatchDelete(delete, affectedStores: affectedStores)
-        return result(outcome, ids: ids)
+        let coordinator = try context.persistentStoreCoordinatorOrThrow()
+        let wantsKeys = resultType == .resultTypeObjectIDs
+        guard let objectIDs else {
+            plan.predicate = try fetch.predicate.map { try PredicateBridge.tree(of: $0) }
+            if let predicate = plan.predicate { try BatchKeyPaths.check(predicate, in: entity) }
+            let (outcome, ids) = try coordinator.executeBatchDelete(BatchDelete(plan: plan, wantsKeys: wantsKeys), affectedStores: affectedStores)
+            return result(outcome, ids: ids)
+        }
+        // Each store deletes its own IDs' rows (keys are per store).
+        var stores: [NSPersistentStore] = []
+        var byStore: [[NSManagedObjectID]] = []
+        for id in objectIDs {
+            guard let store = try coordinator.ownStore(of: id) else { continue }
+            if let index = stores.firstIndex(where: { $0 === store }) { byStore[index].append(id) } else { stores.append(store); byStore.append([id]) }
+        }
+        var total = BatchOutcome(), ids: [NSManagedObjectID] = []
+        for (store, group) in zip(stores, byStore) where affectedStores?.contains(where: { $0 === store }) ?? true {
+            plan.predicate = try PredicateBridge.tree(of: NSPredicate(format: "SELF IN %@", group))
+            let (outcome, deleted) = try coordinator.executeBatchDelete(BatchDelete(plan: plan, wantsKeys: wantsKeys), affectedStores: [store])
+            total.count += outcome.count
+            ids += deleted
+        }
+        return result(total, ids: ids)
     }
 
     private func result(_ outcome: BatchOutcome, ids: [NSManagedObjectID]) -> NSBatchDeleteResult {

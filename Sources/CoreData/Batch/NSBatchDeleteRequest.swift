@@ -37,7 +37,8 @@ public enum NSBatchDeleteRequestResultType: UInt, Sendable {
 ///
 /// The fetch request's entity, predicate and `includesSubentities` choose the rows; its sort,
 /// limit and offset are ignored. From object IDs, all must be of one entity (else it throws
-/// 134060, nothing deleted). Contexts are not told: merge the IDs.
+/// 134060, nothing deleted), and each store deletes the rows of its own IDs. Contexts are not
+/// told: merge the IDs.
 open class NSBatchDeleteRequest: NSPersistentStoreRequest {
     /// The rows to delete (for the object-ID form, a request for `SELF IN ids`).
     open private(set) var fetchRequest: NSFetchRequest<NSFetchRequestResult>

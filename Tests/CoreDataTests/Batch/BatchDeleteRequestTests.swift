@@ -164,6 +164,28 @@ struct BatchDeleteRequestTests {
         #expect(try Self.names(stack, "Person") == ["p"])
     }
 
+    @Test("Two stores of one entity: affectedStores, IDs deleted in their own store, a fetch request in both")
+    func twoStores() throws {
+        let stack = try TestStack()
+        let second = try stack.coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil)
+        let first = stack.coordinator.persistentStores[0]
+        func insert(_ name: String, into store: NSPersistentStore) throws -> NSManagedObjectID {
+            let request = NSBatchInsertRequest(entityName: "Car", objects: [["name": name]])
+            request.resultType = .objectIDs
+            request.affectedStores = [store]
+            return try #require((try stack.context.execute(request) as? NSBatchInsertResult)?.result as? [NSManagedObjectID]).first!
+        }
+        let a = try insert("a", into: first), b = try insert("b", into: second)
+        _ = try insert("c", into: second)
+        #expect(a.primaryKey == 1 && b.primaryKey == 1 && a.persistentStore === first && b.persistentStore === second)
+        let byID = NSBatchDeleteRequest(objectIDs: [b])
+        byID.resultType = .resultTypeObjectIDs
+        #expect((try stack.context.execute(byID) as? NSBatchDeleteResult)?.result as? [NSManagedObjectID] == [b])
+        #expect(try Self.names(stack, "Car") == ["a", "c"])
+        #expect((try stack.context.execute(Self.request("Car", nil, .resultTypeCount)) as? NSBatchDeleteResult)?.result as? Int == 2)
+        #expect(try Self.names(stack, "Car").isEmpty)
+    }
+
     @Test("External binary data files of deleted rows are removed after the commit")
     func externalData() throws {
         let stack = try TestStack(model: ExternalBinaryStorageTests.makeModel())
