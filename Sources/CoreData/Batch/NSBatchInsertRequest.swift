@@ -39,9 +39,9 @@ public enum NSBatchInsertRequestResultType: UInt, Sendable {
 ///   row is not inserted).
 open class NSBatchInsertRequest: NSPersistentStoreRequest {
     /// The name of the entity whose rows are inserted.
-    open var entityName: String
+    open private(set) var entityName: String
     /// The entity, if given (else found by ``entityName`` in the context's model).
-    open var entity: NSEntityDescription?
+    open private(set) var entity: NSEntityDescription?
     /// The rows to insert, as dictionaries of attribute name to value.
     open var objectsToInsert: [[String: Any]]?
     /// Called once per row with an emptied dictionary to fill; returns `true` to stop.

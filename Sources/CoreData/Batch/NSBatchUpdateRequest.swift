@@ -34,9 +34,10 @@ public enum NSBatchUpdateRequestResultType: UInt, Sendable {
 /// (133021), nothing written.
 open class NSBatchUpdateRequest: NSPersistentStoreRequest {
     /// The name of the entity whose rows are updated.
-    open var entityName: String
-    /// The entity, if given (else found by ``entityName`` in the context's model).
-    open var entity: NSEntityDescription?
+    open private(set) var entityName: String
+    /// The entity, if given (else found by ``entityName`` in the context's model when the request
+    /// runs; Apple's is not optional, as Objective-C resolves it from the name).
+    open private(set) var entity: NSEntityDescription?
     /// Which rows; `nil` for all.
     open var predicate: NSPredicate?
     /// Whether rows of sub-entities are updated too (`true` by default).
