@@ -101,8 +101,12 @@ extension SQLiteStore {
                 for case let relationship as NSRelationshipDescription in entity.ownProperties {
                     guard let destination = relationship.destinationEntity else { continue }
                     if !relationship.isToMany, destination.rootEntity === root, let column = schema.storage(of: entity).columns[relationship.index] {
-                        let entityColumn = schema.storage(of: entity).entityColumns[relationship.index].map { ", \($0) = NULL" } ?? ""
-                        try run("UPDATE \(schema.table(of: entity)) SET \(column) = NULL\(entityColumn) WHERE \(column) IN (SELECT value FROM json_each(?))", [all], on: db)
+                        var cleared = schema.storage(of: entity).entityColumns[relationship.index].map { ", \($0) = NULL" } ?? ""
+                        // The row's position in its owner's ordered to-many goes with the owner.
+                        if let inverse = relationship.inverseRelationship, case let .foreignKey(_, order?, _)? = schema.toManyStorage(of: inverse) {
+                            cleared += ", \(order) = NULL"
+                        }
+                        try run("UPDATE \(schema.table(of: entity)) SET \(column) = NULL\(cleared) WHERE \(column) IN (SELECT value FROM json_each(?))", [all], on: db)
                     } else if relationship.isToMany, entity.rootEntity === root,
                               case let .foreignKey(column, order, true)? = schema.toManyStorage(of: relationship) {
                         let clearOrder = order.map { ", \($0) = NULL" } ?? ""
