@@ -9,7 +9,9 @@ extension NSManagedObjectContext {
     /// Runs a request and returns its result: for an `NSFetchRequest`, an
     /// ``NSAsynchronousFetchResult`` whose `finalResult` holds the fetched objects (the fetch has
     /// run); for an ``NSAsynchronousFetchRequest``, at once, an ``NSAsynchronousFetchResult``
-    /// whose fetch then runs on the context's queue and ends in the request's completion block.
+    /// whose fetch then runs on the context's queue and ends in the request's completion block;
+    /// for an ``NSBatchInsertRequest``, ``NSBatchUpdateRequest`` or ``NSBatchDeleteRequest``, its
+    /// result once the store has run it (the context's objects are not changed: merge the IDs).
     ///
     /// ```swift
     /// let result = try context.execute(NSFetchRequest<Car>(entityName: "Car")) as! NSAsynchronousFetchResult<Car>
@@ -17,11 +19,11 @@ extension NSManagedObjectContext {
     /// ```
     ///
     /// Throws `NSPersistentStoreUnsupportedRequestTypeError` (134091) for other requests, and
-    /// the fetch's error for a plain fetch request.
+    /// the request's error otherwise.
     public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
         checkQueue("execute(_:)")
         guard let executable = request as? ContextExecutableRequest else {
-            throw CoreDataError.make(.unsupportedRequestType, "execute(_:) can't run a \(type(of: request)) here: only NSFetchRequest and NSAsynchronousFetchRequest are supported")
+            throw CoreDataError.make(.unsupportedRequestType, "execute(_:) can't run a \(type(of: request)) here: only fetch, asynchronous fetch and batch insert, update and delete requests are supported")
         }
         return try executable.execute(in: self)
     }

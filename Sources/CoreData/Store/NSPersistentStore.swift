@@ -186,6 +186,19 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         try beforeCommitting()
         return SaveResult()
     }
+    /// Runs a batch insert in one transaction (`Batch/`); a store that uses `rowCache` drops
+    /// the rows it changed from it.
+    internal func batchInsert(_ insert: BatchInsert, rowCache: StoreRowCache?) throws -> BatchOutcome {
+        throw CoreDataError.make(.unsupportedRequestType, "The \(type) store does not run batch inserts")
+    }
+    /// Runs a batch update in one transaction.
+    internal func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?) throws -> BatchOutcome {
+        throw CoreDataError.make(.unsupportedRequestType, "The \(type) store does not run batch updates")
+    }
+    /// Runs a batch delete in one transaction, delete rules included.
+    internal func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?) throws -> BatchOutcome {
+        throw CoreDataError.make(.unsupportedRequestType, "The \(type) store does not run batch deletes")
+    }
     /// Writes the metadata dictionary.
     internal func writeMetadata(_ metadata: [String: Any]) throws {}
 }

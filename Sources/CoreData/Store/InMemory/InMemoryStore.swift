@@ -6,23 +6,23 @@ import Foundation
 /// recursive because requests build on each other (a fetch's records read to-many IDs, a save
 /// reads rows and allocates keys).
 internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
-    private let lock = NSRecursiveLock()
-    private struct Row {
+    let lock = NSRecursiveLock()
+    struct Row {
         var snapshot: RowSnapshot
     }
     /// Rows by root entity number, then primary key (sorted on demand).
-    private var rows: [Int: [Int64: Row]] = [:]
-    private var maxKeys: [Int: Int64] = [:]
+    var rows: [Int: [Int64: Row]] = [:]
+    var maxKeys: [Int: Int64] = [:]
     /// Many-to-many pairs by join table: (first column key, second column key).
-    private var joins: [String: Set<JoinPair>] = [:]
+    var joins: [String: Set<JoinPair>] = [:]
     /// Order values by (relationship name, owner key, member key).
-    private var orders: [OrderKey: Int64] = [:]
+    var orders: [OrderKey: Int64] = [:]
     /// Hidden keys of to-many relationships without inverse: (relationship, member) → owner.
-    private var hiddenKeys: [HiddenKey: Int64] = [:]
+    var hiddenKeys: [HiddenKey: Int64] = [:]
 
-    private struct JoinPair: Hashable { var source: Int64; var destination: Int64 }
-    private struct OrderKey: Hashable { var relationship: ObjectIdentifier; var owner: Int64; var member: Int64 }
-    private struct HiddenKey: Hashable { var relationship: ObjectIdentifier; var member: Int64 }
+    struct JoinPair: Hashable { var source: Int64; var destination: Int64 }
+    struct OrderKey: Hashable { var relationship: ObjectIdentifier; var owner: Int64; var member: Int64 }
+    struct HiddenKey: Hashable { var relationship: ObjectIdentifier; var member: Int64 }
 
     override var type: String { NSInMemoryStoreType }
 
@@ -36,19 +36,19 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
     override func writeMetadata(_ metadata: [String: Any]) throws { locked { self.metadata = metadata } }
 
     /// Runs `body` holding the store's lock.
-    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body()
     }
 
-    private func id(_ entity: NSEntityDescription, _ pk: Int64) -> NSManagedObjectID {
+    func id(_ entity: NSEntityDescription, _ pk: Int64) -> NSManagedObjectID {
         NSManagedObjectID(entity: entity, store: self, primaryKey: pk)
     }
 
     /// A row as a dictionary for predicate evaluation and sorting: attributes, to-one
     /// relationships as IDs, to-many relationships as arrays of IDs.
-    private func record(_ row: Row, pk: Int64) -> [String: Any] {
+    func record(_ row: Row, pk: Int64) -> [String: Any] {
         var record: [String: Any] = [:]
         let layout = row.snapshot.entity.layout
         let objectID = id(row.snapshot.entity, pk)
@@ -64,12 +64,12 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
     }
 
     /// The record of the row an ID names, for key paths through relationships.
-    private func resolve(_ target: NSManagedObjectID) -> [String: Any]? {
+    func resolve(_ target: NSManagedObjectID) -> [String: Any]? {
         guard let pk = target.primaryKey, let row = rows[target.entity.layout.root.layout.entityNumber]?[pk] else { return nil }
         return record(row, pk: pk)
     }
 
-    private func matching(_ plan: FetchPlan) throws -> [(Int64, Row)] {
+    func matching(_ plan: FetchPlan) throws -> [(Int64, Row)] {
         let layout = plan.entity.layout
         let numbers = Set(plan.includesSubentities ? layout.entityNumbers : [layout.entityNumber])
         var result: [(Int64, Row)] = []
@@ -121,7 +121,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         locked { relatedIDs(relationship, of: owner) }
     }
 
-    private func relatedIDs(_ relationship: NSRelationshipDescription, of owner: NSManagedObjectID) -> [NSManagedObjectID] {
+    func relatedIDs(_ relationship: NSRelationshipDescription, of owner: NSManagedObjectID) -> [NSManagedObjectID] {
         guard let pk = owner.primaryKey, let destination = relationship.destinationEntity else { return [] }
         let table = rows[destination.layout.root.layout.entityNumber] ?? [:]
         var members: [Int64] = []
@@ -153,6 +153,23 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             maxKeys[root] = start + Int64(count) - 1
             return count > 0 ? Array(start...(start + Int64(count) - 1)) : []
         }
+    }
+
+    // MARK: Batch requests (InMemoryStore+Batch.swift)
+
+    override func batchInsert(_ insert: BatchInsert, rowCache: StoreRowCache?) throws -> BatchOutcome {
+        guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was inserted") }
+        return try locked { try insertBatch(insert) }
+    }
+
+    override func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?) throws -> BatchOutcome {
+        guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was updated") }
+        return try locked { try updateBatch(update) }
+    }
+
+    override func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?) throws -> BatchOutcome {
+        guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was deleted") }
+        return try locked { try deleteBatch(delete) }
     }
 
     /// The rows are in memory already: no row cache.
@@ -233,7 +250,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
     /// Refuses a save that would leave two rows with the same values for a uniqueness constraint,
     /// judged on the rows as they would be after the whole save (as SQLite's unique index judges
     /// them): deletes free a value for an insert of the same save; NULLs never clash.
-    private func checkUniqueness(_ changes: SaveChanges) throws {
+    func checkUniqueness(_ changes: SaveChanges) throws {
         var constrained: [NSEntityDescription] = []
         for entity in (changes.inserts.map(\.entity) + changes.updates.map(\.id.entity)) {
             var current: NSEntityDescription? = entity

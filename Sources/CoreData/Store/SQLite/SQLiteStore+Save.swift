@@ -61,7 +61,7 @@ extension SQLiteStore {
     }
 
     /// A failed save's error: a uniqueness violation as Core Data's 133021, others as they are.
-    private static func saveError(_ error: Error) -> Error {
+    static func saveError(_ error: Error) -> Error {
         let sqlite = error as NSError
         // SQLITE_CONSTRAINT_UNIQUE (2067) or SQLITE_CONSTRAINT_PRIMARYKEY (1555).
         guard sqlite.code == NSSQLiteError, let code = sqlite.userInfo[NSSQLiteErrorDomain] as? Int, code == 2067 || code == 1555 else {

@@ -463,9 +463,9 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         return condition.coversFamily && !otherEntitiesMayBeStored ? nil : condition.sql
     }
 
-    /// The SQL and bindings of a plan's query, selecting `columns`.
-    private func query(_ plan: FetchPlan, columns: String, countOnly: Bool = false) throws -> (String, [StoreValue]) {
-        var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema)
+    /// The `WHERE` condition of a plan on `t0` (its entities and predicate), `nil` for every
+    /// row of the table, with its bindings; `compiler` keeps the joins it needs.
+    func condition(_ plan: FetchPlan, compiler: inout PredicateSQLCompiler) throws -> (sql: String?, bindings: [StoreValue]) {
         var conditions: [String] = []
         var bindings: [StoreValue] = []
         if let condition = entityCondition(plan) { conditions.append(condition) }
@@ -474,6 +474,14 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             conditions.append("(" + fragment.sql + ")")
             bindings.append(contentsOf: fragment.bindings)
         }
+        return (conditions.isEmpty ? nil : conditions.joined(separator: " AND "), bindings)
+    }
+
+    /// The SQL and bindings of a plan's query, selecting `columns`.
+    private func query(_ plan: FetchPlan, columns: String, countOnly: Bool = false) throws -> (String, [StoreValue]) {
+        var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema)
+        let (condition, conditionBindings) = try self.condition(plan, compiler: &compiler)
+        var bindings = conditionBindings
         var order: [String] = []
         if !countOnly {
             for key in plan.sortKeys {
@@ -486,7 +494,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let whereBindings = bindings
         var sql = "SELECT \(columns) FROM \(schema.table(of: plan.entity)) t0"
         if !compiler.joins.isEmpty { sql += " " + compiler.joins.joined(separator: " ") }
-        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        if let condition { sql += " WHERE " + condition }
         if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
         if !countOnly && (plan.limit > 0 || plan.offset > 0) {
             sql += " LIMIT \(plan.limit > 0 ? plan.limit : -1) OFFSET \(max(plan.offset, 0))"
@@ -534,7 +542,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     /// The entities and primary keys of a query selecting `Z_PK, Z_ENT`.
-    private func readKeys(_ db: SQLiteConnection, sql: String, bindings: [StoreValue]) throws -> [FetchedKey] {
+    func readKeys(_ db: SQLiteConnection, sql: String, bindings: [StoreValue]) throws -> [FetchedKey] {
         let statement = try readStatement(db, sql)
         defer { statement.reset() }
         for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
@@ -593,6 +601,20 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     override func save(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommitting: () throws -> Void) throws -> SaveResult {
         try saveOnWriter(changes, rowCache: rowCache, beforeCommitting: beforeCommitting)
+    }
+
+    // MARK: Batch requests (SQLiteStore+Batch*.swift)
+
+    override func batchInsert(_ insert: BatchInsert, rowCache: StoreRowCache?) throws -> BatchOutcome {
+        try batchInsertOnWriter(insert, rowCache: rowCache)
+    }
+
+    override func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?) throws -> BatchOutcome {
+        try batchUpdateOnWriter(update, rowCache: rowCache)
+    }
+
+    override func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?) throws -> BatchOutcome {
+        try batchDeleteOnWriter(delete, rowCache: rowCache)
     }
 
     // MARK: The row cache

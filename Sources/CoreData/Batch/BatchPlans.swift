@@ -1,0 +1,141 @@
+import Foundation
+
+// What the context hands the coordinator, and the coordinator each store, for a batch request:
+// entities, property indexes, predicate trees and store values, checked against the model
+// before any store writes (so both stores refuse the same input the same way).
+
+/// What a store did for a batch request: how many rows, and their keys if asked for.
+internal struct BatchOutcome: Sendable {
+    var count = 0
+    /// The rows' entities and keys, in order (only when the request asked for IDs).
+    var keys: [FetchedKey] = []
+}
+
+
+/// A batch insert for one store.
+internal struct BatchInsert {
+    let entity: NSEntityDescription
+    let wantsKeys: Bool
+    /// The rows, read one at a time.
+    let rows: BatchInsertRows
+}
+
+/// A batch update for one or more stores.
+internal struct BatchUpdate {
+    /// A new value: a constant, or an expression evaluated on each row.
+    enum Value {
+        case constant(StoreValue)
+        case expression(ExpressionNode)
+    }
+    let plan: FetchPlan
+    /// Attribute indexes and their new values, in a fixed order.
+    let assignments: [(index: Int, value: Value)]
+    let wantsKeys: Bool
+
+    /// The request checked against the model: every key an attribute of the entity that a
+    /// batch may set, every constant of the attribute's type.
+    init(_ request: NSBatchUpdateRequest, entity: NSEntityDescription) throws {
+        var plan = FetchPlan(entity: entity)
+        plan.includesSubentities = request.includesSubentities
+        plan.predicate = try request.predicate.map { try PredicateBridge.tree(of: $0) }
+        if let predicate = plan.predicate { try BatchKeyPaths.check(predicate, in: entity) }
+        self.plan = plan
+        wantsKeys = request.resultType == .updatedObjectIDsResultType
+        var assignments: [(index: Int, value: Value)] = []
+        for (key, raw) in request.propertiesToUpdate ?? [:] {
+            let name = (key.base as? String) ?? (key.base as? NSPropertyDescription)?.name ?? "\(key.base)"
+            guard let index = entity.layout.nameTable.index(of: name) else {
+                throw BatchErrors.invalid("NSBatchUpdateRequest: \(entity.name ?? "") has no attribute '\(name)'", key: name)
+            }
+            guard let attribute = entity.layout.properties[index] as? NSAttributeDescription, attribute.isStoredInRow else {
+                throw BatchErrors.invalid("NSBatchUpdateRequest: '\(name)' of \(entity.name ?? "") is not a stored attribute; batch updates set attributes only", key: name)
+            }
+            guard !attribute.storesExternally else {
+                throw BatchErrors.invalid("NSBatchUpdateRequest: '\(name)' of \(entity.name ?? "") is kept in external storage, which batch updates do not set", key: name)
+            }
+            if let expression = raw as? NSExpression, expression.expressionType != .constantValue {
+                try BatchKeyPaths.check(expression.node, in: entity)
+                assignments.append((index, .expression(expression.node)))
+            } else {
+                let constant = (raw as? NSExpression)?.constantValue ?? raw
+                assignments.append((index, .constant(try BatchErrors.storeValue(constant, for: attribute, row: nil))))
+            }
+        }
+        guard !assignments.isEmpty else {
+            throw BatchErrors.invalid("NSBatchUpdateRequest: propertiesToUpdate is empty", key: nil)
+        }
+        self.assignments = assignments.sorted { $0.index < $1.index }
+    }
+}
+
+/// A batch delete for one or more stores.
+internal struct BatchDelete {
+    let plan: FetchPlan
+    let wantsKeys: Bool
+}
+
+/// The errors of batch requests.
+internal enum BatchErrors {
+    /// `NSManagedObjectValidationError` (1550) naming the key (and the row, in the message).
+    static func invalid(_ message: String, key: String?, row: Int? = nil) -> NSError {
+        var extra: [String: Any] = [:]
+        if let key { extra[NSValidationKeyErrorKey] = key }
+        if let row { extra["row"] = row }
+        return CoreDataError.make(.managedObjectValidation, message, extra: extra)
+    }
+
+    /// `value` as `attribute` stores it: `.null` for `nil` or `NSNull`; throws 1550 for a value
+    /// of another type.
+    static func storeValue(_ value: Any?, for attribute: NSAttributeDescription, row: Int?) throws -> StoreValue {
+        guard let value, !(value is NSNull) else { return .null }
+        if let stored = StoreValue.storage(of: value, for: attribute.attributeType) { return stored }
+        let at = row.map { "row \($0): " } ?? ""
+        throw invalid("\(at)the value \(value) (\(type(of: value))) of '\(attribute.name)' is not of \(attribute.entity?.name ?? "").\(attribute.name)'s type (\(attribute.attributeType))",
+                      key: attribute.name, row: row)
+    }
+}
+
+/// Checks the key paths of a batch request's predicate and expressions against its entity, so
+/// that both stores refuse a key the entity does not have before anything is written (the
+/// SQLite store's compiler would; the in-memory store's evaluator reads such a key as nil).
+internal enum BatchKeyPaths {
+    static func check(_ node: PredicateNode, in entity: NSEntityDescription) throws {
+        switch node {
+        case .constant: return
+        case .and(let parts), .or(let parts): for part in parts { try check(part, in: entity) }
+        case .not(let inner): try check(inner, in: entity)
+        case .comparison(let comparison):
+            try check(comparison.lhs, in: entity)
+            try check(comparison.rhs, in: entity)
+        }
+    }
+
+    static func check(_ node: ExpressionNode, in entity: NSEntityDescription) throws {
+        switch node {
+        case .keyPath(let path): try check(path, in: entity)
+        case .keyPathFrom(let base, _): try check(base, in: entity)
+        case .aggregate(let items), .function(_, let items): for item in items { try check(item, in: entity) }
+        case .subquery(let collection, _, let predicate):
+            try check(collection, in: entity)
+            try check(predicate, in: entity)
+        case .conditional(let predicate, let a, let b):
+            try check(predicate, in: entity)
+            try check(a, in: entity)
+            try check(b, in: entity)
+        case .constant, .variable, .evaluatedObject: return
+        }
+    }
+
+    /// Each key of `path` a property of the entity reached so far, up to a collection operator.
+    private static func check(_ path: [String], in entity: NSEntityDescription) throws {
+        var current: NSEntityDescription? = entity
+        for key in path {
+            guard let owner = current, !key.hasPrefix("@"), key.lowercased() != "self" else { return }
+            guard let property = owner.propertiesByName[key] else {
+                throw CoreDataError.make(.coreData, "keypath \(path.joined(separator: ".")) not found in entity \(owner.name ?? ""): '\(key)' is not one of its properties; nothing was changed",
+                                         extra: [NSValidationKeyErrorKey: key])
+            }
+            current = (property as? NSRelationshipDescription)?.destinationEntity
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+// How `NSManagedObjectContext.execute(_:)` runs the batch requests: the request is checked
+// against the model here, then the coordinator sends it to the stores holding its entity.
+// The context's objects are not touched (merge the result's IDs to update them).
+
+extension NSManagedObjectContext {
+    /// The entity of a batch request: `entity`, else `entityName` in the model; 134060 if none.
+    fileprivate func batchEntity(_ entity: NSEntityDescription?, named name: String, request: String) throws -> NSEntityDescription {
+        if let entity { return entity }
+        guard let entity = model?.entitiesByName[name] else {
+            throw CoreDataError.make(.coreData, "\(request): the model has no entity named '\(name)'")
+        }
+        return entity
+    }
+
+}
+
+extension NSBatchInsertRequest: ContextExecutableRequest {
+    func execute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult {
+        let entity = try context.batchEntity(entity, named: entityName, request: "NSBatchInsertRequest")
+        let source: BatchInsertRows.Source
+        if let objectsToInsert {
+            source = .objects(objectsToInsert)
+        } else if let dictionaryHandler {
+            source = .dictionaryHandler(dictionaryHandler)
+        } else if let managedObjectHandler {
+            source = .managedObjectHandler(managedObjectHandler)
+        } else {
+            throw CoreDataError.make(.coreData, "NSBatchInsertRequest: no objects, dictionary handler or managed object handler")
+        }
+        let insert = BatchInsert(entity: entity, wantsKeys: resultType == .objectIDs, rows: BatchInsertRows(entity: entity, source: source))
+        let (outcome, ids) = try context.persistentStoreCoordinatorOrThrow().executeBatchInsert(insert, affectedStores: affectedStores)
+        switch resultType {
+        case .statusOnly: return NSBatchInsertResult(resultType: resultType, result: true)
+        case .objectIDs: return NSBatchInsertResult(resultType: resultType, result: ids)
+        case .count: return NSBatchInsertResult(resultType: resultType, result: outcome.count)
+        }
+    }
+}
+
+extension NSBatchUpdateRequest: ContextExecutableRequest {
+    func execute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult {
+        let entity = try context.batchEntity(entity, named: entityName, request: "NSBatchUpdateRequest")
+        let update = try BatchUpdate(self, entity: entity)
+        let (outcome, ids) = try context.persistentStoreCoordinatorOrThrow().executeBatchUpdate(update, affectedStores: affectedStores)
+        switch resultType {
+        case .statusOnlyResultType: return NSBatchUpdateResult(resultType: resultType, result: true)
+        case .updatedObjectIDsResultType: return NSBatchUpdateResult(resultType: resultType, result: ids)
+        case .updatedObjectsCountResultType: return NSBatchUpdateResult(resultType: resultType, result: outcome.count)
+        }
+    }
+}
+
+extension NSBatchDeleteRequest: ContextExecutableRequest {
+    func execute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult {
+        if objectIDs?.isEmpty == true { return result(BatchOutcome(), ids: []) }
+        let fetch = fetchRequest
+        let entity = try context.batchEntity(fetch.entity, named: fetch.entityName ?? "", request: "NSBatchDeleteRequest")
+        var plan = FetchPlan(entity: entity)
+        plan.includesSubentities = fetch.includesSubentities
+        if let objectIDs {
+            // From IDs: all of one entity, as Apple requires; the rows by key.
+            if let other = objectIDs.first(where: { $0.entity !== entity }) {
+                throw CoreDataError.make(.coreData, "NSBatchDeleteRequest(objectIDs:): the IDs mix entities (\(entity.name ?? "") and \(other.entity.name ?? "")); nothing was deleted")
+            }
+            if objectIDs.contains(where: \.isTemporaryID) {
+                throw CoreDataError.make(.coreData, "NSBatchDeleteRequest(objectIDs:): an ID is temporary (its object was never saved); nothing was deleted")
+            }
+            plan.includesSubentities = true
+        }
+        let coordinator = try context.persistentStoreCoordinatorOrThrow()
+        let wantsKeys = resultType == .resultTypeObjectIDs
+        guard let objectIDs else {
+            plan.predicate = try fetch.predicate.map { try PredicateBridge.tree(of: $0) }
+            if let predicate = plan.predicate { try BatchKeyPaths.check(predicate, in: entity) }
+            let (outcome, ids) = try coordinator.executeBatchDelete(BatchDelete(plan: plan, wantsKeys: wantsKeys), affectedStores: affectedStores)
+            return result(outcome, ids: ids)
+        }
+        // Each store deletes its own IDs' rows (keys are per store).
+        var stores: [NSPersistentStore] = []
+        var byStore: [[NSManagedObjectID]] = []
+        for id in objectIDs {
+            guard let store = try coordinator.ownStore(of: id) else { continue }
+            if let index = stores.firstIndex(where: { $0 === store }) { byStore[index].append(id) } else { stores.append(store); byStore.append([id]) }
+        }
+        var total = BatchOutcome(), ids: [NSManagedObjectID] = []
+        for (store, group) in zip(stores, byStore) where affectedStores?.contains(where: { $0 === store }) ?? true {
+            plan.predicate = try PredicateBridge.tree(of: NSPredicate(format: "SELF IN %@", group))
+            let (outcome, deleted) = try coordinator.executeBatchDelete(BatchDelete(plan: plan, wantsKeys: wantsKeys), affectedStores: [store])
+            total.count += outcome.count
+            ids += deleted
+        }
+        return result(total, ids: ids)
+    }
+
+    private func result(_ outcome: BatchOutcome, ids: [NSManagedObjectID]) -> NSBatchDeleteResult {
+        switch resultType {
+        case .resultTypeStatusOnly: return NSBatchDeleteResult(resultType: resultType, result: true)
+        case .resultTypeObjectIDs: return NSBatchDeleteResult(resultType: resultType, result: ids)
+        case .resultTypeCount: return NSBatchDeleteResult(resultType: resultType, result: outcome.count)
+        }
+    }
+}

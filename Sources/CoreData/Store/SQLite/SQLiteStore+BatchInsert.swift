@@ -1,0 +1,119 @@
+import Foundation
+
+// Batch inserts (NSBatchInsertRequest) in SQL: one prepared INSERT, each row's values bound
+// straight from the reused row of `BatchInsertRows`, keys handed out in the order of the rows
+// from the root entity's `Z_PRIMARYKEY` sequence, all in one transaction on the writer.
+extension SQLiteStore {
+    /// ``batchInsert(_:rowCache:)``: the rows in one transaction; with uniqueness constraints,
+    /// `INSERT … ON CONFLICT (…) DO UPDATE` (an upsert, as Apple's), whose updated rows keep
+    /// their key and get `Z_OPT + 1`. An updated row may be in `rowCache`: the store's rows are
+    /// then dropped from it.
+    func batchInsertOnWriter(_ insert: BatchInsert, rowCache: StoreRowCache?) throws -> BatchOutcome {
+        guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only; nothing was inserted") }
+        let entity = insert.entity
+        let storage = schema.storage(of: entity)
+        let rows = insert.rows
+        // A file of another model version may lack a column: a value for it is refused.
+        let unmapped = rows.slots.filter { storage.columns[$0.index] == nil }
+        let slots = rows.slots.filter { storage.columns[$0.index] != nil }
+        let columns = slots.compactMap { storage.columns[$0.index] }
+        let conflictTargets = Self.upsertTargets(of: entity, schema: schema)
+        var sql = "INSERT INTO \(storage.table) (Z_PK, Z_ENT, Z_OPT\(columns.map { ", " + $0 }.joined())) VALUES (?, \(storage.number), 1\(String(repeating: ", ?", count: columns.count)))"
+        if !conflictTargets.isEmpty {
+            let constrained = Set(conflictTargets.flatMap(\.columns))
+            let assignments = columns.filter { !constrained.contains($0) }.map { "\($0) = excluded.\($0)" } + ["Z_OPT = Z_OPT + 1"]
+            for target in conflictTargets {
+                sql += " ON CONFLICT (\(target.columns.joined(separator: ", ")))\(target.condition) DO UPDATE SET \(assignments.joined(separator: ", "))"
+            }
+            sql += " RETURNING Z_PK"
+        }
+        let upserts = !conflictTargets.isEmpty
+        let transformable = slots.map { $0.attribute.attributeType == .transformableAttributeType || $0.attribute.attributeType == .undefinedAttributeType }
+        let external = slots.map(\.attribute.storesExternally)
+        let indexes = slots.map(\.index)
+        let root = Int64(schema.number(of: entity.rootEntity))
+        return try withWriter { db in
+            let files = schema.hasExternalData ? url.flatMap(Self.externalDataFolder(forStoreAt:)).map(ExternalDataFiles.init) : nil
+            externalFiles = files
+            defer { externalFiles = nil }
+            var outcome = BatchOutcome()
+            var updatedExisting = false
+            do {
+                try db.transaction {
+                    let first = try db.scalarInt("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(root)") ?? 0
+                    var next = first + 1
+                    let statement = try db.cached(sql)
+                    defer { statement.reset() }
+                    while try rows.next() {
+                        for slot in unmapped where !rows.values[slot.index].isNull { throw SQLiteSchema.unmapped(slot.attribute) }
+                        statement.bind(next, at: 1)
+                        var position: Int32 = 2
+                        for offset in slots.indices {
+                            let value = rows.values[indexes[offset]]
+                            if transformable[offset], case .object(let box) = value {
+                                statement.bind(try TransformableCoding.encode(box.value, for: slots[offset].attribute), at: position)
+                            } else if external[offset], case .data(let data) = value {
+                                statement.bind(try externalBytes(data), at: position)
+                            } else {
+                                statement.bind(value, at: position)
+                            }
+                            position += 1
+                        }
+                        var key = next
+                        do {
+                            if try statement.step(), upserts { key = statement.int64(0) }
+                        } catch {
+                            statement.reset()
+                            throw Self.rowError(error, row: rows.row)
+                        }
+                        statement.resetKeepingBindings()
+                        if key == next { next += 1 } else { updatedExisting = true }
+                        outcome.count += 1
+                        if insert.wantsKeys { outcome.keys.append(FetchedKey(entity: entity, primaryKey: key)) }
+                    }
+                    if next > first + 1 {
+                        try db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = \(next - 1) WHERE Z_ENT = \(root)")
+                    }
+                }
+                files?.removeReplaced()
+            } catch {
+                files?.discardCreated()
+                throw Self.saveError(error)
+            }
+            if updatedExisting { rowCache?.forgetRows(ofStore: tag) }
+            return outcome
+        }
+    }
+
+    /// An error of SQLite on one row of a batch, its message naming the row.
+    private static func rowError(_ error: Error, row: Int) -> Error {
+        let nsError = error as NSError
+        guard nsError.domain == NSCocoaErrorDomain, nsError.code == NSSQLiteError else { return error }
+        var info = nsError.userInfo
+        info[NSLocalizedDescriptionKey] = "Batch insert row \(row): \(nsError.localizedDescription)"
+        info["row"] = row
+        return NSError(domain: nsError.domain, code: nsError.code, userInfo: info)
+    }
+
+    /// The `ON CONFLICT` targets of `entity`'s uniqueness constraints (its own and its
+    /// ancestors'), matching the unique indexes the schema makes for them: their columns, and
+    /// the `WHERE Z_ENT IN (…)` of a partial index.
+    static func upsertTargets(of entity: NSEntityDescription, schema: SQLiteSchema) -> [(columns: [String], condition: String)] {
+        var targets: [(columns: [String], condition: String)] = []
+        let family = entity.rootEntity.layout.entityNumbers.count
+        var current: NSEntityDescription? = entity
+        while let owner = current {
+            let storage = schema.storage(of: owner)
+            for constraint in owner.uniquenessConstraints {
+                let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+                let columns = names.compactMap { owner.layout.nameTable.index(of: $0).flatMap { storage.columns[$0] } }
+                guard !columns.isEmpty, columns.count == names.count else { continue }
+                let condition = family > 1 && owner.layout.entityNumbers.count != family
+                    ? " WHERE Z_ENT IN (" + owner.layout.entityNumbers.map(String.init).joined(separator: ", ") + ")" : ""
+                targets.append((columns, condition))
+            }
+            current = owner.superentity
+        }
+        return targets
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+// Batch updates (NSBatchUpdateRequest) in SQL: one `UPDATE … SET Z_OPT = Z_OPT + 1, … WHERE …`,
+// its values and condition compiled by the predicate layer's compiler, on the writer.
+extension SQLiteStore {
+    /// ``batchUpdate(_:rowCache:)``: one `UPDATE` in one transaction (`RETURNING` the keys when
+    /// asked for IDs); the store's rows are then dropped from `rowCache`, which may hold the
+    /// updated rows as they were.
+    func batchUpdateOnWriter(_ update: BatchUpdate, rowCache: StoreRowCache?) throws -> BatchOutcome {
+        guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only; nothing was updated") }
+        let plan = update.plan
+        let entity = plan.entity
+        let storage = schema.storage(of: entity)
+        var compiler = PredicateSQLCompiler(entity: entity, schema: schema)
+        var assignments = ["Z_OPT = Z_OPT + 1"]
+        var bindings: [StoreValue] = []
+        for (index, value) in update.assignments {
+            let attribute = entity.layout.properties[index] as! NSAttributeDescription // checked by BatchUpdate
+            guard let column = storage.columns[index] else { throw SQLiteSchema.unmapped(attribute) }
+            switch value {
+            case .constant(let constant):
+                assignments.append("\(column) = ?")
+                bindings.append(try bindable(constant, for: attribute))
+            case .expression(let node):
+                let operand: PredicateSQLCompiler.Operand
+                do {
+                    operand = try compiler.operand(node)
+                } catch {
+                    throw BatchErrors.invalid("NSBatchUpdateRequest: the value of '\(attribute.name)' can't be computed in SQL: \(error.reason)", key: attribute.name)
+                }
+                switch operand {
+                case .value(let fragment, _):
+                    assignments.append("\(column) = \(fragment.sql)")
+                    bindings += fragment.bindings
+                case .constant(let constant):
+                    assignments.append("\(column) = ?")
+                    bindings.append(try bindable(try BatchErrors.storeValue(constant.walkable, for: attribute, row: nil), for: attribute))
+                case .toMany:
+                    throw BatchErrors.invalid("NSBatchUpdateRequest: the value of '\(attribute.name)' is a to-many key path", key: attribute.name)
+                }
+            }
+        }
+        guard compiler.joins.isEmpty else {
+            throw BatchErrors.invalid("NSBatchUpdateRequest: new values may read the row's own attributes only, not key paths through relationships", key: nil)
+        }
+        let (condition, conditionBindings) = try self.condition(plan, compiler: &compiler)
+        let joins = compiler.joins
+        var sql = "UPDATE \(storage.table) AS t0 SET \(assignments.joined(separator: ", "))"
+        if let condition {
+            sql += joins.isEmpty ? " WHERE \(condition)"
+                : " WHERE t0.Z_PK IN (SELECT t0.Z_PK FROM \(storage.table) t0 \(joins.joined(separator: " ")) WHERE \(condition))"
+        }
+        if update.wantsKeys { sql += " RETURNING Z_PK, Z_ENT" }
+        bindings += conditionBindings
+        return try withWriter { db in
+            let outcome = try Self.mappingSaveError { try db.transaction { () throws -> BatchOutcome in
+                let statement = try db.cached(sql)
+                defer { statement.reset() }
+                for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
+                var outcome = BatchOutcome()
+                while try statement.step() {
+                    guard let rowEntity = self.entity(numbered: statement.int64(1)) else { continue }
+                    outcome.keys.append(FetchedKey(entity: rowEntity, primaryKey: statement.int64(0)))
+                }
+                outcome.count = update.wantsKeys ? outcome.keys.count : db.changes
+                return outcome
+            } }
+            if outcome.count > 0 { rowCache?.forgetRows(ofStore: tag) }
+            return outcome
+        }
+    }
+
+    /// `body`'s result, its error as a save's (a uniqueness violation as 133021).
+    private static func mappingSaveError<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw saveError(error) }
+    }
+
+    /// A constant as the store binds it: a transformable value as its data.
+    private func bindable(_ value: StoreValue, for attribute: NSAttributeDescription) throws -> StoreValue {
+        if case .object(let box) = value { return .data(try TransformableCoding.encode(box.value, for: attribute)) }
+        return value
+    }
+}
