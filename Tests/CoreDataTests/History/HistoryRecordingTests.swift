@@ -149,3 +149,50 @@ import Testing
         #expect(try stack.rows("SELECT Z_PK FROM ATRANSACTION ORDER BY Z_PK") == [["1"], ["2"]])
     }
 }
+
+/// A store that recorded history, opened without `NSPersistentHistoryTrackingKey`.
+@Suite struct HistoryKeyTurnedOffTests {
+    @Test func aStoreWithHistoryOpensReadOnlyWithoutTheKeyUntilItsHistoryIsPurged() throws {
+        let folder = try TemporaryFolder()
+        do {
+            let stack = try TestStack(model: HistoryTestModel.make(), directory: folder.url, options: HistoryTestModel.tracking)
+            stack.insert("Note", ["title": "tracked"])
+            try stack.context.save()
+        }
+        do {
+            let stack = try TestStack(model: HistoryTestModel.make(), directory: folder.url)
+            #expect(stack.coordinator.persistentStores[0].isReadOnly)
+            #expect(try stack.fetch("Note").count == 1)
+            stack.insert("Note", ["title": "lost"])
+            let error = #expect(throws: NSError.self) { try stack.context.save() }
+            #expect(error?.domain == NSCocoaErrorDomain)
+            #expect(error?.code == NSPersistentStoreSaveError)
+            #expect(error?.localizedDescription.contains("read-only") == true)
+        }
+        #expect(try RawSQLite.query(folder.url.appendingPathComponent("Test.sqlite").path, "SELECT count(*) FROM ZNOTE") == [["1"]])
+        // Purged (with the key), the store opens read-write without it.
+        do {
+            let stack = try TestStack(model: HistoryTestModel.make(), directory: folder.url, options: HistoryTestModel.tracking)
+            _ = try stack.context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: Date.distantFuture))
+        }
+        let stack = try TestStack(model: HistoryTestModel.make(), directory: folder.url)
+        #expect(!stack.coordinator.persistentStores[0].isReadOnly)
+        stack.insert("Note", ["title": "untracked"])
+        try stack.context.save()
+        #expect(try stack.rows("SELECT count(*) FROM ACHANGE") == [["0"]])
+    }
+
+    @Test func aReadOnlyOpenWithTheKeyMakesNoTable() throws {
+        let folder = try TemporaryFolder()
+        do {
+            let stack = try TestStack(model: HistoryTestModel.make(), directory: folder.url)
+            stack.insert("Note", ["title": "x"])
+            try stack.context.save()
+        }
+        var options = HistoryTestModel.tracking
+        options[NSReadOnlyPersistentStoreOption] = true
+        let stack = try TestStack(model: HistoryTestModel.make(), directory: folder.url, options: options)
+        #expect(try stack.rows("SELECT count(*) FROM sqlite_master WHERE name = 'ATRANSACTION'") == [["0"]])
+        #expect(throws: NSError.self) { try stack.context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: Date.distantPast)) }
+    }
+}

@@ -1,6 +1,18 @@
 import CSQLite
 import Foundation
 
+extension SQLiteStore {
+    /// Opens read-only, as Apple's store does, a store opened read-write without
+    /// ``NSPersistentHistoryTrackingKey`` whose persistent history has rows: saves without the
+    /// key would leave holes in the history that other readers rely on. The open succeeds; saves
+    /// then fail. (Once the history is purged, the store opens read-write without the key.)
+    func openReadOnlyIfHistoryWouldBeLost(_ db: SQLiteConnection) throws {
+        guard !isReadOnly, !SQLiteHistory.isRequested(by: options), try SQLiteHistory.hasRows(db) else { return }
+        CoreDataLog.warning("Store opened without NSPersistentHistoryTrackingKey but previously had been opened with NSPersistentHistoryTrackingKey - Forcing into Read Only mode store at '\(url?.path ?? "")'")
+        isReadOnly = true
+    }
+}
+
 // Persistent history, recorded (NSPersistentHistoryTrackingKey): Apple's three tables,
 // ATRANSACTION, ACHANGE and ATRANSACTIONSTRING, in Apple's layout, and a transaction row with
 // one change row per inserted, updated and deleted object written by every save, in the save's
@@ -181,6 +193,12 @@ internal final class SQLiteHistory: @unchecked Sendable {
         var names = Set<String>()
         while try statement.step() { names.insert(statement.string(0).uppercased()) }
         return names
+    }
+
+    /// Whether the file has persistent history rows (Apple's `hasHistoryRows`).
+    static func hasRows(_ db: SQLiteConnection) throws -> Bool {
+        guard try SQLiteStore.tableExists("ATRANSACTION", in: db) else { return false }
+        return try db.scalarInt("SELECT count(*) FROM (SELECT 1 FROM ATRANSACTION LIMIT 1)") == 1
     }
 
     // MARK: Recording a save

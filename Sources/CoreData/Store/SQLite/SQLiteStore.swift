@@ -111,6 +111,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let isStore = try connection.transaction(immediate: false) {
                 if try Self.tableExists("Z_METADATA", in: connection) {
                     try adoptStore(on: connection, model: model)
+                    try openReadOnlyIfHistoryWouldBeLost(connection)
                     return true
                 }
                 let tableCount = try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table'") ?? 0
