@@ -36,16 +36,44 @@ open class NSPersistentHistoryChange: NSObject {
     open var transaction: NSPersistentHistoryTransaction? { ownedTransaction ?? linkedTransaction }
     internal weak var linkedTransaction: NSPersistentHistoryTransaction?
     internal var ownedTransaction: NSPersistentHistoryTransaction?
+    /// The changed object's `Z_ENT` in its store (the `changedEntity` of history fetch requests).
+    internal let changedEntityNumber: Int64
 
-    internal init(changeID: Int64, changedObjectID: NSManagedObjectID, changeType: NSPersistentHistoryChangeType,
+    internal init(changeID: Int64, changedObjectID: NSManagedObjectID, changedEntityNumber: Int64, changeType: NSPersistentHistoryChangeType,
                   tombstone: [AnyHashable: Any]?, updatedProperties: Set<NSPropertyDescription>?) {
         self.changeID = changeID
+        self.changedEntityNumber = changedEntityNumber
         self.changedObjectID = changedObjectID
         self.changeType = changeType
         self.tombstone = tombstone
         self.updatedProperties = updatedProperties
         super.init()
     }
+
+    /// The entity history fetch requests filter changes by: `changeID`, `changeType`,
+    /// `changedEntity` (the changed object's `Z_ENT`) and `changedObjectID`.
+    ///
+    /// ```swift
+    /// let entity = NSPersistentHistoryChange.entityDescription!
+    /// ```
+    open class var entityDescription: NSEntityDescription? { HistoryFetchModel.change }
+
+    /// ``entityDescription``, for any context.
+    ///
+    /// ```swift
+    /// let entity = NSPersistentHistoryChange.entityDescription(with: context)
+    /// ```
+    open class func entityDescription(with context: NSManagedObjectContext) -> NSEntityDescription? { HistoryFetchModel.change }
+
+    /// A fetch request of ``entityDescription``, to filter the changes of a history request.
+    ///
+    /// ```swift
+    /// let changes = NSPersistentHistoryChange.fetchRequest!
+    /// changes.predicate = NSPredicate(format: "changeType == %d", NSPersistentHistoryChangeType.delete.rawValue)
+    /// let request = NSPersistentHistoryChangeRequest.fetchHistory(after: token)
+    /// request.fetchRequest = changes
+    /// ```
+    open class var fetchRequest: NSFetchRequest<NSFetchRequestResult>? { HistoryFetchModel.request(HistoryFetchModel.change) }
 
     open override var description: String {
         "<NSPersistentHistoryChange: changeID \(changeID) changedObjectID \(changedObjectID) changeType \(changeType)>"

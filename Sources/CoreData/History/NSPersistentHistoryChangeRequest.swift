@@ -29,6 +29,13 @@ open class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest {
 
     /// What the request returns; ``NSPersistentHistoryResultType/transactionsAndChanges`` by default.
     open var resultType: NSPersistentHistoryResultType = .transactionsAndChanges
+    /// Filters what the request fetches: a fetch request of
+    /// ``NSPersistentHistoryTransaction/fetchRequest`` (transactions whose keys match its
+    /// predicate) or ``NSPersistentHistoryChange/fetchRequest`` (changes that match; transactions
+    /// left without any are dropped), with its `fetchLimit` and `fetchOffset` on the transactions
+    /// (the changes for ``NSPersistentHistoryResultType/changesOnly`` and
+    /// ``NSPersistentHistoryResultType/objectIDs``). Fetches only; a purge ignores it.
+    open var fetchRequest: NSFetchRequest<NSFetchRequestResult>?
     /// The token the request was made with, if any.
     open var token: NSPersistentHistoryToken? {
         if case .token(let token) = boundary { return token }
@@ -67,6 +74,19 @@ open class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest {
     /// ```
     open class func fetchHistory(after transaction: NSPersistentHistoryTransaction?) -> NSPersistentHistoryChangeRequest {
         NSPersistentHistoryChangeRequest(boundary: .transaction(transaction), isDelete: false)
+    }
+
+    /// All the history that `fetchRequest` selects (see ``fetchRequest``).
+    ///
+    /// ```swift
+    /// let transactions = NSPersistentHistoryTransaction.fetchRequest!
+    /// transactions.predicate = NSPredicate(format: "author == %@", "importer")
+    /// let request = NSPersistentHistoryChangeRequest.fetchHistory(withFetchRequest: transactions)
+    /// ```
+    open class func fetchHistory(withFetchRequest fetchRequest: NSFetchRequest<NSFetchRequestResult>) -> NSPersistentHistoryChangeRequest {
+        let request = NSPersistentHistoryChangeRequest(boundary: .token(nil), isDelete: false)
+        request.fetchRequest = fetchRequest
+        return request
     }
 
     /// Purges the transactions committed before `date`.
@@ -145,9 +165,14 @@ extension NSPersistentHistoryChangeRequest: ContextExecutableRequest {
             let tokenBound: Int64?
             if case .token = boundary, case .number(let number)? = bound(forStore: store.identifier) { tokenBound = number } else { tokenBound = nil }
             if let tokenBound { try store.checkHistoryToken(tokenBound) }
-            transactions += try store.fetchHistory(after: bound(forStore: store.identifier), withChanges: resultType != .transactionsOnly && resultType != .count)
+            transactions += try store.fetchHistory(after: bound(forStore: store.identifier),
+                                                   withChanges: resultType != .transactionsOnly && resultType != .count || fetchRequest != nil)
         }
-        let changes = { transactions.flatMap { transaction in transaction.changes ?? [] } }
+        let filter = try HistoryFilter(fetchRequest)
+        let needsChanges = resultType != .transactionsOnly && resultType != .count
+        transactions = filter.transactions(transactions, changesAreResults: resultType == .changesOnly || resultType == .objectIDs)
+        if !needsChanges { for transaction in transactions { transaction.changes = nil } }
+        let changes = { filter.limited(transactions.flatMap { transaction in transaction.changes ?? [] }) }
         let result: Any
         switch resultType {
         case .statusOnly: result = true
@@ -161,5 +186,53 @@ extension NSPersistentHistoryChangeRequest: ContextExecutableRequest {
             result = all
         }
         return NSPersistentHistoryResult(result: result, resultType: resultType)
+    }
+}
+
+/// A history request's ``NSPersistentHistoryChangeRequest/fetchRequest``, applied to what the
+/// stores returned: its predicate on the transactions or the changes, its offset and limit.
+private struct HistoryFilter {
+    let predicate: PredicateNode?
+    let filtersChanges: Bool
+    let offset: Int
+    let limit: Int
+
+    init(_ request: NSFetchRequest<NSFetchRequestResult>?) throws {
+        guard let request else {
+            (predicate, filtersChanges, offset, limit) = (nil, false, 0, 0)
+            return
+        }
+        switch request.entity?.name ?? request.entityName {
+        case "Transaction": filtersChanges = false
+        case "Change": filtersChanges = true
+        default:
+            throw CoreDataError.make(.unsupportedRequestType,
+                "A history request's fetch request must be NSPersistentHistoryTransaction.fetchRequest or NSPersistentHistoryChange.fetchRequest, not one of the entity '\(request.entityName ?? "nil")'")
+        }
+        predicate = try request.predicate.map { try PredicateBridge.tree(of: $0) }
+        offset = max(request.fetchOffset, 0)
+        limit = request.fetchLimit
+    }
+
+    /// `items` from the offset, at most the limit.
+    func limited<T>(_ items: [T]) -> [T] {
+        let rest = items.dropFirst(offset)
+        return Array(limit > 0 ? rest.prefix(limit) : rest)
+    }
+
+    /// The transactions that match, their changes filtered; limited here unless the result is
+    /// their changes (`changesAreResults`: the changes are limited then).
+    func transactions(_ all: [NSPersistentHistoryTransaction], changesAreResults: Bool) -> [NSPersistentHistoryTransaction] {
+        var kept = all
+        if let predicate {
+            let evaluator = PredicateEvaluator()
+            if filtersChanges {
+                for transaction in kept { transaction.changes = transaction.changes?.filter { evaluator.evaluate(predicate, object: $0) } }
+                kept = kept.filter { !($0.changes ?? []).isEmpty }
+            } else {
+                kept = kept.filter { evaluator.evaluate(predicate, object: $0) }
+            }
+        }
+        return changesAreResults ? kept : limited(kept)
     }
 }

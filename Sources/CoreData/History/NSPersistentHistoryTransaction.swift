@@ -64,6 +64,31 @@ open class NSPersistentHistoryTransaction: NSObject {
             NSInsertedObjectIDsKey: inserted, NSUpdatedObjectIDsKey: updated, NSDeletedObjectIDsKey: deleted])
     }
 
+    /// The entity history fetch requests filter transactions by: `author`, `bundleID`,
+    /// `contextName`, `processID`, `timestamp`, `transactionNumber` and `token` (its number).
+    ///
+    /// ```swift
+    /// let entity = NSPersistentHistoryTransaction.entityDescription!
+    /// ```
+    open class var entityDescription: NSEntityDescription? { HistoryFetchModel.transaction }
+
+    /// ``entityDescription``, for any context.
+    ///
+    /// ```swift
+    /// let entity = NSPersistentHistoryTransaction.entityDescription(with: context)
+    /// ```
+    open class func entityDescription(with context: NSManagedObjectContext) -> NSEntityDescription? { HistoryFetchModel.transaction }
+
+    /// A fetch request of ``entityDescription``, to filter the transactions of a history request.
+    ///
+    /// ```swift
+    /// let transactions = NSPersistentHistoryTransaction.fetchRequest!
+    /// transactions.predicate = NSPredicate(format: "author != %@", "importer")
+    /// let request = NSPersistentHistoryChangeRequest.fetchHistory(after: token)
+    /// request.fetchRequest = transactions
+    /// ```
+    open class var fetchRequest: NSFetchRequest<NSFetchRequestResult>? { HistoryFetchModel.request(HistoryFetchModel.transaction) }
+
     open override var description: String {
         "<NSPersistentHistoryTransaction: transactionNumber \(transactionNumber) timestamp \(timestamp) author \(author ?? "nil") contextName \(contextName ?? "nil") changes \(changes?.count ?? 0)>"
     }

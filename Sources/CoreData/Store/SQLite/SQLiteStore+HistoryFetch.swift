@@ -118,7 +118,7 @@ extension SQLiteStore {
                 }
                 tombstone = kept.isEmpty ? nil : kept
             }
-            let change = NSPersistentHistoryChange(changeID: statement.int64(0), changedObjectID: id, changeType: type,
+            let change = NSPersistentHistoryChange(changeID: statement.int64(0), changedObjectID: id, changedEntityNumber: statement.int64(3), changeType: type,
                                                    tombstone: tombstone, updatedProperties: updated)
             change.linkedTransaction = transaction
             transaction.changes!.append(change)
