@@ -248,6 +248,10 @@ extension NSManagedObjectContext {
         // out of `groups` below: held, its lists would be copied.)
         var results: [SaveResult]
         do {
+            for index in groups.all.indices {
+                groups.all[index].changes.transactionAuthor = transactionAuthor
+                groups.all[index].changes.contextName = name
+            }
             let writes = groups.all.map { StoreWrite(changes: $0.changes, store: $0.store) }
             results = try coordinator.save(writes)
         }

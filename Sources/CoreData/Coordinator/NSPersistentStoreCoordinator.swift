@@ -39,6 +39,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         super.init()
         model.freeze()
         LoadedModels.add(model)
+        NSPersistentHistoryToken.registerArchiveNames() // so that archived tokens decode
     }
 
     /// The stores added to the coordinator.

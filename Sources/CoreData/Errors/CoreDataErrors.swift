@@ -46,6 +46,7 @@ public let NSEntityMigrationPolicyError = 134170
 public let NSSQLiteError = 134180
 public let NSInferredMappingModelError = 134190
 public let NSExternalRecordImportError = 134200
+public let NSPersistentHistoryTokenExpiredError = 134301
 public let NSManagedObjectModelReferenceNotFoundError = 134504
 public let NSStagedMigrationFrameworkVersionMismatchError = 134505
 public let NSStagedMigrationBackwardMigrationError = 134506
@@ -96,6 +97,7 @@ internal enum CoreDataError {
         case migrationMissingMappingModel = 134140
         case sqlite = 134180
         case inferredMappingModel = 134190
+        case persistentHistoryTokenExpired = 134301
         case managedObjectModelReferenceNotFound = 134504
         case stagedMigrationFrameworkVersionMismatch = 134505
         case stagedMigrationBackwardMigration = 134506

@@ -161,6 +161,10 @@ internal struct SaveChanges: @unchecked Sendable {
     var joinInserts: [JoinRow] = []
     var joinDeletes: [JoinRow] = []
     var orderUpdates: [OrderUpdate] = []
+    /// The saving context's ``NSManagedObjectContext/transactionAuthor`` and ``NSManagedObjectContext/name``,
+    /// which persistent history records with the save.
+    var transactionAuthor: String?
+    var contextName: String?
 
     var isEmpty: Bool {
         inserts.isEmpty && updates.isEmpty && deletes.isEmpty && joinInserts.isEmpty && joinDeletes.isEmpty && orderUpdates.isEmpty && foreignKeyUpdates.isEmpty

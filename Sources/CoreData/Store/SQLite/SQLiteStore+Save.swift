@@ -115,8 +115,11 @@ extension SQLiteStore {
             func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { resolver.resolve(id) }
 
             var conflicts: [StoreConflict] = []
-            for delete in changes.deletes {
+            // The values persistent history keeps of deleted rows, by delete position.
+            var tombstones: [Int: [StoreValue]] = [:]
+            for (position, delete) in changes.deletes.enumerated() {
                 guard let pk = delete.id.primaryKey else { continue }
+                if let history, let kept = try history.tombstone(of: delete.id, store: self, on: db) { tombstones[position] = kept }
                 let noted = try noteExternalFiles(of: delete.id.entity, primaryKey: pk, indexes: nil, on: db)
                 let table = schema.table(of: delete.id.entity)
                 let statement: SQLiteStatement
@@ -372,6 +375,7 @@ extension SQLiteStore {
                 try statement.step()
                 statement.reset()
             }
+            if let history { try history.record(changes, insertedKeys: insertedKeys, tombstones: tombstones, store: self, on: db) }
             beforeCommitHook?()
             try beforeCommitting()
             return SaveResult(insertedKeys: insertedKeys)

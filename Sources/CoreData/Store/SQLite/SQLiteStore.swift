@@ -25,6 +25,9 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// The writer's `PRAGMA data_version` when the row cache was last known to match the file
     /// (under ``writeLock``); `nil` when unknown. See ``cachedRow(for:in:)``.
     private var cacheDataVersion: Int64?
+    /// Persistent history (``NSPersistentHistoryTrackingKey``), when the store records it; set
+    /// once by ``open(model:)`` (`SQLiteStore+History.swift`).
+    private(set) var history: SQLiteHistory?
     /// The reader connections; set once by ``open(model:)``.
     private var readers: SQLiteReaderPool?
     /// Where the model's entities and properties live in this file; set once by ``open(model:)``.
@@ -108,6 +111,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             let isStore = try connection.transaction(immediate: false) {
                 if try Self.tableExists("Z_METADATA", in: connection) {
                     try adoptStore(on: connection, model: model)
+                    try openReadOnlyIfHistoryWouldBeLost(connection)
                     return true
                 }
                 let tableCount = try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table'") ?? 0
@@ -128,6 +132,11 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             }
             entitiesByNumber = schema.entitiesByNumber
             otherEntitiesMayBeStored = try Self.declaresOtherEntities(connection, known: entitiesByNumber)
+            if SQLiteHistory.isRequested(by: options) {
+                let history = try SQLiteHistory(model: model, schema: schema)
+                if !isReadOnly { try history.createMissingTables(on: connection) }
+                self.history = history
+            }
             if !isReadOnly { try runMaintenanceOptions(connection) }
         } catch let error as NSError {
             throw Self.openError(error, url: url)
@@ -434,7 +443,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// Whether `Z_PRIMARYKEY` lists an entity number that `known` (entities by number) lacks.
     private static func declaresOtherEntities(_ connection: SQLiteConnection, known: [NSEntityDescription?]) throws -> Bool {
         guard try tableExists("Z_PRIMARYKEY", in: connection) else { return false }
-        let statement = try connection.cached("SELECT Z_ENT FROM Z_PRIMARYKEY")
+        // Apple's ancillary entities (persistent history's, 16001…) have tables of their own.
+        let statement = try connection.cached("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT < 16000")
         defer { statement.reset() }
         while try statement.step() {
             let number = statement.int64(0)

@@ -1,0 +1,238 @@
+import Foundation
+
+/// A request to fetch or to purge the persistent history of the stores that record it
+/// (``NSPersistentHistoryTrackingKey``), run by ``NSManagedObjectContext/execute(_:)``.
+///
+/// ```swift
+/// // What happened since the last token this app processed:
+/// let fetch = NSPersistentHistoryChangeRequest.fetchHistory(after: lastToken)
+/// let result = try context.execute(fetch) as! NSPersistentHistoryResult
+/// let transactions = result.result as? [NSPersistentHistoryTransaction] ?? []
+/// // Purge what every reader has processed:
+/// _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: lastToken))
+/// ```
+///
+/// A fetch after a token or transaction returns the transactions after it; a purge before one
+/// deletes those before it (the token's own transaction stays, so the token stays valid). A fetch
+/// after a token whose transaction was purged throws `NSPersistentHistoryTokenExpiredError`
+/// (134301); a request to a store that does not record history throws 134091.
+open class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest {
+    /// Where the request's history starts (a fetch) or ends (a purge).
+    internal enum Boundary {
+        case date(Date)
+        case token(NSPersistentHistoryToken?)
+        case transaction(NSPersistentHistoryTransaction?)
+    }
+    internal let boundary: Boundary
+    /// Whether the request purges history (`deleteHistory(before:)`) rather than fetching it.
+    internal let isDelete: Bool
+
+    /// What the request returns; ``NSPersistentHistoryResultType/transactionsAndChanges`` by default.
+    open var resultType: NSPersistentHistoryResultType = .transactionsAndChanges
+    /// Filters what the request fetches: a fetch request of
+    /// ``NSPersistentHistoryTransaction/fetchRequest`` (transactions whose keys match its
+    /// predicate) or ``NSPersistentHistoryChange/fetchRequest`` (changes that match; transactions
+    /// left without any are dropped), with its `fetchLimit` and `fetchOffset` on the transactions
+    /// (the changes for ``NSPersistentHistoryResultType/changesOnly`` and
+    /// ``NSPersistentHistoryResultType/objectIDs``). Fetches only; a purge ignores it.
+    open var fetchRequest: NSFetchRequest<NSFetchRequestResult>?
+    /// The token the request was made with, if any.
+    open var token: NSPersistentHistoryToken? {
+        if case .token(let token) = boundary { return token }
+        return nil
+    }
+
+    internal init(boundary: Boundary, isDelete: Bool) {
+        self.boundary = boundary
+        self.isDelete = isDelete
+        super.init()
+    }
+
+    /// The transactions committed after `date`.
+    ///
+    /// ```swift
+    /// let request = NSPersistentHistoryChangeRequest.fetchHistory(after: Date().addingTimeInterval(-3600))
+    /// ```
+    open class func fetchHistory(after date: Date) -> NSPersistentHistoryChangeRequest {
+        NSPersistentHistoryChangeRequest(boundary: .date(date), isDelete: false)
+    }
+
+    /// The transactions after `token`'s, in each store it names (all of a store's history for
+    /// a store it does not name, or a `nil` token).
+    ///
+    /// ```swift
+    /// let request = NSPersistentHistoryChangeRequest.fetchHistory(after: lastToken)
+    /// ```
+    open class func fetchHistory(after token: NSPersistentHistoryToken?) -> NSPersistentHistoryChangeRequest {
+        NSPersistentHistoryChangeRequest(boundary: .token(token), isDelete: false)
+    }
+
+    /// The transactions after `transaction` (all of them for `nil`).
+    ///
+    /// ```swift
+    /// let request = NSPersistentHistoryChangeRequest.fetchHistory(after: lastTransaction)
+    /// ```
+    open class func fetchHistory(after transaction: NSPersistentHistoryTransaction?) -> NSPersistentHistoryChangeRequest {
+        NSPersistentHistoryChangeRequest(boundary: .transaction(transaction), isDelete: false)
+    }
+
+    /// All the history that `fetchRequest` selects (see ``fetchRequest``).
+    ///
+    /// ```swift
+    /// let transactions = NSPersistentHistoryTransaction.fetchRequest!
+    /// transactions.predicate = NSPredicate(format: "author == %@", "importer")
+    /// let request = NSPersistentHistoryChangeRequest.fetchHistory(withFetchRequest: transactions)
+    /// ```
+    open class func fetchHistory(withFetchRequest fetchRequest: NSFetchRequest<NSFetchRequestResult>) -> NSPersistentHistoryChangeRequest {
+        let request = NSPersistentHistoryChangeRequest(boundary: .token(nil), isDelete: false)
+        request.fetchRequest = fetchRequest
+        return request
+    }
+
+    /// Purges the transactions committed before `date`.
+    ///
+    /// ```swift
+    /// _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: Date().addingTimeInterval(-7 * 86400)))
+    /// ```
+    open class func deleteHistory(before date: Date) -> NSPersistentHistoryChangeRequest {
+        NSPersistentHistoryChangeRequest(boundary: .date(date), isDelete: true)
+    }
+
+    /// Purges the transactions before `token`'s (not its own), in each store it names; all of a
+    /// store's history for a store it does not name, or a `nil` token.
+    ///
+    /// ```swift
+    /// _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: processedToken))
+    /// ```
+    open class func deleteHistory(before token: NSPersistentHistoryToken?) -> NSPersistentHistoryChangeRequest {
+        NSPersistentHistoryChangeRequest(boundary: .token(token), isDelete: true)
+    }
+
+    /// Purges the transactions before `transaction` (not itself); all of them for `nil`.
+    ///
+    /// ```swift
+    /// _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: transaction))
+    /// ```
+    open class func deleteHistory(before transaction: NSPersistentHistoryTransaction?) -> NSPersistentHistoryChangeRequest {
+        NSPersistentHistoryChangeRequest(boundary: .transaction(transaction), isDelete: true)
+    }
+
+    /// The request's bound in the store `storeID`, as `ATRANSACTION` sees it: a transaction
+    /// number or a timestamp (seconds since 2001); `nil` for no bound.
+    internal func bound(forStore storeID: String) -> HistoryBound? {
+        switch boundary {
+        case .date(let date): return .timestamp(date.timeIntervalSinceReferenceDate)
+        case .token(let token): return token?.storeTokens[storeID].map(HistoryBound.number)
+        case .transaction(let transaction):
+            guard let transaction, transaction.storeID == storeID else { return nil }
+            return .number(transaction.transactionNumber)
+        }
+    }
+
+    open override var description: String {
+        "<NSPersistentHistoryChangeRequest: \(isDelete ? "delete before" : "fetch after") \(boundary) resultType \(resultType)>"
+    }
+}
+
+/// Where a history request starts or ends in one store.
+internal enum HistoryBound {
+    /// A transaction number (`ATRANSACTION.Z_PK`), from a token or a transaction.
+    case number(Int64)
+    /// A time, in seconds since 2001 (`ATRANSACTION.ZTIMESTAMP`).
+    case timestamp(Double)
+}
+
+extension NSPersistentHistoryChangeRequest: ContextExecutableRequest {
+    func execute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult {
+        guard let coordinator = context.persistentStoreCoordinator else {
+            throw CoreDataError.make(.persistentStoreOperation, "The context has no persistent store coordinator to run the history request on")
+        }
+        var stores: [SQLiteStore] = []
+        for store in affectedStores ?? coordinator.persistentStores {
+            guard let sqlite = store as? SQLiteStore, sqlite.history != nil else {
+                throw CoreDataError.make(.unsupportedRequestType,
+                    "History Change Request failed as no history tracking option detected on store \(store.identifier ?? "") at \(store.url?.path ?? "")")
+            }
+            stores.append(sqlite)
+        }
+        if isDelete {
+            var deleted = 0
+            for store in stores { deleted += try store.deleteHistory(before: bound(forStore: store.identifier)) }
+            return NSPersistentHistoryResult(result: resultType == .count ? deleted : true, resultType: resultType == .count ? .count : .statusOnly)
+        }
+        var transactions: [NSPersistentHistoryTransaction] = []
+        for store in stores {
+            let tokenBound: Int64?
+            if case .token = boundary, case .number(let number)? = bound(forStore: store.identifier) { tokenBound = number } else { tokenBound = nil }
+            if let tokenBound { try store.checkHistoryToken(tokenBound) }
+            transactions += try store.fetchHistory(after: bound(forStore: store.identifier),
+                                                   withChanges: resultType != .transactionsOnly && resultType != .count || fetchRequest != nil)
+        }
+        let filter = try HistoryFilter(fetchRequest)
+        let needsChanges = resultType != .transactionsOnly && resultType != .count
+        transactions = filter.transactions(transactions, changesAreResults: resultType == .changesOnly || resultType == .objectIDs)
+        if !needsChanges { for transaction in transactions { transaction.changes = nil } }
+        let changes = { filter.limited(transactions.flatMap { transaction in transaction.changes ?? [] }) }
+        let result: Any
+        switch resultType {
+        case .statusOnly: result = true
+        case .count: result = transactions.count
+        case .objectIDs: result = changes().map(\.changedObjectID)
+        case .transactionsOnly, .transactionsAndChanges: result = transactions
+        case .changesOnly:
+            let all = changes()
+            for change in all { change.ownedTransaction = change.linkedTransaction }
+            for transaction in transactions { transaction.changes = nil }
+            result = all
+        }
+        return NSPersistentHistoryResult(result: result, resultType: resultType)
+    }
+}
+
+/// A history request's ``NSPersistentHistoryChangeRequest/fetchRequest``, applied to what the
+/// stores returned: its predicate on the transactions or the changes, its offset and limit.
+private struct HistoryFilter {
+    let predicate: PredicateNode?
+    let filtersChanges: Bool
+    let offset: Int
+    let limit: Int
+
+    init(_ request: NSFetchRequest<NSFetchRequestResult>?) throws {
+        guard let request else {
+            (predicate, filtersChanges, offset, limit) = (nil, false, 0, 0)
+            return
+        }
+        switch request.entity?.name ?? request.entityName {
+        case "Transaction": filtersChanges = false
+        case "Change": filtersChanges = true
+        default:
+            throw CoreDataError.make(.unsupportedRequestType,
+                "A history request's fetch request must be NSPersistentHistoryTransaction.fetchRequest or NSPersistentHistoryChange.fetchRequest, not one of the entity '\(request.entityName ?? "nil")'")
+        }
+        predicate = try request.predicate.map { try PredicateBridge.tree(of: $0) }
+        offset = max(request.fetchOffset, 0)
+        limit = request.fetchLimit
+    }
+
+    /// `items` from the offset, at most the limit.
+    func limited<T>(_ items: [T]) -> [T] {
+        let rest = items.dropFirst(offset)
+        return Array(limit > 0 ? rest.prefix(limit) : rest)
+    }
+
+    /// The transactions that match, their changes filtered; limited here unless the result is
+    /// their changes (`changesAreResults`: the changes are limited then).
+    func transactions(_ all: [NSPersistentHistoryTransaction], changesAreResults: Bool) -> [NSPersistentHistoryTransaction] {
+        var kept = all
+        if let predicate {
+            let evaluator = PredicateEvaluator()
+            if filtersChanges {
+                for transaction in kept { transaction.changes = transaction.changes?.filter { evaluator.evaluate(predicate, object: $0) } }
+                kept = kept.filter { !($0.changes ?? []).isEmpty }
+            } else {
+                kept = kept.filter { evaluator.evaluate(predicate, object: $0) }
+            }
+        }
+        return changesAreResults ? kept : limited(kept)
+    }
+}

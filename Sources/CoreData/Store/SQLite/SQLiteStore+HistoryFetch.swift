@@ -1,0 +1,166 @@
+import CSQLite
+import Foundation
+
+// Persistent history, read and purged: the rows `SQLiteStore+History.swift` records (or Apple's
+// framework wrote) made into `NSPersistentHistoryTransaction`s and `NSPersistentHistoryChange`s,
+// for `NSPersistentHistoryChangeRequest`. Apple's rules: a fetch after a transaction number is
+// `Z_PK > N`, a purge before one `Z_PK < N`; after a date `ZTIMESTAMP > t`, before `< t`. Columns
+// are read by name (an upgraded store may have them in another order); a transaction's strings
+// come from `ATRANSACTIONSTRING`, else from the older VARCHAR columns.
+extension SQLiteStore {
+    /// The condition on `ATRANSACTION` (aliased `t`) of a fetch after `bound` (`after`) or a
+    /// purge before it, with its binding; `nil` for every row.
+    private static func historyCondition(_ bound: HistoryBound?, after: Bool) -> (String, StoreValue)? {
+        let comparison = after ? ">" : "<"
+        switch bound {
+        case .number(let number)?: return ("t.Z_PK \(comparison) ?", .int(number))
+        case .timestamp(let seconds)?: return ("t.ZTIMESTAMP \(comparison) ?", .double(seconds))
+        case nil: return nil
+        }
+    }
+
+    /// The number of the store's last transaction; 0 when it has none.
+    func lastHistoryTransaction() throws -> Int64 {
+        try withReader { db in try db.scalarInt("SELECT max(Z_PK) FROM ATRANSACTION") ?? 0 }
+    }
+
+    /// Throws `NSPersistentHistoryTokenExpiredError` (134301) when the transaction `number` of a
+    /// token (from 1 on) is no longer in the history: purged.
+    func checkHistoryToken(_ number: Int64) throws {
+        guard number >= 1 else { return }
+        let exists = try withReader { db in
+            let statement = try db.cached("SELECT count(*) FROM ATRANSACTION WHERE Z_PK = ?")
+            defer { statement.reset() }
+            statement.bind(number, at: 1)
+            return try statement.step() && statement.int64(0) > 0
+        }
+        guard exists else {
+            let path = url?.path ?? ""
+            throw CoreDataError.make(.persistentHistoryTokenExpired, "Persistent History Token is expired for store at \(path)",
+                                     extra: ["message": "Persistent History Token is expired for store at \(path)",
+                                             NSStoreUUIDKey: identifier ?? "", NSFilePathErrorKey: path])
+        }
+    }
+
+    /// The transactions after `bound`, oldest first, with their changes if `withChanges`.
+    func fetchHistory(after bound: HistoryBound?, withChanges: Bool) throws -> [NSPersistentHistoryTransaction] {
+        guard let history else { return [] }
+        let condition = Self.historyCondition(bound, after: true)
+        let whereClause = condition.map { " WHERE " + $0.0 } ?? ""
+        let storeID: String = identifier
+        return try withReader { db in
+            let names = ["AUTHOR", "BUNDLEID", "CONTEXTNAME", "PROCESSID"]
+            let columns = try SQLiteHistory.columns(of: "ATRANSACTION", on: db)
+            let hasStrings = try Self.tableExists("ATRANSACTIONSTRING", in: db)
+            // Each string: its interned form, else the old VARCHAR column, else NULL.
+            let strings = names.map { name -> String in
+                var sources: [String] = []
+                if hasStrings && columns.contains("Z\(name)TS") {
+                    sources.append("(SELECT s.ZNAME FROM ATRANSACTIONSTRING s WHERE s.Z_PK = t.Z\(name)TS)")
+                }
+                if columns.contains("Z\(name)") { sources.append("t.Z\(name)") }
+                return sources.isEmpty ? "NULL" : sources.count == 1 ? sources[0] : "coalesce(\(sources.joined(separator: ", ")))"
+            }.joined(separator: ", ")
+            let statement = try readStatement(db, "SELECT t.Z_PK, t.ZTIMESTAMP, \(strings) FROM ATRANSACTION t\(whereClause) ORDER BY t.Z_PK")
+            defer { statement.reset() }
+            if let condition { statement.bind(condition.1, at: 1) }
+            var transactions: [NSPersistentHistoryTransaction] = []
+            func text(_ column: Int32) -> String? { statement.isNull(column) ? nil : statement.string(column) }
+            while try statement.step() {
+                let process = text(5) ?? ""
+                transactions.append(NSPersistentHistoryTransaction(
+                    timestamp: Date(timeIntervalSinceReferenceDate: statement.double(1)), storeID: storeID,
+                    bundleID: text(3) ?? process, processID: process, contextName: text(4), author: text(2),
+                    transactionNumber: statement.int64(0)))
+            }
+            if withChanges {
+                try readChanges(into: transactions, whereClause: whereClause, binding: condition?.1, history: history, on: db)
+            }
+            return transactions
+        }
+    }
+
+    /// Reads the changes of `transactions` (those `whereClause` selects) and gives each
+    /// transaction its own, in order.
+    private func readChanges(into transactions: [NSPersistentHistoryTransaction], whereClause: String, binding: StoreValue?,
+                             history: SQLiteHistory, on db: SQLiteConnection) throws {
+        var byNumber: [Int64: NSPersistentHistoryTransaction] = [:]
+        for transaction in transactions {
+            transaction.changes = []
+            byNumber[transaction.transactionNumber] = transaction
+        }
+        let columns = try SQLiteHistory.columns(of: "ACHANGE", on: db)
+        var tombstoneCount = 0
+        while tombstoneCount < history.tombstoneCount && columns.contains("ZTOMBSTONE\(tombstoneCount)") { tombstoneCount += 1 }
+        let tombstones = (0..<tombstoneCount).map { ", c.ZTOMBSTONE\($0)" }.joined()
+        let sql = "SELECT c.Z_PK, c.ZTRANSACTIONID, c.ZCHANGETYPE, c.ZENTITY, c.ZENTITYPK, c.ZCOLUMNS\(tombstones) FROM ACHANGE c JOIN ATRANSACTION t ON t.Z_PK = c.ZTRANSACTIONID\(whereClause) ORDER BY c.Z_PK"
+        let statement = try readStatement(db, sql)
+        defer { statement.reset() }
+        if let binding { statement.bind(binding, at: 1) }
+        while try statement.step() {
+            guard let transaction = byNumber[statement.int64(1)] else { continue }
+            guard let type = NSPersistentHistoryChangeType(rawValue: Int(statement.int64(2))),
+                  let entity = self.entity(numbered: statement.int64(3)), statement.int64(4) >= 1 else {
+                CoreDataLog.warning("Skipped persistent history change \(statement.int64(0)) of the store at \(url?.path ?? ""): its entity \(statement.int64(3)) or type \(statement.int64(2)) is not known")
+                continue
+            }
+            let id = NSManagedObjectID(entity: entity, store: self, primaryKey: statement.int64(4))
+            var updated: Set<NSPropertyDescription>?
+            if type == .update, !statement.isNull(5) { updated = history.properties(of: entity, mask: statement.data(5)) }
+            var tombstone: [AnyHashable: Any]?
+            if type == .delete {
+                var kept: [AnyHashable: Any] = [:]
+                for (position, index) in history.tombstones[entity.layout.entityNumber].enumerated() where position < tombstoneCount {
+                    let column = Int32(6 + position)
+                    guard !statement.isNull(column), let attribute = entity.layout.properties[index] as? NSAttributeDescription,
+                          let value = Self.tombstoneValue(statement, column, attribute)?.objectValue else { continue }
+                    kept[attribute.name] = value
+                }
+                tombstone = kept.isEmpty ? nil : kept
+            }
+            let change = NSPersistentHistoryChange(changeID: statement.int64(0), changedObjectID: id, changedEntityNumber: statement.int64(3), changeType: type,
+                                                   tombstone: tombstone, updatedProperties: updated)
+            change.linkedTransaction = transaction
+            transaction.changes!.append(change)
+        }
+    }
+
+    /// A tombstone column's value, stored as `attribute`'s own column stores it.
+    private static func tombstoneValue(_ statement: SQLiteStatement, _ column: Int32, _ attribute: NSAttributeDescription) -> StoreValue? {
+        switch attribute.attributeType {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: return .int(statement.int64(column))
+        case .booleanAttributeType: return .bool(statement.int64(column) != 0)
+        case .doubleAttributeType, .floatAttributeType: return .double(statement.double(column))
+        case .decimalAttributeType: return Decimal(string: statement.string(column), locale: Locale(identifier: "en_US_POSIX")).map(StoreValue.decimal)
+        case .stringAttributeType: return .string(statement.string(column))
+        case .dateAttributeType: return .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
+        case .UUIDAttributeType:
+            return UUID(storedBytes: statement.data(column)).map(StoreValue.uuid) ?? UUID(uuidString: statement.string(column)).map(StoreValue.uuid)
+        case .URIAttributeType: return URL(string: statement.string(column)).map(StoreValue.url)
+        default: return .data(statement.data(column))
+        }
+    }
+
+    /// Purges the transactions before `bound` (every one for `nil`) and their changes, in one
+    /// transaction on the writer; how many transactions went. The strings stay, as Apple's do.
+    func deleteHistory(before bound: HistoryBound?) throws -> Int {
+        guard !isReadOnly else {
+            throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only; its persistent history was not purged")
+        }
+        let condition = Self.historyCondition(bound, after: false)
+        let whereClause = condition.map { " WHERE " + $0.0 } ?? ""
+        return try withWriter { db in
+            try db.transaction {
+                let changes = try db.cached("DELETE FROM ACHANGE WHERE ZTRANSACTIONID IN (SELECT t.Z_PK FROM ATRANSACTION t\(whereClause))")
+                defer { changes.reset() }
+                if let condition { changes.bind(condition.1, at: 1) }
+                try changes.step()
+                let transactions = try db.cached("DELETE FROM ATRANSACTION AS t\(whereClause)")
+                defer { transactions.reset() }
+                if let condition { transactions.bind(condition.1, at: 1) }
+                try transactions.step()
+                return db.changes
+            }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+/// History requests filtered by `NSPersistentHistoryTransaction.fetchRequest` and
+/// `NSPersistentHistoryChange.fetchRequest`.
+@Suite struct HistoryFetchRequestTests {
+    /// Three saves by "importer", "editor", "importer": two inserts, an update, a delete.
+    private func stack() throws -> (TestStack, NSManagedObject) {
+        let stack = try TestStack(model: HistoryTestModel.make(), options: HistoryTestModel.tracking)
+        stack.context.transactionAuthor = "importer"
+        let note = stack.insert("Note", ["title": "a"])
+        stack.insert("Folder", ["name": "f"])
+        try stack.context.save()
+        stack.context.transactionAuthor = "editor"
+        note.setValue("b", forKey: "title")
+        try stack.context.save()
+        stack.context.transactionAuthor = "importer"
+        stack.context.delete(note)
+        try stack.context.save()
+        return (stack, note)
+    }
+
+    private func result(_ request: NSPersistentHistoryChangeRequest, _ stack: TestStack) throws -> Any? {
+        try #require(try stack.context.execute(request) as? NSPersistentHistoryResult).result
+    }
+
+    @Test func theEntitiesAreApples() {
+        #expect(NSPersistentHistoryTransaction.entityDescription?.name == "Transaction")
+        #expect(NSPersistentHistoryChange.entityDescription?.name == "Change")
+        #expect(Set(NSPersistentHistoryTransaction.entityDescription?.propertiesByName.keys.map { $0 } ?? [])
+                == ["author", "bundleID", "contextName", "processID", "timestamp", "token", "transactionNumber"])
+        #expect(Set(NSPersistentHistoryChange.entityDescription?.propertiesByName.keys.map { $0 } ?? [])
+                == ["changeID", "changeType", "changedEntity", "changedObjectID"])
+        #expect(NSPersistentHistoryTransaction.fetchRequest?.entityName == "Transaction")
+    }
+
+    @Test func aTransactionPredicateAndLimitSelectTransactions() throws {
+        let (stack, _) = try stack()
+        let transactions = try #require(NSPersistentHistoryTransaction.fetchRequest)
+        transactions.predicate = NSPredicate(format: "author == %@", "importer")
+        let request = NSPersistentHistoryChangeRequest.fetchHistory(withFetchRequest: transactions)
+        let found = try #require(try result(request, stack) as? [NSPersistentHistoryTransaction])
+        #expect(found.map(\.transactionNumber) == [1, 3])
+        transactions.predicate = NSPredicate(format: "transactionNumber > 1")
+        transactions.fetchLimit = 1
+        let after = NSPersistentHistoryChangeRequest.fetchHistory(after: Date.distantPast)
+        after.fetchRequest = transactions
+        #expect((try result(after, stack) as? [NSPersistentHistoryTransaction])?.map(\.transactionNumber) == [2])
+    }
+
+    @Test func aChangePredicateSelectsChangesAndTheirTransactions() throws {
+        let (stack, note) = try stack()
+        let changes = try #require(NSPersistentHistoryChange.fetchRequest)
+        changes.predicate = NSPredicate(format: "changeType == %d AND changedObjectID == %@", NSPersistentHistoryChangeType.delete.rawValue, note.objectID)
+        let request = NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)
+        request.fetchRequest = changes
+        let found = try #require(try result(request, stack) as? [NSPersistentHistoryTransaction])
+        #expect(found.map(\.transactionNumber) == [3])
+        #expect(found[0].changes?.map(\.changeType) == [.delete])
+        let noteEntity = try #require(Int64(try stack.rows("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Note'")[0][0]))
+        changes.predicate = NSPredicate(format: "changedEntity == %lld", noteEntity)
+        request.resultType = .changesOnly
+        let noteChanges = try #require(try result(request, stack) as? [NSPersistentHistoryChange])
+        #expect(noteChanges.map(\.changeType) == [.insert, .update, .delete])
+    }
+
+    @Test func aFetchRequestOfAnotherEntityIsRefused() throws {
+        let (stack, _) = try stack()
+        let request = NSPersistentHistoryChangeRequest.fetchHistory(withFetchRequest: NSFetchRequest<NSFetchRequestResult>(entityName: "Note"))
+        let error = #expect(throws: NSError.self) { try stack.context.execute(request) }
+        #expect(error?.domain == NSCocoaErrorDomain)
+        #expect(error?.code == NSPersistentStoreUnsupportedRequestTypeError)
+        #expect(error?.localizedDescription.contains("'Note'") == true)
+    }
+}
