@@ -74,9 +74,11 @@ internal enum SQLiteHeavyweightMigration {
             let migrationKeys: Set<AnyHashable> = [NSMigratePersistentStoresAutomaticallyOption, NSInferMappingModelAutomaticallyOption,
                                                    NSPersistentStoreStagedMigrationManagerOptionKey, NSReadOnlyPersistentStoreOption]
             let storeOptions = (options ?? [:]).filter { !migrationKeys.contains($0.key) }
+            // The new file records no history of its own: the store's history tables stay as they are.
+            let newStoreOptions = storeOptions.filter { $0.key != AnyHashable(NSPersistentHistoryTrackingKey) }
             do {
                 try manager.migrateStore(from: url, sourceType: NSSQLiteStoreType, options: storeOptions, with: mapping,
-                                         toDestinationURL: newStore, destinationType: NSSQLiteStoreType, destinationOptions: storeOptions)
+                                         toDestinationURL: newStore, destinationType: NSSQLiteStoreType, destinationOptions: newStoreOptions)
                 reached("written")
                 guard FileManager.default.fileExists(atPath: newStore.path) else {
                     throw MigrationErrors.migration("The migration manager wrote no store at \(newStore.path)", [NSFilePathErrorKey: newStore.path])
@@ -99,9 +101,10 @@ internal enum SQLiteHeavyweightMigration {
         try? original.execute("DETACH DATABASE migrated") // SQLite refuses it inside the transaction; the file is gone already
     }
 
-    /// Replaces Core Data's tables of the database `db` is in a transaction on (those named `Z…`,
-    /// and any of the new file's names) with those of the store file at `newStore`, rows, indexes
-    /// and triggers included. Other tables (Apple's history tables `A…`, an app's own) stay.
+    /// Replaces Core Data's tables of the database `db` is in a transaction on (those named `Z…`)
+    /// with those of the store file at `newStore`, rows, indexes and triggers included. Other
+    /// tables (persistent history's `A…`, an app's own) stay, and so do the `Z_PRIMARYKEY` rows of
+    /// history's entities (16001 and up), whose keys go on from where they were.
     private static func replaceContents(of db: SQLiteConnection, with newStore: URL) throws {
         let attach = try db.prepare("ATTACH DATABASE ? AS migrated")
         defer { attach.finalize() }
@@ -115,14 +118,13 @@ internal enum SQLiteHeavyweightMigration {
             return rows
         }
         func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
-        let newTables = Set(try names("SELECT name FROM migrated.sqlite_master WHERE type = 'table'").map { $0[0] })
-        for row in try names("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-        where row[0].hasPrefix("Z") || newTables.contains(row[0]) {
+        let ancillaryKeys = try names("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM main.Z_PRIMARYKEY WHERE Z_ENT >= \(SQLiteHistory.entityOffset)")
+        for row in try names("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE 'Z%'") {
             try db.execute("DROP TABLE main.\(quoted(row[0]))")
         }
         // Tables first (in the order the new file made them), then their indexes and triggers.
         let objects = try names("""
-            SELECT type, name, sql FROM migrated.sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'
+            SELECT type, name, sql FROM migrated.sqlite_master WHERE sql IS NOT NULL AND tbl_name LIKE 'Z%'
             ORDER BY type <> 'table', rowid
             """)
         for object in objects {
@@ -130,6 +132,9 @@ internal enum SQLiteHeavyweightMigration {
             if object[0] == "table" {
                 try db.execute("INSERT INTO main.\(quoted(object[1])) SELECT * FROM migrated.\(quoted(object[1]))")
             }
+        }
+        for row in ancillaryKeys {
+            try db.execute("INSERT OR REPLACE INTO main.Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (\(row[0]), '\(row[1])', \(row[2]), \(row[3]))")
         }
         if try db.scalarInt("SELECT count(*) FROM migrated.sqlite_master WHERE name = 'sqlite_sequence'") == 1 {
             try db.execute("DELETE FROM main.sqlite_sequence")

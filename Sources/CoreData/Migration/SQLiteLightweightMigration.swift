@@ -580,10 +580,10 @@ internal struct SQLiteLightweightMigration {
     private func rewritePrimaryKeys() throws {
         var oldMax: [String: Int64] = [:]
         // Apple's ancillary entities (persistent history's, from 16001) keep their rows.
-        let rows = try db.prepare("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT < 16000")
+        let rows = try db.prepare("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT < \(SQLiteHistory.entityOffset)")
         while try rows.step() { if !rows.isNull(0) { oldMax[rows.string(0)] = rows.int64(1) } }
         rows.finalize()
-        try db.execute("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT < 16000")
+        try db.execute("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT < \(SQLiteHistory.entityOffset)")
         for entity in to.entities {
             var max = sourceOf[ObjectIdentifier(entity)].flatMap { $0.name.flatMap { oldMax[$0] } } ?? 0
             if entity.superentity == nil {

@@ -238,6 +238,31 @@ struct HeavyweightMigrationTests {
         withExtendedLifetime(folder) {}
     }
 
+    /// A store that tracks persistent history keeps it through a heavyweight migration (Apple's
+    /// `A…` tables and their `Z_PRIMARYKEY` rows stay), and goes on recording after it.
+    @Test func theStoresHistoryStaysAndGoesOn() throws {
+        let folder = try TemporaryFolder()
+        let bundle = try Self.writeNotes(in: folder.url)
+        let url = folder.url.appendingPathComponent("Notes.sqlite")
+        try Self.open(url, try Self.model(bundle, "Notes"), options: [NSPersistentHistoryTrackingKey: true]) { context in
+            for title in ["a", "b"] {
+                NSEntityDescription.insertNewObject(forEntityName: "Draft", into: context).setValue(title, forKey: "title")
+                try context.save()
+            }
+        }
+        let options: [AnyHashable: Any] = [NSMigratePersistentStoresAutomaticallyOption: true, NSPersistentHistoryTrackingKey: true]
+        let transactions = try Self.open(url, try Self.model(bundle, "Notes 2"), options: options) { context -> [Int64] in
+            NSEntityDescription.insertNewObject(forEntityName: "Tag", into: context).setValue("new", forKey: "label")
+            try context.save()
+            let result = try context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)) as? NSPersistentHistoryResult
+            return (result?.result as? [NSPersistentHistoryTransaction] ?? []).map(\.transactionNumber)
+        }
+        // The two saves before the migration, none by the migration itself, the one after it.
+        #expect(transactions == [1, 2, 3])
+        #expect(try RawSQLite.query(url.path, "SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT > 16000 ORDER BY Z_ENT").first == ["16001", "3"])
+        withExtendedLifetime(folder) {}
+    }
+
     @Test func whatAKilledMigrationLeftIsRemovedByTheNextOpen() throws {
         let folder = try TemporaryFolder()
         let bundle = try Self.writeNotes(in: folder.url)

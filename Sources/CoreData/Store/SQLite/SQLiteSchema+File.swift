@@ -96,7 +96,7 @@ private struct FileMapper {
         var byName: [String: Int] = [:]
         if fileTables["Z_PRIMARYKEY"] != nil {
             // Not Apple's ancillary entities (persistent history's CHANGE, TRANSACTION, … from 16001).
-            let rows = try db.prepare("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < 16000")
+            let rows = try db.prepare("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT < \(SQLiteHistory.entityOffset)")
             defer { rows.finalize() }
             while try rows.step() {
                 if !rows.isNull(0) && !rows.isNull(1) { byName[rows.string(1)] = Int(rows.int64(0)) }

@@ -24,6 +24,8 @@ extension SQLiteStore {
 /// What a store that tracks history knows of the model: each entity's tombstone attributes and
 /// the bits of its updated-properties mask. Built once when the store opens; read-only after.
 internal final class SQLiteHistory: @unchecked Sendable {
+    /// Where Apple numbers its ancillary entities from: `Z_PRIMARYKEY` rows from here on are not the model's.
+    static let entityOffset: Int64 = 16000
     /// `Z_ENT` of Apple's ancillary history entities in `Z_PRIMARYKEY`.
     static let changeEntity: Int64 = 16001
     static let transactionEntity: Int64 = 16002

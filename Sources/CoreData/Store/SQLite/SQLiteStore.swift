@@ -444,7 +444,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     private static func declaresOtherEntities(_ connection: SQLiteConnection, known: [NSEntityDescription?]) throws -> Bool {
         guard try tableExists("Z_PRIMARYKEY", in: connection) else { return false }
         // Apple's ancillary entities (persistent history's, 16001…) have tables of their own.
-        let statement = try connection.cached("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT < 16000")
+        let statement = try connection.cached("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT < \(SQLiteHistory.entityOffset)")
         defer { statement.reset() }
         while try statement.step() {
             let number = statement.int64(0)
