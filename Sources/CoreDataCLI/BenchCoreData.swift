@@ -15,6 +15,8 @@ enum CoreDataBench {
             return try predicateRepetition(workload, size: size, folder: folder)
         case .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager:
             return try MigrationBench.coreDataRepetition(workload, size: size, folder: folder)
+        case .batchInsert, .batchUpdate, .batchDelete:
+            return try BatchBench.coreDataRepetition(workload, size: size, folder: folder)
 
         case .carsSavedOneByOne, .carsSavedOnce:
             let model = try NSManagedObjectModel(validatingContentsOf: CoreDataManager.bundledModelURL)

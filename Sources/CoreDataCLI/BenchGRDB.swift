@@ -16,6 +16,8 @@ enum GRDBBench {
             return try predicateRepetition(workload, size: size, folder: folder)
         case .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager:
             return migrationRepetition(workload, size: size, folder: folder, statements: false)
+        case .batchUpdate, .batchDelete:
+            return batchRepetition(workload, size: size, folder: folder, statements: false)
 
         case .carsSavedOneByOne, .carsSavedOnce:
             let names = (0..<size).map { String($0) }
@@ -35,7 +37,7 @@ enum GRDBBench {
                 }
             }
 
-        case .insertItems, .insertItemsBoxed:
+        case .insertItems, .insertItemsBoxed, .batchInsert:
             return {
                 try timedOnFreshPool(folder, "grdb-item", create: GRDBItem.createTable, table: "item", rows: size, engine: "GRDB") { pool in
                     try pool.write { db in
@@ -85,6 +87,8 @@ enum GRDBStatementBench {
             return try predicateRepetition(workload, size: size, folder: folder)
         case .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager:
             return migrationRepetition(workload, size: size, folder: folder, statements: true)
+        case .batchUpdate, .batchDelete:
+            return batchRepetition(workload, size: size, folder: folder, statements: true)
 
         case .carsSavedOneByOne, .carsSavedOnce:
             let names = (0..<size).map { String($0) }
@@ -106,7 +110,7 @@ enum GRDBStatementBench {
                 }
             }
 
-        case .insertItems, .insertItemsBoxed:
+        case .insertItems, .insertItemsBoxed, .batchInsert:
             return {
                 try timedOnFreshPool(folder, "grdb-sql-item", create: GRDBItem.createTable, table: "item", rows: size, engine: "GRDB statements") { pool in
                     try pool.write { db in
@@ -268,4 +272,30 @@ private func closeAfterChecking(_ pool: DatabasePool, table: String, rows expect
     let count = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0 }
     guard count == expected else { throw BenchFailure("\(engine): \(count) \(table) rows, expected \(expected)") }
     try pool.close()
+}
+
+/// A batch workload (BenchBatch.swift) on a fresh copy of the filled `item` file: GRDB records use
+/// the query interface (`updateAll`, `filter(…).deleteAll`), GRDB statements raw SQLite's SQL.
+private func batchRepetition(_ workload: BenchWorkload, size: Int, folder: BenchFolder, statements: Bool) -> BenchRepetition {
+    {
+        let file = try BatchBench.freshRawSource(size: size, folder: folder, stem: statements ? "grdb-sql-batch" : "grdb-batch")
+        defer { BenchFolder.remove(file) }
+        let pool = try DatabasePool(path: file.path)
+        var sample = try BenchMeter.measure {
+            try pool.write { db in
+                switch (workload, statements) {
+                case (.batchUpdate, false): _ = try GRDBItem.updateAll(db, Column("i1") += 1)
+                case (_, false): _ = try GRDBItem.filter(Column("i0") >= 0).deleteAll(db)
+                default: try db.execute(sql: workload == .batchUpdate ? BatchBench.updateSQL : BatchBench.deleteSQL)
+                }
+            }
+            return 0
+        }
+        sample.checksum = try pool.read { db in
+            workload == .batchUpdate ? try Int.fetchOne(db, sql: "SELECT sum(i1) FROM item") ?? 0
+                : size - (try Int.fetchOne(db, sql: "SELECT count(*) FROM item") ?? 0)
+        }
+        try pool.close()
+        return sample
+    }
 }

@@ -16,6 +16,8 @@ enum RawSQLiteBench {
             return try predicateRepetition(workload, size: size, folder: folder)
         case .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager:
             return try MigrationBench.rawRepetition(workload, size: size, folder: folder)
+        case .batchUpdate, .batchDelete:
+            return try BatchBench.rawRepetition(workload, size: size, folder: folder)
 
         case .carsSavedOneByOne, .carsSavedOnce:
             let names = (0..<size).map { String($0) }
@@ -50,7 +52,7 @@ enum RawSQLiteBench {
                 return sample
             }
 
-        case .insertItems, .insertItemsBoxed:
+        case .insertItems, .insertItemsBoxed, .batchInsert:
             return {
                 let file = folder.freshFile("raw-item")
                 defer { BenchFolder.remove(file) }

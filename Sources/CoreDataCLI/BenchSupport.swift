@@ -41,12 +41,19 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     /// Issue 22: (m2)'s change made by a heavyweight migration (`NSMigrationManager`, object by
     /// object, into a new file moved into the store), against the raw SQL table copy.
     case migrationThroughManager = "m3"
+    /// Issue 23: `NSBatchInsertRequest` with a dictionary handler, rows of ten Integer 64 values (BenchBatch.swift).
+    case batchInsert = "bi"
+    /// Issue 23: `NSBatchUpdateRequest` of every row of a filled store (`i1 + 1`).
+    case batchUpdate = "bu"
+    /// Issue 23: `NSBatchDeleteRequest` of every row of a filled store, by a predicate.
+    case batchDelete = "bd"
 
     /// Names that select several workloads with `--workload`.
     static let groups: [String: [BenchWorkload]] = [
         "a": [.carsSavedOneByOne, .carsSavedOnce],
         "predicates": [.equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates],
         "m": [.migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager],
+        "batch": [.batchInsert, .batchUpdate, .batchDelete],
     ]
 
     /// The full-run row count (for the predicate workloads: the rows of the table queried).
@@ -58,6 +65,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates: 100_000
         case .migrationAddAttribute, .migrationRenameAttribute: 1_000_000
         case .migrationThroughManager: 100_000
+        case .batchInsert, .batchUpdate, .batchDelete: 1_000_000
         }
     }
 
@@ -70,7 +78,8 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     func queries(size: Int) -> Int {
         switch self {
         case .carsSavedOneByOne, .carsSavedOnce, .insertItems, .fetchItems, .insertItemsBoxed, .fetchItemsBoxed,
-             .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager: size
+             .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager,
+             .batchInsert, .batchUpdate, .batchDelete: size
         case .equalityFetch: max(1, size / 100)
         case .prefixSearch: max(1, size / 200)
         case .lookupByID: max(1, size / 10)
@@ -93,6 +102,9 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .migrationAddAttribute: "(m1) migrate: add an attribute"
         case .migrationRenameAttribute: "(m2) migrate: rename, make non-optional"
         case .migrationThroughManager: "(m3) (m2) by `NSMigrationManager`"
+        case .batchInsert: "(bi) batch insert, dictionary handler"
+        case .batchUpdate: "(bu) batch update `i1 + 1`"
+        case .batchDelete: "(bd) batch delete by predicate"
         }
     }
 
@@ -101,6 +113,8 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     var target: Double? {
         switch self {
         case .migrationThroughManager: nil
+        case .batchInsert: 1.3
+        case .batchUpdate, .batchDelete: 1.2
         case .carsSavedOneByOne, .carsSavedOnce, .fetchItems, .insertItemsBoxed, .fetchItemsBoxed: 3.0
         case .insertItems: 2.5
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates: 2.0
@@ -135,6 +149,8 @@ enum BenchWorkload: String, CaseIterable, Sendable {
             PredicateBench.data(rows: size, folder: folder).expectedChecksum(self)
         case .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager:
             MigrationBench.expectedChecksum(self, size: size)
+        case .batchInsert, .batchUpdate, .batchDelete:
+            BatchBench.expectedChecksum(self, size: size)
         }
     }
 }
