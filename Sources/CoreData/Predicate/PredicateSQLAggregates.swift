@@ -127,6 +127,12 @@ extension PredicateSQLCompiler {
                 arguments.append(column)
             }
         }
+        // Addition, subtraction and multiplication are SQLite's own operators: on integers they give
+        // an integer, and a real on overflow, as the evaluator does; NULL gives NULL either way.
+        let operators = ["add:to:": "+", "from:subtract:": "-", "multiply:by:": "*"]
+        if let op = operators[name], arguments.count == 3 {
+            return .value("(" + arguments[1] + " \(op) " + arguments[2] + ")", .real)
+        }
         let kind: ValueKind
         switch name {
         case "uppercase:", "lowercase:", "canonical:": kind = .string

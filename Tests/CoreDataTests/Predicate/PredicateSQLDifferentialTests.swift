@@ -230,7 +230,7 @@ struct PredicateSQLDifferentialTests {
             ("SUBQUERY(cars, $c, $c.year > age).@count >= 1", []), ("SUBQUERY(cars, $c, $c.owner.name == name AND $c.flag == YES).@count > 0", []),
             ("SUBQUERY(clubs, $k, ANY $k.members.age > 30).@count > 0", []), ("SUBQUERY(cars, $c, $c.score > %@).@count == cars.@count", [0.0]),
             ("sum:(cars.year) > 2000", []), ("count:(cars) > 1", []), ("max:(cars.score) > 2", []), ("average:(cars.year) > 100", []),
-            ("age * 2 > 40", []), ("age + 1 == 43", []), ("age - age == 0", []), ("age / 2 > 10", []), ("FUNCTION(age, 'modulus:by:', 2) == 0", []),
+            ("age * 2 > 40", []), ("age * 9223372036854775807 > 1", []), ("age + 9223372036854775807 < 0", []), ("age + 1 == 43", []), ("age - age == 0", []), ("age / 2 > 10", []), ("FUNCTION(age, 'modulus:by:', 2) == 0", []),
             ("abs:(age - 50) < 10", []), ("uppercase:(name) == 'ADA'", []), ("lowercase:(name) BEGINSWITH 'z'", []), ("length:(name) > 3", []),
             ("sqrt:(age) > 3", []), ("floor:(age / 3) >= 3", []), ("FUNCTION(age, 'bitwiseAnd:with:', 1) == 1", []),
             ("cars[SIZE] > 2", []), ("clubs[size] == 0", []), ("{1, 2, 3}[SIZE] == FUNCTION(age, 'modulus:by:', 4)", []),
