@@ -60,11 +60,7 @@ internal enum SQLiteHeavyweightMigration {
         try original.execute("PRAGMA foreign_keys = OFF")
         let migrated: Bool = try original.transaction {
             let metadata = try SQLiteStore.readMetadata(original)
-            if let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any],
-               Set(stored.keys) == Set(destination.entityVersionHashesByName.keys),
-               destination.entityVersionHashesByName.allSatisfy({ stored[$0.key] as? Data == $0.value }) {
-                return false
-            }
+            if destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return false }
             // What a killed migration left (no migration runs without this lock).
             if fileManager.fileExists(atPath: staging.path) { try fileManager.removeItem(at: staging) }
             try fileManager.createDirectory(at: staging, withIntermediateDirectories: true)

@@ -83,10 +83,8 @@ internal struct SQLiteLightweightMigration {
         try db.execute("PRAGMA foreign_keys = OFF")
         try db.transaction {
             let metadata = try SQLiteStore.readMetadata(db)
-            let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
-            let current = destination.entityVersionHashesByName
             // Another coordinator or process may have migrated it meanwhile.
-            if Set(stored.keys) == Set(current.keys), current.allSatisfy({ stored[$0.key] as? Data == $0.value }) {
+            if destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) {
                 progress.completedUnitCount = progress.totalUnitCount
                 return
             }
