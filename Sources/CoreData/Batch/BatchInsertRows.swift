@@ -18,8 +18,8 @@ internal final class BatchInsertRows {
         let attribute: NSAttributeDescription
         let type: NSAttributeType
         let name: String
-        /// The name as the key of an `NSMutableDictionary` (bridged once, not per row).
-        let key: NSString
+        /// How a value of the attribute is recognized without a dynamic cast.
+        let kind: ManagedStorageKind
         /// The attribute's default (`.null` for none).
         let defaultValue: StoreValue
         let isOptional: Bool
@@ -32,7 +32,11 @@ internal final class BatchInsertRows {
     /// The index of the current row (0 for the first).
     private(set) var row = -1
     private let source: Source
+    #if canImport(Darwin)
     private let dictionary = NSMutableDictionary()
+    #else
+    private let dictionary: BatchRowDictionary
+    #endif
 
     init(entity: NSEntityDescription, source: Source) {
         self.entity = entity
@@ -40,9 +44,12 @@ internal final class BatchInsertRows {
         let layout = entity.layout
         slots = layout.attributeIndexes.compactMap { index in
             guard let attribute = layout.properties[index] as? NSAttributeDescription, attribute.isStoredInRow else { return nil }
-            return Slot(index: index, attribute: attribute, type: attribute.attributeType, name: attribute.name, key: NSString(string: attribute.name),
+            return Slot(index: index, attribute: attribute, type: attribute.attributeType, name: attribute.name, kind: layout.storageKinds[index],
                         defaultValue: layout.defaultValues[index], isOptional: attribute.isOptional)
         }
+        #if !canImport(Darwin)
+        dictionary = BatchRowDictionary(slotNames: slots.map(\.name))
+        #endif
         values = ContiguousArray(repeating: .null, count: layout.properties.count)
     }
 
@@ -64,13 +71,18 @@ internal final class BatchInsertRows {
         case .dictionaryHandler(let handler):
             dictionary.removeAllObjects()
             if handler(dictionary) { return false }
+            #if canImport(Darwin)
             var found = 0
             for offset in slots.indices {
-                let value = dictionary.object(forKey: slots[offset].key)
+                let value = dictionary.object(forKey: slots[offset].name)
                 if value != nil { found += 1 }
                 try set(offset, value)
             }
             if found != dictionary.count { try refuseUnknownKey(in: dictionary.allKeys.map { "\($0)" }) }
+            #else
+            for offset in slots.indices { try set(offset, dictionary.isSet[offset] ? dictionary.slotValues[offset] : nil) }
+            if !dictionary.otherKeys.isEmpty { try refuseUnknownKey(in: dictionary.otherKeys.map { "\($0.base)" }) }
+            #endif
         case .managedObjectHandler(let handler):
             let object = entity.layout.instanceClass.init(entity: entity, insertInto: nil) // the entity's class, in no context
             if handler(object) { return false }
@@ -82,7 +94,7 @@ internal final class BatchInsertRows {
     /// Sets the value of `slots[offset]` in ``values``. (The slot is read field by field, not
     /// copied: no retain of its references per value.)
     private func set(_ offset: Int, _ value: Any?) throws {
-        var stored = StoreValue.storage(of: value, for: slots[offset].type)
+        var stored = StoreValue.fastConvert(borrowing: value, kind: slots[offset].kind) ?? StoreValue.storage(of: value, for: slots[offset].type)
         if stored == nil { stored = try BatchErrors.storeValue(value, for: slots[offset].attribute, row: row) } // throws
         if stored!.isNull {
             stored = slots[offset].defaultValue

@@ -152,6 +152,52 @@ struct BatchInsertRequestTests {
         #expect(other.object(with: person.objectID).value(forKey: "age") as? Int == 5)
     }
 
+    @Test("The dictionary handler's dictionary behaves as one: any key order, NSString keys, reads, removals, overwrites", arguments: [false, true])
+    func handlerDictionary(inMemory: Bool) throws {
+        let stack = try TestStack(inMemory: inMemory)
+        var row = 0
+        var seen: [String] = []
+        let request = NSBatchInsertRequest(entityName: "Person") { dictionary in
+            row += 1
+            switch row {
+            case 1: // the usual order, then read back
+                dictionary["name"] = "a"
+                dictionary["age"] = 1
+                seen.append("\(dictionary.count) \(dictionary["name"] ?? "-") \(dictionary["age"] ?? "-")")
+            case 2: // another order, an NSString key, an overwrite, a removal
+                dictionary["age"] = 2
+                dictionary[NSString(string: "name")] = "x"
+                dictionary["name"] = "b"
+                dictionary["age"] = nil
+                seen.append("\(dictionary.count) \(dictionary.allKeys.map { "\($0)" }.sorted())")
+            case 3: // the previous row's values are gone
+                seen.append("\(dictionary.count) \(dictionary["name"] == nil)")
+                dictionary.setObject("c", forKey: "name" as NSString)
+            default:
+                return true
+            }
+            return false
+        }
+        #expect((try stack.context.execute(request) as? NSBatchInsertResult)?.result as? Bool == true)
+        #expect(seen == ["2 a 1", "1 [\"name\"]", "0 true"])
+        let people = try stack.fetch("Person") { $0.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)] }
+        #expect(people.map { "\($0.value(forKey: "name") ?? "-") \($0.value(forKey: "age") ?? "-")" } == ["a 1", "b 0", "c 0"])
+
+        // A key that is no attribute, set by the handler, refuses the row by name; nothing is written.
+        var calls = 0
+        let unknown = NSBatchInsertRequest(entityName: "Person") { dictionary in
+            calls += 1
+            guard calls <= 2 else { return true }
+            dictionary["name"] = "d"
+            if calls == 2 { dictionary["colour"] = "red" }
+            return false
+        }
+        let error = try #require(throws: NSError.self) { try stack.context.execute(unknown) }
+        #expect(error.code == 1550 && error.userInfo[NSValidationKeyErrorKey] as? String == "colour")
+        #expect(error.localizedDescription.contains("row 1"))
+        #expect(try stack.fetch("Person").count == 3)
+    }
+
     @Test("Refused rows: missing, wrong type, unknown key, relationship, unknown entity; nothing written", arguments: [false, true])
     func validation(inMemory: Bool) throws {
         let stack = try TestStack(inMemory: inMemory)
