@@ -12,6 +12,9 @@ import Foundation
 //   (`i0 >= 0`); raw SQLite runs the `DELETE … WHERE` (a `DELETE` without `WHERE` would be
 //   SQLite's truncate shortcut, which no predicate gets).
 //
+// - (bh) (b)'s one save of 100,000 `Item`s with NSPersistentHistoryTrackingKey on; its baseline,
+//   in the raw SQLite column, is the same save with history off (the library against itself).
+//
 // The filled stores are made once per run (untimed) and copied fresh for every repetition. This
 // file must not import GRDB (see BenchRawSQLite.swift); the GRDB engines are in BenchGRDB.swift.
 
@@ -124,6 +127,24 @@ enum BatchBench {
             default: sample.checksum = size - (try db.scalar("SELECT count(*) FROM ZITEM"))
             }
             return sample
+        }
+    }
+
+    /// (bh): (b)'s save of `size` `Item`s by swift-coredata, with persistent history on or off.
+    static func historySaveRepetition(history: Bool, size: Int, folder: BenchFolder) -> BenchRepetition {
+        let model = CoreDataBench.itemModel(className: "NSManagedObject")
+        let keys = CoreDataBench.itemKeys
+        let options: [AnyHashable: Any]? = history ? [NSPersistentHistoryTrackingKey: true as NSNumber] : nil
+        return {
+            try CoreDataBench.timedOnFreshStack(folder, history ? "coredata-history" : "coredata-no-history", model: model, entity: "Item",
+                                                rows: size, options: options) { context in
+                for i in 0..<size {
+                    let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                    for key in keys { item.setValue(i, forKey: key) }
+                }
+                try context.save()
+                return size
+            }
         }
     }
 

@@ -31,7 +31,8 @@ struct BenchCommand: ParsableCommand {
             m1 and m2 (migrate a store of 1,000,000 Items to a model version that adds an attribute, or renames one \
             and makes it non-optional), m3 (m2's change on 100,000 Items by NSMigrationManager; m selects all three); \
             bi, bu, bd (batch insert of 1,000,000 Items with a dictionary handler, batch update and batch delete of \
-            a filled store; batch selects the three); \
+            a filled store; batch selects the three), bh ((b)'s save of 100,000 Items with persistent history on, \
+            against the same save with it off); \
             stall (main-queue lateness while a background context imports 100,000 Items in saves of 1,000). \
             Run it in a release build: swift run -c release coredata bench
             """
@@ -40,7 +41,7 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "A small run for CI: sizes divided by 20, one repetition.") var quick = false
     @Option(help: "Repetitions of each measurement; the median is reported (default 5, or 1 with --quick).") var repetitions: Int?
     @Option(help: "Divide every workload's size by this (default 1, or 20 with --quick).") var divideSizesBy: Int?
-    @Option(name: .customLong("workload"), help: "Run only these workloads (a, a1, a2, b, b', c, c', d, e, f, g, predicates, m1, m2, m3, m, bi, bu, bd, batch, stall; repeatable).") var workloadNames: [String] = []
+    @Option(name: .customLong("workload"), help: "Run only these workloads (a, a1, a2, b, b', c, c', d, e, f, g, predicates, m1, m2, m3, m, bi, bu, bd, batch, bh, stall; repeatable).") var workloadNames: [String] = []
     @Option(name: .customLong("engine"), help: "Run only these engines (coredata, raw, grdb, grdb-sql; repeatable). Ratios need raw.") var engineNames: [String] = []
 
     func validate() throws {

@@ -17,6 +17,8 @@ enum CoreDataBench {
             return try MigrationBench.coreDataRepetition(workload, size: size, folder: folder)
         case .batchInsert, .batchUpdate, .batchDelete:
             return try BatchBench.coreDataRepetition(workload, size: size, folder: folder)
+        case .historySave:
+            return BatchBench.historySaveRepetition(history: true, size: size, folder: folder)
 
         case .carsSavedOneByOne, .carsSavedOnce:
             let model = try NSManagedObjectModel(validatingContentsOf: CoreDataManager.bundledModelURL)
@@ -120,10 +122,10 @@ enum CoreDataBench {
     /// One timed run on a fresh file: the stack is opened untimed, `work` is timed inside one
     /// `performAndWait` of the context, then the rows are counted (untimed).
     static func timedOnFreshStack(_ folder: BenchFolder, _ prefix: String, model: NSManagedObjectModel, entity: String, rows: Int,
-                                  _ work: (NSManagedObjectContext) throws -> Int) throws -> BenchSample {
+                                  options: [AnyHashable: Any]? = nil, _ work: (NSManagedObjectContext) throws -> Int) throws -> BenchSample {
         let file = folder.freshFile(prefix)
         defer { BenchFolder.remove(file) }
-        let stack = try Stack(model: model, url: file)
+        let stack = try Stack(model: model, url: file, options: options)
         let context = stack.context
         let sample = try context.performAndWait { try BenchMeter.measure { try work(context) } }
         try stack.check(rows: rows, entity: entity)
@@ -159,9 +161,9 @@ enum CoreDataBench {
         let coordinator: NSPersistentStoreCoordinator
         let context: NSManagedObjectContext
 
-        init(model: NSManagedObjectModel, url: URL) throws {
+        init(model: NSManagedObjectModel, url: URL, options: [AnyHashable: Any]? = nil) throws {
             coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-            try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+            try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
             context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             context.persistentStoreCoordinator = coordinator
         }

@@ -37,7 +37,7 @@ enum GRDBBench {
                 }
             }
 
-        case .insertItems, .insertItemsBoxed, .batchInsert:
+        case .insertItems, .insertItemsBoxed, .batchInsert, .historySave:
             return {
                 try timedOnFreshPool(folder, "grdb-item", create: GRDBItem.createTable, table: "item", rows: size, engine: "GRDB") { pool in
                     try pool.write { db in
@@ -110,7 +110,7 @@ enum GRDBStatementBench {
                 }
             }
 
-        case .insertItems, .insertItemsBoxed, .batchInsert:
+        case .insertItems, .insertItemsBoxed, .batchInsert, .historySave:
             return {
                 try timedOnFreshPool(folder, "grdb-sql-item", create: GRDBItem.createTable, table: "item", rows: size, engine: "GRDB statements") { pool in
                     try pool.write { db in

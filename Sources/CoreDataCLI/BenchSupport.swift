@@ -47,6 +47,9 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     case batchUpdate = "bu"
     /// Issue 23: `NSBatchDeleteRequest` of every row of a filled store, by a predicate.
     case batchDelete = "bd"
+    /// Issue 23: (b)'s one save of `Item` rows with persistent history on, against the same save
+    /// with history off (in the raw SQLite column: the issue's baseline).
+    case historySave = "bh"
 
     /// Names that select several workloads with `--workload`.
     static let groups: [String: [BenchWorkload]] = [
@@ -66,6 +69,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .migrationAddAttribute, .migrationRenameAttribute: 1_000_000
         case .migrationThroughManager: 100_000
         case .batchInsert, .batchUpdate, .batchDelete: 1_000_000
+        case .historySave: 100_000
         }
     }
 
@@ -79,7 +83,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         switch self {
         case .carsSavedOneByOne, .carsSavedOnce, .insertItems, .fetchItems, .insertItemsBoxed, .fetchItemsBoxed,
              .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager,
-             .batchInsert, .batchUpdate, .batchDelete: size
+             .batchInsert, .batchUpdate, .batchDelete, .historySave: size
         case .equalityFetch: max(1, size / 100)
         case .prefixSearch: max(1, size / 200)
         case .lookupByID: max(1, size / 10)
@@ -105,6 +109,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .batchInsert: "(bi) batch insert, dictionary handler"
         case .batchUpdate: "(bu) batch update `i1 + 1`"
         case .batchDelete: "(bd) batch delete by predicate"
+        case .historySave: "(bh) (b) with persistent history"
         }
     }
 
@@ -113,7 +118,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     var target: Double? {
         switch self {
         case .migrationThroughManager: nil
-        case .batchInsert: 1.3
+        case .batchInsert, .historySave: 1.3
         case .batchUpdate, .batchDelete: 1.2
         case .carsSavedOneByOne, .carsSavedOnce, .fetchItems, .insertItemsBoxed, .fetchItemsBoxed: 3.0
         case .insertItems: 2.5
@@ -125,6 +130,8 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     /// What the report says under the table about the workload's data, if anything.
     func note(size: Int, folder: BenchFolder) -> String? {
         switch self {
+        case .historySave:
+            return "the raw SQLite column is swift-coredata's same save with persistent history off (the target's baseline); the GRDB columns are their (b) insert."
         case .prefixSearch:
             let scan = PredicateBench.data(rows: size, folder: folder).averagePrefixScan()
             return String(format: "a search reads %.0f rows on average before it has its %d (every engine evaluates its prefix test on each).", scan, PredicateBench.prefixLimit)
@@ -143,7 +150,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     /// workloads, computed from the data set in Swift (``PredicateBench/DataSet``).
     func expectedChecksum(size: Int, folder: BenchFolder) -> Int {
         switch self {
-        case .carsSavedOneByOne, .carsSavedOnce, .insertItems, .insertItemsBoxed: size
+        case .carsSavedOneByOne, .carsSavedOnce, .insertItems, .insertItemsBoxed, .historySave: size
         case .fetchItems, .fetchItemsBoxed: 10 * (size * (size - 1) / 2)
         case .equalityFetch, .prefixSearch, .lookupByID, .groupedAggregates:
             PredicateBench.data(rows: size, folder: folder).expectedChecksum(self)

@@ -18,6 +18,8 @@ internal struct BatchInsert {
     let wantsKeys: Bool
     /// The rows, read one at a time.
     let rows: BatchInsertRows
+    /// What persistent history records of the executing context.
+    var author = HistoryAuthor()
 }
 
 /// A batch update for one or more stores.
@@ -31,6 +33,8 @@ internal struct BatchUpdate {
     /// Attribute indexes and their new values, in a fixed order.
     let assignments: [(index: Int, value: Value)]
     let wantsKeys: Bool
+    /// What persistent history records of the executing context.
+    var author = HistoryAuthor()
 
     /// The request checked against the model: every key an attribute of the entity that a
     /// batch may set, every constant of the attribute's type.
@@ -72,6 +76,25 @@ internal struct BatchUpdate {
 internal struct BatchDelete {
     let plan: FetchPlan
     let wantsKeys: Bool
+    /// What persistent history records of the executing context.
+    var author = HistoryAuthor()
+}
+
+/// The context that executed a batch request, as persistent history records it with the
+/// request's transaction (as with a save): its ``NSManagedObjectContext/transactionAuthor`` and
+/// ``NSManagedObjectContext/name``.
+internal struct HistoryAuthor {
+    var transactionAuthor: String?
+    var contextName: String?
+
+    init(transactionAuthor: String? = nil, contextName: String? = nil) {
+        self.transactionAuthor = transactionAuthor
+        self.contextName = contextName
+    }
+
+    init(of context: NSManagedObjectContext) {
+        self.init(transactionAuthor: context.transactionAuthor, contextName: context.name)
+    }
 }
 
 /// The errors of batch requests.

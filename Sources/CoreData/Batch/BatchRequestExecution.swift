@@ -29,7 +29,8 @@ extension NSBatchInsertRequest: ContextExecutableRequest {
         } else {
             throw CoreDataError.make(.coreData, "NSBatchInsertRequest: no objects, dictionary handler or managed object handler")
         }
-        let insert = BatchInsert(entity: entity, wantsKeys: resultType == .objectIDs, rows: BatchInsertRows(entity: entity, source: source))
+        let insert = BatchInsert(entity: entity, wantsKeys: resultType == .objectIDs, rows: BatchInsertRows(entity: entity, source: source),
+                                 author: HistoryAuthor(of: context))
         let (outcome, ids) = try context.persistentStoreCoordinatorOrThrow().executeBatchInsert(insert, affectedStores: affectedStores)
         switch resultType {
         case .statusOnly: return NSBatchInsertResult(resultType: resultType, result: true)
@@ -42,7 +43,8 @@ extension NSBatchInsertRequest: ContextExecutableRequest {
 extension NSBatchUpdateRequest: ContextExecutableRequest {
     func execute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult {
         let entity = try context.batchEntity(entity, named: entityName, request: "NSBatchUpdateRequest")
-        let update = try BatchUpdate(self, entity: entity)
+        var update = try BatchUpdate(self, entity: entity)
+        update.author = HistoryAuthor(of: context)
         let (outcome, ids) = try context.persistentStoreCoordinatorOrThrow().executeBatchUpdate(update, affectedStores: affectedStores)
         switch resultType {
         case .statusOnlyResultType: return NSBatchUpdateResult(resultType: resultType, result: true)
@@ -74,7 +76,7 @@ extension NSBatchDeleteRequest: ContextExecutableRequest {
         guard let objectIDs else {
             plan.predicate = try fetch.predicate.map { try PredicateBridge.tree(of: $0) }
             if let predicate = plan.predicate { try BatchKeyPaths.check(predicate, in: entity) }
-            let (outcome, ids) = try coordinator.executeBatchDelete(BatchDelete(plan: plan, wantsKeys: wantsKeys), affectedStores: affectedStores)
+            let (outcome, ids) = try coordinator.executeBatchDelete(BatchDelete(plan: plan, wantsKeys: wantsKeys, author: HistoryAuthor(of: context)), affectedStores: affectedStores)
             return result(outcome, ids: ids)
         }
         // Each store deletes its own IDs' rows (keys are per store).
@@ -87,7 +89,7 @@ extension NSBatchDeleteRequest: ContextExecutableRequest {
         var total = BatchOutcome(), ids: [NSManagedObjectID] = []
         for (store, group) in zip(stores, byStore) where affectedStores?.contains(where: { $0 === store }) ?? true {
             plan.predicate = try PredicateBridge.tree(of: NSPredicate(format: "SELF IN %@", group))
-            let (outcome, deleted) = try coordinator.executeBatchDelete(BatchDelete(plan: plan, wantsKeys: wantsKeys), affectedStores: [store])
+            let (outcome, deleted) = try coordinator.executeBatchDelete(BatchDelete(plan: plan, wantsKeys: wantsKeys, author: HistoryAuthor(of: context)), affectedStores: [store])
             total.count += outcome.count
             ids += deleted
         }

@@ -173,7 +173,19 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// Replaces a store's metadata (written with the next save; here at once).
+    ///
+    /// ```swift
+    /// var metadata = coordinator.metadata(for: store)
+    /// metadata["lastImport"] = Date()
+    /// coordinator.setMetadata(metadata, for: store)
+    /// ```
+    ///
+    /// Traps when the store is read-only (``NSPersistentStore/isReadOnly``), as Apple's raises
+    /// `NSInvalidArgumentException`: a programmer error, which this method cannot throw. That
+    /// includes a SQLite store opened without ``NSPersistentHistoryTrackingKey`` whose persistent
+    /// history has rows, which opens read-only; check `isReadOnly` first.
     open func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
+        precondition(!store.isReadOnly, "setMetadata(_:for:): the store at \(store.url?.path ?? "") is read-only; its metadata can't be changed")
         var merged = metadata ?? [:]
         merged[NSStoreUUIDKey] = store.identifier
         merged[NSStoreTypeKey] = store.type

@@ -98,6 +98,8 @@ internal enum CoreDataError {
         case sqlite = 134180
         case inferredMappingModel = 134190
         case persistentHistoryTokenExpired = 134301
+        /// Two persistent history tokens of different stores compared (Apple names no constant).
+        case persistentHistoryTokensOfOtherStores = 134501
         case managedObjectModelReferenceNotFound = 134504
         case stagedMigrationFrameworkVersionMismatch = 134505
         case stagedMigrationBackwardMigration = 134506

@@ -74,6 +74,42 @@ open class NSPersistentHistoryToken: NSObject, NSCopying, NSSecureCoding, @unche
         super.init()
     }
 
+    /// Which of two tokens of the same stores is further on: `.orderedAscending` when this one
+    /// is behind `token`, `.orderedDescending` when it is ahead, `.orderedSame` when they are at
+    /// the same transactions. Stores are taken in the order of their identifiers; the first whose
+    /// numbers differ decides. Throws 134501 when the tokens are not of the same set of stores.
+    /// (Apple's `compareToken:error:`, which its public headers do not declare.)
+    ///
+    /// ```swift
+    /// if try lastSeen.compareToken(current) == .orderedAscending { /* fetch history after lastSeen */ }
+    /// ```
+    open func compareToken(_ token: NSPersistentHistoryToken) throws -> ComparisonResult {
+        let stores = storeTokens.keys.sorted()
+        let others = token.storeTokens.keys.sorted()
+        guard stores.count == others.count else {
+            throw CoreDataError.make(.persistentHistoryTokensOfOtherStores, "Tokens have different number of stores.")
+        }
+        guard stores == others else {
+            throw CoreDataError.make(.persistentHistoryTokensOfOtherStores, "Tokens have different set of stores.")
+        }
+        for store in stores {
+            let mine = storeTokens[store]!, theirs = token.storeTokens[store]!
+            if mine != theirs { return mine < theirs ? .orderedAscending : .orderedDescending }
+        }
+        return .orderedSame
+    }
+
+    /// Not supported, as on Apple's platforms: tokens of different stores have no order, and
+    /// this method cannot say so. Traps (Apple raises `NSInvalidArgumentException`: a
+    /// programmer error); use ``compareToken(_:)``, which throws.
+    ///
+    /// ```swift
+    /// let order = try token.compareToken(other) // not token.compare(other)
+    /// ```
+    open func compare(_ token: NSPersistentHistoryToken) -> ComparisonResult {
+        fatalError("compare(_:) is not supported for NSPersistentHistoryToken, use compareToken(_:)")
+    }
+
     /// The token itself: tokens are immutable.
     public func copy(with zone: NSZone? = nil) -> Any { self }
 

@@ -169,18 +169,41 @@ public let NSPersistentStoreStagedMigrationManagerOptionKey = "NSPersistentStore
 
 // MARK: History and remote changes
 
-/// Records persistent history (`true`, as a `Bool` or `NSNumber`; a dictionary of options counts
-/// as `true`, its entries are not acted on yet): a SQLite store opened read-write makes Apple's
-/// history tables (`ATRANSACTION`, `ACHANGE`, `ATRANSACTIONSTRING`) if they are missing, and
-/// every save writes, in its own transaction, one transaction row (the context's
-/// `transactionAuthor` and `name`, the bundle and process) with one change per inserted, updated
-/// and deleted object. Read it with ``NSPersistentHistoryChangeRequest``. Other store types
-/// record nothing.
+/// Records persistent history (`true`, as a `Bool` or `NSNumber`, or a dictionary of options,
+/// ``NSPersistentHistoryTrackingEntitiesToInclude`` or ``NSPersistentHistoryTrackingEntitiesToExclude``):
+/// a SQLite store opened read-write makes Apple's history tables (`ATRANSACTION`, `ACHANGE`,
+/// `ATRANSACTIONSTRING`) if they are missing, and every save and every batch request writes, in
+/// its own transaction, one transaction row (the context's `transactionAuthor` and `name`, the
+/// bundle and process) with one change per inserted, updated and deleted row; a save or batch
+/// that changed no tracked entity writes none. Read it with ``NSPersistentHistoryChangeRequest``.
+/// Other store types record nothing.
 ///
 /// ```swift
 /// description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
 /// ```
 public let NSPersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
+
+/// In the dictionary form of ``NSPersistentHistoryTrackingKey``: an array of entity names whose
+/// changes alone are recorded (each entity by its own name: a sub-entity is not included by its
+/// parent's). A name the model lacks, or this key with ``NSPersistentHistoryTrackingEntitiesToExclude``,
+/// fails `addPersistentStore` (134080). Apple's option key (its framework reads it; its public
+/// headers do not declare it).
+///
+/// ```swift
+/// description.setOption([NSPersistentHistoryTrackingEntitiesToInclude: ["Note"]] as NSDictionary,
+///                       forKey: NSPersistentHistoryTrackingKey)
+/// ```
+public let NSPersistentHistoryTrackingEntitiesToInclude = "NSPersistentHistoryTrackingEntitiesToInclude"
+
+/// In the dictionary form of ``NSPersistentHistoryTrackingKey``: an array of entity names whose
+/// changes are not recorded (each entity by its own name); a name the model lacks is logged and
+/// ignored, as Apple's store does. Apple's option key (its public headers do not declare it).
+///
+/// ```swift
+/// description.setOption([NSPersistentHistoryTrackingEntitiesToExclude: ["Cache"]] as NSDictionary,
+///                       forKey: NSPersistentHistoryTrackingKey)
+/// ```
+public let NSPersistentHistoryTrackingEntitiesToExclude = "NSPersistentHistoryTrackingEntitiesToExclude"
 
 /// Ignored until remote change notifications exist (issue 23): none is posted.
 ///

@@ -196,3 +196,34 @@ import Testing
         #expect(throws: NSError.self) { try stack.context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: Date.distantPast)) }
     }
 }
+
+/// A store forced read-only because it was opened without the key after history was recorded:
+/// its metadata can't be set (a trap, as Apple raises), and nothing is written.
+@Suite struct HistoryReadOnlyMetadataTests {
+    @Test func theCheckSeesTheForcedReadOnlyStore() throws {
+        let folder = try TemporaryFolder()
+        let tracked = try TestStack(model: HistoryTestModel.make(), directory: folder.url, options: HistoryTestModel.tracking)
+        tracked.insert("Folder", ["name": "Inbox"])
+        try tracked.context.save()
+        let plain = try TestStack(model: HistoryTestModel.make(), directory: folder.url)
+        #expect(plain.coordinator.persistentStores[0].isReadOnly)
+        #expect(!tracked.coordinator.persistentStores[0].isReadOnly)
+    }
+
+    @Test func setMetadataOnTheForcedReadOnlyStoreTrapsAndWritesNothing() async throws {
+        let folder = try TemporaryFolder()
+        do {
+            let tracked = try TestStack(model: HistoryTestModel.make(), directory: folder.url, options: HistoryTestModel.tracking)
+            tracked.insert("Folder", ["name": "Inbox"])
+            try tracked.context.save()
+        }
+        let path = folder.path
+        await #expect(processExitsWith: .failure) { [path = path as String] in
+            let plain = try! TestStack(model: HistoryTestModel.make(), directory: URL(fileURLWithPath: path))
+            plain.coordinator.setMetadata(["key": "value"], for: plain.coordinator.persistentStores[0])
+        }
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: folder.url.appendingPathComponent("Test.sqlite"))
+        #expect(metadata["key"] == nil)
+        withExtendedLifetime(folder) {}
+    }
+}

@@ -42,3 +42,44 @@ import Testing
         #expect(token.storeTokens == ["STORE-UUID": 17])
     }
 }
+
+/// `compareToken(_:)` orders tokens of the same stores and refuses others (134501); `compare(_:)`
+/// traps, as Apple's raises.
+@Suite struct HistoryTokenComparisonTests {
+    @Test func tokensOfTheSameStoresCompareByTheirTransactions() throws {
+        let early = NSPersistentHistoryToken(storeTokens: ["A": 3, "B": 7])
+        let later = NSPersistentHistoryToken(storeTokens: ["A": 5, "B": 7])
+        #expect(try early.compareToken(later) == .orderedAscending)
+        #expect(try later.compareToken(early) == .orderedDescending)
+        #expect(try early.compareToken(NSPersistentHistoryToken(storeTokens: ["B": 7, "A": 3])) == .orderedSame)
+        // The first store (by identifier) whose numbers differ decides.
+        #expect(try NSPersistentHistoryToken(storeTokens: ["A": 1, "B": 9]).compareToken(NSPersistentHistoryToken(storeTokens: ["A": 2, "B": 0])) == .orderedAscending)
+    }
+
+    @Test func tokensOfOtherStoresThrow134501() throws {
+        let token = NSPersistentHistoryToken(storeTokens: ["A": 3])
+        for other in [NSPersistentHistoryToken(storeTokens: ["B": 3]), NSPersistentHistoryToken(storeTokens: ["A": 3, "B": 1])] {
+            let error = #expect(throws: NSError.self) { try token.compareToken(other) }
+            #expect(error?.domain == NSCocoaErrorDomain && error?.code == 134501)
+            #expect(error?.localizedDescription.hasPrefix("Tokens have different") == true)
+        }
+    }
+
+    @Test func tokensOfAStoreCompareAsItsHistoryGoesOn() throws {
+        let stack = try TestStack(model: HistoryTestModel.make(), options: HistoryTestModel.tracking)
+        stack.insert("Folder", ["name": "a"])
+        try stack.context.save()
+        let first = try #require(stack.coordinator.currentPersistentHistoryToken(fromStores: nil))
+        stack.insert("Folder", ["name": "b"])
+        try stack.context.save()
+        let second = try #require(stack.coordinator.currentPersistentHistoryToken(fromStores: nil))
+        #expect(try first.compareToken(second) == .orderedAscending)
+    }
+
+    @Test func compareTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let token = NSPersistentHistoryToken(storeTokens: ["A": 3])
+            _ = token.compare(token)
+        }
+    }
+}

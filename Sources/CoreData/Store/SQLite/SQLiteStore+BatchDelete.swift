@@ -24,19 +24,22 @@ extension SQLiteStore {
             let outcome: BatchOutcome
             do {
                 outcome = try db.transaction { () throws -> BatchOutcome in
+                    var recorder = try SQLiteBatchHistory(store: self, on: db)
                     if bySQLAlone {
+                        let filter = condition.map { joins.isEmpty ? $0 : "t0.Z_PK IN (SELECT t0.Z_PK FROM \(table) t0 \(joins.joined(separator: " ")) WHERE \($0))" }
                         var sql = "DELETE FROM \(table) AS t0"
-                        if let condition {
-                            sql += joins.isEmpty ? " WHERE \(condition)"
-                                : " WHERE t0.Z_PK IN (SELECT t0.Z_PK FROM \(table) t0 \(joins.joined(separator: " ")) WHERE \(condition))"
-                        }
+                        if let filter { sql += " WHERE \(filter)" }
+                        try recorder?.record(.delete, root: root, where: filter, bindings, on: db)
                         try run(sql, bindings, on: db)
-                        return BatchOutcome(count: db.changes)
+                        let count = db.changes
+                        try recorder?.finish(delete.author, on: db)
+                        return BatchOutcome(count: count)
                     }
                     var sql = "SELECT t0.Z_PK, t0.Z_ENT FROM \(table) t0 \(joins.joined(separator: " "))"
                     if let condition { sql += " WHERE \(condition)" }
                     let keys = try readKeys(db, sql: sql, bindings: bindings)
-                    let deleted = try deleteWithRules(keys, root: root, on: db)
+                    let deleted = try deleteWithRules(keys, root: root, history: &recorder, on: db)
+                    try recorder?.finish(delete.author, on: db)
                     return BatchOutcome(count: deleted.count, keys: delete.wantsKeys ? deleted : [])
                 }
                 files?.removeReplaced()
@@ -67,11 +70,16 @@ extension SQLiteStore {
     }
 
     /// Deletes the rows `keys` (of `root`'s table) and, by the cascade rule, their related rows,
-    /// applying the delete rules; every row deleted, in order.
-    private func deleteWithRules(_ keys: [FetchedKey], root: NSEntityDescription, on db: SQLiteConnection) throws -> [FetchedKey] {
+    /// applying the delete rules; every row deleted, in order. With persistent history, each
+    /// deleted row is recorded as a delete, and each row that survives with a to-one cleared
+    /// (the nullify rule) as an update of that relationship.
+    private func deleteWithRules(_ keys: [FetchedKey], root: NSEntityDescription, history: inout SQLiteBatchHistory?,
+                                 on db: SQLiteConnection) throws -> [FetchedKey] {
         var pending: [(root: NSEntityDescription, keys: [FetchedKey])] = [(root, keys)]
         var seen: [ObjectIdentifier: Set<Int64>] = [:]
         var deleted: [FetchedKey] = []
+        // For history: the rows whose to-ones were cleared, by root and key, with those relationships.
+        var cleared: [ObjectIdentifier: [Int64: (key: FetchedKey, changed: [Int])]] = [:]
         while !pending.isEmpty {
             let (root, batch) = pending.removeFirst()
             let fresh = batch.filter { seen[ObjectIdentifier(root), default: []].insert($0.primaryKey).inserted }
@@ -101,12 +109,16 @@ extension SQLiteStore {
                 for case let relationship as NSRelationshipDescription in entity.ownProperties {
                     guard let destination = relationship.destinationEntity else { continue }
                     if !relationship.isToMany, destination.rootEntity === root, let column = schema.storage(of: entity).columns[relationship.index] {
-                        var cleared = schema.storage(of: entity).entityColumns[relationship.index].map { ", \($0) = NULL" } ?? ""
+                        var clearedColumns = schema.storage(of: entity).entityColumns[relationship.index].map { ", \($0) = NULL" } ?? ""
                         // The row's position in its owner's ordered to-many goes with the owner.
                         if let inverse = relationship.inverseRelationship, case let .foreignKey(_, order?, _)? = schema.toManyStorage(of: inverse) {
-                            cleared += ", \(order) = NULL"
+                            clearedColumns += ", \(order) = NULL"
                         }
-                        try run("UPDATE \(schema.table(of: entity)) SET \(column) = NULL\(cleared) WHERE \(column) IN (SELECT value FROM json_each(?))", [all], on: db)
+                        let sql = "UPDATE \(schema.table(of: entity)) SET \(column) = NULL\(clearedColumns) WHERE \(column) IN (SELECT value FROM json_each(?))"
+                        guard history != nil else { try run(sql, [all], on: db); continue }
+                        for key in try readKeys(db, sql: sql + " RETURNING Z_PK, Z_ENT", bindings: [all]) {
+                            cleared[ObjectIdentifier(entity.rootEntity), default: [:]][key.primaryKey, default: (key, [])].changed.append(relationship.index)
+                        }
                     } else if relationship.isToMany, entity.rootEntity === root,
                               case let .foreignKey(column, order, true)? = schema.toManyStorage(of: relationship) {
                         let clearOrder = order.map { ", \($0) = NULL" } ?? ""
@@ -124,8 +136,12 @@ extension SQLiteStore {
                 guard !storage.externalIndexes.isEmpty else { continue }
                 try noteReplacedExternalFiles(of: key.entity, primaryKey: key.primaryKey, columns: storage.externalIndexes.compactMap { storage.columns[$0] }, on: db)
             }
+            try history?.record(.delete, root: root, where: "t0.Z_PK IN (SELECT value FROM json_each(?))", [all], on: db)
             try run("DELETE FROM \(schema.table(of: root)) WHERE Z_PK IN (SELECT value FROM json_each(?))", [all], on: db)
         }
+        // A row cleared and then deleted (by a cascade) is recorded as deleted only.
+        let updated = cleared.flatMap { root, rows in rows.values.filter { seen[root]?.contains($0.key.primaryKey) != true } }
+        try history?.recordUpdates(updated.sorted { ($0.key.entity.layout.entityNumber, $0.key.primaryKey) < ($1.key.entity.layout.entityNumber, $1.key.primaryKey) }, on: db)
         return deleted
     }
 

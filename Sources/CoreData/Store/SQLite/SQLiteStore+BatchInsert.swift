@@ -18,9 +18,9 @@ extension SQLiteStore {
         let slots = rows.slots.filter { storage.columns[$0.index] != nil }
         let columns = slots.compactMap { storage.columns[$0.index] }
         let conflictTargets = Self.upsertTargets(of: entity, schema: schema)
+        let constrained = Set(conflictTargets.flatMap(\.columns))
         var sql = "INSERT INTO \(storage.table) (Z_PK, Z_ENT, Z_OPT\(columns.map { ", " + $0 }.joined())) VALUES (?, \(storage.number), 1\(String(repeating: ", ?", count: columns.count)))"
         if !conflictTargets.isEmpty {
-            let constrained = Set(conflictTargets.flatMap(\.columns))
             let assignments = columns.filter { !constrained.contains($0) }.map { "\($0) = excluded.\($0)" } + ["Z_OPT = Z_OPT + 1"]
             for target in conflictTargets {
                 sql += " ON CONFLICT (\(target.columns.joined(separator: ", ")))\(target.condition) DO UPDATE SET \(assignments.joined(separator: ", "))"
@@ -41,6 +41,8 @@ extension SQLiteStore {
             do {
                 try db.transaction {
                     let first = try db.scalarInt("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(root)") ?? 0
+                    var recorder = try SQLiteBatchHistory(store: self, on: db)
+                    var upserted: [Int64] = [] // the keys of rows an upsert updated, kept for history only
                     var next = first + 1
                     let statement = try db.cached(sql)
                     defer { statement.reset() }
@@ -67,12 +69,16 @@ extension SQLiteStore {
                             throw Self.rowError(error, row: rows.row)
                         }
                         statement.resetKeepingBindings()
-                        if key == next { next += 1 } else { updatedExisting = true }
+                        if key == next { next += 1 } else { updatedExisting = true; if recorder != nil { upserted.append(key) } }
                         outcome.count += 1
                         if insert.wantsKeys { outcome.keys.append(FetchedKey(entity: entity, primaryKey: key)) }
                     }
                     if next > first + 1 {
                         try db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = \(next - 1) WHERE Z_ENT = \(root)")
+                    }
+                    if recorder != nil {
+                        try recordHistory(of: insert, &recorder!, inserted: first, upserted: upserted,
+                                          changed: slots.map(\.index).filter { !constrained.contains(storage.columns[$0] ?? "") }, on: db)
                     }
                 }
                 files?.removeReplaced()
@@ -83,6 +89,19 @@ extension SQLiteStore {
             if updatedExisting { rowCache?.forgetRows(ofStore: tag) }
             return outcome
         }
+    }
+
+    /// Persistent history of a batch insert: an insert for each row above `first` (the keys
+    /// before it), an update for each row an upsert changed that was there before.
+    private func recordHistory(of insert: BatchInsert, _ history: inout SQLiteBatchHistory, inserted first: Int64, upserted: [Int64],
+                               changed: [Int], on db: SQLiteConnection) throws {
+        try history.record(.insert, root: insert.entity, where: "t0.Z_PK > ?", [.int(first)], on: db)
+        if !upserted.isEmpty {
+            let keys = "[" + upserted.map(String.init).joined(separator: ",") + "]"
+            try history.record(.update, root: insert.entity, where: "t0.Z_PK <= ? AND t0.Z_PK IN (SELECT value FROM json_each(?))",
+                               [.int(first), .string(keys)], changed: changed, on: db)
+        }
+        try history.finish(insert.author, on: db)
     }
 
     /// An error of SQLite on one row of a batch, its message naming the row.

@@ -45,15 +45,16 @@ extension SQLiteStore {
         }
         let (condition, conditionBindings) = try self.condition(plan, compiler: &compiler)
         let joins = compiler.joins
+        let filter = condition.map { joins.isEmpty ? $0 : "t0.Z_PK IN (SELECT t0.Z_PK FROM \(storage.table) t0 \(joins.joined(separator: " ")) WHERE \($0))" }
         var sql = "UPDATE \(storage.table) AS t0 SET \(assignments.joined(separator: ", "))"
-        if let condition {
-            sql += joins.isEmpty ? " WHERE \(condition)"
-                : " WHERE t0.Z_PK IN (SELECT t0.Z_PK FROM \(storage.table) t0 \(joins.joined(separator: " ")) WHERE \(condition))"
-        }
+        if let filter { sql += " WHERE \(filter)" }
         if update.wantsKeys { sql += " RETURNING Z_PK, Z_ENT" }
         bindings += conditionBindings
         return try withWriter { db in
             let outcome = try Self.mappingSaveError { try db.transaction { () throws -> BatchOutcome in
+                // Persistent history: the rows the UPDATE is about to change.
+                var recorder = try SQLiteBatchHistory(store: self, on: db)
+                try recorder?.record(.update, root: entity, where: filter, conditionBindings, changed: update.assignments.map(\.index), on: db)
                 let statement = try db.cached(sql)
                 defer { statement.reset() }
                 for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
@@ -63,6 +64,7 @@ extension SQLiteStore {
                     outcome.keys.append(FetchedKey(entity: rowEntity, primaryKey: statement.int64(0)))
                 }
                 outcome.count = update.wantsKeys ? outcome.keys.count : db.changes
+                try recorder?.finish(update.author, on: db)
                 return outcome
             } }
             if outcome.count > 0 { rowCache?.forgetRows(ofStore: tag) }

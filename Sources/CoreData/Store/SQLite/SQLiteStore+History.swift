@@ -46,8 +46,10 @@ internal final class SQLiteHistory: @unchecked Sendable {
     /// The bundle and process names every transaction of this process carries.
     let bundleID: String
     let processID: String
+    /// Per entity (by model entity number): whether its changes are recorded; `nil` for all.
+    let tracked: [Bool]?
 
-    init(model: NSManagedObjectModel, schema: SQLiteSchema) throws {
+    init(model: NSManagedObjectModel, schema: SQLiteSchema, options: [AnyHashable: Any]? = nil) throws {
         let count = (schema.entities.map(\.layout.entityNumber).max() ?? 0) + 1
         var tombstones = Array(repeating: [Int](), count: count)
         var bits = Array(repeating: [Int: [Int]](), count: count)
@@ -73,7 +75,49 @@ internal final class SQLiteHistory: @unchecked Sendable {
         tombstoneCount = tombstones.map(\.count).max() ?? 0
         processID = ProcessInfo.processInfo.processName
         bundleID = Bundle.main.bundleIdentifier ?? processID
+        tracked = try Self.trackedEntities(options?[NSPersistentHistoryTrackingKey], schema: schema, count: count)
     }
+
+    /// Which entities' changes are recorded, from the tracking option's dictionary form, as
+    /// Apple's store reads it: `NSPersistentHistoryTrackingEntitiesToInclude` (only these) or
+    /// `…ToExclude` (all but these), arrays of entity names, each entity by its own name (a
+    /// sub-entity is named on its own). Both at once, a name not a string, or an included name
+    /// the model lacks is refused; an excluded name the model lacks is logged and ignored.
+    /// `nil` (every entity) without either.
+    private static func trackedEntities(_ option: Any?, schema: SQLiteSchema, count: Int) throws -> [Bool]? {
+        guard let dictionary = option as? [AnyHashable: Any] ?? (option as? NSDictionary).map({ $0 as! [AnyHashable: Any] }) else { return nil }
+        func names(_ key: String) throws -> [String] {
+            guard let value = dictionary[key] else { return [] }
+            guard let array = value as? [Any], let names = array as? [String] else {
+                throw CoreDataError.make(.persistentStoreOpen, "\(key) must be an array of entity names (strings), not \(value)")
+            }
+            return names
+        }
+        let included = try names(NSPersistentHistoryTrackingEntitiesToInclude)
+        let excluded = try names(NSPersistentHistoryTrackingEntitiesToExclude)
+        guard !included.isEmpty || !excluded.isEmpty else { return nil }
+        guard included.isEmpty || excluded.isEmpty else {
+            throw CoreDataError.make(.persistentStoreOpen,
+                "NSPersistentHistoryTrackingEntitiesToExclude & NSPersistentHistoryTrackingEntitiesToInclude are mutually exclusive, you cannot set both options")
+        }
+        let byName = Dictionary(schema.entities.map { ($0.name ?? "", $0.layout.entityNumber) }, uniquingKeysWith: { first, _ in first })
+        var tracked = Array(repeating: included.isEmpty, count: count)
+        for name in included + excluded {
+            guard let number = byName[name] else {
+                if excluded.isEmpty {
+                    throw CoreDataError.make(.persistentStoreOpen,
+                        "NSPersistentHistoryTrackingEntitiesToInclude has entities not included in the Managed Object Model: '\(name)'")
+                }
+                CoreDataLog.warning("NSPersistentHistoryTrackingEntitiesToExclude: entity (\(name)) was not found in model.")
+                continue
+            }
+            tracked[number] = !included.isEmpty
+        }
+        return tracked
+    }
+
+    /// Whether the changes of `entity`'s rows are recorded.
+    func tracks(_ entity: NSEntityDescription) -> Bool { tracked?[entity.layout.entityNumber] ?? true }
 
     /// The bits of `ZCOLUMNS` in the order of Apple's `NSSQLEntity`: to-one foreign keys, their
     /// destination-entity columns, their order columns, attributes, to-many relationships,
@@ -209,27 +253,27 @@ internal final class SQLiteHistory: @unchecked Sendable {
     /// row, its strings, and one change row per insert, update and delete. `insertedKeys` are the
     /// inserts' keys; `tombstones` the kept values of deleted rows, by delete position.
     func record(_ changes: SaveChanges, insertedKeys: [Int64], tombstones: [Int: [StoreValue]], store: SQLiteStore, on db: SQLiteConnection) throws {
-        let changeCount = changes.inserts.count + changes.updates.count + changes.deletes.count
-        guard changeCount > 0 else { return }
-        let transaction = try allocate(Self.transactionEntity, count: 1, on: db)
-        let insert = try db.cached("INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) VALUES (?, \(Self.transactionEntity), NULL, ?, ?, ?, ?, ?)")
-        defer { insert.reset() }
-        insert.bind(transaction, at: 1)
-        for (position, name) in [changes.transactionAuthor, bundleID, changes.contextName, processID].enumerated() {
-            if let name { insert.bind(try intern(name, on: db), at: Int32(position + 2)) } else { insert.bindNull(Int32(position + 2)) }
+        var changeCount = changes.inserts.count + changes.updates.count + changes.deletes.count
+        if tracked != nil {
+            changeCount = changes.inserts.count { tracks($0.entity) } + changes.updates.count { tracks($0.id.entity) }
+                + changes.deletes.count { tracks($0.id.entity) }
         }
-        insert.bind(Date().timeIntervalSinceReferenceDate, at: 6)
-        try insert.step()
+        guard changeCount > 0 else { return } // a save that changed no tracked entity writes no transaction
+        let transaction = try allocate(Self.transactionEntity, count: 1, on: db)
+        try writeTransaction(transaction, author: changes.transactionAuthor, contextName: changes.contextName, on: db)
 
         var key = try allocate(Self.changeEntity, count: changeCount, on: db)
         let tombstoneColumns = (0..<tombstoneCount).map { ", ZTOMBSTONE\($0)" }.joined()
         let tombstoneValues = String(repeating: ", ?", count: tombstoneCount)
         let row = try db.cached("INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneColumns)) VALUES (?, \(Self.changeEntity), NULL, ?, ?, ?, ?, ?\(tombstoneValues))")
         defer { row.reset() }
+        // The last entity's Z_ENT, looked up once per run of rows of one entity, not per row.
+        var lastEntity: NSEntityDescription?, lastNumber: Int64 = 0
         func write(_ type: Int64, _ entity: NSEntityDescription, _ pk: Int64, mask: Data?, tombstone: [StoreValue]?) throws {
+            if entity !== lastEntity { lastEntity = entity; lastNumber = Int64(store.schema.number(of: entity)) }
             row.bind(key, at: 1)
             row.bind(type, at: 2)
-            row.bind(Int64(store.schema.number(of: entity)), at: 3)
+            row.bind(lastNumber, at: 3)
             row.bind(pk, at: 4)
             row.bind(transaction, at: 5)
             if let mask { row.bind(mask, at: 6) }
@@ -238,29 +282,43 @@ internal final class SQLiteHistory: @unchecked Sendable {
             row.reset()
             key += 1
         }
-        for (insert, pk) in zip(changes.inserts, insertedKeys) {
+        for (insert, pk) in zip(changes.inserts, insertedKeys) where tracks(insert.entity) {
             try write(0, insert.entity, pk, mask: nil, tombstone: nil)
         }
-        for update in changes.updates {
+        for update in changes.updates where tracks(update.id.entity) {
             guard let pk = update.id.primaryKey else { continue }
             try write(1, update.id.entity, pk, mask: mask(of: update.id.entity, changed: update.changedIndexes), tombstone: nil)
         }
-        for (position, delete) in changes.deletes.enumerated() {
+        for (position, delete) in changes.deletes.enumerated() where tracks(delete.id.entity) {
             guard let pk = delete.id.primaryKey else { continue }
             try write(2, delete.id.entity, pk, mask: nil, tombstone: tombstones[position])
         }
+    }
+
+    /// Writes the transaction row `number` (its key already allocated): the author and context
+    /// name of the context that saved or ran the batch request, this process's bundle and
+    /// process names (interned in `ATRANSACTIONSTRING`), and the time.
+    func writeTransaction(_ number: Int64, author: String?, contextName: String?, on db: SQLiteConnection) throws {
+        let insert = try db.cached("INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZBUNDLEIDTS, ZCONTEXTNAMETS, ZPROCESSIDTS, ZTIMESTAMP) VALUES (?, \(Self.transactionEntity), NULL, ?, ?, ?, ?, ?)")
+        defer { insert.reset() }
+        insert.bind(number, at: 1)
+        for (position, name) in [author, bundleID, contextName, processID].enumerated() {
+            if let name { insert.bind(try intern(name, on: db), at: Int32(position + 2)) } else { insert.bindNull(Int32(position + 2)) }
+        }
+        insert.bind(Date().timeIntervalSinceReferenceDate, at: 6)
+        try insert.step()
     }
 
     /// The kept values of a row about to be deleted, read on the writer; `nil` when its entity
     /// keeps none (no read) or the row is gone.
     func tombstone(of id: NSManagedObjectID, store: SQLiteStore, on db: SQLiteConnection) throws -> [StoreValue]? {
         let kept = tombstones[id.entity.layout.entityNumber]
-        guard !kept.isEmpty, let row = try store.readRow(id, on: db) else { return nil }
+        guard !kept.isEmpty, tracks(id.entity), let row = try store.readRow(id, on: db) else { return nil }
         return kept.map { row.values[$0] }
     }
 
     /// `count` keys from the `Z_MAX` of the ancillary entity `number`: the first of them.
-    private func allocate(_ number: Int64, count: Int, on db: SQLiteConnection) throws -> Int64 {
+    func allocate(_ number: Int64, count: Int, on db: SQLiteConnection) throws -> Int64 {
         let update = try db.cached("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? RETURNING Z_MAX")
         defer { update.reset() }
         update.bind(Int64(count), at: 1)

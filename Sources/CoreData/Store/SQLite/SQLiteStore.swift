@@ -133,7 +133,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             entitiesByNumber = schema.entitiesByNumber
             otherEntitiesMayBeStored = try Self.declaresOtherEntities(connection, known: entitiesByNumber)
             if SQLiteHistory.isRequested(by: options) {
-                let history = try SQLiteHistory(model: model, schema: schema)
+                let history = try SQLiteHistory(model: model, schema: schema, options: options)
                 if !isReadOnly { try history.createMissingTables(on: connection) }
                 self.history = history
             }
