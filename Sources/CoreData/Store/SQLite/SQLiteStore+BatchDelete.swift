@@ -114,7 +114,7 @@ extension SQLiteStore {
                         if let inverse = relationship.inverseRelationship, case let .foreignKey(_, order?, _)? = schema.toManyStorage(of: inverse) {
                             clearedColumns += ", \(order) = NULL"
                         }
-                        let sql = "UPDATE \(schema.table(of: entity)) SET \(column) = NULL\(clearedColumns) WHERE \(column) IN (SELECT value FROM json_each(?))"
+                        let sql = "UPDATE \(schema.table(of: entity)) SET \(column) = NULL\(clearedColumns), Z_OPT = Z_OPT + 1 WHERE \(column) IN (SELECT value FROM json_each(?))"
                         guard history != nil else { try run(sql, [all], on: db); continue }
                         for key in try readKeys(db, sql: sql + " RETURNING Z_PK, Z_ENT", bindings: [all]) {
                             cleared[ObjectIdentifier(entity.rootEntity), default: [:]][key.primaryKey, default: (key, [])].changed.append(relationship.index)
@@ -122,7 +122,7 @@ extension SQLiteStore {
                     } else if relationship.isToMany, entity.rootEntity === root,
                               case let .foreignKey(column, order, true)? = schema.toManyStorage(of: relationship) {
                         let clearOrder = order.map { ", \($0) = NULL" } ?? ""
-                        try run("UPDATE \(schema.table(of: destination)) SET \(column) = NULL\(clearOrder) WHERE \(column) IN (SELECT value FROM json_each(?))", [all], on: db)
+                        try run("UPDATE \(schema.table(of: destination)) SET \(column) = NULL\(clearOrder), Z_OPT = Z_OPT + 1 WHERE \(column) IN (SELECT value FROM json_each(?))", [all], on: db)
                     }
                 }
             }
