@@ -155,9 +155,11 @@ struct RelationshipTests {
     /// ("Unacceptable type of value"): the process stops with that message, where it used to stop
     /// with "Index out of range" while keeping the inverse in step (or write another property's slot).
     @Test(arguments: ["owner", "tags"])
-    func anObjectOfAnotherEntityStopsTheProcessWithApplesMessage(_ key: String) async {
-        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [key = key as String] in
-            let stack = try TestStack()
+    func anObjectOfAnotherEntityStopsTheProcessWithApplesMessage(_ key: String) async throws {
+        let folder = try TemporaryFolder() // made and removed here: a child that stops leaves nothing behind
+        defer { withExtendedLifetime(folder) {} } // until the child has ended
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [path = folder.path as String, key = key as String] in
+            let stack = try TestStack(directory: URL(fileURLWithPath: path))
             let car = stack.insert("Car", ["name": "Beetle"])
             let other = stack.insert("Car", ["name": "Mini"])
             if key == "owner" { car.setValue(other, forKey: key) } else { car.setValue(Set([other]), forKey: key) }

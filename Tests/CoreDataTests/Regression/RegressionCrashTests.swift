@@ -5,9 +5,11 @@ import Testing
 /// Each body must run to completion; a trap fails the test.
 @Suite("Review: crash risks")
 struct ReviewCrashTests {
-    @Test func touchingAFaultAfterRemovingItsStore() async {
-        await #expect(processExitsWith: .success) {
-            let stack = try! TestStack()
+    @Test func touchingAFaultAfterRemovingItsStore() async throws {
+        let folder = try TemporaryFolder() // made and removed here: a child that stops leaves nothing behind
+        defer { withExtendedLifetime(folder) {} } // until the child has ended
+        await #expect(processExitsWith: .success) { [path = folder.path as String] in
+            let stack = try! TestStack(directory: URL(fileURLWithPath: path))
             stack.insert("Car", ["name": "a"]); try! stack.context.save()
             let id = try! stack.fetch("Car")[0].objectID
             let context = stack.newContext()
@@ -17,9 +19,11 @@ struct ReviewCrashTests {
         }
     }
 
-    @Test func savingAnUpdateAfterRemovingTheStore() async {
-        await #expect(processExitsWith: .success) {
-            let stack = try! TestStack()
+    @Test func savingAnUpdateAfterRemovingTheStore() async throws {
+        let folder = try TemporaryFolder() // made and removed here: a child that stops leaves nothing behind
+        defer { withExtendedLifetime(folder) {} } // until the child has ended
+        await #expect(processExitsWith: .success) { [path = folder.path as String] in
+            let stack = try! TestStack(directory: URL(fileURLWithPath: path))
             let car = stack.insert("Car", ["name": "a"]); try! stack.context.save()
             car.setValue("b", forKey: "name")
             try! stack.coordinator.remove(stack.coordinator.persistentStores[0])
@@ -27,9 +31,11 @@ struct ReviewCrashTests {
         }
     }
 
-    @Test func existingObjectAfterDestroyingTheStore() async {
-        await #expect(processExitsWith: .success) {
-            let stack = try! TestStack()
+    @Test func existingObjectAfterDestroyingTheStore() async throws {
+        let folder = try TemporaryFolder() // made and removed here: a child that stops leaves nothing behind
+        defer { withExtendedLifetime(folder) {} } // until the child has ended
+        await #expect(processExitsWith: .success) { [path = folder.path as String] in
+            let stack = try! TestStack(directory: URL(fileURLWithPath: path))
             stack.insert("Car", ["name": "a"]); try! stack.context.save()
             let id = try! stack.fetch("Car")[0].objectID
             try! stack.coordinator.destroyPersistentStore(at: stack.url, ofType: NSSQLiteStoreType)

@@ -50,9 +50,11 @@ struct ReviewRelationshipTests {
         #expect(reloaded.rvOrdered("songs").map(\.rvName) == ["c", "a", "b"])
     }
 
-    @Test func orderedProxyExchangeAndMove() async {
-        await #expect(processExitsWith: .success) {
-            let stack = try! TestStack()
+    @Test func orderedProxyExchangeAndMove() async throws {
+        let folder = try TemporaryFolder() // made and removed here: a child that stops leaves nothing behind
+        defer { withExtendedLifetime(folder) {} } // until the child has ended
+        await #expect(processExitsWith: .success) { [path = folder.path as String] in
+            let stack = try! TestStack(directory: URL(fileURLWithPath: path))
             let list = stack.insert("Playlist", ["title": "p"])
             let songs = ["a", "b", "c"].map { stack.insert("Song", ["title": $0]) }
             list.setValue(NSOrderedSet(array: songs), forKey: "songs")
