@@ -12,7 +12,7 @@ extension NSManagedObjectContext {
     internal func fetchDictionaries<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [Any] {
         let coordinator = try persistentStoreCoordinatorOrThrow()
         let plan = try dictionaryPlan(for: request, entity: entity)
-        return try coordinator.fetchDictionaryRows(plan).map { values in
+        return try readingAtGeneration { try coordinator.fetchDictionaryRows(plan) }.map { values in
             var dictionary: [String: Any] = [:]
             for (column, value) in zip(plan.columns, values) {
                 if let attribute = column.attribute, attribute.attributeType == .transformableAttributeType, case .data(let data) = value {
