@@ -85,6 +85,77 @@ struct QueryGenerationTests {
         #expect(try count(reader) == 2)
     }
 
+    @Test func everyKindOfReadSeesTheGeneration() throws {
+        let stack = try TestStack()
+        let person = stack.insert("Person", ["name": "p"])
+        stack.insert("Car", ["name": "a", "year": 2001, "owner": person])
+        try stack.context.save()
+        let reader = stack.newContext()
+        try reader.setQueryGenerationFrom(.current)
+        let owner = reader.object(with: person.objectID)
+        #expect(owner.value(forKey: "name") as? String == "p") // pins
+
+        stack.insert("Car", ["name": "b", "year": 2002, "owner": person])
+        person.setValue("q", forKey: "name")
+        try stack.fetch("Car").first { $0.value(forKey: "name") as? String == "a" }?.setValue("A", forKey: "name")
+        try stack.context.save()
+
+        // A to-many fault, a batched fetch, prefetching (in a context that has no objects yet),
+        // a dictionary fetch, IDs and counts.
+        #expect((owner.value(forKey: "cars") as? Set<NSManagedObject>)?.count == 1)
+        let batched = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        batched.fetchBatchSize = 1
+        #expect(try reader.fetch(batched).compactMap { $0.value(forKey: "name") as? String } == ["a"])
+        let second = stack.newContext()
+        try second.setQueryGenerationFrom(reader.queryGenerationToken)
+        let prefetching = NSFetchRequest<NSManagedObject>(entityName: "Person")
+        prefetching.relationshipKeyPathsForPrefetching = ["cars"]
+        let prefetched = try second.fetch(prefetching)
+        let prefetchedCars = prefetched.first?.primitiveValue(forKey: "cars") as? Set<NSManagedObject>
+        #expect(prefetchedCars?.compactMap { $0.value(forKey: "name") as? String } == ["a"])
+        let dictionaries = NSFetchRequest<NSDictionary>(entityName: "Car")
+        dictionaries.resultType = .dictionaryResultType
+        dictionaries.propertiesToFetch = ["name"]
+        #expect(try reader.fetch(dictionaries).compactMap { $0["name"] as? String } == ["a"])
+        let ids = NSFetchRequest<NSManagedObjectID>(entityName: "Car")
+        ids.resultType = .managedObjectIDResultType
+        #expect(try reader.fetch(ids).count == 1)
+        #expect(try count(reader) == 1)
+        let people = NSFetchRequest<NSManagedObject>(entityName: "Person")
+        people.predicate = NSPredicate(format: "name == 'p'")
+        #expect(try reader.count(for: people) == 1)
+    }
+
+    @Test func contextsSharingAGenerationReadOnSeveralQueuesAtOnce() async throws {
+        let (stack, writer) = try stackWithCars()
+        let first = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        first.persistentStoreCoordinator = stack.coordinator
+        let token = try await first.perform {
+            try first.setQueryGenerationFrom(.current)
+            _ = try count(first)
+            return try #require(first.queryGenerationToken)
+        }
+        try changeEverything(in: writer)
+        let readers = (0..<4).map { _ in
+            let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = stack.coordinator
+            return context
+        }
+        try await withThrowingTaskGroup(of: [String].self) { group in
+            for context in readers + [first] {
+                group.addTask {
+                    try await context.perform {
+                        if context !== first { try context.setQueryGenerationFrom(token) }
+                        var names: [String] = []
+                        for _ in 0..<20 { names = try cars(context).compactMap { $0.value(forKey: "name") as? String } }
+                        return names
+                    }
+                }
+            }
+            for try await names in group { #expect(names == ["a", "b"]) }
+        }
+    }
+
     @Test func aGenerationIsPinnedAtTheFirstReadNotWhenItIsSet() throws {
         let (stack, writer) = try stackWithCars()
         let reader = stack.newContext()
