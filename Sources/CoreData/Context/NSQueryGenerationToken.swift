@@ -63,3 +63,14 @@ public final class NSQueryGenerationToken: NSObject, NSCopying, @unchecked Senda
         isCurrent ? "<NSQueryGenerationToken: current>" : "<NSQueryGenerationToken: \(identity.map { "\($0)" } ?? "")>"
     }
 }
+
+/// The user-info key Apple's notifications use for a query generation token, with Apple's value
+/// (`"newQueryGeneration"`).
+///
+/// Linux note: the key exists so that code written for Apple platforms compiles; no notification
+/// carries a token under it yet (read a context's ``NSManagedObjectContext/queryGenerationToken``).
+///
+/// ```swift
+/// let token = notification.userInfo?[NSManagedObjectContextQueryGenerationKey] as? NSQueryGenerationToken
+/// ```
+public let NSManagedObjectContextQueryGenerationKey = "newQueryGeneration"

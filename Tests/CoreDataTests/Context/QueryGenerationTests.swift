@@ -156,6 +156,23 @@ struct QueryGenerationTests {
         }
     }
 
+    @Test func anotherCoordinatorsSavesStayOutOfTheGenerationRefreshesIncluded() throws {
+        let (stack, _) = try stackWithCars()
+        let reader = stack.newContext()
+        try reader.setQueryGenerationFrom(.current)
+        let pinned = try cars(reader)
+        let other = try stack.reopen() // another coordinator on the file, as another process would be
+        try changeEverything(in: other.context)
+        reader.refreshAllObjects() // refreshed objects read their generation again
+        #expect(pinned.compactMap { $0.value(forKey: "name") as? String } == ["a", "b"])
+        #expect(try count(reader) == 2)
+        try reader.setQueryGenerationFrom(.current)
+        reader.refreshAllObjects()
+        #expect(pinned[0].value(forKey: "name") as? String == "A")
+        #expect(pinned[1].isDeleted || pinned[1].value(forKey: "name") == nil, "deleted since: inaccessible")
+        #expect(NSManagedObjectContextQueryGenerationKey == "newQueryGeneration")
+    }
+
     @Test func aGenerationIsPinnedAtTheFirstReadNotWhenItIsSet() throws {
         let (stack, writer) = try stackWithCars()
         let reader = stack.newContext()
