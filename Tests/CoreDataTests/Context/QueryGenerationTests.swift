@@ -352,6 +352,11 @@ struct QueryGenerationTests {
         try child.performAndWait {
             #expect(child.queryGenerationToken == nil, "a child returns nil, as Apple's")
             #expect(try cars(child).compactMap { $0.value(forKey: "name") as? String } == ["a", "b"])
+            let dictionaries = NSFetchRequest<NSDictionary>(entityName: "Car")
+            dictionaries.resultType = .dictionaryResultType
+            dictionaries.propertiesToFetch = ["name"]
+            dictionaries.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            #expect(try child.fetch(dictionaries).compactMap { $0["name"] as? String } == ["a", "b"], "straight from the store, at the parent's generation")
             let error = #expect(throws: NSError.self) { try child.setQueryGenerationFrom(.current) }
             #expect(error?.domain == NSCocoaErrorDomain && error?.code == NSCoreDataError)
             try child.setQueryGenerationFrom(nil) // nil is no pin: nothing to refuse
