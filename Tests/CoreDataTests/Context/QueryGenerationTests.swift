@@ -270,6 +270,13 @@ struct QueryGenerationTests {
         let first = try #require(reader.queryGenerationToken)
         reader.refreshAllObjects()
         #expect(reader.queryGenerationToken == first, "refreshing objects keeps the generation, as Apple's")
+        let update = NSBatchUpdateRequest(entityName: "Car")
+        update.propertiesToUpdate = ["year": 1999]
+        _ = try reader.execute(update)
+        #expect(reader.queryGenerationToken == first, "a batch request keeps it too, as Apple's header says")
+        let updated = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        updated.predicate = NSPredicate(format: "year == 1999")
+        #expect(try reader.count(for: updated) == 0, "the batch wrote after the generation")
 
         try changeEverything(in: writer)
         #expect(try count(reader) == 2)
