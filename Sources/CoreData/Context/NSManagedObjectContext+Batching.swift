@@ -75,7 +75,7 @@ extension NSManagedObjectContext {
         batch.isLoaded = true
         let rows: [FetchedRow]
         do {
-            rows = try coordinator.rows(primaryKeys: batch.primaryKeys, root: batch.root, in: batch.store)
+            rows = try readingAtGeneration { try coordinator.rows(primaryKeys: batch.primaryKeys, root: batch.root, in: batch.store) }
         } catch {
             return // (each fault alone, as above)
         }

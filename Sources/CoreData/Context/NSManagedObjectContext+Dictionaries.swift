@@ -10,9 +10,13 @@ extension NSManagedObjectContext {
     /// reflect the persistent store: unsaved changes of the context (and its parents) are not
     /// included.
     internal func fetchDictionaries<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [Any] {
+        if let parent = _parent, QueryGeneration.live.load(ordering: .relaxed) > 0 {
+            // The store as the root context sees it: through its query generation, if pinned.
+            return try parent.performAndWait { try parent.fetchDictionaries(request, entity: entity) }
+        }
         let coordinator = try persistentStoreCoordinatorOrThrow()
         let plan = try dictionaryPlan(for: request, entity: entity)
-        return try coordinator.fetchDictionaryRows(plan).map { values in
+        return try readingAtGeneration { try coordinator.fetchDictionaryRows(plan) }.map { values in
             var dictionary: [String: Any] = [:]
             for (column, value) in zip(plan.columns, values) {
                 if let attribute = column.attribute, attribute.attributeType == .transformableAttributeType, case .data(let data) = value {

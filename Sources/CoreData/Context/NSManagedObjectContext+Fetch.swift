@@ -50,7 +50,8 @@ extension NSManagedObjectContext {
         if request.includesPendingChanges && hasChanges || _parentForFetch != nil {
             return try fetchIDs(request, entity: entity).count
         }
-        return try persistentStoreCoordinatorOrThrow().count(try plan(for: request, entity: entity, withLimits: true))
+        let plan = try plan(for: request, entity: entity, withLimits: true)
+        return try readingAtGeneration { try persistentStoreCoordinatorOrThrow().count(plan) }
     }
 
     internal var _parentForFetch: NSManagedObjectContext? { parent }
@@ -89,7 +90,8 @@ extension NSManagedObjectContext {
     private func fetchIDs<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSManagedObjectID] {
         if request.includesPendingChanges { processPendingChanges() }
         if !(request.includesPendingChanges && hasChanges) && _parent == nil {
-            return try persistentStoreCoordinatorOrThrow().fetchIDs(try plan(for: request, entity: entity, withLimits: true))
+            let plan = try plan(for: request, entity: entity, withLimits: true)
+            return try readingAtGeneration { try persistentStoreCoordinatorOrThrow().fetchIDs(plan) }
         }
         return try fetchObjects(request, entity: entity).map(\.objectID)
     }
@@ -114,7 +116,7 @@ extension NSManagedObjectContext {
                                   asFaults: request.returnsObjectsAsFaults, withValues: request.includesPropertyValues)
         } else if !forChild && (request.fetchBatchSize > 0 || !request.includesPropertyValues) {
             // IDs first; rows as faults fire, a batch at a time (NSManagedObjectContext+Batching.swift).
-            let keys = try persistentStoreCoordinatorOrThrow().fetchKeys(plan)
+            let keys = try readingAtGeneration { try persistentStoreCoordinatorOrThrow().fetchKeys(plan) }
             objects = materializeFaults(keys, batchSize: max(request.fetchBatchSize, 0),
                                         prefetching: request.relationshipKeyPathsForPrefetching)
         } else {
@@ -152,9 +154,11 @@ extension NSManagedObjectContext {
         var objects: [NSManagedObject] = []
         var maker = RowMaterializer()
         let observer = _fetchRowObserver
-        try coordinator.fetchRows(plan) { row in
-            objects.append(maker.object(for: consume row, in: self))
-            if let observer { try observer(objects.count) }
+        try readingAtGeneration {
+            try coordinator.fetchRows(plan) { row in
+                objects.append(maker.object(for: consume row, in: self))
+                if let observer { try observer(objects.count) }
+            }
         }
         return finishMaterializing(objects, maker, refresh: refresh, asFaults: asFaults)
     }

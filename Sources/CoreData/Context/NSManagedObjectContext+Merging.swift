@@ -94,6 +94,7 @@ extension NSManagedObjectContext {
 
     /// Merges saved changes given by ID. Runs on this context's queue.
     internal func merge(_ ids: SavedObjectIDs) {
+        moveQueryGenerationToCurrent() // as Apple's: a merge moves a pinned context to the latest generation
         guard !ids.isEmpty else { return }
         processPendingChanges()
         var insertedObjects: [NSManagedObject] = []

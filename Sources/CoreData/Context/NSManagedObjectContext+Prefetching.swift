@@ -57,7 +57,7 @@ extension NSManagedObjectContext {
                 missing[group, default: (store, destination.layout.root, [])].keys.append(pk)
             }
             for (store, root, keys) in missing.values {
-                let rows = try coordinator.rows(primaryKeys: keys, root: root, in: store)
+                let rows = try readingAtGeneration { try coordinator.rows(primaryKeys: keys, root: root, in: store) }
                 withRegistryLock { registry in
                     for row in rows {
                         if let object = registry[row.key]?.takeUnretainedValue(), object._isFault && !object._hasData { object.adopt(row.snapshot) }
@@ -78,7 +78,9 @@ extension NSManagedObjectContext {
             owners[store.tag, default: (store, source.layout.root, [:])].objects[pk] = source
         }
         for (store, ownerEntity, objects) in owners.values {
-            let related = try coordinator.relatedRows(for: relationship, owners: Array(objects.keys), ownerEntity: ownerEntity, in: store)
+            let related = try readingAtGeneration {
+                try coordinator.relatedRows(for: relationship, owners: Array(objects.keys), ownerEntity: ownerEntity, in: store)
+            }
             let members = materialize(related.map(\.row), refresh: false, asFaults: true)
             var lists: [Int64: [NSManagedObject]] = [:]
             for (item, member) in zip(related, members) {

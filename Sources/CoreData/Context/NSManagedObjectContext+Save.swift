@@ -38,6 +38,9 @@ extension NSManagedObjectContext {
         guard parent != nil || persistentStoreCoordinator != nil else {
             throw CoreDataError.make(.persistentStoreSave, "The context has no persistent store coordinator; nothing was saved")
         }
+        // A pinned context saves (conflicts, merge policies) against the latest state, and moves on after.
+        var generation = QueryGenerationSave(suspending: self)
+        defer { generation.end() }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
         processPendingChanges() // an observer may have changed objects
         if shortcuts.callsWillSave { try callWillSave() } // (asked after the notification: its observers may insert objects)
@@ -54,6 +57,7 @@ extension NSManagedObjectContext {
             // wait to save: a retry meets only changes made through another coordinator.
             guard let written = try coordinator.withSaveLock({ try saveResolvingConflicts(coordinator) }) else { return }
             saved = SavedObjects(inserted: written.inserted, updated: written.updated, deleted: written.deleted)
+            generation.moveToCurrent()
         }
         shortcuts.didSave(saved)
         postDidSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)

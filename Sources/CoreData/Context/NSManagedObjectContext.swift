@@ -157,6 +157,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
     /// During `save()`: the sets of objects its notifications carried, for the later ones to reuse.
     @exclusivity(unchecked) internal var saveSetMemo: ObjectSetMemo?
+    /// The query generation the context is pinned to, `nil` when unpinned
+    /// (`NSManagedObjectContext+QueryGenerations.swift`).
+    @exclusivity(unchecked) internal var queryGeneration: QueryGeneration?
     /// Loads the store failed since the last `rollback()` or `reset()` and not done since: the
     /// next save throws the first (`NSManagedObjectContext+UnfulfilledFaults.swift`).
     @exclusivity(unchecked) internal var unfulfilledFaults: [UnfulfilledFault] = []
@@ -617,7 +620,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if id.isTemporaryID { return nil }
         do {
             // stalenessInterval 0: no cached data acceptable, read the store.
-            return try persistentStoreCoordinator?.row(for: id, usingCache: stalenessInterval != 0)
+            // A pinned context never takes the cache's rows, which may be newer than its generation.
+            return try readingAtGeneration {
+                try persistentStoreCoordinator?.row(for: id, usingCache: stalenessInterval != 0 && queryGeneration == nil)
+            }
         } catch {
             throw Self.unfulfilledFaultError(error, for: id, relationship: nil)
         }
@@ -634,7 +640,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             }
         }
         do {
-            return try persistentStoreCoordinator?.relatedIDs(for: relationship, of: object.objectID) ?? []
+            return try readingAtGeneration { try persistentStoreCoordinator?.relatedIDs(for: relationship, of: object.objectID) ?? [] }
         } catch {
             throw Self.unfulfilledFaultError(error, for: object.objectID, relationship: relationship)
         }
@@ -833,6 +839,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingDeletes.removeAll()
         clearPendingChangeNotice()
         unfulfilledFaults.removeAll()
+        moveQueryGenerationToCurrent()
         // As Apple's: every object was invalidated.
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self,
                                         userInfo: [NSInvalidatedAllObjectsKey: objects.map(\.objectID)])

@@ -34,6 +34,13 @@ internal final class SQLiteReaderPool: @unchecked Sendable {
         return try body(connection)
     }
 
+    /// A connection made as the pool's are, but not the pool's: the caller keeps it (a query
+    /// generation's held read transaction), and it does not count against ``maximum``.
+    func makeConnection() throws -> SQLiteConnection {
+        if condition.withLock({ closed }) { throw closedError() }
+        return try connect()
+    }
+
     /// How many connections are open now.
     var openConnections: Int { condition.withLock { openCount } }
 

@@ -29,7 +29,10 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// once by ``open(model:)`` (`SQLiteStore+History.swift`).
     private(set) var history: SQLiteHistory?
     /// The reader connections; set once by ``open(model:)``.
-    private var readers: SQLiteReaderPool?
+    private(set) var readers: SQLiteReaderPool?
+    /// Whether the file is in WAL mode (a ``NSSQLitePragmasOption`` may have chosen another
+    /// journal); set once by ``open(model:)``. Query generations need it.
+    private(set) var usesWAL = false
     /// Where the model's entities and properties live in this file; set once by ``open(model:)``.
     private(set) var schema: SQLiteSchema!
     /// Entities by their `Z_ENT` in the file (``SQLiteSchema/entitiesByNumber``): an array read
@@ -70,7 +73,10 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     /// Runs `body` with a reader connection of the pool, which no other thread uses meanwhile.
+    /// A request of a context pinned to a query generation runs on the generation's connection
+    /// instead (`SQLiteStore+QueryGenerations.swift`).
     func withReader<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        if let generation = QueryGeneration.current, let result = try generation.withConnection(to: self, body) { return result }
         guard let readers else { throw removedError }
         return try readers.withReader(body)
     }
@@ -160,6 +166,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             for pragma in readerPragmas { try? reader.execute(pragma) }
             return reader
         }, closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
+        usesWAL = try Self.isInWALMode(connection)
         cacheDataVersion = try? connection.dataVersion()
         writer = connection
     }
