@@ -66,6 +66,34 @@ internal final class UndoTracking {
     }
 }
 
+// Every call of the undo manager, in one place: on Apple platforms Foundation's `UndoManager` is
+// `@MainActor`, and a context with one is used on the main queue (as Apple's undo is); on Linux
+// the package's own is not bound to an actor.
+extension UndoTracking {
+    #if canImport(ObjectiveC)
+    var isRegistrationEnabled: Bool { MainActor.assumeIsolated { undoManager.isUndoRegistrationEnabled } }
+    func register(_ step: UndoStep, for context: NSManagedObjectContext) {
+        MainActor.assumeIsolated { undoManager.registerUndo(withTarget: context) { context in context.putBack(step) } }
+    }
+    func undo() { MainActor.assumeIsolated { undoManager.undo() } }
+    func redo() { MainActor.assumeIsolated { undoManager.redo() } }
+    func removeActions(of context: NSManagedObjectContext) { MainActor.assumeIsolated { undoManager.removeAllActions(withTarget: context) } }
+    /// The run loop closes the event's group on Apple platforms.
+    func endEvent() {}
+    #else
+    var isRegistrationEnabled: Bool { undoManager.isUndoRegistrationEnabled }
+    /// Registers the operation that puts `step` back in `context`.
+    func register(_ step: UndoStep, for context: NSManagedObjectContext) {
+        undoManager.registerUndo(withTarget: context) { context in context.putBack(step) }
+    }
+    func undo() { undoManager.undo() }
+    func redo() { undoManager.redo() }
+    func removeActions(of context: NSManagedObjectContext) { undoManager.removeAllActions(withTarget: context) }
+    /// Linux: the event ends here (the context's `processPendingChanges()`), not with a run loop pass.
+    func endEvent() { undoManager.closeEventGroup() }
+    #endif
+}
+
 extension NSManagedObjectContext {
     /// Replaces the undo manager (``undoManager``'s setter). Changes made before it was set are
     /// not undoable: the objects changed so far are its starting point.
@@ -96,7 +124,7 @@ extension NSManagedObjectContext {
     /// ```
     public func undo() {
         checkQueue("undo()")
-        undoTracking?.undoManager.undo()
+        undoTracking?.undo()
     }
 
     /// Sends ``undoManager`` a `redo()`: the changes the last undo reversed are made again.
@@ -106,7 +134,7 @@ extension NSManagedObjectContext {
     /// ```
     public func redo() {
         checkQueue("redo()")
-        undoTracking?.undoManager.redo()
+        undoTracking?.redo()
     }
 
     /// Notes that `object` changed in the current event (called only with an undo manager).
@@ -147,20 +175,14 @@ extension NSManagedObjectContext {
                 tracking.baseline[id] = end
             }
             tracking.changed.removeAll()
-            if !before.isEmpty && tracking.undoManager.isUndoRegistrationEnabled { registerUndo(UndoStep(before), with: tracking) }
+            if !before.isEmpty && tracking.isRegistrationEnabled { tracking.register(UndoStep(before), for: self) }
         }
-        #if !canImport(ObjectiveC)
-        tracking.undoManager.closeEventGroup() // Linux: the event ends here, not with a run loop pass
-        #endif
-    }
-
-    private func registerUndo(_ step: UndoStep, with tracking: UndoTracking) {
-        tracking.undoManager.registerUndo(withTarget: self) { context in context.putBack(step) }
+        tracking.endEvent()
     }
 
     /// Undo or redo: puts the objects back as `step` has them, registering their present state
     /// (redo's, or undo's again), and reports the change (`ObjectsDidChange`).
-    private func putBack(_ step: UndoStep) {
+    internal func putBack(_ step: UndoStep) {
         guard let tracking = undoTracking else { return }
         tracking.isBusy = true
         let present = step.images.map { presentImage(of: $0.object, covering: $0, generation: tracking.generation) }
@@ -169,7 +191,7 @@ extension NSManagedObjectContext {
             tracking.baseline[ObjectIdentifier(image.object)] = baselineImage(of: image.object, generation: tracking.generation)
         }
         tracking.isBusy = false
-        registerUndo(UndoStep(present), with: tracking)
+        tracking.register(UndoStep(present), for: self)
         processPendingChangesReporting()
     }
 
@@ -181,7 +203,7 @@ extension NSManagedObjectContext {
         tracking.changed.removeAll()
         tracking.baseline.removeAll()
         tracking.generation += 1
-        tracking.undoManager.removeAllActions(withTarget: self)
+        tracking.removeActions(of: self)
     }
 
     /// After a save: the objects' committed state is their state now, so the images taken

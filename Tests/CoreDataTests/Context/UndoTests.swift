@@ -268,6 +268,47 @@ struct UndoTests {
         #expect((people.first?.value(forKey: "cars") as? Set<NSManagedObject>)?.count == 2)
     }
 
+    @Test func undoAndRedoPostObjectsDidChange() throws {
+        let (stack, _, car, _) = try savedStack()
+        car.setValue("Model A", forKey: "name")
+        let person = stack.insert("Person", ["name": "Bob"])
+        stack.context.processPendingChanges()
+        let observed = ObservedChanges(stack.context)
+        stack.context.undo()
+        #expect(observed.updated == [car])
+        #expect(observed.deleted == [person])
+        stack.context.redo()
+        #expect(observed.updated == [car])
+        #expect(observed.inserted == [person])
+    }
+
+    @Test func aChildContextUndoesAndSavesToItsParent() throws {
+        let stack = try TestStack()
+        stack.insert("Car", ["name": "Model T"])
+        try stack.context.save()
+        let (parent, child) = stack.parentAndChild()
+        try child.performAndWait {
+            child.undoManager = UndoManager()
+            let car = try #require(try child.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")).first)
+            car.setValue("Model A", forKey: "name")
+            let extra = NSEntityDescription.insertNewObject(forEntityName: "Car", into: child)
+            extra.setValue("Velo", forKey: "name")
+            child.processPendingChanges()
+            extra.setValue("Bike", forKey: "name")
+            child.undo()
+            #expect(extra.value(forKey: "name") as? String == "Velo")
+            child.undo()
+            #expect(car.value(forKey: "name") as? String == "Model T")
+            #expect(!child.hasChanges)
+            child.redo()
+            try child.save()
+        }
+        try parent.performAndWait {
+            let names = try parent.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")).map { $0.value(forKey: "name") as? String }
+            #expect(Set(names) == ["Model A", "Velo"])
+        }
+    }
+
     @Test func changesMadeBeforeTheUndoManagerWasSetAreNotUndone() throws {
         let stack = try TestStack()
         let car = stack.insert("Car", ["name": "a"])
@@ -357,6 +398,25 @@ struct UndoTests {
             context.delete(person) // cascades to its cars
         }
     }
+}
+
+/// The objects of the last `ObjectsDidChange` a context posted.
+private final class ObservedChanges: @unchecked Sendable {
+    private(set) var inserted: Set<NSManagedObject> = []
+    private(set) var updated: Set<NSManagedObject> = []
+    private(set) var deleted: Set<NSManagedObject> = []
+    private var observer: (any NSObjectProtocol)?
+
+    init(_ context: NSManagedObjectContext) {
+        observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: context, queue: nil) { [unowned self] note in
+            let info = note.userInfo ?? [:]
+            inserted = info[NSInsertedObjectsKey] as? Set<NSManagedObject> ?? []
+            updated = info[NSUpdatedObjectsKey] as? Set<NSManagedObject> ?? []
+            deleted = info[NSDeletedObjectsKey] as? Set<NSManagedObject> ?? []
+        }
+    }
+
+    deinit { if let observer { NotificationCenter.default.removeObserver(observer) } }
 }
 
 /// A small deterministic generator (SplitMix64), so that a failure can be replayed.
