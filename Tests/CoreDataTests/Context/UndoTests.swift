@@ -309,6 +309,17 @@ struct UndoTests {
         }
     }
 
+    @Test func whatARefreshDiscardedIsNotPutBack() throws {
+        let (stack, _, car, _) = try savedStack()
+        car.setValue("Model A", forKey: "name")
+        stack.context.processPendingChanges()
+        stack.context.refresh(car, mergeChanges: false) // "Model A" is gone, and not undoable
+        car.setValue(1999, forKey: "year")
+        stack.context.undo()
+        #expect(car.value(forKey: "year") as? Int == 2000)
+        #expect(car.value(forKey: "name") as? String == "Model T")
+    }
+
     @Test func changesMadeBeforeTheUndoManagerWasSetAreNotUndone() throws {
         let stack = try TestStack()
         let car = stack.insert("Car", ["name": "a"])
