@@ -320,6 +320,32 @@ struct UndoTests {
         #expect(car.value(forKey: "name") as? String == "Model T")
     }
 
+    @Test func changesBeyondSixtyFourPropertiesAreUndone() throws {
+        let stack = try TestStack(model: WideEntityTests.model())
+        let object = stack.insert("Wide", ["a1": 1, "a69": 69])
+        try stack.context.save()
+        stack.context.undoManager = UndoManager()
+        object.setValue(70, forKey: "a69")
+        object.setValue(66, forKey: "a66")
+        stack.context.undo()
+        #expect(object.value(forKey: "a69") as? Int == 69)
+        #expect(object.value(forKey: "a66") == nil)
+        #expect(!object.hasChanges && object.changedValues().isEmpty)
+        stack.context.redo()
+        #expect(Set(object.changedValues().keys) == ["a66", "a69"])
+    }
+
+    @Test func withoutAnUndoManagerNothingMoreIsRecorded() throws {
+        let (stack, _, car, _) = try savedStack()
+        let undoManager = try #require(stack.context.undoManager)
+        stack.context.undoManager = nil
+        car.setValue("Model A", forKey: "name")
+        stack.context.processPendingChanges()
+        #expect(!undoManager.canUndo)
+        undoManager.undo()
+        #expect(car.value(forKey: "name") as? String == "Model A")
+    }
+
     @Test func changesMadeBeforeTheUndoManagerWasSetAreNotUndone() throws {
         let stack = try TestStack()
         let car = stack.insert("Car", ["name": "a"])
