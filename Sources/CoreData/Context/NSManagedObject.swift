@@ -755,9 +755,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             } else if let context = _context, context.updated.isBeforeMark(self) {
                 context.updatedObjectDidChangeAgain(self)
             }
-        } else if !_isPlain && _isInserted, let context = _context, context.isCallingWillSave {
-            // A new object of a subclass, changed while a save calls `willSave`: its own runs again.
-            context.insertedObjectDidChangeInWillSave(self)
+        } else {
+            // Inserted or deleted: noted for undo (with an undo manager only).
+            if let context = _contextReference, context._withUnsafeGuaranteedRef({ $0.undoTracking != nil }) {
+                context.takeUnretainedValue().noteUndoableChange(self)
+            }
+            if !_isPlain && _isInserted, let context = _context, context.isCallingWillSave {
+                // A new object of a subclass, changed while a save calls `willSave`: its own runs again.
+                context.insertedObjectDidChangeInWillSave(self)
+            }
         }
     }
 

@@ -322,6 +322,7 @@ extension NSManagedObjectContext {
         updated.removeAll()
         deleted.removeAll()
         insertedSetWasEmptied()
+        if let undoTracking { undoSaved(undoTracking) }
     }
 
     /// `NSManagedObjectContextDidSave` with Apple's keys (the objects), and

@@ -98,6 +98,25 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
     /// The observer behind ``automaticallyMergesChangesFromParent``.
     internal var autoMergeObserver: (any NSObjectProtocol)?
+    /// The undo manager that records the context's changes; `nil` by default (as on iOS), when
+    /// changes cost nothing to record. Changes are recorded when the context processes them
+    /// (``processPendingChanges()``, which ``save()`` calls): each such pass is one undo step
+    /// unless a group the app opened with `beginUndoGrouping()` takes them. ``rollback()`` and
+    /// ``reset()`` remove the context's operations from it; ``save()`` does not.
+    ///
+    /// Linux note: Foundation on Linux has no `UndoManager`; this package provides Apple's.
+    ///
+    /// ```swift
+    /// context.undoManager = UndoManager()
+    /// car.name = "Model A"
+    /// context.undo()
+    /// ```
+    open var undoManager: UndoManager? {
+        get { undoTracking?.undoManager }
+        set { setUndoManager(newValue) }
+    }
+    /// The undo state while there is an undo manager (`NSManagedObjectContext+Undo.swift`).
+    @exclusivity(unchecked) internal var undoTracking: UndoTracking?
     /// Free-form information.
     open var userInfo: NSMutableDictionary = NSMutableDictionary()
     /// A transaction author name for persistent history; stored for fidelity.
@@ -659,6 +678,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return
         }
         precondition(object._context == nil, "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext")
+        enter(object)
+        object.awakeFromInsert()
+    }
+
+    /// `object`, in no context, joins this one as a new object (``insert(_:)`` without
+    /// `awakeFromInsert`, which redo of an insert calls too).
+    internal func enter(_ object: NSManagedObject) {
         object._context = self
         object._isInserted = true
         if object._hasObjectID || object._idStore != nil {
@@ -670,10 +696,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             if _retainsRegistered { retained[key] = object }
         }
         addInserted(object)
-        object.awakeFromInsert()
+        if undoTracking != nil { noteUndoableChange(object) }
     }
 
-    private func undelete(_ object: NSManagedObject) {
+    internal func undelete(_ object: NSManagedObject) {
+        if undoTracking != nil { noteUndoableChange(object) }
         noteMistypedValue(of: object)
         object._isDeleted = false
         deleted.remove(object)
@@ -710,6 +737,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         pendingDeletes.append(object)
         pendingChangeNotice.deleted.append(object)
+        if undoTracking != nil { noteUndoableChange(object) }
     }
 
     /// Called by objects when a value changes.
@@ -719,6 +747,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object._isUpdated = true
         updated.insert(object)
         pendingChangeNotice.updated.append(object)
+        if undoTracking != nil { noteUndoableChange(object) }
     }
 
     /// Called by an updated object that changes again after an `ObjectsDidChange` reported it:
@@ -729,6 +758,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         updated.remove(object)
         updated.insert(object)
         pendingChangeNotice.updated.append(object)
+        if undoTracking != nil { noteUndoableChange(object) }
     }
 
     /// While a save calls `willSave` (`callWillSave()`): the new objects of subclasses changed
@@ -773,6 +803,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 leaveContext(object)
             }
         }
+        if let undoTracking { recordUndoEvent(undoTracking) }
         var notice = pendingChangeNotice
         if noticeInsertsAreInsertedSet { notice.inserted = inserted.objects }
         clearPendingChangeNotice()
@@ -824,6 +855,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         clearPendingChangeNotice()
         // No change is left that a failed load could have fed; what failed loads again when used.
         unfulfilledFaults.removeAll()
+        forgetUndo()
     }
 
     /// Forgets every object: the context is as new. Objects already handed out become invalid;
@@ -840,6 +872,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         clearPendingChangeNotice()
         unfulfilledFaults.removeAll()
         moveQueryGenerationToCurrent()
+        forgetUndo()
         // As Apple's: every object was invalidated.
         NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self,
                                         userInfo: [NSInvalidatedAllObjectsKey: objects.map(\.objectID)])
@@ -893,6 +926,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.turnIntoFault(keepingSnapshot: fresh)
         }
         forgetUnfulfilledFaults(ofRefreshed: object)
+        if let undoTracking { undoRefreshed(object, undoTracking) }
         // Kept values the store could not refresh are stale: not silently.
         if let failure, flag && object.hasChanges { recordUnfulfilledFault(failure, of: object, relationship: nil) }
         return true
