@@ -25,6 +25,12 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// The writer's `PRAGMA data_version` when the row cache was last known to match the file
     /// (under ``writeLock``); `nil` when unknown. See ``cachedRow(for:in:)``.
     private var cacheDataVersion: Int64?
+    /// The file's remote change channel, shared by the file's stores in this process (each
+    /// commit is noted there); set once by ``open(model:)``, `nil` for an in-memory database.
+    private(set) var changeChannel: SQLiteChangeChannel?
+    /// The store's registration for remote change notifications
+    /// (``NSPersistentStoreRemoteChangeNotificationPostOptionKey``), under ``writeLock``.
+    private var remoteChangeSubscription: RemoteChangeSubscription?
     /// Persistent history (``NSPersistentHistoryTrackingKey``), when the store records it; set
     /// once by ``open(model:)`` (`SQLiteStore+History.swift`).
     private(set) var history: SQLiteHistory?
@@ -61,12 +67,18 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         CoreDataError.make(.persistentStoreOperation, "The store at \(url?.path ?? "") has been removed from its coordinator")
     }
 
-    /// Runs `body` with the writer connection, holding ``writeLock``.
+    /// Runs `body` with the writer connection, holding ``writeLock``; then, if it wrote,
+    /// tells the file's stores that observe remote changes (`SQLiteRemoteChanges.swift`).
     func withWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        writeLock.lock()
-        defer { writeLock.unlock() }
-        guard let writer else { throw removedError }
-        return try body(writer)
+        let result: T
+        do {
+            writeLock.lock()
+            defer { writeLock.unlock() }
+            guard let writer else { throw removedError }
+            result = try body(writer)
+        }
+        changeChannel?.noteCommit()
+        return result
     }
 
     /// Runs `body` with a reader connection of the pool, which no other thread uses meanwhile.
@@ -161,6 +173,11 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             return reader
         }, closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
         cacheDataVersion = try? connection.dataVersion()
+        if !inMemory {
+            let channel = SQLiteChangeChannel.forFile(atPath: path)
+            changeChannel = channel
+            if postsRemoteChanges { remoteChangeSubscription = channel.subscribe(self) }
+        }
         writer = connection
     }
 
@@ -195,7 +212,10 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         writeLock.lock()
         insertStatements.removeAll()
         writer = nil
+        let subscription = remoteChangeSubscription
+        remoteChangeSubscription = nil
         writeLock.unlock()
+        withExtendedLifetime(subscription) {} // deregistered here, off the write lock
         readers?.close()
     }
 
