@@ -104,6 +104,8 @@ final class RemoteChangeRecorder: @unchecked Sendable {
         try context.save()
         let token = try #require(recorder.wait().first?.userInfo?[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken)
         #expect(token == coordinator.currentPersistentHistoryToken(fromStores: nil))
+        // Noted by the store and seen by the watch: posted once.
+        #expect(recorder.settle().count == 1)
         withExtendedLifetime(folder) {}
     }
 

@@ -19,8 +19,10 @@ import Synchronization
 //   data_version` changes exactly when another connection committed (a checkpoint, a reader, a
 //   rolled-back write change nothing). The file event can come before the writer has published
 //   its commit in the WAL index, so a check that finds nothing looks once more 100 ms later.
-// Commits that come close together are posted once: each post reads the history token after
-// the check, so it covers every commit before it.
+// Either way the check posts only if `data_version` moved since the last check, so a commit of
+// this process, which the watch reports too, is posted once. Commits that come close together
+// are posted once: each post reads the history token after the check, so it covers every
+// commit before it.
 internal final class SQLiteChangeChannel: @unchecked Sendable {
     /// The database file's path, symbolic links resolved.
     let path: String
@@ -148,8 +150,11 @@ internal final class SQLiteChangeChannel: @unchecked Sendable {
         }
     }
 
-    /// Posts the notification if a store of this process committed or `data_version` moved
-    /// since the last check (on ``queue``); whether it posted.
+    /// Posts the notification if `data_version` moved since the last check (on ``queue``),
+    /// which every commit of another connection does, this process's stores' included: so a
+    /// commit that both a store of this process and the watch reported is posted once. Without
+    /// the connection (it could not be opened), a commit a store of this process noted is
+    /// posted. Whether it posted.
     @discardableResult
     private func check() -> Bool {
         let (connection, local) = state.withLock { state -> (SQLiteConnection?, Bool) in
@@ -160,11 +165,10 @@ internal final class SQLiteChangeChannel: @unchecked Sendable {
         if let connection {
             do {
                 let version = try connection.dataVersion()
-                let moved = state.withLock { state -> Bool in
+                changed = state.withLock { state -> Bool in
                     defer { state.lastDataVersion = version }
                     return version != state.lastDataVersion
                 }
-                changed = changed || moved
             } catch {
                 CoreDataLog.error("Can't tell whether another process wrote \(path): \(error.localizedDescription)")
             }
