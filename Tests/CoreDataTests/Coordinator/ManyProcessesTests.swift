@@ -120,7 +120,7 @@ import Testing
     }
 
     static let processes = 4
-    static let increments = 20
+    static let increments = 50
     static let counters = 3
 
     /// A store of ``counters`` counters at 0.
