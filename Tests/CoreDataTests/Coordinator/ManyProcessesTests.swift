@@ -6,8 +6,9 @@ import Testing
 /// Issue 23: several real processes on one store file. The other processes are exit tests
 /// (`#expect(processExitsWith:)`): Swift Testing runs the closure in a child process started
 /// from this test binary, so the children need no executable of their own and run the same
-/// models; each exits with success only if everything in it worked.
-@Suite struct ManyProcessesTests {
+/// models; each exits with success only if everything in it worked. One test at a time (at
+/// most four children at once): the machine runs the rest of the suite meanwhile.
+@Suite(.serialized) struct ManyProcessesTests {
     // MARK: Remote change notifications
 
     @Test func anotherProcessesSaveIsPostedAndMergedIntoAViewContext() async throws {

@@ -156,6 +156,23 @@ final class RemoteChangeRecorder: @unchecked Sendable {
         withExtendedLifetime(folder) {}
     }
 
+    /// An object ID keeps its store after the coordinator went away: the store's watch stops
+    /// all the same, and nothing is posted for it.
+    @Test func aCoordinatorGoneStopsTheWatchOfItsStore() throws {
+        let folder = try TemporaryFolder()
+        let url = folder.url.appendingPathComponent("Notes.sqlite")
+        var (observer, context): (NSPersistentStoreCoordinator?, NSManagedObjectContext?) = try Self.open(url, options: Self.observing)
+        let note = Self.insertNote("kept", into: context!)
+        try context!.save()
+        let id = note.objectID
+        let channel = try #require((observer?.persistentStores.first as? SQLiteStore)?.changeChannel)
+        #expect(channel.isWatching)
+        (observer, context) = (nil, nil)
+        #expect(id.persistentStore != nil, "the ID keeps the store")
+        #expect(!channel.isWatching)
+        withExtendedLifetime(folder) {}
+    }
+
     @Test func aSaveDoesNotWaitForTheObservers() throws {
         let folder = try TemporaryFolder()
         let url = folder.url.appendingPathComponent("Notes.sqlite")

@@ -212,11 +212,19 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         writeLock.lock()
         insertStatements.removeAll()
         writer = nil
-        let subscription = remoteChangeSubscription
-        remoteChangeSubscription = nil
         writeLock.unlock()
-        withExtendedLifetime(subscription) {} // deregistered here, off the write lock
+        stopPostingRemoteChanges()
         readers?.close()
+    }
+
+    /// Ends the store's remote change notifications: its registration goes (off the write
+    /// lock), and with the file's last one the watch.
+    func stopPostingRemoteChanges() {
+        let subscription = writeLock.withLock {
+            defer { remoteChangeSubscription = nil }
+            return remoteChangeSubscription
+        }
+        withExtendedLifetime(subscription) {}
     }
 
     /// The connection's own settings, which write nothing to the file.
