@@ -169,6 +169,8 @@ final class RemoteChangeRecorder: @unchecked Sendable {
         #expect(channel.isWatching)
         (observer, context) = (nil, nil)
         #expect(id.persistentStore != nil, "the ID keeps the store")
+        // (A notification being posted holds the coordinator until it is delivered.)
+        for _ in 0..<1_000 where channel.isWatching { Thread.sleep(forTimeInterval: 0.005) }
         #expect(!channel.isWatching)
         withExtendedLifetime(folder) {}
     }
