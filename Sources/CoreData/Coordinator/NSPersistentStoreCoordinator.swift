@@ -42,6 +42,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         NSPersistentHistoryToken.registerArchiveNames() // so that archived tokens decode
     }
 
+    deinit {
+        // A store may outlive its coordinator (object IDs hold it): its remote change
+        // notifications, which the coordinator posted, end with it.
+        for case let store as SQLiteStore in stores { store.stopPostingRemoteChanges() }
+    }
+
     /// The stores added to the coordinator.
     open var persistentStores: [NSPersistentStore] { withLock { stores } }
 

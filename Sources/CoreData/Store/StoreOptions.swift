@@ -205,7 +205,13 @@ public let NSPersistentHistoryTrackingEntitiesToInclude = "NSPersistentHistoryTr
 /// ```
 public let NSPersistentHistoryTrackingEntitiesToExclude = "NSPersistentHistoryTrackingEntitiesToExclude"
 
-/// Ignored until remote change notifications exist (issue 23): none is posted.
+/// Makes the coordinator post `.NSPersistentStoreRemoteChange` after every write to a SQLite
+/// store (`true`): saves and batch requests of any coordinator, in this process or another, its
+/// own included, as Apple's framework does. The notification carries the store's URL, UUID and,
+/// with ``NSPersistentHistoryTrackingKey``, the current history token; commits close together
+/// may be posted once. Other processes' commits are noticed through a file-system watch and
+/// SQLite's `data_version` (docs/PORTING.md). Its value is Apple's,
+/// `"NSPersistentStoreRemoteChangeNotificationOptionKey"`.
 ///
 /// ```swift
 /// description.setOption(true as NSNumber, forKey: NSPersistentStoreRemoteChangeNotificationPostOptionKey)

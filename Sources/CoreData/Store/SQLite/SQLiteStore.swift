@@ -25,6 +25,12 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// The writer's `PRAGMA data_version` when the row cache was last known to match the file
     /// (under ``writeLock``); `nil` when unknown. See ``cachedRow(for:in:)``.
     private var cacheDataVersion: Int64?
+    /// The file's remote change channel, shared by the file's stores in this process (each
+    /// commit is noted there); set once by ``open(model:)``, `nil` for an in-memory database.
+    private(set) var changeChannel: SQLiteChangeChannel?
+    /// The store's registration for remote change notifications
+    /// (``NSPersistentStoreRemoteChangeNotificationPostOptionKey``), under ``writeLock``.
+    private var remoteChangeSubscription: RemoteChangeSubscription?
     /// Persistent history (``NSPersistentHistoryTrackingKey``), when the store records it; set
     /// once by ``open(model:)`` (`SQLiteStore+History.swift`).
     private(set) var history: SQLiteHistory?
@@ -64,12 +70,18 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         CoreDataError.make(.persistentStoreOperation, "The store at \(url?.path ?? "") has been removed from its coordinator")
     }
 
-    /// Runs `body` with the writer connection, holding ``writeLock``.
+    /// Runs `body` with the writer connection, holding ``writeLock``; then, if it wrote,
+    /// tells the file's stores that observe remote changes (`SQLiteRemoteChanges.swift`).
     func withWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        writeLock.lock()
-        defer { writeLock.unlock() }
-        guard let writer else { throw removedError }
-        return try body(writer)
+        let result: T
+        do {
+            writeLock.lock()
+            defer { writeLock.unlock() }
+            guard let writer else { throw removedError }
+            result = try body(writer)
+        }
+        changeChannel?.noteCommit()
+        return result
     }
 
     /// Runs `body` with a reader connection of the pool, which no other thread uses meanwhile.
@@ -168,6 +180,11 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }, closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
         usesWAL = try Self.isInWALMode(connection)
         cacheDataVersion = try? connection.dataVersion()
+        if !inMemory {
+            let channel = SQLiteChangeChannel.forFile(atPath: path)
+            changeChannel = channel
+            if postsRemoteChanges { remoteChangeSubscription = channel.subscribe(self) }
+        }
         writer = connection
     }
 
@@ -203,7 +220,18 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         insertStatements.removeAll()
         writer = nil
         writeLock.unlock()
+        stopPostingRemoteChanges()
         readers?.close()
+    }
+
+    /// Ends the store's remote change notifications: its registration goes (off the write
+    /// lock), and with the file's last one the watch.
+    func stopPostingRemoteChanges() {
+        let subscription = writeLock.withLock {
+            defer { remoteChangeSubscription = nil }
+            return remoteChangeSubscription
+        }
+        withExtendedLifetime(subscription) {}
     }
 
     /// The connection's own settings, which write nothing to the file.
