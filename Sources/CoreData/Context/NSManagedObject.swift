@@ -755,9 +755,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             } else if let context = _context, context.updated.isBeforeMark(self) {
                 context.updatedObjectDidChangeAgain(self)
             }
-        } else if !_isPlain && _isInserted, let context = _context, context.isCallingWillSave {
+        } else if _isInserted, let context = _context {
+            // A new object that an `ObjectsDidChange` reported inserted: the next one reports it
+            // updated, as Apple's does (a fetched results controller places it again).
+            if !_isDeleted && context.inserted.isBeforeMark(self) { context.insertedObjectDidChangeAgain(self) }
             // A new object of a subclass, changed while a save calls `willSave`: its own runs again.
-            context.insertedObjectDidChangeInWillSave(self)
+            if !_isPlain && context.isCallingWillSave { context.insertedObjectDidChangeInWillSave(self) }
         }
     }
 
