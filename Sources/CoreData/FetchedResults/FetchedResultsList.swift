@@ -190,22 +190,46 @@ internal struct FetchedResultsList {
         guard !entries.isEmpty else { return FetchedListChanges() }
         let oldSections = sections
 
-        // Out, from the end, so that the offsets found stay right.
         let removed = entries.compactMap(\.oldOffset).sorted()
-        for offset in removed.reversed() {
-            placements[ObjectIdentifier(objects[offset])] = nil
-            objects.remove(at: offset)
-        }
-        // In, in sort order, each after the objects that sort the same: every insertion lands
-        // after the previous one, whose offset therefore stays right.
         var order = entries.indices.filter { entries[$0].placement != nil }
         order.sort { compare(entries[$0].placement!, entries[$1].placement!) == .orderedAscending }
-        for entry in order {
-            let placement = entries[entry].placement!
-            let offset = upperBound(placement)
-            objects.insert(entries[entry].object, at: offset)
-            placements[ObjectIdentifier(entries[entry].object)] = placement
-            entries[entry].newOffset = offset
+        for offset in removed { placements[ObjectIdentifier(objects[offset])] = nil }
+        if (removed.count + order.count) * 16 <= objects.count {
+            // A few: out from the end, so that the offsets found stay right; in, in sort order,
+            // each by binary search after the objects that sort the same, so that each lands
+            // after the previous one, whose offset therefore stays right.
+            for offset in removed.reversed() { objects.remove(at: offset) }
+            for entry in order {
+                let placement = entries[entry].placement!
+                let offset = upperBound(placement)
+                objects.insert(entries[entry].object, at: offset)
+                placements[ObjectIdentifier(entries[entry].object)] = placement
+                entries[entry].newOffset = offset
+            }
+        } else {
+            // Many (a large save or merge): one pass to take them out, one to merge them in,
+            // rather than a shift of the array's tail for each.
+            var kept: [NSManagedObject] = []
+            kept.reserveCapacity(objects.count - removed.count)
+            var next = 0
+            for (offset, object) in objects.enumerated() {
+                if next < removed.count && removed[next] == offset { next += 1 } else { kept.append(object) }
+            }
+            var merged: [NSManagedObject] = []
+            merged.reserveCapacity(kept.count + order.count)
+            var taken = 0
+            for entry in order {
+                let placement = entries[entry].placement!
+                while taken < kept.count && compare(placements[ObjectIdentifier(kept[taken])]!, placement) != .orderedDescending {
+                    merged.append(kept[taken])
+                    taken += 1
+                }
+                entries[entry].newOffset = merged.count
+                merged.append(entries[entry].object)
+                placements[ObjectIdentifier(entries[entry].object)] = placement
+            }
+            merged.append(contentsOf: kept[taken...])
+            objects = merged
         }
         sections = findSections()
 
