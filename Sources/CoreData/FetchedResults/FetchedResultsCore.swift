@@ -121,10 +121,11 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
     }
 
     private func contextDidChange(_ userInfo: [AnyHashable: Any]) {
-        guard delegate != nil, var list, let tracked else { return }
+        // (`list` is changed in place: a copy would copy its arrays, O(n) per change.)
+        guard delegate != nil, list != nil, let tracked else { return }
         let changes: FetchedListChanges
         if userInfo[NSInvalidatedAllObjectsKey] != nil {
-            changes = list.removeAll()
+            changes = list!.removeAll()
         } else {
             var changed: [NSManagedObject] = []
             var updated = Set<ObjectIdentifier>()
@@ -139,13 +140,12 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
             changed += Self.objects(userInfo, NSInvalidatedObjectsKey)
             let context = self.context
             changed.removeAll { !tracked.entityNumbers.contains($0.layout.entityNumber) }
-            changes = list.apply(changed: changed, belongs: { object in
+            changes = list!.apply(changed: changed, belongs: { object in
                 guard object._context === context, !object._isDeleted else { return false }
                 guard let predicate = tracked.predicate else { return true }
                 return PredicateEvaluator.evaluate(predicate, object: object)
             }, updated: { updated.contains(ObjectIdentifier($0)) })
         }
-        self.list = list
         guard !changes.isEmpty else { return }
         version += 1
         report(changes)
