@@ -755,14 +755,17 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             } else if let context = _context, context.updated.isBeforeMark(self) {
                 context.updatedObjectDidChangeAgain(self)
             }
-        } else {
-            // Inserted or deleted: noted for undo (with an undo manager only).
-            if let context = _contextReference, context._withUnsafeGuaranteedRef({ $0.undoTracking != nil }) {
-                context.takeUnretainedValue().noteUndoableChange(self)
-            }
-            if !_isPlain && _isInserted, let context = _context, context.isCallingWillSave {
+        } else if let reference = _contextReference {
+            // Inserted or deleted: `_context` read without a retain (the bulk-insert path).
+            reference._withUnsafeGuaranteedRef { context in
+                // Noted for undo (with an undo manager only).
+                if context.undoTracking != nil { context.noteUndoableChange(self) }
+                guard _isInserted else { return }
+                // A new object that an `ObjectsDidChange` reported inserted: the next one reports it
+                // updated, as Apple's does (a fetched results controller places it again).
+                if !_isDeleted && context.inserted.isBeforeMark(self) { context.insertedObjectDidChangeAgain(self) }
                 // A new object of a subclass, changed while a save calls `willSave`: its own runs again.
-                context.insertedObjectDidChangeInWillSave(self)
+                if !_isPlain && context.isCallingWillSave { context.insertedObjectDidChangeInWillSave(self) }
             }
         }
     }

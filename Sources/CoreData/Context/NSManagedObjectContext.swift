@@ -512,6 +512,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         pendingChangeNotice = ([], [], [])
         noticeInsertsAreInsertedSet = inserted.isEmpty
         updated.setMark()
+        inserted.setMark()
     }
 
     /// Moves an object to its new (permanent) ID.
@@ -759,6 +760,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         updated.insert(object)
         pendingChangeNotice.updated.append(object)
         if undoTracking != nil { noteUndoableChange(object) }
+    }
+
+    /// Called by a new object that changes after an `ObjectsDidChange` reported it inserted:
+    /// the next one reports it updated (once however often it changes).
+    @inline(never)
+    internal func insertedObjectDidChangeAgain(_ object: NSManagedObject) {
+        if pendingChangeNotice.updated.last !== object { pendingChangeNotice.updated.append(object) }
     }
 
     /// While a save calls `willSave` (`callWillSave()`): the new objects of subclasses changed

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+/// A change to one object among 100,000 costs O(log n) comparisons, not a pass over the list.
+@Suite("Fetched results list cost")
+struct FetchedResultsListCostTests {
+    private final class Counter { var comparisons = 0 }
+
+    @Test func oneChangeAmong100000CostsLogarithmicallyManyComparisons() throws {
+        let model = TestModel.make()
+        let entity = model.entitiesByName["Car"]!
+        _ = NSPersistentStoreCoordinator(managedObjectModel: model) // freezes the model
+        let count = 100_000
+        let objects = (0..<count).map { index -> NSManagedObject in
+            let car = NSManagedObject(entity: entity, insertInto: nil)
+            car.setValue(Double(index), forKey: "price")
+            car.setValue(2000 + index / 25_000, forKey: "year")
+            return car
+        }
+        let counter = Counter()
+        let price = SortKey(path: ["price"], ascending: true, comparison: .comparator, comparator: ComparatorBox { a, b in
+            counter.comparisons += 1
+            let (x, y) = (a as! Double, b as! Double)
+            return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
+        })
+        var list = FetchedResultsList(sortKeys: [price], sectionPath: ["year"])
+        try list.fill(with: objects)
+        #expect(list.sections.map(\.count) == [25_000, 25_000, 25_000, 25_000])
+
+        counter.comparisons = 0
+        objects[10].setValue(99_999.5, forKey: "price")       // to the end, into the last section
+        objects[10].setValue(2003, forKey: "year")
+        let changes = list.apply(changed: [objects[10]], belongs: { _ in true }, updated: { _ in true })
+        #expect(changes.objects.count == 1 && changes.objects[0].type == .move)
+        #expect(changes.objects[0].oldPath == IndexPath(row: 10, section: 0))
+        #expect(changes.objects[0].newPath == IndexPath(row: 25_000, section: 3))
+        #expect(counter.comparisons < 100, "\(counter.comparisons) comparisons for one change among \(count)")
+        #expect(list.index(of: objects[10]) == count - 1)
+    }
+}
