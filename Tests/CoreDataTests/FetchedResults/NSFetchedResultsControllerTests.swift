@@ -157,9 +157,11 @@ struct NSFetchedResultsControllerTests {
         #expect(error.code == 134060 && error.localizedDescription.contains("out of order section name"))
     }
 
-    @Test func anIndexPathOutOfRangeStopsTheProcess() async {
-        await #expect(processExitsWith: .failure) {
-            let stack = try TestStack()
+    @Test func anIndexPathOutOfRangeStopsTheProcess() async throws {
+        let folder = try TemporaryFolder() // made and removed here: a child that stops leaves nothing behind
+        defer { withExtendedLifetime(folder) {} } // until the child has ended
+        await #expect(processExitsWith: .failure) { [path = folder.path as String] in
+            let stack = try TestStack(directory: URL(fileURLWithPath: path))
             stack.insert("Car", ["name": "only"])
             let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
             request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
