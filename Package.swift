@@ -7,6 +7,8 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "CoreData", targets: ["CoreData"]),
+        // MagicalRecord's API on top of CoreData (issue 25): `import MagicalRecord`.
+        .library(name: "MagicalRecord", targets: ["MagicalRecord"]),
         .executable(name: "coredata", targets: ["CoreDataCLI"]),
     ],
     dependencies: [
@@ -36,6 +38,8 @@ let package = Package(
             name: "CoreData",
             dependencies: ["CSQLite", "CoreDataShims", "CoreDataMacros"]
         ),
+        // MagicalRecord for Linux: depends only on CoreData.
+        .target(name: "MagicalRecord", dependencies: ["CoreData"]),
         // Seed code translated to Swift, shared by the demo and the tests.
         .target(
             name: "CoreDataExamples",
@@ -54,6 +58,10 @@ let package = Package(
             name: "CoreDataTests",
             dependencies: ["CoreData", "CoreDataExamples", "CSQLite"],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "MagicalRecordTests",
+            dependencies: ["MagicalRecord", "CoreData"]
         ),
         // Expansion and diagnostics of `@Managed`, without the compiler (Swift Testing).
         .testTarget(
