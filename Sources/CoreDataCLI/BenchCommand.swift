@@ -11,6 +11,8 @@ import Foundation
 ///   indexed `code` (about 20 objects each), 500 `BEGINSWITH[cd]` searches with `fetchLimit` 7,
 ///   10,000 `existingObject(with:)` lookups, 5 dictionary fetches of `@sum`/`@avg` grouped by a
 ///   column (BenchPredicates.swift);
+/// - (fr), issue 24: an `NSFetchedResultsController` over 100,000 `Item`s kept current through
+///   1,000 single-row moves (BenchFetchedResults.swift);
 /// - (m1), (m2), issue 22: a store of 1,000,000 rows migrated in place to a model version that adds
 ///   an attribute, or renames one and makes it non-optional (BenchMigration.swift).
 ///
@@ -33,6 +35,8 @@ struct BenchCommand: ParsableCommand {
             bi, bu, bd (batch insert of 1,000,000 Items with a dictionary handler, batch update and batch delete of \
             a filled store; batch selects the three), bh ((b)'s save of 100,000 Items with persistent history on, \
             against the same save with it off); \
+            fr (an NSFetchedResultsController over 100,000 Items sorted by i0, kept current through 1,000 edits that each move \
+            one row; the other engines UPDATE the row and count the rows before it); \
             stall (main-queue lateness while a background context imports 100,000 Items in saves of 1,000). \
             Run it in a release build: swift run -c release coredata bench
             """
@@ -41,7 +45,7 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "A small run for CI: sizes divided by 20, one repetition.") var quick = false
     @Option(help: "Repetitions of each measurement; the median is reported (default 5, or 1 with --quick).") var repetitions: Int?
     @Option(help: "Divide every workload's size by this (default 1, or 20 with --quick).") var divideSizesBy: Int?
-    @Option(name: .customLong("workload"), help: "Run only these workloads (a, a1, a2, b, b', c, c', d, e, f, g, predicates, m1, m2, m3, m, bi, bu, bd, batch, bh, stall; repeatable).") var workloadNames: [String] = []
+    @Option(name: .customLong("workload"), help: "Run only these workloads (a, a1, a2, b, b', c, c', d, e, f, g, predicates, m1, m2, m3, m, bi, bu, bd, batch, bh, fr, stall; repeatable).") var workloadNames: [String] = []
     @Option(name: .customLong("engine"), help: "Run only these engines (coredata, raw, grdb, grdb-sql; repeatable). Ratios need raw.") var engineNames: [String] = []
 
     func validate() throws {

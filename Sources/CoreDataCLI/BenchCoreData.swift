@@ -19,6 +19,8 @@ enum CoreDataBench {
             return try BatchBench.coreDataRepetition(workload, size: size, folder: folder)
         case .historySave:
             return BatchBench.historySaveRepetition(history: true, size: size, folder: folder)
+        case .fetchedResults:
+            return FetchedResultsBench.coreDataRepetition(size: size, folder: folder)
 
         case .carsSavedOneByOne, .carsSavedOnce:
             let model = try NSManagedObjectModel(validatingContentsOf: CoreDataManager.bundledModelURL)

@@ -18,6 +18,8 @@ enum GRDBBench {
             return migrationRepetition(workload, size: size, folder: folder, statements: false)
         case .batchUpdate, .batchDelete:
             return batchRepetition(workload, size: size, folder: folder, statements: false)
+        case .fetchedResults:
+            return fetchedResultsRepetition(size: size, folder: folder, stem: "grdb-frc")
 
         case .carsSavedOneByOne, .carsSavedOnce:
             let names = (0..<size).map { String($0) }
@@ -89,6 +91,8 @@ enum GRDBStatementBench {
             return migrationRepetition(workload, size: size, folder: folder, statements: true)
         case .batchUpdate, .batchDelete:
             return batchRepetition(workload, size: size, folder: folder, statements: true)
+        case .fetchedResults:
+            return fetchedResultsRepetition(size: size, folder: folder, stem: "grdb-sql-frc")
 
         case .carsSavedOneByOne, .carsSavedOnce:
             let names = (0..<size).map { String($0) }
@@ -295,6 +299,31 @@ private func batchRepetition(_ workload: BenchWorkload, size: Int, folder: Bench
             workload == .batchUpdate ? try Int.fetchOne(db, sql: "SELECT sum(i1) FROM item") ?? 0
                 : size - (try Int.fetchOne(db, sql: "SELECT count(*) FROM item") ?? 0)
         }
+        try pool.close()
+        return sample
+    }
+}
+
+/// (fr) (BenchFetchedResults.swift) through GRDB: raw SQLite's `UPDATE` and count per edit, as
+/// cached statements in one `pool.write` (GRDB records have no sorted-list tracking either).
+private func fetchedResultsRepetition(size: Int, folder: BenchFolder, stem: String) -> BenchRepetition {
+    {
+        let file = try BatchBench.freshRawSource(size: size, folder: folder, stem: stem)
+        defer { BenchFolder.remove(file) }
+        let pool = try DatabasePool(path: file.path)
+        try pool.write { db in try db.execute(sql: "UPDATE item SET i0 = 2 * i0") }
+        var sum = 0
+        var sample = try BenchMeter.measure {
+            try pool.write { db in
+                for k in 0..<FetchedResultsBench.edits(size: size) {
+                    let (row, value) = FetchedResultsBench.edit(k, size: size)
+                    try db.cachedStatement(sql: FetchedResultsBench.updateSQL).execute(arguments: [value, row + 1])
+                    sum += try Int.fetchOne(db.cachedStatement(sql: FetchedResultsBench.positionSQL), arguments: [value]) ?? 0
+                }
+            }
+            return 0
+        }
+        sample.checksum = sum
         try pool.close()
         return sample
     }

@@ -20,6 +20,8 @@ enum RawSQLiteBench {
             return try BatchBench.rawRepetition(workload, size: size, folder: folder)
         case .historySave: // the baseline of (bh) is the library's own save without history
             return BatchBench.historySaveRepetition(history: false, size: size, folder: folder)
+        case .fetchedResults:
+            return FetchedResultsBench.rawRepetition(size: size, folder: folder)
 
         case .carsSavedOneByOne, .carsSavedOnce:
             let names = (0..<size).map { String($0) }

@@ -50,6 +50,9 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     /// Issue 23: (b)'s one save of `Item` rows with persistent history on, against the same save
     /// with history off (in the raw SQLite column: the issue's baseline).
     case historySave = "bh"
+    /// Issue 24: an `NSFetchedResultsController` over `Item`s sorted by `i0`, kept current
+    /// through single-row edits that move rows (BenchFetchedResults.swift).
+    case fetchedResults = "fr"
 
     /// Names that select several workloads with `--workload`.
     static let groups: [String: [BenchWorkload]] = [
@@ -69,7 +72,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .migrationAddAttribute, .migrationRenameAttribute: 1_000_000
         case .migrationThroughManager: 100_000
         case .batchInsert, .batchUpdate, .batchDelete: 1_000_000
-        case .historySave: 100_000
+        case .historySave, .fetchedResults: 100_000
         }
     }
 
@@ -83,7 +86,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         switch self {
         case .carsSavedOneByOne, .carsSavedOnce, .insertItems, .fetchItems, .insertItemsBoxed, .fetchItemsBoxed,
              .migrationAddAttribute, .migrationRenameAttribute, .migrationThroughManager,
-             .batchInsert, .batchUpdate, .batchDelete, .historySave: size
+             .batchInsert, .batchUpdate, .batchDelete, .historySave, .fetchedResults: size
         case .equalityFetch: max(1, size / 100)
         case .prefixSearch: max(1, size / 200)
         case .lookupByID: max(1, size / 10)
@@ -110,6 +113,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         case .batchUpdate: "(bu) batch update `i1 + 1`"
         case .batchDelete: "(bd) batch delete by predicate"
         case .historySave: "(bh) (b) with persistent history"
+        case .fetchedResults: "(fr) FRC kept current, 1 move per 100 rows"
         }
     }
 
@@ -117,7 +121,7 @@ enum BenchWorkload: String, CaseIterable, Sendable {
     /// issue sets none (the report says `—`).
     var target: Double? {
         switch self {
-        case .migrationThroughManager: nil
+        case .migrationThroughManager, .fetchedResults: nil
         case .batchInsert, .historySave: 1.3
         case .batchUpdate, .batchDelete: 1.2
         case .carsSavedOneByOne, .carsSavedOnce, .fetchItems, .insertItemsBoxed, .fetchItemsBoxed: 3.0
@@ -132,6 +136,8 @@ enum BenchWorkload: String, CaseIterable, Sendable {
         switch self {
         case .historySave:
             return "the raw SQLite column is swift-coredata's same save with persistent history off (the target's baseline); the GRDB columns are their (b) insert."
+        case .fetchedResults:
+            return "\(FetchedResultsBench.edits(size: size)) edits, each moving one row: swift-coredata's `NSFetchedResultsController` finds the row's new index by binary search; the other engines `UPDATE` the row and count the rows sorting before it (a scan, the least a re-fetch costs)."
         case .prefixSearch:
             let scan = PredicateBench.data(rows: size, folder: folder).averagePrefixScan()
             return String(format: "a search reads %.0f rows on average before it has its %d (every engine evaluates its prefix test on each).", scan, PredicateBench.prefixLimit)
@@ -158,6 +164,8 @@ enum BenchWorkload: String, CaseIterable, Sendable {
             MigrationBench.expectedChecksum(self, size: size)
         case .batchInsert, .batchUpdate, .batchDelete:
             BatchBench.expectedChecksum(self, size: size)
+        case .fetchedResults:
+            FetchedResultsBench.expectedChecksum(size: size)
         }
     }
 }
