@@ -12,7 +12,8 @@ import Foundation
 
 /// The sort key values and section name an object was placed by.
 internal struct FetchedPlacement {
-    var values: [Any?]
+    /// Converted once, so that each of the binary searches' comparisons is cheap.
+    var values: [SortKey.PreparedValue]
     var section: String
 }
 
@@ -62,7 +63,7 @@ internal struct FetchedResultsList {
 
     /// The placement of an object by its current values.
     func placement(of object: NSManagedObject) -> FetchedPlacement {
-        let values = sortKeys.map { key in key.path.isEmpty ? object : PredicateKeyValue.value(of: object, keyPath: key.path) }
+        let values = sortKeys.map { key in key.prepared(key.path.isEmpty ? object : PredicateKeyValue.value(of: object, keyPath: key.path)) }
         return FetchedPlacement(values: values, section: sectionPath.map { Self.sectionName(of: PredicateKeyValue.value(of: object, keyPath: $0)) } ?? "")
     }
 
@@ -81,7 +82,7 @@ internal struct FetchedResultsList {
     /// `a` against `b` by the sort keys.
     func compare(_ a: FetchedPlacement, _ b: FetchedPlacement) -> ComparisonResult {
         for (index, key) in sortKeys.enumerated() {
-            let result = key.directed(key.compareValues(a.values[index], b.values[index]))
+            let result = key.directed(key.compare(prepared: a.values[index], b.values[index]))
             if result != .orderedSame { return result }
         }
         return .orderedSame

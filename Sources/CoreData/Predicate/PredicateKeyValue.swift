@@ -45,10 +45,12 @@ internal enum PredicateKeyValue {
     /// The value of one key of one (non-collection) object.
     static func value(of object: Any, forKey key: String) -> Any? {
         switch object {
-        case let coding as PredicateKeyValueCoding: return coding.predicateValue(forKey: key)
+        // Model objects first: the protocol check costs a conformance lookup (no model object
+        // conforms to PredicateKeyValueCoding).
         case let managed as NSManagedObject:
             if managed.entity.propertiesByName[key] != nil { return managed.value(forKey: key) }
             return mirrorValue(of: managed, forKey: key)
+        case let coding as PredicateKeyValueCoding: return coding.predicateValue(forKey: key)
         case let dictionary as [String: Any]: return dictionary[key]
         case let dictionary as [AnyHashable: Any]: return dictionary[key]
         case let dictionary as NSDictionary: return dictionary.object(forKey: key)
@@ -75,6 +77,9 @@ internal enum PredicateKeyValue {
 
     /// The elements of a to-many value (arrays, sets, ordered sets), or `nil` for a single value.
     static func elements(of value: Any) -> [Any]? {
+        // A model object first (the usual start of a key path): the casts below would each fail
+        // at the cost of a conformance lookup or a bridging attempt.
+        if type(of: value) is NSManagedObject.Type { return nil }
         switch value {
         case is String, is NSString, is Data, is NSData, is [String: Any], is NSDictionary: return nil
         case let set as NSOrderedSet: return set.array

@@ -66,6 +66,17 @@ extension PredicateValue {
     /// The predicate form of a value read from an object or given as a format argument.
     init(_ any: Any?) {
         guard let any else { self = .null; return }
+        // What key-value coding hands out most, by exact type first: each failed cast of the
+        // cascade below costs a conformance lookup or a bridging attempt. An integral `NSNumber`
+        // (an integer attribute's value) becomes what the cascade's `as Int` would make of it.
+        let dynamicType = Swift.type(of: any)
+        if dynamicType == NSNumber.self, let number = any as? NSNumber {
+            switch UInt8(bitPattern: number.objCType.pointee) {
+            case UInt8(ascii: "f"), UInt8(ascii: "d"): break
+            default: self = PredicateValue.number(number); return
+            }
+        }
+        if dynamicType == Date.self, let date = any as? Date { self = .date(date); return }
         switch any {
         case is NSNull: self = .null
         case let v as PredicateValue: self = v

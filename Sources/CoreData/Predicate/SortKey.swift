@@ -107,6 +107,28 @@ internal struct SortKey: Sendable {
         return Self.compare(PredicateValue(x), PredicateValue(y), comparison)
     }
 
+    /// A key value converted once for many comparisons (a fetched results controller's placements):
+    /// as a ``PredicateValue``, or as it is for a comparator.
+    enum PreparedValue {
+        case value(PredicateValue)
+        case raw(Any?)
+    }
+
+    /// `x` made ready for ``compare(prepared:_:)``.
+    func prepared(_ x: Any?) -> PreparedValue {
+        if case .comparator = comparison, comparator != nil { return .raw(x) }
+        return .value(PredicateValue(x))
+    }
+
+    /// Two prepared key values in ascending order, as ``compareValues(_:_:)`` orders them.
+    func compare(prepared a: PreparedValue, _ b: PreparedValue) -> ComparisonResult {
+        switch (a, b) {
+        case (.value(let x), .value(let y)): return Self.compare(x, y, comparison)
+        case (.raw(let x), .raw(let y)): return compareValues(x, y)
+        case (.value, .raw), (.raw, .value): return .orderedSame // never: one key prepares all its values alike
+        }
+    }
+
     /// Whether `a` sorts before `b` under `keys` (the first key that differs decides).
     static func areInIncreasingOrder(_ a: Any?, _ b: Any?, by keys: [SortKey]) -> Bool {
         for key in keys {
