@@ -112,6 +112,15 @@ extension Person: MagicalRecordDataImportProtocol {
         try stack.save()
     }
 
+    @Test func aTypedArrayOfDictionariesTakesTheArrayForm() throws {
+        let stack = try MagicalTestStack()
+        let list: [[String: Any]] = [["personID": 1, "name": "A"], ["personID": 2, "name": "B"]]
+        let imported: [NSManagedObject] = Person.mr_import(from: list, in: stack.context)
+        #expect(stack.values(imported, "name") == ["A", "B"])
+        let one: Person = Person.mr_import(from: ["personID": 3, "name": "C"], in: stack.context)
+        #expect(stack.values([one], "name") == ["C"])
+    }
+
     @Test func shouldImportCanDecline() throws {
         let stack = try MagicalTestStack()
         let data = try json(#"{"name": "Nobody", "skip": true}"#)
