@@ -162,4 +162,42 @@ extension Person: MagicalRecordDataImportProtocol {
             #expect(company.value(forKey: "founded") as? Date == Date(timeIntervalSince1970: 86400))
         }
     }
+
+    @Test func anOrderedToManyKeepsTheDataOrder() throws {
+        let model = MagicalTestModel.make()
+        model.entitiesByName["Person"]!.relationshipsByName["addresses"]!.isOrdered = true
+        let stack = try MagicalTestStack(model: model)
+        let data = try json(#"{"personID": 1, "homes": ["C Street", {"street": "A Street", "city": "X"}, "B Street"]}"#)
+        let person = Person.mr_import(from: data, in: stack.context)
+        stack.run {
+            let streets = (person.value(forKey: "addresses") as? NSOrderedSet)?.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "street") as? String }
+            #expect(streets == ["C Street", "A Street", "B Street"])
+        }
+        try stack.save()
+    }
+
+    @Test func useDefaultValueWhenNotPresentSetsTheDefault() throws {
+        let model = MagicalTestModel.make()
+        let age = model.entitiesByName["Person"]!.attributesByName["age"]!
+        age.defaultValue = 18
+        age.userInfo = ["useDefaultValueWhenNotPresent": "YES"]
+        let stack = try MagicalTestStack(model: model)
+        let person = stack.run { Person.mr_createEntity(in: stack.context)! }
+        stack.run {
+            person.setValue(40, forKey: "age")
+            person.mr_importValuesForKeys(with: ["name": "Young again"])
+            #expect((person.value(forKey: "age") as? NSNumber)?.intValue == 18)
+        }
+    }
+
+    @Test func aValueOfAnAttributeValueClassNameIsSetAsGivenAndTheSaveRefusesAWrongType() throws {
+        let model = MagicalTestModel.make()
+        model.entitiesByName["Person"]!.attributesByName["score"]!.userInfo = ["attributeValueClassName": "NSNumber"]
+        let stack = try MagicalTestStack(model: model)
+        _ = Person.mr_import(from: try json(#"{"personID": 1, "score": "high"}"#), in: stack.context)
+        let error = try #require(throws: NSError.self) { try stack.save() }
+        #expect(error.domain == NSCocoaErrorDomain)
+        #expect(error.userInfo[NSValidationKeyErrorKey] as? String == "score")
+        #expect(Person.mr_countOfEntities(with: stack.newContext()) == 0)
+    }
 }
