@@ -240,3 +240,28 @@ internal enum MagicalFetch {
         }
     }
 }
+
+// MagicalRecord 2.3's deprecated names (`NSManagedObject (MagicalRecordDeprecated)`), which
+// code written before 2.3 still calls.
+extension NSManagedObject {
+    /// MagicalRecord's deprecated name of ``mr_createEntity(in:)``.
+    ///
+    /// ```swift
+    /// let person = Person.mr_create(in: context)
+    /// ```
+    @available(*, deprecated, renamed: "mr_createEntity(in:)", message: "Will be removed in MagicalRecord 4.0")
+    public class func mr_create(in context: NSManagedObjectContext) -> Self? {
+        mr_createEntity(in: context)
+    }
+
+    /// MagicalRecord's deprecated name of ``mr_deleteEntity(in:)``.
+    ///
+    /// ```swift
+    /// person.mr_delete(in: context)
+    /// ```
+    @available(*, deprecated, renamed: "mr_deleteEntity(in:)", message: "Will be removed in MagicalRecord 4.0")
+    @discardableResult
+    public func mr_delete(in context: NSManagedObjectContext) -> Bool {
+        mr_deleteEntity(in: context)
+    }
+}

@@ -117,3 +117,29 @@ import Testing
         #expect(ada.mr_(in: stack.newContext()) == nil)
     }
 }
+
+/// MagicalRecord 2.3's deprecated names still work (called through a protocol so that the
+/// deprecation warning does not fail the zero-warning build).
+@Suite struct MagicalDeprecatedEntityTests {
+    @Test func createAndDeleteInContext() throws {
+        let stack = try MagicalTestStack()
+        let deprecated: any DeprecatedEntityCalls.Type = DeprecatedCalls.self
+        let car = stack.run { deprecated.create(in: stack.context) }
+        #expect(car != nil)
+        let deleted = stack.run { deprecated.delete(car!, in: stack.context) }
+        #expect(deleted)
+        #expect(Car.mr_countOfEntities(with: stack.context) == 0)
+    }
+}
+
+protocol DeprecatedEntityCalls {
+    static func create(in context: NSManagedObjectContext) -> Car?
+    static func delete(_ object: NSManagedObject, in context: NSManagedObjectContext) -> Bool
+}
+
+enum DeprecatedCalls: DeprecatedEntityCalls {
+    @available(*, deprecated)
+    static func create(in context: NSManagedObjectContext) -> Car? { Car.mr_create(in: context) }
+    @available(*, deprecated)
+    static func delete(_ object: NSManagedObject, in context: NSManagedObjectContext) -> Bool { object.mr_delete(in: context) }
+}
