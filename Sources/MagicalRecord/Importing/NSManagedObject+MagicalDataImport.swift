@@ -59,19 +59,25 @@ extension NSManagedObject {
             MagicalRecordErrorReport.problem("Importing \(entity.name ?? "").\(relationship.name): skipped \(type(of: data)) data (a dictionary, a string or a number was expected, for an object in a context)")
             return
         }
+        let primaryKey = relationship.mr_primaryKey()
+        let primary = destination.attributesByName[primaryKey]
+        if !isDictionary && primary == nil {
+            MagicalRecordErrorReport.problem("Importing \(entity.name ?? "").\(relationship.name): skipped \(data): \(destinationName) has no attribute \(primaryKey) to relate it by")
+            return
+        }
         var related: NSManagedObject?
-        if let value = relationship.mr_relatedValue(in: data) {
+        if primary != nil, let value = relationship.mr_relatedValue(in: data) {
             let request = NSFetchRequest<NSFetchRequestResult>()
             request.entity = destination
-            request.predicate = MagicalPredicates.attribute(relationship.mr_primaryKey(), equals: value)
+            request.predicate = MagicalPredicates.attribute(primaryKey, equals: value)
             request.fetchLimit = 1
             related = MagicalFetch.results(of: request, in: context)?.first as? NSManagedObject
         }
         let object = related ?? NSEntityDescription.insertNewObject(forEntityName: destinationName, into: context)
         if isDictionary {
             object.mr_importValuesForKeys(with: data)
-        } else if let attribute = destination.attributesByName[relationship.mr_primaryKey()] {
-            object.setValue(attribute.mr_converted(data), forKey: attribute.name)
+        } else if let primary {
+            object.setValue(primary.mr_converted(data), forKey: primaryKey)
         }
         if !relationship.isToMany {
             setValue(object, forKey: relationship.name)

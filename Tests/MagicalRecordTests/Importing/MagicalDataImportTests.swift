@@ -200,4 +200,22 @@ extension Person: MagicalRecordDataImportProtocol {
         #expect(error.userInfo[NSValidationKeyErrorKey] as? String == "score")
         #expect(Person.mr_countOfEntities(with: stack.newContext()) == 0)
     }
+
+    @Test func relatedDataWithoutAPrimaryAttributeToRelateByIsInsertedOrSkipped() throws {
+        let model = MagicalTestModel.make()
+        // addresses relate by addressID now, which Address lacks.
+        model.entitiesByName["Person"]!.relationshipsByName["addresses"]!.userInfo = ["mappedKeyName": "homes"]
+        let stack = try MagicalTestStack(model: model)
+        let data = try json(#"{"personID": 1, "homes": ["Nowhere Street", {"street": "Real Street"}, {"street": "Real Street"}]}"#)
+        let person = Person.mr_import(from: data, in: stack.context)
+        stack.run {
+            // A string cannot be related without the attribute: skipped (logged). A dictionary
+            // is imported into a new object each time: nothing to find it by.
+            let addresses = (person.value(forKey: "addresses") as? Set<NSManagedObject>) ?? []
+            #expect(addresses.map { $0.value(forKey: "street") as? String } == ["Real Street", "Real Street"])
+        }
+        #expect(Address.mr_countOfEntities(with: stack.context) == 2)
+        try stack.save()
+    }
 }
+
