@@ -119,7 +119,7 @@ extension NSManagedObject {
     }
 
     /// The objects an array of dictionaries describes, each found and updated or inserted as
-    /// ``mr_import(from:in:)-(Any,_)`` does, in the array's order.
+    /// `mr_import(from:in:)` does for one dictionary, in the array's order.
     ///
     /// ```swift
     /// let list = try JSONSerialization.jsonObject(with: json) as? [Any] ?? []
