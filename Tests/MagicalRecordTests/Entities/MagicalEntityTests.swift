@@ -77,13 +77,13 @@ import Testing
         stack.insertCars()
         stack.insert("Person", ["name": "Ada"])
         try stack.save()
-        #expect(Car.mr_deleteAll(matching: NSPredicate(format: "make == 'Saab'"), in: stack.context))
-        #expect(stack.values(Car.mr_findAllSorted(by: "model", ascending: true, in: stack.context), "model") == ["Panda", "V70"])
-        #expect(Car.mr_truncateAll(in: stack.context))
-        #expect(Car.mr_countOfEntities(with: stack.context) == 0)
+        #expect(Automobile.mr_deleteAll(matching: NSPredicate(format: "make == 'Saab'"), in: stack.context))
+        #expect(stack.values(Automobile.mr_findAllSorted(by: "model", ascending: true, in: stack.context), "model") == ["Panda", "V70"])
+        #expect(Automobile.mr_truncateAll(in: stack.context))
+        #expect(Automobile.mr_countOfEntities(with: stack.context) == 0)
         #expect(Person.mr_countOfEntities(with: stack.context) == 1)
         try stack.save()
-        #expect(Car.mr_countOfEntities(with: stack.newContext()) == 0)
+        #expect(Automobile.mr_countOfEntities(with: stack.newContext()) == 0)
     }
 
     @Test func inContextGivesTheSameObjectInAnotherContext() throws {
@@ -128,18 +128,18 @@ import Testing
         #expect(car != nil)
         let deleted = stack.run { deprecated.delete(car!, in: stack.context) }
         #expect(deleted)
-        #expect(Car.mr_countOfEntities(with: stack.context) == 0)
+        #expect(Automobile.mr_countOfEntities(with: stack.context) == 0)
     }
 }
 
 protocol DeprecatedEntityCalls {
-    static func create(in context: NSManagedObjectContext) -> Car?
+    static func create(in context: NSManagedObjectContext) -> Automobile?
     static func delete(_ object: NSManagedObject, in context: NSManagedObjectContext) -> Bool
 }
 
 enum DeprecatedCalls: DeprecatedEntityCalls {
     @available(*, deprecated)
-    static func create(in context: NSManagedObjectContext) -> Car? { Car.mr_create(in: context) }
+    static func create(in context: NSManagedObjectContext) -> Automobile? { Automobile.mr_create(in: context) }
     @available(*, deprecated)
     static func delete(_ object: NSManagedObject, in context: NSManagedObjectContext) -> Bool { object.mr_delete(in: context) }
 }

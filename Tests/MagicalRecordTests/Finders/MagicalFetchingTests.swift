@@ -33,7 +33,7 @@ import Testing
 
     @Test func fetchAllGroupedIsFetchedInSections() throws {
         let stack = try carStack()
-        let controller = Car.mr_fetchAllGrouped(by: "make", with: nil, sortedBy: "make,price", ascending: true, in: stack.context)
+        let controller = Automobile.mr_fetchAllGrouped(by: "make", with: nil, sortedBy: "make,price", ascending: true, in: stack.context)
         #expect(controller.sectionNameKeyPath == "make")
         #expect(controller.delegate == nil)
         #expect(sections(controller, stack) == ["Fiat:Panda", "Saab:900,9-3", "Volvo:V70"])
@@ -41,7 +41,7 @@ import Testing
 
     @Test func fetchAllGroupedWithAPredicateAndDescendingSort() throws {
         let stack = try carStack()
-        let controller = Car.mr_fetchAllGrouped(by: "make", with: NSPredicate(format: "year > 1990"), sortedBy: "make,price", ascending: false,
+        let controller = Automobile.mr_fetchAllGrouped(by: "make", with: NSPredicate(format: "year > 1990"), sortedBy: "make,price", ascending: false,
                                                 in: stack.context)
         #expect(sections(controller, stack) == ["Volvo:V70", "Saab:9-3,900"])
     }
@@ -49,10 +49,10 @@ import Testing
     @Test func fetchAllGroupedWithADelegateFollowsTheContext() throws {
         let stack = try carStack()
         let recorder = Recorder()
-        let controller = Car.mr_fetchAllGrouped(by: "make", with: nil, sortedBy: "make", ascending: true, delegate: recorder, in: stack.context)
+        let controller = Automobile.mr_fetchAllGrouped(by: "make", with: nil, sortedBy: "make", ascending: true, delegate: recorder, in: stack.context)
         #expect(controller.delegate === recorder)
         #expect(stack.run { controller.fetchedObjects?.count } == 4)
-        stack.insert("Car", ["make": "Saab", "model": "99", "price": 500.0, "year": 1975])
+        stack.insert("Automobile", ["make": "Saab", "model": "99", "price": 500.0, "year": 1975])
         stack.run { stack.context.processPendingChanges() }
         #expect(recorder.batches == 1)
         #expect(recorder.inserted.count == 1)
@@ -62,7 +62,7 @@ import Testing
     @Test func fetchAllSortedIsTheGroupedFormWithItsArgumentsInAnotherOrder() throws {
         let stack = try carStack()
         let recorder = Recorder()
-        let controller = Car.mr_fetchAllSorted(by: "year:NO,model", ascending: true, with: nil, groupBy: nil, delegate: recorder, in: stack.context)
+        let controller = Automobile.mr_fetchAllSorted(by: "year:NO,model", ascending: true, with: nil, groupBy: nil, delegate: recorder, in: stack.context)
         #expect(controller.delegate === recorder)
         // "year:NO" turns the keys after it descending too, as in MagicalRecord.
         #expect(stack.values(stack.run { controller.fetchedObjects as? [NSManagedObject] }, "model") == ["V70", "9-3", "900", "Panda"])
@@ -70,13 +70,13 @@ import Testing
 
     @Test func fetchControllerIsNotFetchedAndNamesItsCache() throws {
         let stack = try carStack()
-        let request = Car.mr_requestAllSorted(by: "model", ascending: true, in: stack.context)
-        let controller = Car.mr_fetchController(request, delegate: nil, useFileCache: true, groupedBy: nil, in: stack.context)
-        #expect(controller.cacheName == "MagicalRecord-Cache-Car")
+        let request = Automobile.mr_requestAllSorted(by: "model", ascending: true, in: stack.context)
+        let controller = Automobile.mr_fetchController(request, delegate: nil, useFileCache: true, groupedBy: nil, in: stack.context)
+        #expect(controller.cacheName == "MagicalRecord-Cache-Automobile")
         #expect(stack.run { controller.fetchedObjects } == nil)
-        #expect(Car.mr_performFetch(controller))
+        #expect(Automobile.mr_performFetch(controller))
         #expect(stack.run { controller.fetchedObjects?.count } == 4)
-        let uncached = Car.mr_fetchController(request, delegate: nil, useFileCache: false, groupedBy: nil, in: stack.context)
+        let uncached = Automobile.mr_fetchController(request, delegate: nil, useFileCache: false, groupedBy: nil, in: stack.context)
         #expect(uncached.cacheName == nil)
     }
 
@@ -84,8 +84,8 @@ import Testing
         // MagicalRecord's request has no sort descriptors, which a controller requires: the
         // fetch fails (logged), and the controller is returned unfetched, never a crash.
         let stack = try carStack()
-        let controller = Car.mr_fetchAll(withDelegate: nil, in: stack.context)
+        let controller = Automobile.mr_fetchAll(withDelegate: nil, in: stack.context)
         #expect(stack.run { controller.fetchedObjects } == nil)
-        #expect(Car.mr_performFetch(controller) == false)
+        #expect(Automobile.mr_performFetch(controller) == false)
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 final class Person: NSManagedObject {}
 final class Address: NSManagedObject {}
 final class Employer: NSManagedObject {}
-final class Car: NSManagedObject {}
+final class Automobile: NSManagedObject {}
 
 /// A model built in code with MagicalRecord's import user info:
 /// - `Person`: `personID` (Integer 64, the default primary attribute), `name`, `age` (Integer 16),
@@ -17,7 +17,7 @@ final class Car: NSManagedObject {}
 /// - `Address`: `street`, `city`, `person`;
 /// - `Company` (class `Employer`): `companyID` (`mappedKeyName` `id`), `name`, `founded` (Date, the
 ///   default format), `employees`;
-/// - `Car`: `make`, `model`, `price` (Double), `year` (Integer 32).
+/// - `Automobile`: `make`, `model`, `price` (Double), `year` (Integer 32).
 enum MagicalTestModel {
     static func make() -> NSManagedObjectModel {
         func attribute(_ name: String, _ type: NSAttributeType, _ userInfo: [String: String] = [:]) -> NSAttributeDescription {
@@ -47,7 +47,7 @@ enum MagicalTestModel {
         let person = entity("Person", Person.self)
         let address = entity("Address", Address.self)
         let company = entity("Company", Employer.self)
-        let car = entity("Car", Car.self)
+        let car = entity("Automobile", Automobile.self)
 
         let addresses = relationship("addresses", address, toMany: true, ["mappedKeyName": "homes", "relatedByAttribute": "street"])
         let resident = relationship("person", person, toMany: false)
@@ -116,10 +116,10 @@ final class MagicalTestStack {
 
     /// Four cars: two Saabs (1999: 3000, 2004: 9000), a Volvo (2004: 6000), a Fiat (1980: 1000).
     func insertCars() {
-        insert("Car", ["make": "Saab", "model": "900", "price": 3000.0, "year": 1999])
-        insert("Car", ["make": "Saab", "model": "9-3", "price": 9000.0, "year": 2004])
-        insert("Car", ["make": "Volvo", "model": "V70", "price": 6000.0, "year": 2004])
-        insert("Car", ["make": "Fiat", "model": "Panda", "price": 1000.0, "year": 1980])
+        insert("Automobile", ["make": "Saab", "model": "900", "price": 3000.0, "year": 1999])
+        insert("Automobile", ["make": "Saab", "model": "9-3", "price": 9000.0, "year": 2004])
+        insert("Automobile", ["make": "Volvo", "model": "V70", "price": 6000.0, "year": 2004])
+        insert("Automobile", ["make": "Fiat", "model": "Panda", "price": 1000.0, "year": 1980])
     }
 
     /// The values of `key` of `objects`, read on the context's queue.
