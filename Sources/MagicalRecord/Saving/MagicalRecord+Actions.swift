@@ -5,7 +5,8 @@ import Foundation
 /// context, a child of the root saving context (from MagicalRecord 2.3 on; 2.2, which seed 003
 /// quotes, used a child of the default context), runs the block in it, then saves it and its
 /// parent to the store. The default context learns of the changes when the root saving context's
-/// save is merged into it, on the main queue.
+/// save is merged into it, on the main queue. They trap when no stack is set up, as
+/// ``CoreData/NSManagedObjectContext/mr_rootSaving()`` does.
 extension MagicalRecord {
     /// Runs `block` on a background queue (the new context's own), in a new context, then saves
     /// it to the store. Returns at once.
@@ -34,13 +35,7 @@ extension MagicalRecord {
     /// })
     /// ```
     public static func save(_ block: @escaping (NSManagedObjectContext) -> Void, completion: MRSaveCompletionHandler?) {
-        let context = NSManagedObjectContext.mr_context(withParent: .mr_rootSaving())
-        context.mr_setWorkingName("saveWithBlock:completion:")
-        let block = Unchecked(block), completion = completion.map(Unchecked.init)
-        context.perform {
-            block.value(context)
-            context.mr_save(options: .parentContexts, completion: completion?.value)
-        }
+        NSManagedObjectContext.mr_rootSaving().saveInNewChild(named: "saveWithBlock:completion:", block, completion: completion)
     }
 
     /// Runs `block` in a new context on the calling thread (`performAndWait`: seed 003 saw the
@@ -54,11 +49,6 @@ extension MagicalRecord {
     /// })
     /// ```
     public static func save(blockAndWait block: (NSManagedObjectContext) -> Void) {
-        let context = NSManagedObjectContext.mr_context(withParent: .mr_rootSaving())
-        context.mr_setWorkingName("saveWithBlockAndWait:")
-        context.performAndWait {
-            block(context)
-            context.mr_save(options: [.parentContexts, .synchronously], completion: nil)
-        }
+        NSManagedObjectContext.mr_rootSaving().saveInNewChildAndWait(named: "saveWithBlockAndWait:", block)
     }
 }

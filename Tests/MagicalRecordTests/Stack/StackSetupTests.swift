@@ -36,6 +36,15 @@ extension DefaultStackSuite {
             #expect(first !== second)
         }
 
+        /// A programmer error, as MagicalRecord's assertion: the message says what to call.
+        @Test func theDefaultContextBeforeAnySetUpStopsWithMagicalRecordsMessage() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                _ = NSManagedObjectContext.mr_default()
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(message.contains("Did you forget to set up the Core Data stack?"))
+        }
+
         @Test func aStoreAtAURLIsASQLiteFileThatKeepsTheData() async throws {
             let folder = try TemporaryFolder()
             let url = folder.url.appendingPathComponent("nested/Cars.sqlite")
