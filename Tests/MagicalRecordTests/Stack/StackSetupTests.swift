@@ -95,6 +95,9 @@ extension DefaultStackSuite {
                 MagicalRecord.setDefaultModelNamed("Cars.momd")
                 guard let model = NSManagedObjectModel.mr_default(),
                       model.entitiesByName["Car"]?.attributesByName["color"] != nil else { exit(1) }
+                MagicalRecord.setupCoreDataStackWithInMemoryStore()
+                MagicalRecord.save(blockAndWait: { _ = NSEntityDescription.insertNewObject(forEntityName: "Car", into: $0) })
+                guard carsInStore() == 1 else { exit(2) }
             }
             withExtendedLifetime(folder) {} // removed once the child has exited, not before
         }
