@@ -20,8 +20,13 @@ import Testing
                 MagicalRecord.setupCoreDataStack()
                 MagicalRecord.setupCoreDataStack(withStoreNamed: "Model.sqlite")
                 MagicalRecord.setupAutoMigratingCoreDataStack()
-                MagicalRecord.setupCoreDataStackWithAutoMigratingSqliteStore(named: "db.sqlite")
+                MagicalRecord.setupCoreDataStack(withAutoMigratingSqliteStoreNamed: "db.sqlite")
                 MagicalRecord.setupCoreDataStackWithInMemoryStore()
+                MagicalRecord.setShouldAutoCreateManagedObjectModel(false)
+                MagicalRecord.setShouldDeleteStoreOnModelMismatch(true)
+                let url = URL(fileURLWithPath: "/var/lib/cars/db.sqlite")
+                MagicalRecord.setupCoreDataStackWithStore(at: url)
+                MagicalRecord.setupCoreDataStackWithAutoMigratingSqliteStore(at: url)
                 if MagicalRecord.loggingLevel() == .off { print(NSPersistentStore.mr_url(forStoreName: "db.sqlite")) }
             }
 

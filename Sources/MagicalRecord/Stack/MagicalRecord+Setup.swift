@@ -30,7 +30,7 @@ extension MagicalRecord {
     /// MagicalRecord.setupAutoMigratingCoreDataStack()
     /// ```
     public static func setupAutoMigratingCoreDataStack() {
-        setupCoreDataStackWithAutoMigratingSqliteStore(named: defaultStoreName())
+        setupCoreDataStack(withAutoMigratingSqliteStoreNamed: defaultStoreName())
     }
 
     /// Sets up the default stack on the SQLite store named `storeName` in the XDG data folder.
@@ -48,9 +48,9 @@ extension MagicalRecord {
     /// model wrote it.
     ///
     /// ```swift
-    /// MagicalRecord.setupCoreDataStackWithAutoMigratingSqliteStore(named: "Cars.sqlite")
+    /// MagicalRecord.setupCoreDataStack(withAutoMigratingSqliteStoreNamed: "Cars.sqlite")
     /// ```
-    public static func setupCoreDataStackWithAutoMigratingSqliteStore(named storeName: String) {
+    public static func setupCoreDataStack(withAutoMigratingSqliteStoreNamed storeName: String) {
         setupCoreDataStackWithAutoMigratingSqliteStore(at: NSPersistentStore.mr_url(forStoreName: storeName))
     }
 

@@ -13,7 +13,7 @@ extension NSManagedObjectModel {
     /// ```
     public class func mr_default() -> NSManagedObjectModel? {
         if let model = DefaultStack.shared.withLock({ $0.model }) { return model }
-        guard let merged = NSManagedObjectModel.mergedModel(from: nil) else { return nil }
+        guard MagicalRecord.shouldAutoCreateManagedObjectModel(), let merged = NSManagedObjectModel.mergedModel(from: nil) else { return nil }
         return DefaultStack.shared.withLock { stack in
             if stack.model == nil { stack.model = merged }
             return stack.model

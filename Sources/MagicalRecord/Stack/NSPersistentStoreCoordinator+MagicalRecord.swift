@@ -42,16 +42,30 @@ extension NSPersistentStoreCoordinator {
     }
 
     /// Adds the SQLite store at `url`, creating its folder first; a failure is logged as an error
-    /// (MagicalRecord's set-up methods cannot throw) and leaves the coordinator without it.
+    /// (MagicalRecord's set-up methods cannot throw) and leaves the coordinator without it. A
+    /// store of another model version is deleted and made again, empty, only when
+    /// `MagicalRecord.shouldDeleteStoreOnModelMismatch()`.
     @discardableResult
     internal func mr_addSqliteStore(at url: URL, options: [AnyHashable: Any]?) -> NSPersistentStore? {
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            return try addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+            do {
+                return try addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+            } catch let error as NSError where MagicalRecord.shouldDeleteStoreOnModelMismatch() && Self.isModelMismatch(error) {
+                MagicalRecordLog.warn("Removing the store at \(url.path), which another model version wrote (\(Self.describe(error))): shouldDeleteStoreOnModelMismatch is on")
+                try destroyPersistentStore(at: url, ofType: NSSQLiteStoreType, options: options)
+                return try addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+            }
         } catch {
             MagicalRecordLog.error("Could not add the SQLite store at \(url.path): \(error.localizedDescription) (\(Self.describe(error)))")
             return nil
         }
+    }
+
+    /// Whether `error` is one of the errors MagicalRecord deletes a mismatched store for.
+    private static func isModelMismatch(_ error: NSError) -> Bool {
+        error.domain == NSCocoaErrorDomain
+            && [NSPersistentStoreIncompatibleVersionHashError, NSMigrationMissingSourceModelError, NSMigrationError].contains(error.code)
     }
 
     /// Adds an in-memory store; a failure is logged as an error.

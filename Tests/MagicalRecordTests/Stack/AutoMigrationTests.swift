@@ -64,6 +64,27 @@ extension DefaultStackSuite {
             #expect(try Data(contentsOf: url) == before)
         }
 
+        @Test func deletingMismatchedStoresMakesANewEmptyStoreWhenAsked() async throws {
+            let folder = try TemporaryFolder()
+            let bundle = try ModelFiles.writeCars(in: folder.url)
+            let url = folder.url.appendingPathComponent("Cars.sqlite")
+            try await Self.writeVersion1Store(at: url, bundle: bundle)
+            let v2 = try #require(NSManagedObjectModel(contentsOf: bundle))
+            #expect(!MagicalRecord.shouldDeleteStoreOnModelMismatch(), "off by default")
+            MagicalRecord.setShouldDeleteStoreOnModelMismatch(true)
+            defer { MagicalRecord.setShouldDeleteStoreOnModelMismatch(false) }
+            let capture = LogCapture()
+            let count = try await capture.capturing(level: .warn) {
+                try await withDefaultStack(model: v2, level: .warn, { MagicalRecord.setupCoreDataStackWithStore(at: url) }) {
+                    carsInStore()
+                }
+            }
+            #expect(count == 0, "a new, empty store of version 2")
+            #expect(capture.text.contains("Removing the store at \(url.path)"))
+            #expect(capture.text.contains("NSCocoaErrorDomain \(NSPersistentStoreIncompatibleVersionHashError)"))
+            #expect(!capture.text.contains("Could not add"))
+        }
+
         /// The named set-up, `setupAutoMigratingCoreDataStack()`, in a child process that sets
         /// `XDG_DATA_HOME` for itself.
         @Test func setupAutoMigratingCoreDataStackMigratesTheDefaultStore() async throws {

@@ -111,6 +111,20 @@ extension DefaultStackSuite {
             MagicalRecord.cleanUp()
         }
 
+        @Test func withoutAModelNothingIsSetUpAndTheErrorIsLogged() async throws {
+            MagicalRecord.setShouldAutoCreateManagedObjectModel(false)
+            defer { MagicalRecord.setShouldAutoCreateManagedObjectModel(true) }
+            NSManagedObjectModel.mr_setDefaultManagedObjectModel(nil)
+            #expect(NSManagedObjectModel.mr_default() == nil, "no merged model either")
+            let capture = LogCapture()
+            try await capture.capturing(level: .error) {
+                MagicalRecord.setupCoreDataStackWithInMemoryStore()
+            }
+            #expect(NSPersistentStoreCoordinator.mr_default() == nil)
+            #expect(capture.text.contains("No managed object model"))
+            MagicalRecord.cleanUp()
+        }
+
         @Test func aStoreThatCannotBeAddedIsLoggedLeftAsItWasAndSavesFailWithItsError() async throws {
             let folder = try TemporaryFolder()
             let url = folder.url.appendingPathComponent("Garbage.sqlite")
