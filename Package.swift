@@ -49,7 +49,7 @@ let package = Package(
         .executableTarget(
             name: "CoreDataCLI",
             dependencies: [
-                "CoreData", "CoreDataExamples", "CSQLite",
+                "CoreData", "CoreDataExamples", "CSQLite", "MagicalRecord",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

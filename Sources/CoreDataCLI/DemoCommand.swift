@@ -3,7 +3,8 @@ import CoreData
 import CoreDataExamples
 import Foundation
 
-/// `coredata demo`: seed 000's scenario end to end on a real SQLite store.
+/// `coredata demo`: seed 000's scenario end to end on a real SQLite store; `--magicalrecord` runs
+/// it on MagicalRecord for Linux (`DemoMagicalRecord.swift`).
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
@@ -12,11 +13,18 @@ struct DemoCommand: ParsableCommand {
 
     @Option(help: "The store file (default: a new file in a temporary folder).") var store: String?
     @Option(help: "How many cars to insert in each insert step.") var count = 10_000
+    @Flag(help: "Run the scenario on MagicalRecord: its default stack and save blocks.") var magicalrecord = false
 
     func run() throws {
         let storeURL = store.map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("coredata-demo-\(UUID().uuidString)/Car.sqlite")
         let modelURL = CoreDataManager.bundledModelURL
+        if magicalrecord {
+            try MagicalRecordDemo(storeURL: storeURL, modelURL: modelURL, count: count).run()
+            print("")
+            print("Inspect the store: swift run coredata inspect \(storeURL.path)")
+            return
+        }
         print("swift-coredata demo: seed 000's CoreDataManager on Linux")
         print("model: \(modelURL.lastPathComponent) (Xcode source format)")
         print("store: \(storeURL.path)")
@@ -27,28 +35,28 @@ struct DemoCommand: ParsableCommand {
         let existing = try manager.count()
         if existing > 0 { print("The store already holds \(existing) cars; the counts below include them.\n") }
 
-        let oneByOne = try step("insert \(count), save after each") {
+        let oneByOne = try Self.step("insert \(count), save after each") {
             for name in names { try manager.insertData(name) }
             return try manager.count()
         }
-        try step("delete all") { try manager.deleteData() }
-        let once = try step("insert \(count), one save") {
+        try Self.step("delete all") { try manager.deleteData() }
+        let once = try Self.step("insert \(count), one save") {
             try manager.insertDatas(names)
             return try manager.count()
         }
         var inOrder = false
-        try step("query all (order kept?)") {
+        try Self.step("query all (order kept?)") {
             let fetched = try manager.queryData()
             inOrder = Array(fetched.suffix(names.count)) == names
             return fetched.count
         }
         print("    order after the one-save insert: \(inOrder ? "insertion order kept" : "SCRAMBLED")")
         let probe = names[names.count / 2]
-        try step("query name = \"\(probe)\"") { try manager.queryData(probe).count }
-        try step("update name = \"\(probe)\" to \"test\"") { try manager.updateData(probe) }
-        try step("query name = \"test\"") { try manager.queryData("test").count }
-        try step("delete name = \"test\"") { try manager.deleteData("test") }
-        try step("reopen the store and count") {
+        try Self.step("query name = \"\(probe)\"") { try manager.queryData(probe).count }
+        try Self.step("update name = \"\(probe)\" to \"test\"") { try manager.updateData(probe) }
+        try Self.step("query name = \"test\"") { try manager.queryData("test").count }
+        try Self.step("delete name = \"test\"") { try manager.deleteData("test") }
+        try Self.step("reopen the store and count") {
             manager = try CoreDataManager(modelURL: modelURL, storeURL: storeURL)
             return try manager.count()
         }
@@ -61,7 +69,7 @@ struct DemoCommand: ParsableCommand {
     }
 
     @discardableResult
-    private func step(_ title: String, _ body: () throws -> Int) throws -> Double {
+    static func step(_ title: String, _ body: () throws -> Int) throws -> Double {
         let start = DispatchTime.now()
         let result = try body()
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9

@@ -1,0 +1,40 @@
+import CoreData
+import Foundation
+import Testing
+@testable import MagicalRecord
+
+extension DefaultStackSuite {
+    /// The save blocks on a context (`mr_save(_:completion:)`, `mr_save(blockAndWait:)`).
+    @Suite struct ChainSaveTests {
+        @Test func saveBlockAndWaitOnTheDefaultContextRunsInItsChildOnTheCallingThread() async throws {
+            try await withDefaultStack {
+                let seen = Observations()
+                onNewThread {
+                    let caller = Thread.current
+                    NSManagedObjectContext.mr_default().mr_save(blockAndWait: { context in
+                        seen.record(context.parent === NSManagedObjectContext.mr_default() ? "child of the default context" : "other",
+                                    sameThread: Thread.current === caller,
+                                    privateQueue: context.concurrencyType == .privateQueueConcurrencyType)
+                        NSEntityDescription.insertNewObject(forEntityName: "Car", into: context).setValue("chained", forKey: "name")
+                    })
+                }
+                #expect(seen.entries == [.init(label: "child of the default context", sameThread: true, privateQueue: true)])
+                #expect(carsInStore(named: "chained") == 1, "saved through the default and root contexts")
+                let main = NSManagedObjectContext.mr_default()
+                #expect(main.performAndWait { main.hasChanges } == false)
+            }
+        }
+
+        @Test func saveWithACompletionOnAContextCompletesOnTheMainQueue() async throws {
+            try await withDefaultStack {
+                let root = NSManagedObjectContext.mr_rootSaving()
+                let result = await completion { done in
+                    root.mr_save({ NSEntityDescription.insertNewObject(forEntityName: "Car", into: $0).setValue("async", forKey: "name") },
+                                 completion: done)
+                }
+                #expect(result.contextDidSave && result.error == nil && result.onMainQueue)
+                #expect(carsInStore(named: "async") == 1)
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import CoreData
+import Foundation
+import Testing
+@testable import MagicalRecord
+
+extension DefaultStackSuite {
+    /// The context save forms: which contexts each saves, and when it returns or completes.
+    @Suite struct ContextSaveTests {
+        /// A new child of the root saving context holding one new car named `name`.
+        private static func contextWithACar(_ name: String) -> NSManagedObjectContext {
+            let context = NSManagedObjectContext.mr_()
+            context.performAndWait {
+                NSEntityDescription.insertNewObject(forEntityName: "Car", into: context).setValue(name, forKey: "name")
+            }
+            return context
+        }
+
+        private static var rootHasChanges: Bool {
+            let root = NSManagedObjectContext.mr_rootSaving()
+            return root.performAndWait { root.hasChanges }
+        }
+
+        @Test func saveToPersistentStoreAndWaitSavesEveryParent() async throws {
+            try await withDefaultStack {
+                let context = Self.contextWithACar("a")
+                context.mr_saveToPersistentStoreAndWait()
+                #expect(carsInStore(named: "a") == 1)
+                #expect(!Self.rootHasChanges)
+                #expect(context.performAndWait { !context.hasChanges })
+            }
+        }
+
+        @Test func saveOnlySelfAndWaitStopsAtTheParent() async throws {
+            try await withDefaultStack {
+                let context = Self.contextWithACar("a")
+                context.mr_saveOnlySelfAndWait()
+                #expect(context.performAndWait { !context.hasChanges })
+                #expect(Self.rootHasChanges, "the changes are the root's now")
+                #expect(carsInStore() == 0, "and not yet the store's")
+                NSManagedObjectContext.mr_rootSaving().mr_saveOnlySelfAndWait()
+                #expect(carsInStore(named: "a") == 1, "a context on the coordinator saves to the store")
+            }
+        }
+
+        @Test func saveOnlySelfCompletesOnTheMainQueueWithTheParentChanged() async throws {
+            try await withDefaultStack {
+                let context = Self.contextWithACar("a")
+                let result = await completion { context.mr_saveOnlySelf(completion: $0) }
+                #expect(result.contextDidSave && result.error == nil && result.onMainQueue)
+                #expect(Self.rootHasChanges)
+                #expect(carsInStore() == 0)
+            }
+        }
+
+        @Test func saveToPersistentStoreCompletesOnTheMainQueueWithTheStoreChanged() async throws {
+            try await withDefaultStack {
+                let context = Self.contextWithACar("a")
+                let result = await completion { context.mr_saveToPersistentStore(completion: $0) }
+                #expect(result.contextDidSave && result.error == nil && result.onMainQueue)
+                #expect(carsInStore(named: "a") == 1)
+            }
+        }
+
+        /// Which of the two saves ran on the calling thread, for `options`.
+        private static func savesOnTheCallingThread(_ options: MRSaveOptions) async throws -> (child: Bool, root: Bool) {
+            let context = contextWithACar("a")
+            let root = NSManagedObjectContext.mr_rootSaving()
+            let caller = ThreadBox()
+            let saved = Observations()
+            let observed: [NSManagedObjectContext] = [context, root]
+            let observers = observed.map { observed in
+                NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: observed, queue: nil) { _ in
+                    saved.record(observed === root ? "root" : "child", sameThread: caller.isCurrent, privateQueue: true)
+                }
+            }
+            defer { observers.forEach(NotificationCenter.default.removeObserver) }
+            let completed = Flag()
+            let contextBox = Unchecked(context)
+            onNewThread {
+                caller.setCurrent()
+                contextBox.value.mr_save(options: options) { _, _ in completed.set() }
+            }
+            await drainUntil { completed.isSet }
+            #expect(carsInStore(named: "a") == 1)
+            let entries = saved.entries
+            #expect(entries.map(\.label) == ["child", "root"])
+            return (entries.first?.sameThread == true, entries.last?.sameThread == true)
+        }
+
+        @Test func synchronouslySavesEveryContextOnTheCallingThread() async throws {
+            try await withDefaultStack {
+                let onCaller = try await Self.savesOnTheCallingThread([.parentContexts, .synchronously])
+                #expect(onCaller.child && onCaller.root)
+            }
+        }
+
+        @Test func synchronouslyExceptRootContextSavesTheRootOnItsQueue() async throws {
+            try await withDefaultStack {
+                let onCaller = try await Self.savesOnTheCallingThread([.parentContexts, .synchronouslyExceptRootContext])
+                #expect(onCaller.child && !onCaller.root)
+            }
+        }
+
+        @Test func withoutSynchronouslyNothingSavesOnTheCallingThread() async throws {
+            try await withDefaultStack {
+                let onCaller = try await Self.savesOnTheCallingThread(.parentContexts)
+                #expect(!onCaller.child && !onCaller.root)
+            }
+        }
+
+        @Test func optionsOfNoneSaveOnlyTheContextAsynchronously() async throws {
+            try await withDefaultStack {
+                let context = Self.contextWithACar("a")
+                let result = await completion { context.mr_save(options: [], completion: $0) }
+                #expect(result.contextDidSave && result.onMainQueue)
+                #expect(Self.rootHasChanges)
+                #expect(carsInStore() == 0)
+            }
+        }
+
+        @Test func theDefaultContextSavesToTheStoreFromItsQueue() async throws {
+            try await withDefaultStack {
+                let main = NSManagedObjectContext.mr_default()
+                main.performAndWait {
+                    NSEntityDescription.insertNewObject(forEntityName: "Car", into: main).setValue("ui", forKey: "name")
+                }
+                main.mr_saveToPersistentStoreAndWait()
+                #expect(carsInStore(named: "ui") == 1)
+            }
+        }
+
+        @Test func aContextWithoutChangesCompletesWithFalseAndNoError() async throws {
+            try await withDefaultStack {
+                let result = await completion { NSManagedObjectContext.mr_().mr_saveToPersistentStore(completion: $0) }
+                #expect(!result.contextDidSave && result.error == nil && result.onMainQueue)
+            }
+        }
+    }
+}
+
+/// A flag set on one thread and read on another.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+/// A thread, remembered to be compared with the current one later.
+final class ThreadBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var thread: Thread?
+    func setCurrent() { lock.withLock { thread = Thread.current } }
+    var isCurrent: Bool { lock.withLock { thread === Thread.current } }
+}
+
+/// Lets the main queue run until `condition` holds (at most 10 s).
+func drainUntil(_ condition: () -> Bool) async {
+    let deadline = Date().addingTimeInterval(10)
+    while !condition(), Date() < deadline { await drainMainQueue() }
+}
