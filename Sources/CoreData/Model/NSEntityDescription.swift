@@ -128,6 +128,7 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     /// Naming an entity the context's model does not have is a programmer error and stops the
     /// process, as Apple's raises `NSInternalInconsistencyException`; check with
     /// ``entity(forEntityName:in:)`` first when the name comes from input.
+    @discardableResult
     open class func insertNewObject(forEntityName entityName: String, into context: NSManagedObjectContext) -> NSManagedObject {
         guard let entity = entity(forEntityName: entityName, in: context) else {
             preconditionFailure("+entityForName: could not locate an entity named '\(entityName)' in this model.")

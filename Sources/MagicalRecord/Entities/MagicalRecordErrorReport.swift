@@ -8,7 +8,7 @@ import Foundation
 
 /// Where the entity, finder and import methods send the errors they cannot return.
 internal enum MagicalRecordErrorReport {
-    /// Logs `error` on standard error, as MagicalRecord's default error handling logs it
+    /// Logs `error`, as MagicalRecord's default error handling logs it
     /// (`MagicalRecord: error: …`), with what was being done.
     static func handle(_ error: any Error, while doing: String) {
         let nsError = error as NSError
@@ -20,7 +20,8 @@ internal enum MagicalRecordErrorReport {
         write(message)
     }
 
+    /// Through MagicalRecord's log, at its error level (``MagicalRecord/setLoggingLevel(_:)``).
     private static func write(_ message: String) {
-        FileHandle.standardError.write(Data("MagicalRecord: error: \(message)\n".utf8))
+        MagicalRecordLog.error("error: \(message)")
     }
 }

@@ -35,13 +35,13 @@ enum CarModel {
 func withDefaultStack<T>(model: NSManagedObjectModel = CarModel.make(), level: MagicalRecordLoggingLevel = .off,
                          _ setUp: () -> Void = { MagicalRecord.setupCoreDataStackWithInMemoryStore() },
                          _ body: () async throws -> T) async throws -> T {
-    let level = MagicalRecord.loggingLevel()
+    let previous = MagicalRecord.loggingLevel()
     MagicalRecord.setLoggingLevel(level)
     NSManagedObjectModel.mr_setDefaultManagedObjectModel(model)
     setUp()
     defer {
         MagicalRecord.cleanUp()
-        MagicalRecord.setLoggingLevel(level)
+        MagicalRecord.setLoggingLevel(previous)
     }
     return try await body()
 }
