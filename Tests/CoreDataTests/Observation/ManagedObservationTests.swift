@@ -240,6 +240,17 @@ struct ManagedObservationTests {
         #expect(changes.value == 0)
     }
 
+    @Test func aMergePolicyTakingTheStoresValueFires() throws {
+        let (stack, car, _, _) = try savedStack()
+        _ = try saveElsewhere(stack) { $0.name = "Model A" }
+        stack.context.mergePolicy = NSMergeByPropertyStoreTrumpMergePolicy
+        car.year = 1927
+        let changes = tracking { _ = car.name }
+        try stack.context.save() // a conflict: the store's name wins, the car's year stays
+        #expect(car.name == "Model A" && car.year == 1927)
+        #expect(changes.value == 1)
+    }
+
     @Test func rollbackFires() throws {
         let (stack, car, _, _) = try savedStack()
         car.name = "Model A"
