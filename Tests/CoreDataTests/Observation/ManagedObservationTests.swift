@@ -20,6 +20,12 @@ final class ObservedTag: NSManagedObject, Observable {
     @Managed var label: String?
 }
 
+/// An `Observable` class of the Blog model's `Author` (`Fixtures/Blog.xcdatamodeld`).
+final class ObservedAuthor: NSManagedObject, Observable {
+    @Managed var name: String?
+    @Managed var postCount: Int64 // derived: posts.@count, computed at save
+}
+
 /// A class that is not `Observable`: its objects take no part in observation.
 final class UnobservedCar: NSManagedObject {
     @Managed var name: String?
@@ -249,6 +255,23 @@ struct ManagedObservationTests {
         try stack.context.save() // a conflict: the store's name wins, the car's year stays
         #expect(car.name == "Model A" && car.year == 1927)
         #expect(changes.value == 1)
+    }
+
+    @Test func aDerivedAttributeComputedAtSaveFires() throws {
+        let model = try DerivedAttributeTests.blog()
+        model.entitiesByName["Author"]!.managedObjectClassName = String(reflecting: ObservedAuthor.self)
+        let stack = try TestStack(model: model)
+        let author = ObservedAuthor(context: stack.context)
+        author.name = "Ada"
+        try stack.context.save()
+        let count = tracking { _ = author.postCount }
+        let name = tracking { _ = author.name }
+        let post = NSEntityDescription.insertNewObject(forEntityName: "Post", into: stack.context)
+        post.setValue(author, forKey: "author")
+        try stack.context.save()
+        #expect(author.postCount == 1)
+        #expect(count.value == 1)
+        #expect(name.value == 0)
     }
 
     @Test func rollbackFires() throws {
