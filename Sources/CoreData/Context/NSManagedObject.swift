@@ -792,8 +792,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 if !_isPlain && context.isCallingWillSave { context.insertedObjectDidChangeInWillSave(self) }
             }
         }
-        // Only objects with extras may have a registrar (a tracking read them).
-        if _extras != nil { observedPropertyDidChange(at: index) }
+        // Only an object a tracking read has a registrar (extras are rare, and the field is nil).
+        if _extras?.registrar != nil { observedPropertyDidChange(at: index) }
     }
 
     // MARK: Changes
