@@ -197,6 +197,7 @@ extension NSManagedObject {
     @inlinable @inline(__always)
     internal func _managedAttributeValue<Value: ManagedAttributeValue>(_ key: borrowing ManagedPropertyKey, as type: Value.Type) -> Value? {
         let index = _managedIndex(key)
+        if layout.observesReads { _observeRead(at: index) }
         fireFaultIfNeeded()
         return Value._managedValue(in: self, at: index)
     }
@@ -516,6 +517,7 @@ extension NSManagedObject {
 
     @usableFromInline
     internal func _managedAnyValue<Value>(at index: Int, key: String, as type: Value.Type) -> Value {
+        if layout.observesReads { _observeRead(at: index) }
         guard let value = FetchedPropertyIndex.isFetched(index) ? fetchedPropertyValue(forKey: key) : primitiveValue(at: index) else {
             // nil is a value of `Value` only when it is an optional type.
             if let none = Optional<Any>.none as? Value { return none }
@@ -527,6 +529,7 @@ extension NSManagedObject {
 
     @usableFromInline
     internal func _managedToOne(at index: Int) -> NSManagedObject? {
+        if layout.observesReads { _observeRead(at: index) }
         guard layout.storageKinds[index] == .toOne else {
             guard let value = primitiveValue(at: index) else { return nil }
             if let object = value as? NSManagedObject { return object }
@@ -537,6 +540,7 @@ extension NSManagedObject {
 
     @usableFromInline
     internal func _managedToMany(at index: Int) -> [NSManagedObject] {
+        if layout.observesReads { _observeRead(at: index) }
         if FetchedPropertyIndex.isFetched(index) {
             let value = fetchedPropertyValue(forKey: FetchedPropertyIndex.property(at: index, in: layout).name)
             if let objects = value as? [NSManagedObject] { return objects }

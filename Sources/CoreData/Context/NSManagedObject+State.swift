@@ -41,8 +41,10 @@ extension NSManagedObject {
             if hasChanges {
                 merge(snapshot)
             } else {
-                adopt(snapshot)
-                _relations.removeAll()
+                changingObservedValues {
+                    adopt(snapshot)
+                    _relations.removeAll()
+                }
             }
         }
     }
@@ -82,13 +84,15 @@ extension NSManagedObject {
 
     /// Discards unsaved changes, going back to the last saved values.
     internal func revertToSnapshot() {
-        _relations.removeAll()
-        clearChanged()
-        _isUpdated = false
-        if let snapshot = _snapshot {
-            _values = snapshot.values
-        } else if !_hasData {
-            _values = []
+        changingObservedValues {
+            _relations.removeAll()
+            clearChanged()
+            _isUpdated = false
+            if let snapshot = _snapshot {
+                _values = snapshot.values
+            } else if !_hasData {
+                _values = []
+            }
         }
     }
 
@@ -97,12 +101,14 @@ extension NSManagedObject {
     internal func merge(_ fresh: RowSnapshot?) {
         guard let fresh else { return }
         fireFaultIfNeeded()
-        for index in layout.rowIndexes where !_changed.contains(index) {
-            _values[index] = fresh.values[index]
-            _relations[index] = nil
-        }
-        for index in layout.relationshipIndexes where !_changed.contains(index) {
-            _relations[index] = nil
+        changingObservedValues {
+            for index in layout.rowIndexes where !_changed.contains(index) {
+                _values[index] = fresh.values[index]
+                _relations[index] = nil
+            }
+            for index in layout.relationshipIndexes where !_changed.contains(index) {
+                _relations[index] = nil
+            }
         }
         _snapshot = fresh
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import Synchronization
 
 /// An object of an entity, living in a managed object context.
@@ -18,6 +19,22 @@ import Synchronization
 ///
 /// Objects are not `Sendable`: use them on their context's queue only, and pass
 /// ``objectID`` between queues.
+///
+/// A subclass that conforms to Swift's `Observable` works with `withObservationTracking` (beyond
+/// Apple's framework, as SwiftData's `@Model`): reads through `@Managed` getters and
+/// `value(forKey:)` are tracked, and `onChange` runs once the property changes, whatever changed
+/// it (a setter, a merge, a refresh, a rollback, an undo), after the change, on the context's queue:
+///
+/// ```swift
+/// final class Car: NSManagedObject, Observable {
+///     @Managed var name: String?
+/// }
+/// withObservationTracking { _ = car.name } onChange: { print("renamed") }
+/// car.name = "Model A" // prints "renamed"
+/// ```
+///
+/// An object gets a registrar the first time a tracking reads it; a class that is not
+/// `Observable` pays one check per read (`NSManagedObject+Observation.swift`, `docs/PORTING.md`).
 ///
 /// Subclasses that override ``init(entity:insertInto:)`` must mark it `required` (Linux
 /// difference: the framework instantiates classes through that initializer, which needs
@@ -308,10 +325,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         var retiredIDs: [NSManagedObjectID] = []
         /// The indexes from 64 on of ``NSManagedObject/_changed``.
         var changedOverflow: Set<Int>?
+        /// The object's own registrar, made when a `withObservationTracking` first read it
+        /// (`NSManagedObject+Observation.swift`).
+        var registrar: ObservationRegistrar?
     }
     @exclusivity(unchecked) internal var _extras: Extras?
     /// ``_extras``, made if the object has none yet.
-    private var extras: Extras {
+    internal var extras: Extras {
         if _extras == nil { _extras = Extras() }
         return _extras!
     }
@@ -357,6 +377,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         if objectClass == NSManagedObject.self { _flags = Flag.hasData | Flag.isPlain }
         if !layout._withUnsafeGuaranteedRef({ $0.isResolvedClass(objectClass) }) {
             ManagedObjectClassRegistry.register(objectClass)
+            layout._withUnsafeGuaranteedRef { $0.noteInstanceClass(objectClass) }
         }
         super.init()
         if let context { context.insert(self) }
@@ -565,11 +586,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Turns the object back into a fault, discarding its values (and unsaved changes, if any).
     internal func turnIntoFault(keepingSnapshot snapshot: RowSnapshot?) {
         willTurnIntoFault()
-        _relations.removeAll()
-        clearChanged()
-        _isUpdated = false
-        load(snapshot)
-        _isFault = true
+        changingObservedValues {
+            _relations.removeAll()
+            clearChanged()
+            _isUpdated = false
+            load(snapshot)
+            _isFault = true
+        }
         didTurnIntoFault()
     }
 
@@ -594,6 +617,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         _checkQueue(key)
         willAccessValue(forKey: key)
         guard let index = layout.nameTable.index(of: key) else { return fetchedPropertyValue(forKey: key) }
+        if layout.observesReads { _observeRead(at: index) }
         return primitiveValue(at: index)
     }
 
@@ -768,6 +792,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 if !_isPlain && context.isCallingWillSave { context.insertedObjectDidChangeInWillSave(self) }
             }
         }
+        // Only an object a tracking read has a registrar (extras are rare, and the field is nil).
+        if _extras?.registrar != nil { observedPropertyDidChange(at: index) }
     }
 
     // MARK: Changes

@@ -27,6 +27,11 @@ extension NSManagedObjectContext {
     /// (`nil`) in the store. See ``NSMergePolicy/resolve(optimisticLockingConflicts:)``.
     internal func resolveLockingConflict(of object: NSManagedObject, persisted: RowSnapshot?, type: NSMergePolicyType) {
         guard object._context === self else { return }
+        object.changingObservedValues { resolveLockingConflictUnobserved(of: object, persisted: persisted, type: type) }
+    }
+
+    /// ``resolveLockingConflict(of:persisted:type:)``'s work, without telling observers.
+    private func resolveLockingConflictUnobserved(of object: NSManagedObject, persisted: RowSnapshot?, type: NSMergePolicyType) {
         guard let persisted else {
             forgetDeletedElsewhere(object)
             return

@@ -311,6 +311,20 @@ extension NSManagedObjectContext {
         guard image.exists else { return removeForUndo(object) }
         restoreForUndo(object)
         object.fireFaultIfNeeded()
+        object.changingObservedValues { restore(image, generation: generation) }
+        guard !object._isInserted else { return }
+        if object._changed.isEmpty {
+            if object._isUpdated { updated.remove(object); object._isUpdated = false }
+        } else if !object._isUpdated {
+            object._isUpdated = true
+            updated.insert(object)
+        }
+        pendingChangeNotice.updated.append(object)
+    }
+
+    /// ``apply(_:generation:)``'s change of the object's values to the image's (the object fired).
+    private func restore(_ image: UndoImage, generation: Int) {
+        let object = image.object
         let exact = image.generation == generation
         for index in image.covered {
             let isRelationship = object.layout.relationshipMask.contains(index)
@@ -338,14 +352,6 @@ extension NSManagedObjectContext {
                 break
             }
         }
-        guard !object._isInserted else { return }
-        if object._changed.isEmpty {
-            if object._isUpdated { updated.remove(object); object._isUpdated = false }
-        } else if !object._isUpdated {
-            object._isUpdated = true
-            updated.insert(object)
-        }
-        pendingChangeNotice.updated.append(object)
     }
 
     /// Undo of an insert, or redo of a delete: a new object leaves the context, a saved one is

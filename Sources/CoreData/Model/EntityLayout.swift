@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import Synchronization
 
 /// What an entity looks like once its model is frozen: every property at a fixed index, the
@@ -86,6 +87,17 @@ internal final class EntityLayout: @unchecked Sendable {
     var lineage: [UInt32] = []
     /// How each property is stored, by property index, for the typed `@Managed` accessors.
     @usableFromInline let storageKinds: ContiguousArray<ManagedStorageKind>
+    /// Whether objects of this entity tell Swift's `Observation` of their reads: its class, or a
+    /// class an object of it was made of, conforms to `Observable` (set once, never unset).
+    @usableFromInline let _observesReads = Atomic<Bool>(false)
+    /// ``_observesReads``, read by every `@Managed` getter and `value(forKey:)`.
+    @inlinable var observesReads: Bool { @inline(__always) get { _observesReads.load(ordering: .relaxed) } }
+
+    /// Notes that objects of `objectClass` are made of this entity: if it is `Observable`, this
+    /// entity's objects observe their reads (`NSManagedObject+Observation.swift`).
+    func noteInstanceClass(_ objectClass: NSManagedObject.Type) {
+        if objectClass is any Observable.Type { _observesReads.store(true, ordering: .relaxed) }
+    }
 
     private static let serials = Atomic<UInt32>(0)
 
@@ -160,6 +172,7 @@ internal final class EntityLayout: @unchecked Sendable {
         self.initialClass = objectClass
         let name = entity.managedObjectClassName
         self.mayResolveLater = objectClass == NSManagedObject.self && name != nil && name != "NSManagedObject"
+        noteInstanceClass(objectClass)
     }
     /// Whether ``instanceClass`` may change: the class name did not resolve when the model froze
     /// (immutable: read without a lock).
@@ -182,6 +195,7 @@ internal final class EntityLayout: @unchecked Sendable {
             resolvedGeneration = generation
             objectClass = ManagedObjectClassRegistry.resolve(entity.managedObjectClassName)
             if objectClass != NSManagedObject.self {
+                noteInstanceClass(objectClass)
                 resolvedClassBits.store(unsafeBitCast(objectClass, to: UInt.self), ordering: .releasing)
             } else {
                 checkedGeneration.store(generation, ordering: .releasing)

@@ -1,0 +1,161 @@
+import Foundation
+import Observation
+import Synchronization
+
+// Swift's `Observation` framework for managed objects: a class that conforms to `Observable`
+// has its property reads seen by `withObservationTracking` and its changes reported, whatever
+// changed them (a setter, a merge, a refresh, a rollback, an undo, a derived attribute at save).
+//
+// Cost. Observation keys what a tracking read by registrar, so each observed object needs a
+// registrar of its own (one shared by many objects would report any one's change to all), and
+// `ObservationRegistrar()` allocates. Only an object read *while a tracking runs* gets one:
+// - A read of an object of an `Observable` class without a registrar offers a registrar its
+//   context keeps spare (``NSManagedObjectContext/observationSpare``) the read, through
+//   `access(_:keyPath:)`. With no tracking running, `access` returns at once and the spare is
+//   untouched. With one running, `access` puts the key path into the tracking's set of reads,
+//   which hashes it, and the key path's argument (``ObservedProperty``) counts its hashes: the
+//   count moved, so the spare recorded the read and becomes the object's own registrar.
+//   (Swift has no public way to ask whether a tracking runs: the thread-local that says so is
+//   not exported.) A hash counted on another thread at that moment may make an object take a
+//   registrar it did not need (its spare recorded nothing): an allocation, never a lost read.
+//   That a recorded read is hashed is Observation's implementation (a `Set` of key paths per
+//   registrar), not its contract: if a toolchain changed it, no object would get a registrar,
+//   and `ManagedObservationTests` would fail, not pass silently.
+//   Such a read costs a call of `access` (about 110 instructions, counted with callgrind: its
+//   thread-local read); an object read by a tracking pays the same per read afterwards, as an
+//   `@Observable` class does.
+// - An object of a class that is not `Observable` pays one load and branch per read
+//   (``EntityLayout/observesReads``); a change of any object pays a `nil` check of
+//   ``NSManagedObject/_extras`` (and of its registrar, for the few objects with extras).
+// - The key paths are made once per property index (``ObservedProperty/keyPath(at:)``).
+
+/// The subject of the key paths observed properties are registered under: one per property
+/// index, not per class, since each object has a registrar of its own.
+internal struct ObservedProperties: Observable {
+    /// What the key paths of observed properties read: the index; only their identity matters.
+    subscript(property property: ObservedProperty) -> Int { property.index }
+}
+
+/// A property index as the argument of an observed key path, whose hashing is counted: the sign
+/// that Observation recorded a read (see the top of this file).
+internal struct ObservedProperty: Hashable, Sendable {
+    let index: Int
+
+    /// How many times a key path of an observed property has been hashed, on any thread.
+    static let hashes = Atomic<Int>(0)
+
+    func hash(into hasher: inout Hasher) {
+        Self.hashes.add(1, ordering: .relaxed)
+        hasher.combine(index)
+    }
+
+    static func == (lhs: ObservedProperty, rhs: ObservedProperty) -> Bool { lhs.index == rhs.index }
+
+    /// The key path Observation registers a property under.
+    typealias KeyPathType = KeyPath<ObservedProperties, Int> & Sendable
+
+    /// The key paths of the first property indexes, made once.
+    private static let keyPaths: [KeyPathType] = (0..<128).map(makeKeyPath)
+
+    private static func makeKeyPath(_ index: Int) -> KeyPathType {
+        \ObservedProperties.[property: ObservedProperty(index: index)]
+    }
+
+    /// The key path of the property at `index` (one made for it, past the first 128: equal to any other).
+    static func keyPath(at index: Int) -> KeyPathType {
+        index < keyPaths.count ? keyPaths[index] : makeKeyPath(index)
+    }
+}
+
+extension NSManagedObject {
+    /// The registrar of an object that a tracking has read, else `nil`.
+    internal var observationRegistrar: ObservationRegistrar? { _extras?.registrar }
+
+    /// Tells a running `withObservationTracking` (if any) that the property at `index` was read:
+    /// called by `@Managed` getters and `value(forKey:)` for objects whose layout
+    /// ``EntityLayout/observesReads``. Fetched properties (negative indexes) are not observed.
+    @usableFromInline @inline(never)
+    internal func _observeRead(at index: Int) {
+        guard index >= 0 else { return }
+        let keyPath = ObservedProperty.keyPath(at: index)
+        if let registrar = _extras?.registrar {
+            return registrar.access(ObservedProperties(), keyPath: keyPath)
+        }
+        let context = _context
+        let spare: ObservationRegistrar
+        if let kept = context?.observationSpare {
+            spare = kept
+        } else {
+            spare = ObservationRegistrar()
+            context?.observationSpare = spare
+        }
+        let counted = ObservedProperty.hashes.load(ordering: .relaxed)
+        spare.access(ObservedProperties(), keyPath: keyPath)
+        guard ObservedProperty.hashes.load(ordering: .relaxed) != counted else { return }
+        // A tracking recorded the read: the spare is this object's registrar from now on.
+        extras.registrar = spare
+        context?.observationSpare = nil
+    }
+
+    /// Reports a change of the property at `index` to the trackings that read it (after the
+    /// change: an `onChange` reads the new value). Called by ``markChanged(_:)`` when the object
+    /// has a registrar.
+    @inline(never)
+    internal func observedPropertyDidChange(at index: Int) {
+        guard let registrar = _extras?.registrar else { return }
+        let keyPath = ObservedProperty.keyPath(at: index)
+        registrar.willSet(ObservedProperties(), keyPath: keyPath)
+        registrar.didSet(ObservedProperties(), keyPath: keyPath)
+    }
+
+    /// Runs `body`, which replaces many of the object's values at once (a merge, a refresh, a
+    /// rollback, an undo), and then reports each property whose value it changed. Objects no
+    /// tracking has read pay a `nil` check.
+    @inline(__always)
+    internal func changingObservedValues(_ body: () -> Void) {
+        guard let registrar = _extras?.registrar else { return body() }
+        reportChanges(to: registrar, of: body)
+    }
+
+    /// ``changingObservedValues(_:)`` for an observed object: the values before and after
+    /// compared property by property. Attributes compare by value; a to-one by the related
+    /// object's ID; a to-many whose loaded objects `body` replaced by their objects, and one it
+    /// dropped (to be read again from the store, as a merge does) counts as changed, since telling
+    /// would take a query. A value the object did not have before or has not after (a fault
+    /// without data) counts as changed.
+    @inline(never)
+    private func reportChanges(to registrar: ObservationRegistrar, of body: () -> Void) {
+        let values = _values, relations = _relations
+        body()
+        for index in 0..<layout.properties.count
+        where valueChanged(at: index, values: values, relations: relations) {
+            let keyPath = ObservedProperty.keyPath(at: index)
+            registrar.willSet(ObservedProperties(), keyPath: keyPath)
+            registrar.didSet(ObservedProperties(), keyPath: keyPath)
+        }
+    }
+
+    /// Whether the property at `index` differs from what `values` and `relations` had.
+    private func valueChanged(at index: Int, values: PropertyValues, relations: [Int: RelationshipValue]) -> Bool {
+        switch layout.storageKinds[index] {
+        case .toOne:
+            return relatedID(at: index, values: values, relations: relations) != relatedID(at: index, values: _values, relations: _relations)
+        case .toMany, .orderedToMany:
+            guard case .toMany(let before)? = relations[index] else { return false }
+            guard case .toMany(let after)? = _relations[index] else { return true }
+            return !before.objects.elementsEqual(after.objects, by: ===)
+        default:
+            if values.count == 0 || _values.count == 0 { return values.count != _values.count }
+            return values[index] != _values[index]
+        }
+    }
+
+    /// A to-one's object ID as `values` and `relations` hold it: `.some(nil)` for none, `nil`
+    /// when the object had no data.
+    private func relatedID(at index: Int, values: PropertyValues, relations: [Int: RelationshipValue]) -> NSManagedObjectID?? {
+        if case .toOne(let object)? = relations[index] { return .some(object?.objectID) }
+        guard values.count != 0 else { return nil }
+        if case .objectID(let id) = values[index] { return .some(id) }
+        return .some(nil)
+    }
+}
