@@ -1,29 +1,17 @@
 import Foundation
 import Observation
-import Synchronization
 
 // Swift's `Observation` framework for managed objects: a class that conforms to `Observable`
 // has its property reads seen by `withObservationTracking` and its changes reported, whatever
 // changed them (a setter, a merge, a refresh, a rollback, an undo, a derived attribute at save).
 //
 // Cost. Observation keys what a tracking read by registrar, so each observed object needs a
-// registrar of its own (one shared by many objects would report any one's change to all), and
-// `ObservationRegistrar()` allocates. Only an object read *while a tracking runs* gets one:
-// - A read of an object of an `Observable` class without a registrar offers a registrar its
-//   context keeps spare (``NSManagedObjectContext/observationSpare``) the read, through
-//   `access(_:keyPath:)`. With no tracking running, `access` returns at once and the spare is
-//   untouched. With one running, `access` puts the key path into the tracking's set of reads,
-//   which hashes it, and the key path's argument (``ObservedProperty``) counts its hashes: the
-//   count moved, so the spare recorded the read and becomes the object's own registrar.
-//   (Swift has no public way to ask whether a tracking runs: the thread-local that says so is
-//   not exported.) A hash counted on another thread at that moment may make an object take a
-//   registrar it did not need (its spare recorded nothing): an allocation, never a lost read.
-//   That a recorded read is hashed is Observation's implementation (a `Set` of key paths per
-//   registrar), not its contract: if a toolchain changed it, no object would get a registrar,
-//   and `ManagedObservationTests` would fail, not pass silently.
-//   Such a read costs a call of `access` (about 110 instructions, counted with callgrind: its
-//   thread-local read); an object read by a tracking pays the same per read afterwards, as an
-//   `@Observable` class does.
+// registrar of its own (one shared by many objects would report any one's change to all).
+// Swift has no public way to ask whether a tracking runs (the thread-local that says so is not
+// exported), so an object of an `Observable` class takes its registrar at its first read through
+// `@Managed` or `value(forKey:)` (an allocation, as an `@Observable` class pays at init), and each
+// read then calls `access(_:keyPath:)` (about 110 instructions, counted with callgrind: its
+// thread-local read), as an `@Observable` class's reads do.
 // - An object of a class that is not `Observable` pays one load and branch per read
 //   (``EntityLayout/observesReads``); a change of any object pays a `nil` check of
 //   ``NSManagedObject/_extras`` (and of its registrar, for the few objects with extras).
@@ -36,20 +24,9 @@ internal struct ObservedProperties: Observable {
     subscript(property property: ObservedProperty) -> Int { property.index }
 }
 
-/// A property index as the argument of an observed key path, whose hashing is counted: the sign
-/// that Observation recorded a read (see the top of this file).
+/// A property index as the argument of an observed key path.
 internal struct ObservedProperty: Hashable, Sendable {
     let index: Int
-
-    /// How many times a key path of an observed property has been hashed, on any thread.
-    static let hashes = Atomic<Int>(0)
-
-    func hash(into hasher: inout Hasher) {
-        Self.hashes.add(1, ordering: .relaxed)
-        hasher.combine(index)
-    }
-
-    static func == (lhs: ObservedProperty, rhs: ObservedProperty) -> Bool { lhs.index == rhs.index }
 
     /// The key path Observation registers a property under.
     typealias KeyPathType = KeyPath<ObservedProperties, Int> & Sendable
@@ -68,33 +45,24 @@ internal struct ObservedProperty: Hashable, Sendable {
 }
 
 extension NSManagedObject {
-    /// The registrar of an object that a tracking has read, else `nil`.
+    /// The registrar of an object of an `Observable` class that has been read, else `nil`.
     internal var observationRegistrar: ObservationRegistrar? { _extras?.registrar }
 
     /// Tells a running `withObservationTracking` (if any) that the property at `index` was read:
     /// called by `@Managed` getters and `value(forKey:)` for objects whose layout
-    /// ``EntityLayout/observesReads``. Fetched properties (negative indexes) are not observed.
+    /// ``EntityLayout/observesReads``. The object takes its registrar at its first such read.
+    /// Fetched properties (negative indexes) are not observed.
     @usableFromInline @inline(never)
     internal func _observeRead(at index: Int) {
         guard index >= 0 else { return }
-        let keyPath = ObservedProperty.keyPath(at: index)
-        if let registrar = _extras?.registrar {
-            return registrar.access(ObservedProperties(), keyPath: keyPath)
-        }
-        let context = _context
-        let spare: ObservationRegistrar
-        if let kept = context?.observationSpare {
-            spare = kept
+        let registrar: ObservationRegistrar
+        if let existing = _extras?.registrar {
+            registrar = existing
         } else {
-            spare = ObservationRegistrar()
-            context?.observationSpare = spare
+            registrar = ObservationRegistrar()
+            extras.registrar = registrar
         }
-        let counted = ObservedProperty.hashes.load(ordering: .relaxed)
-        spare.access(ObservedProperties(), keyPath: keyPath)
-        guard ObservedProperty.hashes.load(ordering: .relaxed) != counted else { return }
-        // A tracking recorded the read: the spare is this object's registrar from now on.
-        extras.registrar = spare
-        context?.observationSpare = nil
+        registrar.access(ObservedProperties(), keyPath: ObservedProperty.keyPath(at: index))
     }
 
     /// Reports a change of the property at `index` to the trackings that read it (after the

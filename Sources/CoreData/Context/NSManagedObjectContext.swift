@@ -118,10 +118,6 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
     /// The undo state while there is an undo manager (`NSManagedObjectContext+Undo.swift`).
     @exclusivity(unchecked) internal var undoTracking: UndoTracking?
-    /// A registrar no object has yet: offered to the reads of objects of `Observable` classes
-    /// that have none, and taken by the first that a `withObservationTracking` reads
-    /// (`NSManagedObject+Observation.swift`).
-    internal var observationSpare: ObservationRegistrar?
     /// Free-form information.
     open var userInfo: NSMutableDictionary = NSMutableDictionary()
     /// A transaction author name for persistent history; stored for fidelity.
