@@ -469,6 +469,21 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     open func awakeFromInsert() {}
     /// Called when a fault is fired and the object's values arrive from the store.
     open func awakeFromFetch() {}
+    /// Called after the object's values were put back from a snapshot: by `rollback()`
+    /// (``NSSnapshotEventType/rollback``), a refresh that kept unsaved changes on top of the
+    /// store's values (``NSSnapshotEventType/refresh``), an undo or redo
+    /// (``NSSnapshotEventType/undoUpdate``, ``NSSnapshotEventType/undoDeletion``, and
+    /// ``NSSnapshotEventType/undoInsertion`` just before the object leaves its context), and a
+    /// merge policy resolving a conflict at save (``NSSnapshotEventType/mergePolicy``). Use it to
+    /// recompute derived or transient values; set values with `setPrimitiveValue(_:forKey:)`.
+    ///
+    /// ```swift
+    /// override func awake(fromSnapshotEvents flags: NSSnapshotEventType) {
+    ///     super.awake(fromSnapshotEvents: flags)
+    ///     cachedTotal = nil
+    /// }
+    /// ```
+    open func awake(fromSnapshotEvents flags: NSSnapshotEventType) {}
     /// Called before the object is saved.
     open func willSave() {}
     /// Called after the object has been saved.

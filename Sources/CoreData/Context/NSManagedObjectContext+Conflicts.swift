@@ -28,6 +28,11 @@ extension NSManagedObjectContext {
     internal func resolveLockingConflict(of object: NSManagedObject, persisted: RowSnapshot?, type: NSMergePolicyType) {
         guard object._context === self else { return }
         object.changingObservedValues { resolveLockingConflictUnobserved(of: object, persisted: persisted, type: type) }
+        // The policies that give the object values the store had (overwrite and error keep its own).
+        if persisted != nil, object._context === self, !object._isDeleted,
+           type != .overwriteMergePolicyType, type != .errorMergePolicyType {
+            object.awake(fromSnapshotEvents: .mergePolicy)
+        }
     }
 
     /// ``resolveLockingConflict(of:persisted:type:)``'s work, without telling observers.

@@ -186,7 +186,16 @@ extension NSManagedObjectContext {
         guard let tracking = undoTracking else { return }
         tracking.isBusy = true
         let present = step.images.map { presentImage(of: $0.object, covering: $0, generation: tracking.generation) }
+        // `awake(fromSnapshotEvents:)`: an object whose insertion is taken back hears it while it
+        // can still read its values; the others once the whole step is put back.
+        for image in step.images where !image.exists && image.object._context === self && !image.object._isDeleted {
+            image.object.awake(fromSnapshotEvents: .undoInsertion)
+        }
+        let awakened = step.images.filter(\.exists).map { image in
+            (image.object, image.object._context == nil || image.object._isDeleted ? NSSnapshotEventType.undoDeletion : .undoUpdate)
+        }
         for image in step.images { apply(image, generation: tracking.generation) }
+        for (object, event) in awakened { object.awake(fromSnapshotEvents: event) }
         for image in step.images {
             tracking.baseline[ObjectIdentifier(image.object)] = baselineImage(of: image.object, generation: tracking.generation)
         }

@@ -848,6 +848,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object._isInserted = false
             leaveContext(object)
         }
+        var reverted: [NSManagedObject] = []
         for object in deleted.objects + updated.objects {
             if object._isInaccessible {
                 // Its row was gone when it fired: a fault again, which tries the store again.
@@ -857,6 +858,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             }
             object._isDeleted = false
             object.revertToSnapshot()
+            reverted.append(object)
         }
         inserted.removeAll()
         updated.removeAll()
@@ -865,6 +867,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         // No change is left that a failed load could have fed; what failed loads again when used.
         unfulfilledFaults.removeAll()
         forgetUndo()
+        // Once the context is consistent again, as an override may read it.
+        for object in reverted { object.awake(fromSnapshotEvents: .rollback) }
     }
 
     /// Forgets every object: the context is as new. Objects already handed out become invalid;
@@ -927,7 +931,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if !object.objectID.isTemporaryID || _parent != nil {
             do { fresh = try snapshotForFault(object.objectID) } catch { failure = error }
         }
-        if flag && object.hasChanges {
+        let mergedChanges = flag && object.hasChanges
+        if mergedChanges {
             object.merge(fresh)
         } else {
             if object._isUpdated { updated.remove(object); object._isUpdated = false }
@@ -938,6 +943,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if let undoTracking { undoRefreshed(object, undoTracking) }
         // Kept values the store could not refresh are stale: not silently.
         if let failure, flag && object.hasChanges { recordUnfulfilledFault(failure, of: object, relationship: nil) }
+        if mergedChanges { object.awake(fromSnapshotEvents: .refresh) }
         return true
     }
 
