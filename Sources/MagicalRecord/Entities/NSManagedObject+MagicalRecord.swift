@@ -104,6 +104,7 @@ extension NSManagedObject {
     ///
     /// Call it on the context's queue, as any insert (inside `perform`, or MagicalRecord's save
     /// blocks).
+    @discardableResult
     public class func mr_createEntity(in context: NSManagedObjectContext) -> Self? {
         guard let entity = mr_entityDescription(in: context) else {
             MagicalRecordErrorReport.problem("No entity for class \(String(reflecting: self)) in the context's model")
@@ -184,6 +185,7 @@ extension NSManagedObject {
     /// ```swift
     /// let personInBackground = person.mr_(in: backgroundContext)
     /// ```
+    @discardableResult
     public func mr_(in otherContext: NSManagedObjectContext) -> Self? {
         if objectID.isTemporaryID, let own = managedObjectContext {
             do {

@@ -78,21 +78,22 @@ extension NSManagedObject {
     }
 
     /// An aggregate function of an attribute per group of objects: one dictionary per value of
-    /// `groupingKeyPath`, holding that value under its key path and the function's result (a
-    /// `Double`) under the function's name (`"sum:"`). Nil if the fetch failed (its error is
-    /// logged).
+    /// `groupingKeyPath`, holding that value under its key path and the function's result (of the
+    /// attribute's type) under `"result"`, as MagicalRecord 2.3 names it. Nil if the fetch failed
+    /// (its error is logged).
     ///
     /// ```swift
     /// let totals = Car.mr_aggregateOperation("sum:", onAttribute: "price", with: nil,
     ///                                        groupBy: "make", in: context)
-    /// // [["make": "Saab", "sum:": 42000.0], …]
+    /// // [["make": "Saab", "result": 42000.0], …]
     /// ```
     public class func mr_aggregateOperation(_ collectionOperator: String, onAttribute attributeName: String, with predicate: NSPredicate?,
                                             groupBy groupingKeyPath: String?, in context: NSManagedObjectContext) -> [Any]? {
         let description = NSExpressionDescription()
-        description.name = collectionOperator
+        description.name = "result"
         description.expression = NSExpression(forFunction: collectionOperator, arguments: [NSExpression(forKeyPath: attributeName)])
-        description.expressionResultType = .doubleAttributeType
+        description.expressionResultType = mr_entityDescription(in: context)?.attributesByName[attributeName]?.attributeType
+            ?? .undefinedAttributeType
         let request = mr_requestAll(with: predicate, in: context)
         request.propertiesToFetch = (groupingKeyPath.map { [$0] as [Any] } ?? []) + [description]
         request.propertiesToGroupBy = groupingKeyPath.map { [$0] }

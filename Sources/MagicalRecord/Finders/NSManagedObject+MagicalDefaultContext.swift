@@ -48,6 +48,7 @@ extension NSManagedObject {
     /// ```swift
     /// let person = Person.mr_createEntity()
     /// ```
+    @discardableResult
     public class func mr_createEntity() -> Self? { mr_createEntity(in: .mr_default()) }
 
     /// Deletes the objects that match a predicate in the default context.
@@ -71,6 +72,7 @@ extension NSManagedObject {
     /// ```swift
     /// let mine = person.mr_inThreadContext()
     /// ```
+    @discardableResult
     public func mr_inThreadContext() -> Self? { mr_(in: .mr_default()) }
 
     // MARK: Requests (NSManagedObject+MagicalRequests)
@@ -232,6 +234,7 @@ extension NSManagedObject {
     /// ```swift
     /// let ada = Person.mr_findFirstOrCreate(byAttribute: "name", withValue: "Ada")
     /// ```
+    @discardableResult
     public class func mr_findFirstOrCreate(byAttribute attribute: String, withValue searchValue: Any) -> Self {
         mr_findFirstOrCreate(byAttribute: attribute, withValue: searchValue, in: .mr_default())
     }
@@ -271,7 +274,7 @@ extension NSManagedObject {
     /// ```swift
     /// let controller = Person.mr_fetchAllSorted(by: "name", ascending: true, with: nil, groupBy: "city", delegate: self)
     /// ```
-    public class func mr_fetchAllSorted(by sortTerm: String, ascending: Bool, with searchTerm: NSPredicate?, groupBy groupingKeyPath: String?,
+    public class func mr_fetchAllSorted(by sortTerm: String?, ascending: Bool, with searchTerm: NSPredicate?, groupBy groupingKeyPath: String?,
                                         delegate: (any NSFetchedResultsControllerDelegate)?) -> NSFetchedResultsController<NSFetchRequestResult> {
         mr_fetchAllSorted(by: sortTerm, ascending: ascending, with: searchTerm, groupBy: groupingKeyPath, delegate: delegate, in: .mr_default())
     }
@@ -363,6 +366,7 @@ extension NSManagedObject {
     /// ```swift
     /// let person = Person.mr_import(from: ["name": "Ada", "personID": 1])
     /// ```
+    @discardableResult
     public class func mr_import(from data: Any) -> Self { mr_import(from: data, in: .mr_default()) }
 
     /// Imports a list of objects' data into the default context.
@@ -370,5 +374,6 @@ extension NSManagedObject {
     /// ```swift
     /// let people = Person.mr_import(from: json as [Any])
     /// ```
+    @discardableResult
     public class func mr_import(from listOfObjectData: [Any]) -> [NSManagedObject] { mr_import(from: listOfObjectData, in: .mr_default()) }
 }

@@ -65,7 +65,7 @@ extension NSManagedObject {
     /// let controller = Person.mr_fetchAllSorted(by: "lastName,firstName", ascending: true, with: nil,
     ///                                           groupBy: "lastName", delegate: self, in: context)
     /// ```
-    public class func mr_fetchAllSorted(by sortTerm: String, ascending: Bool, with searchTerm: NSPredicate?, groupBy groupingKeyPath: String?,
+    public class func mr_fetchAllSorted(by sortTerm: String?, ascending: Bool, with searchTerm: NSPredicate?, groupBy groupingKeyPath: String?,
                                         delegate: (any NSFetchedResultsControllerDelegate)?,
                                         in context: NSManagedObjectContext) -> NSFetchedResultsController<NSFetchRequestResult> {
         mr_fetchAllGrouped(by: groupingKeyPath, with: searchTerm, sortedBy: sortTerm, ascending: ascending, delegate: delegate, in: context)

@@ -121,6 +121,7 @@ extension NSManagedObject {
     ///
     /// A class with no entity in the context's model is a programmer error and stops the process
     /// (MagicalRecord's declared non-nil result would be nil).
+    @discardableResult
     public class func mr_findFirstOrCreate(byAttribute attribute: String, withValue searchValue: Any,
                                            in context: NSManagedObjectContext) -> Self {
         if let found = mr_findFirst(byAttribute: attribute, withValue: searchValue, in: context) { return found }

@@ -102,6 +102,7 @@ extension NSManagedObject {
     /// (MagicalRecord would update the first object whose primary attribute is nil). A class with
     /// no entity in the context's model is a programmer error and stops the process
     /// (MagicalRecord's declared non-nil result would be nil).
+    @discardableResult
     public class func mr_import(from data: Any, in context: NSManagedObjectContext) -> Self {
         context.performAndWait {
             guard let entity = mr_entityDescription(in: context) else {
@@ -125,6 +126,7 @@ extension NSManagedObject {
     /// let list = try JSONSerialization.jsonObject(with: json) as? [Any] ?? []
     /// let people = Person.mr_import(from: list, in: context)
     /// ```
+    @discardableResult
     public class func mr_import(from listOfObjectData: [Any], in context: NSManagedObjectContext) -> [NSManagedObject] {
         context.performAndWait {
             listOfObjectData.map { mr_import(from: $0, in: context) }

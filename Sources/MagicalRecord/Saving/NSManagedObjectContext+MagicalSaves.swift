@@ -64,7 +64,7 @@ extension NSManagedObjectContext {
     ///     if let error { print("not saved: \(error)") }
     /// }
     /// ```
-    public func mr_save(options: MRSaveOptions, completion: MRSaveCompletionHandler? = nil) {
+    public func mr_save(options: MRSaveOptions = [], completion: MRSaveCompletionHandler? = nil) {
         let completion = completion.map(Unchecked.init)
         guard performAndWait({ hasChanges }) else {
             MagicalRecordLog.verbose("NO CHANGES IN ** \(mr_workingName()) ** CONTEXT - NOT SAVING")

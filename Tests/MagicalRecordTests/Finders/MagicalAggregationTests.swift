@@ -40,7 +40,7 @@ import Testing
         try stack.save()
         let rows = Automobile.mr_aggregateOperation("sum:", onAttribute: "price", with: nil, groupBy: "make", in: stack.context)
         let sums = (rows ?? []).compactMap { $0 as? [String: Any] }.reduce(into: [String: Double]()) { result, row in
-            if let make = row["make"] as? String { result[make] = (row["sum:"] as? NSNumber)?.doubleValue ?? row["sum:"] as? Double }
+            if let make = row["make"] as? String { result[make] = (row["result"] as? NSNumber)?.doubleValue ?? row["result"] as? Double }
         }
         #expect(sums == ["Saab": 12000, "Volvo": 6000, "Fiat": 1000])
     }

@@ -25,6 +25,20 @@ extension DefaultStackSuite {
             }
         }
 
+        @Test func saveWithoutACompletionSavesInTheBackground() async throws {
+            try await withDefaultStack {
+                NSManagedObjectContext.mr_rootSaving().mr_save({ localContext in
+                    NSEntityDescription.insertNewObject(forEntityName: "Car", into: localContext).setValue("quiet", forKey: "name")
+                })
+                var count = 0
+                for _ in 0..<500 where count == 0 {
+                    count = carsInStore(named: "quiet")
+                    if count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                #expect(count == 1, "saved to the store within 5 s, with no completion to call")
+            }
+        }
+
         @Test func saveWithACompletionOnAContextCompletesOnTheMainQueue() async throws {
             try await withDefaultStack {
                 let root = NSManagedObjectContext.mr_rootSaving()
