@@ -228,14 +228,7 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
 
     /// `defaultDirectoryURL()` for a given environment (injectable in tests).
     internal static func defaultDirectoryURL(environment: [String: String], applicationName: String) -> URL {
-        let base: URL
-        if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") {
-            base = URL(fileURLWithPath: dataHome, isDirectory: true)
-        } else {
-            let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
-            base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/share", isDirectory: true)
-        }
-        return base.appendingPathComponent(applicationName, isDirectory: true)
+        XDGDirectory.data.url(environment: environment).appendingPathComponent(applicationName, isDirectory: true)
     }
 
     /// The store folder's last component: the main bundle's identifier, or the process name.

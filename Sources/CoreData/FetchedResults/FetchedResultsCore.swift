@@ -15,6 +15,10 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
     let cacheName: String?
     /// Runs the controller's fetch request (typed in the controller).
     let fetch: () throws -> (objects: [AnyObject], tracked: TrackedRequest?)
+    /// What the request is, as the cache records it (``FetchedResultsCache``).
+    var describeRequest: () -> String = { "" }
+    /// Where the controller's cache is kept (tests move it).
+    var cache = FetchedResultsCache.standard
     weak var delegate: (any NSFetchedResultsControllerDelegate)? {
         didSet { delegateLacks = [] }
     }
@@ -75,7 +79,16 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
         }
         self.tracked = tracked
         version += 1
+        updateCache()
         startObserving()
+    }
+
+    /// Writes the controller's cache, if it has one, when its sections differ from the cache's.
+    private func updateCache() {
+        guard let cacheName else { return }
+        cache.update(cacheName, to: FetchedResultsCache.Entry(request: describeRequest(), sections: sectionRanges.map {
+            FetchedResultsCache.Entry.Section(name: $0.name, count: $0.count)
+        }))
     }
 
     private func startObserving() {
@@ -148,6 +161,7 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
         }
         guard !changes.isEmpty else { return }
         version += 1
+        updateCache()
         report(changes)
     }
 

@@ -30,8 +30,8 @@ import Foundation
 /// every fetched object is fired once then; with a `fetchBatchSize`, a batch at a time).
 ///
 /// Linux differences: a missing sort descriptor is a thrown error of `performFetch()`, not an
-/// exception of the initializer. The cache is not kept on disk: the sections are computed at each
-/// `performFetch()`, which is fast, and ``deleteCache(withName:)`` has nothing to delete.
+/// exception of the initializer. The cache (``cacheName``) is kept in the XDG cache folder (see
+/// ``deleteCache(withName:)``).
 open class NSFetchedResultsController<ResultType>: NSObject {
     internal let core: FetchedResultsCore
     /// The controller handed to the delegate (this one when it is already of that type).
@@ -57,6 +57,7 @@ open class NSFetchedResultsController<ResultType>: NSObject {
                                   fetch: Self.fetcher(fetchRequest, context: context, sectionNameKeyPath: sectionNameKeyPath))
         super.init()
         core.indexTitle = { [weak self] name in self?.sectionIndexTitle(forSectionName: name) }
+        core.describeRequest = { [fetchRequest] in Self.describe(fetchRequest, sectionNameKeyPath: sectionNameKeyPath) }
         if let same = self as? NSFetchedResultsController<NSFetchRequestResult> {
             core.erased = same
         } else {
@@ -186,13 +187,31 @@ open class NSFetchedResultsController<ResultType>: NSObject {
 
     // MARK: Cache
 
-    /// Deletes a controller cache by name, or every cache for nil. Linux: the controller keeps
-    /// no cache on disk (it computes its sections at each fetch), so there is nothing to delete.
+    /// Deletes a controller's cache of section information by name, or every cache for nil.
+    ///
+    /// A controller with a ``cacheName`` writes its sections (names and counts) and what its
+    /// request was to a file of that name at each fetch, and keeps it current while it tracks
+    /// changes; a cache written for another request is replaced at the fetch, as Apple documents.
+    /// Linux: the files are in `$XDG_CACHE_HOME/<application>/CoreData/SectionInfoCaches/`
+    /// (`~/.cache/…`); the controller computes its sections from the fetched objects, so it writes
+    /// the cache but does not need to read it.
     ///
     /// ```swift
     /// NSFetchedResultsController<NSFetchRequestResult>.deleteCache(withName: "Cars")
     /// ```
-    open class func deleteCache(withName name: String?) {}
+    open class func deleteCache(withName name: String?) {
+        FetchedResultsCache.standard.delete(name)
+    }
+
+    /// What a cache records of the request: the entity, predicate, sort descriptors, section key
+    /// path and result type.
+    private static func describe(_ request: NSFetchRequest<ResultType>, sectionNameKeyPath: String?) -> String {
+        // (Called after a fetch, whose sort descriptors were read without error.)
+        let keys = (try? PredicateBridge.sortKeys(of: request.sortDescriptors ?? [])) ?? []
+        let sorts = keys.map { "\($0.keyPath) \($0.ascending ? "ASC" : "DESC") \($0.comparison.selectorName ?? "comparator")" }
+        return [request.entityName ?? request.entity?.name ?? "", request.predicate.flatMap { try? PredicateBridge.tree(of: $0) }.map { "\($0)" } ?? "",
+                sorts.joined(separator: ", "), sectionNameKeyPath ?? "", "\(request.resultType.rawValue)"].joined(separator: "\n")
+    }
 
     // MARK: Fetching
 
