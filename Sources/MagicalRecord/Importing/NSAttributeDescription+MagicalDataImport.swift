@@ -83,12 +83,12 @@ extension NSRelationshipDescription {
 
     /// The value that identifies the related object in its imported data: the data itself when
     /// it is a string or a number (as a value of the primary attribute's type); from a dictionary, the value under the destination's primary
-    /// attribute's key (its `mappedKeyName`, else its name).
+    /// attribute's key (its `mappedKeyName` or the first of its backups `mappedKeyName.1`…`.9` the
+    /// data has, else its name), as 2.3's `MR_lookupKeyForAttribute:` finds it.
     internal func mr_relatedValue(in data: Any) -> Any? {
         let attribute = destinationEntity?.attributesByName[mr_primaryKey()]
         guard MagicalImportFunctions.isDictionary(data) else { return attribute?.mr_converted(data) ?? data }
-        guard let attribute else { return nil }
-        let key = attribute.userInfo?[kMagicalRecordImportAttributeKeyMapKey] as? String ?? attribute.name
+        guard let attribute, let key = attribute.mr_lookupKey(in: data) else { return nil }
         return attribute.mr_converted(MagicalImportFunctions.value(atKeyPath: key, in: data))
     }
 }

@@ -28,6 +28,14 @@ extension Person: MagicalRecordDataImportProtocol {
         ]
         """
 
+    @Test func aRelatedObjectIsFoundByItsPrimaryAttributeUnderABackupKey() throws {
+        let stack = try MagicalTestStack()
+        let data = try json(#"[{"personID": 1, "company": {"company_id": 7, "name": "A"}}, {"personID": 2, "company": {"company_id": 7, "name": "B"}}]"#)
+        _ = stack.run { Person.mr_import(from: data as! [Any], in: stack.context) }
+        let companies = try stack.context.performAndWait { try stack.context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Company")) }
+        #expect(companies.count == 1, "the second person's company is the first's, found under mappedKeyName.1")
+    }
+
     private func json(_ text: String) throws -> Any {
         try JSONSerialization.jsonObject(with: Data(text.utf8))
     }

@@ -15,7 +15,7 @@ final class Automobile: NSManagedObject {}
 ///   `Address`, `mappedKeyName` `homes`, `relatedByAttribute` `street`), `employer` (to-one
 ///   `Company`, `mappedKeyName` `company`);
 /// - `Address`: `street`, `city`, `person`;
-/// - `Company` (class `Employer`): `companyID` (`mappedKeyName` `id`), `name`, `founded` (Date, the
+/// - `Company` (class `Employer`): `companyID` (`mappedKeyName` `id`, `mappedKeyName.1` `company_id`), `name`, `founded` (Date, the
 ///   default format), `employees`;
 /// - `Automobile`: `make`, `model`, `price` (Double), `year` (Integer 32).
 enum MagicalTestModel {
@@ -63,7 +63,7 @@ enum MagicalTestModel {
                              attribute("active", .booleanAttributeType), attribute("score", .doubleAttributeType),
                              addresses, employer]
         address.properties = [attribute("street", .stringAttributeType), attribute("city", .stringAttributeType), resident]
-        company.properties = [attribute("companyID", .integer64AttributeType, ["mappedKeyName": "id"]),
+        company.properties = [attribute("companyID", .integer64AttributeType, ["mappedKeyName": "id", "mappedKeyName.1": "company_id"]),
                               attribute("name", .stringAttributeType), attribute("founded", .dateAttributeType), employees]
         car.properties = [attribute("make", .stringAttributeType), attribute("model", .stringAttributeType),
                           attribute("price", .doubleAttributeType), attribute("year", .integer32AttributeType)]
