@@ -129,6 +129,7 @@ extension NSManagedObjectContext {
         let derived = coordinator.managedObjectModel.derivedAttributes
         if !derived.isEmpty { try computeDerivedAttributes(derived) }
         try throwUnfulfilledFault() // (after the derivations, which load related objects)
+        if coordinator.hasIncrementalStores { try obtainPermanentIDsForIncrementalStores(coordinator) }
         // Group the changes by store (one store in almost every stack), built in place. (Passed
         // to the local functions that use it, not captured by them: a variable a local function
         // captures is checked for exclusive access at run time, at every change. The non-escaping
@@ -255,6 +256,7 @@ extension NSManagedObjectContext {
             for index in groups.all.indices {
                 groups.all[index].changes.transactionAuthor = transactionAuthor
                 groups.all[index].changes.contextName = name
+                groups.all[index].changes.context = self
             }
             let writes = groups.all.map { StoreWrite(changes: $0.changes, store: $0.store) }
             results = try coordinator.save(writes)

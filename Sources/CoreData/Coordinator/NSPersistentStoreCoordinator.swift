@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Synchronization
 
 /// Connects contexts to stores: it owns the model and the stores, routes fetches and saves to
 /// the right store, and keeps a cache of the rows its contexts saved.
@@ -32,6 +33,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private let performLock = NSRecursiveLock()
     /// Snapshots of the rows this coordinator's saves wrote (see ``RowCache``).
     internal let rowCache = RowCache()
+    /// How many of the stores are `NSIncrementalStore`s, whose saves need their new objects'
+    /// permanent IDs first (read without the lock by every save).
+    private let incrementalStoreCount = Atomic<Int>(0)
+    internal var hasIncrementalStores: Bool { incrementalStoreCount.load(ordering: .relaxed) > 0 }
 
     /// Creates a coordinator for `model`, which can no longer change.
     public init(managedObjectModel model: NSManagedObjectModel) {
@@ -84,7 +89,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     // MARK: Adding and removing stores
 
-    /// Adds a store of type `storeType` (`NSSQLiteStoreType` or `NSInMemoryStoreType`).
+    /// Adds a store of type `storeType`: `NSSQLiteStoreType`, `NSInMemoryStoreType`, or a type
+    /// registered with ``registerStoreClass(_:forStoreType:)``, whose class (an
+    /// ``NSIncrementalStore``) is made with `init(persistentStoreCoordinator:configurationName:at:options:)`
+    /// and then loads its metadata (``NSIncrementalStore/loadMetadata()``). Any other type throws 134000.
     ///
     /// Throws, leaving any existing file untouched, when the file is not a SQLite database, is
     /// damaged, or was written with a different model (`NSPersistentStoreIncompatibleVersionHashError`).
@@ -110,8 +118,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             store = InMemoryStore(persistentStoreCoordinator: self, configurationName: configuration,
                                   at: storeURL ?? URL(string: "memory://\(UUID().uuidString)")!, options: options)
         default:
-            throw CoreDataError.make(.persistentStoreInvalidType,
-                "Unsupported store type '\(storeType)'; this Core Data supports \(NSSQLiteStoreType) and \(NSInMemoryStoreType)")
+            store = try makeRegisteredStore(ofType: storeType, configurationName: configuration, at: storeURL, options: options)
         }
         // Opened without the lock (it reads and may create the file); added under it, unless
         // another thread added the same file meanwhile.
@@ -122,6 +129,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 return existing
             }
             stores.append(store)
+            if store is NSIncrementalStore { incrementalStoreCount.add(1, ordering: .relaxed) }
             return nil
         }
         if let existing, let url = store.url {
@@ -151,6 +159,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 throw CoreDataError.make(.persistentStoreOperation, "The store is not part of this coordinator")
             }
             stores.remove(at: index)
+            if store is NSIncrementalStore { incrementalStoreCount.subtract(1, ordering: .relaxed) }
         }
         store.close()
         rowCache.forgetRows(ofStore: store.tag)
