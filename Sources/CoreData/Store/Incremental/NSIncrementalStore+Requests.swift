@@ -70,6 +70,40 @@ extension NSIncrementalStore {
         return Int(count)
     }
 
+    /// The dictionaries `execute(_:with:)` returns for a dictionary plan, as rows of the plan's
+    /// columns: each value by the column's name, in its attribute's type (or the expression's
+    /// result type); a missing key is `nil`.
+    func fetchedDictionaries(_ plan: DictionaryPlan, context: NSManagedObjectContext) throws -> [ContiguousArray<StoreValue>] {
+        let request = try fetchRequest(for: plan.fetch, resultType: .dictionaryResultType)
+        request.propertiesToFetch = plan.requestPropertiesToFetch
+        request.propertiesToGroupBy = plan.requestPropertiesToGroupBy
+        request.havingPredicate = plan.requestHavingPredicate
+        request.returnsDistinctResults = plan.distinct
+        let result = try execute(request, with: context)
+        let dictionaries: [[String: Any]]
+        if let swift = result as? [[String: Any]] {
+            dictionaries = swift
+        } else if let objects = result as? [NSDictionary] {
+            dictionaries = objects.map { $0 as? [String: Any] ?? [:] }
+        } else {
+            throw wrongResult(result, "an array of dictionaries for a dictionary fetch of \(plan.fetch.entity.name ?? "")")
+        }
+        return try dictionaries.map { dictionary in
+            try ContiguousArray(plan.columns.map { column -> StoreValue in
+                guard let value = dictionary[column.name], !StoreValue.isNull(value) else { return .null }
+                if let id = value as? NSManagedObjectID { return .objectID(id) }
+                guard let attribute = column.attribute else {
+                    // An expression's value: in its result type when it converts, else as it is.
+                    return StoreValue.storage(of: value, for: column.resultType) ?? .object(ObjectBox(value))
+                }
+                guard let stored = StoreValue.storage(of: value, for: attribute.attributeType) else {
+                    throw wrongResult(value, "a value of the type of '\(column.name)'")
+                }
+                return stored
+            })
+        }
+    }
+
     func wrongResult(_ result: Any, _ expected: String) -> NSError {
         CoreDataError.make(.persistentStoreOperation, "\(Swift.type(of: self)).execute(_:with:) returned \(Swift.type(of: result)); expected \(expected)")
     }

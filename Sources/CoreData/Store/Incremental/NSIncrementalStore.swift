@@ -27,8 +27,10 @@ import Foundation
 ///   reaches the store: it returns the matching objects (`.managedObjectResultType`: objects of
 ///   the context it is given, `context.object(with: newObjectID(for:referenceObject:))`) or
 ///   their IDs (`.managedObjectIDResultType`), filtered by the request's predicate, in the
-///   order of its sort descriptors, with its offset and limit; or `[count]` for
-///   `.countResultType`. Core Data does not filter or sort them again.
+///   order of its sort descriptors, with its offset and limit; `[count]` for
+///   `.countResultType`; for `.dictionaryResultType`, one dictionary per result keyed by the
+///   names of `propertiesToFetch` (grouped by `propertiesToGroupBy`, filtered by
+///   `havingPredicate`). Core Data does not filter or sort them again.
 /// - ``newValuesForObject(with:with:)`` when an object's fault fires;
 ///   ``newValue(forRelationship:forObjectWith:with:)`` when a to-many relationship is read (or a
 ///   to-one the node left out).
@@ -204,6 +206,10 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
 
     override func count(_ plan: FetchPlan) throws -> Int {
         try withRequestContext { try fetchedCount(plan, context: $0) }
+    }
+
+    override func fetchDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] {
+        try withRequestContext { try fetchedDictionaries(plan, context: $0) }
     }
 
     override func row(for id: NSManagedObjectID) throws -> RowSnapshot? {

@@ -70,6 +70,16 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
         case .countResultType: return [NSNumber(value: objects.count)]
         case .managedObjectIDResultType: return objects.map(\.objectID)
         case .managedObjectResultType: return objects
+        case .dictionaryResultType:
+            // Plain properties only (no grouping): each object's values by name, to-ones as IDs.
+            let names = (fetch.propertiesToFetch ?? Array(entity.attributesByName.keys)).compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+            return objects.map { object in
+                var dictionary: [String: Any] = [:]
+                for name in names {
+                    dictionary[name] = (object.value(forKey: name) as? NSManagedObject)?.objectID ?? object.value(forKey: name)
+                }
+                return dictionary
+            }
         default: throw NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreOperationError)
         }
     }

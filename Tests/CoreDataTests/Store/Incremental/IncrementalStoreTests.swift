@@ -101,6 +101,23 @@ struct IncrementalStoreTests {
         #expect(Set(try reader.fetch(ids)) == Set(people.map(\.objectID)))
     }
 
+    @Test("A dictionary fetch is passed to execute and its dictionaries come back typed")
+    func dictionaries() throws {
+        let stack = try Stack()
+        let context = stack.context()
+        let ada = stack.person("Ada", age: 36, in: context)
+        _ = stack.car("Beetle", year: 1960, owner: ada, in: context)
+        try context.save()
+        let request = NSFetchRequest<NSDictionary>(entityName: "Car")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["name", "year", "owner"]
+        let rows = try stack.context().fetch(request)
+        #expect(rows.count == 1)
+        #expect(rows.first?["name"] as? String == "Beetle")
+        #expect((rows.first?["year"] as? NSNumber)?.intValue == 1960)
+        #expect(rows.first?["owner"] as? NSManagedObjectID == ada.objectID)
+    }
+
     @Test("A fault fires through newValuesForObject; an object the store no longer has is a deleted one")
     func faults() throws {
         let stack = try Stack()
