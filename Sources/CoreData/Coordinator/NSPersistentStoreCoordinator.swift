@@ -291,11 +291,14 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The object ID that a URI from ``NSManagedObjectID/uriRepresentation()`` names, or `nil`.
     open func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
         guard url.scheme == "x-coredata", let host = url.host else { return nil }
-        let parts = url.path.split(separator: "/")
-        guard parts.count == 2, parts[1].first == "p", let pk = Int64(parts[1].dropFirst()), pk > 0,
-              let entity = managedObjectModel.entitiesByName[String(parts[0])] else { return nil }
+        let parts = (URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path).split(separator: "/")
+        guard parts.count == 2, parts[1].first == "p", let entity = managedObjectModel.entitiesByName[String(parts[0])] else { return nil }
         guard let store = withLock({ stores.first { $0.identifier?.caseInsensitiveCompare(host) == .orderedSame } }) else { return nil }
-        return NSManagedObjectID(entity: entity, store: store, primaryKey: pk)
+        if let pk = Int64(parts[1].dropFirst()), pk > 0 { return NSManagedObjectID(entity: entity, store: store, primaryKey: pk) }
+        // An NSIncrementalStore's string reference object, as `uriRepresentation()` wrote it.
+        guard let store = store as? NSIncrementalStore, let reference = String(parts[1].dropFirst()).removingPercentEncoding,
+              !reference.isEmpty else { return nil }
+        return store.newObjectID(for: entity, referenceObject: reference)
     }
 
     // MARK: Routing (internal)

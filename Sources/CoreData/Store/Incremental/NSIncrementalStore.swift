@@ -179,6 +179,16 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
         return reference
     }
 
+    /// The URI path form of the string reference object behind `objectID` (percent-encoded),
+    /// or `nil` when its reference is not a `String`: ``NSPersistentStoreCoordinator/managedObjectID(forURIRepresentation:)``
+    /// reads strings back, so only they round-trip.
+    internal func uriReference(of objectID: NSManagedObjectID) -> String? {
+        guard let reference = references.reference(for: objectID.key.value, root: objectID.key.root) as? String else { return nil }
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove("/")
+        return reference.addingPercentEncoding(withAllowedCharacters: allowed)
+    }
+
     // MARK: The internal store API, routed to the methods above (NSIncrementalStore+Requests.swift)
 
     override func open(model: NSManagedObjectModel) throws {

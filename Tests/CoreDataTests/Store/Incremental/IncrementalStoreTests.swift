@@ -295,5 +295,10 @@ struct IncrementalStoreTests {
         #expect(byString == stack.store.newObjectID(for: person, referenceObject: "ada"))
         #expect(byString != stack.store.newObjectID(for: person, referenceObject: "bea"))
         #expect(stack.store.referenceObject(for: byString) as? String == "ada")
+        // A string reference's URI names it, and reads back to the same ID.
+        let odd = stack.store.newObjectID(for: person, referenceObject: "a/b c")
+        #expect(odd.uriRepresentation().absoluteString == "x-coredata://\(stack.store.identifier!)/Person/pa%2Fb%20c")
+        #expect(stack.coordinator.managedObjectID(forURIRepresentation: odd.uriRepresentation()) == odd)
+        #expect(stack.coordinator.managedObjectID(forURIRepresentation: byString.uriRepresentation()) == byString)
     }
 }
