@@ -24,6 +24,10 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
     var records: [String: Record] = [:]
     /// How many times each callback ran (for the tests).
     var calls: [String: Int] = [:]
+    /// Thrown by the next save's `execute`, before it writes anything (for the tests).
+    var failNextSave: NSError?
+    /// Whether nodes leave out to-one relationships, for `newValue(forRelationship:…)` to give them.
+    var lazyToOnes = false
 
     static func register() {
         NSPersistentStoreCoordinator.registerStoreClass(DictionaryStore.self, forStoreType: storeType)
@@ -102,7 +106,7 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
             throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectReferentialIntegrityError)
         }
         var values = record.values
-        for relationship in objectID.entity.relationshipsByName.values where !relationship.isToMany {
+        for relationship in objectID.entity.relationshipsByName.values where !relationship.isToMany && !lazyToOnes {
             values[relationship.name] = record.toOne[relationship.name].map { id($0) } ?? NSNull()
         }
         return NSIncrementalStoreNode(objectID: objectID, withValues: values, version: record.version)
@@ -126,6 +130,10 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
     }
 
     private func execute(_ save: NSSaveChangesRequest) throws -> Any {
+        if let failure = failNextSave {
+            failNextSave = nil
+            throw failure
+        }
         for object in save.insertedObjects ?? [] {
             records[reference(object.objectID)] = record(of: object, version: 1)
         }

@@ -25,6 +25,18 @@ struct IncrementalStoreErrorTests {
         }
     }
 
+    /// Gives one ID fewer than it is asked for.
+    final class ShortIDsStore: NSIncrementalStore, @unchecked Sendable {
+        override func loadMetadata() throws { metadata = [NSStoreTypeKey: "ShortIDsStore", NSStoreUUIDKey: "S"] }
+        override func obtainPermanentIDs(for array: [NSManagedObject]) throws -> [NSManagedObjectID] {
+            array.dropFirst().map { newObjectID(for: $0.entity, referenceObject: UUID().uuidString) }
+        }
+        override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
+            Issue.record("execute(_:with:) ran for a save whose IDs were refused")
+            return [Any]()
+        }
+    }
+
     func add(_ storeClass: AnyClass, _ type: String) throws -> NSPersistentStoreCoordinator {
         NSPersistentStoreCoordinator.registerStoreClass(storeClass, forStoreType: type)
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
@@ -66,5 +78,20 @@ struct IncrementalStoreErrorTests {
         let store = try #require(coordinator.persistentStores.first as? NSIncrementalStore)
         let id = store.newObjectID(for: coordinator.managedObjectModel.entitiesByName["Person"]!, referenceObject: 1)
         #expect(throws: NSError.self) { try coordinator.row(for: id) }
+    }
+
+    @Test("obtainPermanentIDs(for:) giving the wrong number of IDs: 134030, nothing saved, the objects still new")
+    func shortIDs() throws {
+        let coordinator = try add(ShortIDsStore.self, "ShortIDsStore")
+        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        for name in ["Ada", "Bea"] {
+            NSEntityDescription.insertNewObject(forEntityName: "Person", into: context).setValue(name, forKey: "name")
+        }
+        let error = try #require(throws: NSError.self) { try context.save() }
+        #expect(error.code == NSPersistentStoreSaveError)
+        #expect(error.localizedDescription.contains("1 IDs for 2 objects"))
+        #expect(context.insertedObjects.count == 2)
+        #expect(context.insertedObjects.allSatisfy { $0.objectID.isTemporaryID })
     }
 }

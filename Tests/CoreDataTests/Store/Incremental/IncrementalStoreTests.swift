@@ -180,6 +180,36 @@ struct IncrementalStoreTests {
         #expect(stack.store.records.values.filter { $0.entityName == "Car" || $0.entityName == "Person" }.isEmpty)
     }
 
+    @Test("A to-one the node leaves out comes from newValue(forRelationship:)")
+    func lazyToOne() throws {
+        let stack = try Stack()
+        let writer = stack.context()
+        let ada = stack.person("Ada", in: writer)
+        let car = stack.car("Beetle", owner: ada, in: writer)
+        try writer.save()
+        stack.store.lazyToOnes = true
+        let before = stack.store.calls["newValueForRelationship"] ?? 0
+        let reader = stack.context()
+        let owner = reader.object(with: car.objectID).value(forKey: "owner") as? NSManagedObject
+        #expect(owner?.objectID == ada.objectID)
+        #expect(stack.store.calls["newValueForRelationship"] == before + 1)
+    }
+
+    @Test("A save the store refuses throws its error; the context keeps its changes and saves them later")
+    func refusedSave() throws {
+        let stack = try Stack()
+        let context = stack.context()
+        let ada = stack.person("Ada", in: context)
+        stack.store.failNextSave = NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreSaveError, userInfo: [NSLocalizedDescriptionKey: "server down"])
+        let error = try #require(throws: NSError.self) { try context.save() }
+        #expect(error.code == NSPersistentStoreSaveError)
+        #expect(stack.store.records.isEmpty)
+        #expect(context.insertedObjects.contains(ada))
+        try context.save()
+        #expect(stack.store.records[stack.store.referenceObject(for: ada.objectID) as! String]?.values["name"] as? String == "Ada")
+        #expect(!context.hasChanges)
+    }
+
     @Test("A child context saves through its parent into the store")
     func childContext() throws {
         let stack = try Stack()
