@@ -200,7 +200,24 @@ extension NSIncrementalStore {
         try beforeCommitting()
         let request = NSSaveChangesRequest(inserted: inserted, updated: updated, deleted: deleted, locked: [])
         _ = try execute(request, with: context)
-        return SaveResult(insertedKeys: changes.inserts.map(\.key.value))
+        return SaveResult(insertedKeys: changes.inserts.map(\.key.value), versions: savedVersions(of: inserted.union(updated), context: context))
+    }
+
+    /// The versions the store's nodes give the objects it just saved, which the context keeps
+    /// for its next optimistic-locking check: a store may add one at each save, as `Z_OPT`, or
+    /// keep one version (many stores written for Apple's Core Data always say 1). The changes
+    /// are written: a node that cannot be read now leaves out its object, whose version is then
+    /// taken to be one more than before.
+    func savedVersions(of objects: Set<NSManagedObject>, context: NSManagedObjectContext) -> [IDKey: Int64] {
+        var versions: [IDKey: Int64] = [:]
+        for object in objects {
+            do {
+                if let row = try snapshot(for: object.objectID, context: context) { versions[object.objectID.key] = row.version }
+            } catch {
+                CoreDataLog.error("\(Swift.type(of: self)) could not give the version of \(object.objectID) after saving it: \(error)")
+            }
+        }
+        return versions
     }
 
     /// Permanent IDs for `objects` (new objects of this store) from `obtainPermanentIDs(for:)`,

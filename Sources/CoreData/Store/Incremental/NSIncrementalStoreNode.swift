@@ -22,8 +22,9 @@ import Foundation
 ///
 /// The `version` is the record's optimistic-locking version (Core Data's `Z_OPT`): a save of an
 /// object whose record has another version than the one its context read meets a merge
-/// conflict, and the store adds one to it at each save of the record (what the context expects
-/// the record's version to be after it saved it).
+/// conflict. A store that adds one at each save of a record detects other writers' changes; a
+/// store that keeps one version never conflicts (after a save the context takes each saved
+/// object's version from its node again).
 open class NSIncrementalStoreNode: NSObject {
     /// The ID of the object whose values the node holds.
     ///

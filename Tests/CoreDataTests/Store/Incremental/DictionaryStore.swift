@@ -28,6 +28,8 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
     var failNextSave: NSError?
     /// Whether nodes leave out to-one relationships, for `newValue(forRelationship:…)` to give them.
     var lazyToOnes = false
+    /// Whether every record stays at version 1, as many stores written for Apple's Core Data do.
+    var constantVersions = false
 
     static func register() {
         NSPersistentStoreCoordinator.registerStoreClass(DictionaryStore.self, forStoreType: storeType)
@@ -139,7 +141,7 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
         }
         for object in save.updatedObjects ?? [] {
             let key = reference(object.objectID)
-            records[key] = record(of: object, version: (records[key]?.version ?? 0) + 1)
+            records[key] = record(of: object, version: constantVersions ? 1 : (records[key]?.version ?? 0) + 1)
         }
         for object in save.deletedObjects ?? [] { records[reference(object.objectID)] = nil }
         return [Any]()

@@ -288,6 +288,26 @@ struct IncrementalStoreTests {
         #expect(stack.store.records[key]?.version == 3)
     }
 
+    @Test("A store whose records keep one version saves the same object again and again without conflicts")
+    func constantVersions() throws {
+        let stack = try Stack()
+        stack.store.constantVersions = true
+        let context = stack.context()
+        let ada = stack.person("Ada", age: 36, in: context)
+        try context.save()
+        for age in 37...39 {
+            ada.setValue(age, forKey: "age")
+            try context.save()
+        }
+        let other = stack.context()
+        let again = other.object(with: ada.objectID)
+        again.setValue(40, forKey: "age")
+        try other.save()
+        let key = stack.store.referenceObject(for: ada.objectID) as! String
+        #expect(stack.store.records[key]?.values["age"] as? Int == 40)
+        #expect(stack.store.records[key]?.version == 1)
+    }
+
     @Test("An NSFetchedResultsController follows another context's saves merged into its own")
     func fetchedResultsController() throws {
         let stack = try Stack()
