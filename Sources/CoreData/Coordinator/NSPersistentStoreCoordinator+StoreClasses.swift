@@ -8,7 +8,7 @@ extension NSPersistentStoreCoordinator {
     /// The store classes registered by type, for the whole process.
     private static let storeClasses = Mutex<[String: NSPersistentStore.Type]>([:])
 
-    /// Registers `storeClass` (an ``NSIncrementalStore`` subclass) as the store of type
+    /// Registers `storeClass` (an ``NSIncrementalStore`` or ``NSAtomicStore`` subclass) as the store of type
     /// `storeType`, for every coordinator of the process; `nil` removes the registration.
     /// The built-in types (`NSSQLiteStoreType`, `NSInMemoryStoreType`) keep their stores.
     ///
@@ -56,20 +56,27 @@ extension NSPersistentStoreCoordinator {
     }
 
     /// A store of a registered type, made with Apple's initializer; throws 134000 for a type
-    /// nobody registered, or registered with a class that is not an `NSIncrementalStore`.
+    /// nobody registered, or registered with a class that is neither an `NSIncrementalStore`
+    /// nor an `NSAtomicStore`.
     internal func makeRegisteredStore(ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
                                       options: [AnyHashable: Any]?) throws -> NSPersistentStore {
         guard let storeClass = Self.storeClasses.withLock({ $0[storeType] }) else {
             throw CoreDataError.make(.persistentStoreInvalidType,
                 "Unsupported store type '\(storeType)'; this Core Data supports \(NSSQLiteStoreType), \(NSInMemoryStoreType) and the types registered with registerStoreClass(_:forStoreType:)")
         }
-        guard let incrementalClass = storeClass as? NSIncrementalStore.Type else {
+        guard storeClass is NSIncrementalStore.Type || storeClass is NSAtomicStore.Type else {
             throw CoreDataError.make(.persistentStoreInvalidType,
-                "The class registered for the store type '\(storeType)', \(storeClass), is not an NSIncrementalStore subclass")
+                "The class registered for the store type '\(storeType)', \(storeClass), is not an NSIncrementalStore or NSAtomicStore subclass")
         }
         guard let storeURL else {
             throw CoreDataError.make(.persistentStoreOpen, "A store of type '\(storeType)' needs a URL")
         }
+        if let atomicClass = storeClass as? NSAtomicStore.Type {
+            let store = atomicClass.init(persistentStoreCoordinator: self, configurationName: configuration, at: storeURL, options: options)
+            store.addedType = storeType
+            return store
+        }
+        let incrementalClass = storeClass as! NSIncrementalStore.Type // (checked above)
         let store = incrementalClass.init(persistentStoreCoordinator: self, configurationName: configuration, at: storeURL, options: options)
         store.addedType = storeType
         return store

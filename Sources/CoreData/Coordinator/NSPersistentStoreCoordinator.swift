@@ -33,8 +33,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private let performLock = NSRecursiveLock()
     /// Snapshots of the rows this coordinator's saves wrote (see ``RowCache``).
     internal let rowCache = RowCache()
-    /// How many of the stores are `NSIncrementalStore`s, whose saves need their new objects'
-    /// permanent IDs first (read without the lock by every save).
+    /// How many of the stores are stores you write (`NSIncrementalStore`, `NSAtomicStore`), whose
+    /// saves need their new objects' permanent IDs first (read without the lock by every save).
     private let incrementalStoreCount = Atomic<Int>(0)
     internal var hasIncrementalStores: Bool { incrementalStoreCount.load(ordering: .relaxed) > 0 }
 
@@ -129,7 +129,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 return existing
             }
             stores.append(store)
-            if store is NSIncrementalStore { incrementalStoreCount.add(1, ordering: .relaxed) }
+            if store.makesIDsOfObjects { incrementalStoreCount.add(1, ordering: .relaxed) }
             return nil
         }
         if let existing, let url = store.url {
@@ -159,7 +159,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 throw CoreDataError.make(.persistentStoreOperation, "The store is not part of this coordinator")
             }
             stores.remove(at: index)
-            if store is NSIncrementalStore { incrementalStoreCount.subtract(1, ordering: .relaxed) }
+            if store.makesIDsOfObjects { incrementalStoreCount.subtract(1, ordering: .relaxed) }
         }
         store.close()
         rowCache.forgetRows(ofStore: store.tag)
@@ -295,10 +295,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         guard parts.count == 2, parts[1].first == "p", let entity = managedObjectModel.entitiesByName[String(parts[0])] else { return nil }
         guard let store = withLock({ stores.first { $0.identifier?.caseInsensitiveCompare(host) == .orderedSame } }) else { return nil }
         if let pk = Int64(parts[1].dropFirst()), pk > 0 { return NSManagedObjectID(entity: entity, store: store, primaryKey: pk) }
-        // An NSIncrementalStore's string reference object, as `uriRepresentation()` wrote it.
-        guard let store = store as? NSIncrementalStore, let reference = String(parts[1].dropFirst()).removingPercentEncoding,
-              !reference.isEmpty else { return nil }
-        return store.newObjectID(for: entity, referenceObject: reference)
+        // A string reference object of a store you write, as `uriRepresentation()` wrote it.
+        guard let reference = String(parts[1].dropFirst()).removingPercentEncoding, !reference.isEmpty else { return nil }
+        return store.objectID(forURIReference: reference, entity: entity)
     }
 
     // MARK: Routing (internal)

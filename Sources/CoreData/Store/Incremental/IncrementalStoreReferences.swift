@@ -50,6 +50,16 @@ internal final class IncrementalStoreReferences: @unchecked Sendable {
         return references[Key(root: root, value: key)]?.base
     }
 
+    /// The percent-encoded URI path form of the string reference behind `key` (what follows
+    /// `p` in an ID's URI), or `nil` when its reference is not a `String`: URIs are read back
+    /// as strings, so only they round-trip.
+    func uriReference(for key: Int64, root: Int) -> String? {
+        guard let reference = reference(for: key, root: root) as? String else { return nil }
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove("/")
+        return reference.addingPercentEncoding(withAllowedCharacters: allowed)
+    }
+
     /// `value` as a positive integer when it is an integer (or an integral `NSNumber`) above zero.
     private static func positiveInteger(_ value: Any) -> Int64? {
         let integer: Int64?

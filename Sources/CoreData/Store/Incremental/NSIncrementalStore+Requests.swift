@@ -219,21 +219,4 @@ extension NSIncrementalStore {
         }
         return versions
     }
-
-    /// Permanent IDs for `objects` (new objects of this store) from `obtainPermanentIDs(for:)`,
-    /// checked: one per object, of this store, of the object's entity family.
-    func permanentIDs(for objects: [NSManagedObject]) throws -> [NSManagedObjectID] {
-        requestLock.lock()
-        defer { requestLock.unlock() }
-        let ids = try obtainPermanentIDs(for: objects)
-        guard ids.count == objects.count else {
-            throw CoreDataError.make(.persistentStoreSave,
-                "\(Swift.type(of: self)).obtainPermanentIDs(for:) returned \(ids.count) IDs for \(objects.count) objects")
-        }
-        for (object, id) in zip(objects, ids) where id.persistentStore !== self || id.isTemporaryID || id.entity.layout.rootNumber != object.entity.layout.rootNumber {
-            throw CoreDataError.make(.persistentStoreSave,
-                "\(Swift.type(of: self)).obtainPermanentIDs(for:) returned \(id) for an object of \(object.entity.name ?? ""); expected an ID of this store made with newObjectID(for:referenceObject:)")
-        }
-        return ids
-    }
 }

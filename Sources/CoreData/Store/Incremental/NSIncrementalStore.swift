@@ -44,7 +44,8 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
     /// The type the coordinator added the store as (its `type` until the metadata names one).
     internal var addedType = ""
     /// The reference objects behind the store's object IDs.
-    internal let references = IncrementalStoreReferences()
+    internal let referenceTable = IncrementalStoreReferences()
+    override var references: IncrementalStoreReferences? { referenceTable }
     /// Held around every call into the subclass: one request at a time, as Apple's coordinator sends them.
     internal let requestLock = NSRecursiveLock()
 
@@ -161,8 +162,7 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
     /// let id = newObjectID(for: entity, referenceObject: "note-42")
     /// ```
     public final func newObjectID(for entity: NSEntityDescription, referenceObject data: Any) -> NSManagedObjectID {
-        let root = entity.layout.rootNumber
-        return NSManagedObjectID(entity: entity, store: self, key: IDKey(store: tag, root: root, value: references.key(for: data, root: root)))
+        objectID(of: entity, referenceObject: data, in: referenceTable)
     }
 
     /// The reference object an ID of this store was made with (a positive integer reference
@@ -173,20 +173,7 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
     /// let key = referenceObject(for: object.objectID) as! String
     /// ```
     public final func referenceObject(for objectID: NSManagedObjectID) -> Any {
-        guard objectID.persistentStore === self, let reference = references.reference(for: objectID.key.value, root: objectID.key.root) else {
-            preconditionFailure("referenceObject(for:): \(objectID) is not an ID of this store")
-        }
-        return reference
-    }
-
-    /// The URI path form of the string reference object behind `objectID` (percent-encoded),
-    /// or `nil` when its reference is not a `String`: ``NSPersistentStoreCoordinator/managedObjectID(forURIRepresentation:)``
-    /// reads strings back, so only they round-trip.
-    internal func uriReference(of objectID: NSManagedObjectID) -> String? {
-        guard let reference = references.reference(for: objectID.key.value, root: objectID.key.root) as? String else { return nil }
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.remove("/")
-        return reference.addingPercentEncoding(withAllowedCharacters: allowed)
+        reference(of: objectID, in: referenceTable)
     }
 
     // MARK: The internal store API, routed to the methods above (NSIncrementalStore+Requests.swift)
@@ -236,6 +223,15 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
     /// (`NSManagedObjectContext.obtainPermanentIDs(for:)` and the save call it).
     override func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] {
         throw CoreDataError.make(.unsupportedRequestType, "An NSIncrementalStore makes its objects' IDs in obtainPermanentIDs(for:)")
+    }
+
+    override var makesIDsOfObjects: Bool { true }
+
+
+    override func permanentIDs(for objects: [NSManagedObject]) throws -> [NSManagedObjectID] {
+        requestLock.lock()
+        defer { requestLock.unlock() }
+        return try checkedPermanentIDs(try obtainPermanentIDs(for: objects), for: objects, from: "obtainPermanentIDs(for:)")
     }
 
     override func save(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommitting: () throws -> Void) throws -> SaveResult {
