@@ -64,20 +64,20 @@ extension NSPersistentStoreCoordinator {
             throw CoreDataError.make(.persistentStoreInvalidType,
                 "Unsupported store type '\(storeType)'; this Core Data supports \(NSSQLiteStoreType), \(NSInMemoryStoreType) and the types registered with registerStoreClass(_:forStoreType:)")
         }
-        guard storeClass is NSIncrementalStore.Type || storeClass is NSAtomicStore.Type else {
+        let incrementalClass = storeClass as? NSIncrementalStore.Type, atomicClass = storeClass as? NSAtomicStore.Type
+        guard incrementalClass != nil || atomicClass != nil else {
             throw CoreDataError.make(.persistentStoreInvalidType,
                 "The class registered for the store type '\(storeType)', \(storeClass), is not an NSIncrementalStore or NSAtomicStore subclass")
         }
         guard let storeURL else {
             throw CoreDataError.make(.persistentStoreOpen, "A store of type '\(storeType)' needs a URL")
         }
-        if let atomicClass = storeClass as? NSAtomicStore.Type {
-            let store = atomicClass.init(persistentStoreCoordinator: self, configurationName: configuration, at: storeURL, options: options)
+        if let incrementalClass {
+            let store = incrementalClass.init(persistentStoreCoordinator: self, configurationName: configuration, at: storeURL, options: options)
             store.addedType = storeType
             return store
         }
-        let incrementalClass = storeClass as! NSIncrementalStore.Type // (checked above)
-        let store = incrementalClass.init(persistentStoreCoordinator: self, configurationName: configuration, at: storeURL, options: options)
+        let store = atomicClass!.init(persistentStoreCoordinator: self, configurationName: configuration, at: storeURL, options: options)
         store.addedType = storeType
         return store
     }
