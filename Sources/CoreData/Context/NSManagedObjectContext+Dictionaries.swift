@@ -67,6 +67,9 @@ extension NSManagedObjectContext {
         }
         var result = DictionaryPlan(fetch: fetch, columns: columns, groupBy: groupBy)
         result.distinct = request.returnsDistinctResults && request.propertiesToFetch != nil
+        result.requestPropertiesToFetch = request.propertiesToFetch
+        result.requestPropertiesToGroupBy = request.propertiesToGroupBy
+        result.requestHavingPredicate = request.havingPredicate
         if let having = request.havingPredicate {
             // Column names in the HAVING predicate stand for the columns' values.
             let names = Set(columns.map(\.name))

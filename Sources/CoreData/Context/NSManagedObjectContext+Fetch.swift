@@ -79,6 +79,8 @@ extension NSManagedObjectContext {
         plan.includesSubentities = request.includesSubentities
         plan.predicate = try request.predicate.map { try PredicateBridge.tree(of: $0) }
         plan.sortKeys = try PredicateBridge.sortKeys(of: request.sortDescriptors ?? [])
+        plan.requestPredicate = request.predicate
+        plan.requestSortDescriptors = request.sortDescriptors ?? []
         if withLimits {
             plan.limit = request.fetchLimit
             plan.offset = request.fetchOffset

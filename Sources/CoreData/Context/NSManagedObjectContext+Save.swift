@@ -129,6 +129,7 @@ extension NSManagedObjectContext {
         let derived = coordinator.managedObjectModel.derivedAttributes
         if !derived.isEmpty { try computeDerivedAttributes(derived) }
         try throwUnfulfilledFault() // (after the derivations, which load related objects)
+        if coordinator.hasIncrementalStores { try obtainPermanentIDsForIncrementalStores(coordinator) }
         // Group the changes by store (one store in almost every stack), built in place. (Passed
         // to the local functions that use it, not captured by them: a variable a local function
         // captures is checked for exclusive access at run time, at every change. The non-escaping
@@ -255,6 +256,7 @@ extension NSManagedObjectContext {
             for index in groups.all.indices {
                 groups.all[index].changes.transactionAuthor = transactionAuthor
                 groups.all[index].changes.contextName = name
+                groups.all[index].changes.context = self
             }
             let writes = groups.all.map { StoreWrite(changes: $0.changes, store: $0.store) }
             results = try coordinator.save(writes)
@@ -262,6 +264,9 @@ extension NSManagedObjectContext {
 
         // Commit in memory: the new objects take their permanent keys (their IDs are made when asked for).
         // (The lists are let go before the values move out of `groups` below: held, they would be copied.)
+        // The versions a store you write gave the saved rows (NSIncrementalStore+Requests.swift).
+        var storeVersions: [IDKey: Int64]?
+        for versions in results.lazy.compactMap(\.versions) { storeVersions = (storeVersions ?? [:]).merging(versions) { $1 } }
         do {
             let saved = zip(groups.all, results).map {
                 SavedInserts(store: $0.store, inserts: $0.changes.inserts, offsets: $0.insertOffsets, keys: $1.insertedKeys)
@@ -290,7 +295,8 @@ extension NSManagedObjectContext {
         func commit(_ object: NSManagedObject, _ values: consuming PropertyValues, groups: inout StoreGroups) {
             // Only entities with to-one relationships or object-ID attributes may hold IDs.
             if !object.layout.idValueIndexes.isEmpty { resolveTemporaryIDs(of: object, in: &values, groups: &groups) }
-            let version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
+            var version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
+            if let storeVersions, let stored = storeVersions[object.idKey] { version = stored }
             object.didCommit(values: consume values, version: version)
         }
         for storeIndex in groups.all.indices {

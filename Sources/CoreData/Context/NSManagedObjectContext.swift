@@ -968,7 +968,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         for entity in order {
             let group = byEntity[ObjectIdentifier(entity)]!
-            let ids = try coordinator.permanentIDs(for: entity, count: group.count)
+            // A store you write makes its IDs of the objects themselves (NSIncrementalStore.swift).
+            let store = try coordinator.store(forNew: entity)
+            let ids = store.makesIDsOfObjects ? try store.permanentIDs(for: group) : try coordinator.permanentIDs(for: entity, count: group.count)
             for (object, id) in zip(group, ids) {
                 if object._context === self { reregister(object, as: id) } else { object.objectID = id }
             }

@@ -67,6 +67,10 @@ open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         if isTemporaryID {
             return URL(string: "x-coredata:///\(name)/t\(IDKey.processToken)\(key.value)")!
         }
+        // (A negative key stands for a reference object of a store you write that is not a positive integer.)
+        if key.value < 0, let store = persistentStore, let reference = store.uriReference(of: self) {
+            return URL(string: "x-coredata://\(store.identifier ?? "")/\(name)/p\(reference)")!
+        }
         return URL(string: "x-coredata://\(persistentStore?.identifier ?? "")/\(name)/p\(key.value)")!
     }
 

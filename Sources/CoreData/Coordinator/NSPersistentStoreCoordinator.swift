@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Synchronization
 
 /// Connects contexts to stores: it owns the model and the stores, routes fetches and saves to
 /// the right store, and keeps a cache of the rows its contexts saved.
@@ -32,6 +33,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private let performLock = NSRecursiveLock()
     /// Snapshots of the rows this coordinator's saves wrote (see ``RowCache``).
     internal let rowCache = RowCache()
+    /// How many of the stores are stores you write (`NSIncrementalStore`, `NSAtomicStore`), whose
+    /// saves need their new objects' permanent IDs first (read without the lock by every save).
+    private let incrementalStoreCount = Atomic<Int>(0)
+    internal var hasIncrementalStores: Bool { incrementalStoreCount.load(ordering: .relaxed) > 0 }
 
     /// Creates a coordinator for `model`, which can no longer change.
     public init(managedObjectModel model: NSManagedObjectModel) {
@@ -84,7 +89,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     // MARK: Adding and removing stores
 
-    /// Adds a store of type `storeType` (`NSSQLiteStoreType` or `NSInMemoryStoreType`).
+    /// Adds a store of type `storeType`: `NSSQLiteStoreType`, `NSInMemoryStoreType`, or a type
+    /// registered with ``registerStoreClass(_:forStoreType:)``, whose class (an
+    /// ``NSIncrementalStore``) is made with `init(persistentStoreCoordinator:configurationName:at:options:)`
+    /// and then loads its metadata (``NSIncrementalStore/loadMetadata()``). Any other type throws 134000.
     ///
     /// Throws, leaving any existing file untouched, when the file is not a SQLite database, is
     /// damaged, or was written with a different model (`NSPersistentStoreIncompatibleVersionHashError`).
@@ -110,8 +118,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             store = InMemoryStore(persistentStoreCoordinator: self, configurationName: configuration,
                                   at: storeURL ?? URL(string: "memory://\(UUID().uuidString)")!, options: options)
         default:
-            throw CoreDataError.make(.persistentStoreInvalidType,
-                "Unsupported store type '\(storeType)'; this Core Data supports \(NSSQLiteStoreType) and \(NSInMemoryStoreType)")
+            store = try makeRegisteredStore(ofType: storeType, configurationName: configuration, at: storeURL, options: options)
         }
         // Opened without the lock (it reads and may create the file); added under it, unless
         // another thread added the same file meanwhile.
@@ -122,6 +129,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 return existing
             }
             stores.append(store)
+            if store.makesIDsOfObjects { incrementalStoreCount.add(1, ordering: .relaxed) }
             return nil
         }
         if let existing, let url = store.url {
@@ -151,6 +159,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 throw CoreDataError.make(.persistentStoreOperation, "The store is not part of this coordinator")
             }
             stores.remove(at: index)
+            if store.makesIDsOfObjects { incrementalStoreCount.subtract(1, ordering: .relaxed) }
         }
         store.close()
         rowCache.forgetRows(ofStore: store.tag)
@@ -282,11 +291,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The object ID that a URI from ``NSManagedObjectID/uriRepresentation()`` names, or `nil`.
     open func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
         guard url.scheme == "x-coredata", let host = url.host else { return nil }
-        let parts = url.path.split(separator: "/")
-        guard parts.count == 2, parts[1].first == "p", let pk = Int64(parts[1].dropFirst()), pk > 0,
-              let entity = managedObjectModel.entitiesByName[String(parts[0])] else { return nil }
+        let parts = (URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path).split(separator: "/")
+        guard parts.count == 2, parts[1].first == "p", let entity = managedObjectModel.entitiesByName[String(parts[0])] else { return nil }
         guard let store = withLock({ stores.first { $0.identifier?.caseInsensitiveCompare(host) == .orderedSame } }) else { return nil }
-        return NSManagedObjectID(entity: entity, store: store, primaryKey: pk)
+        if let pk = Int64(parts[1].dropFirst()), pk > 0 { return NSManagedObjectID(entity: entity, store: store, primaryKey: pk) }
+        // A string reference object of a store you write, as `uriRepresentation()` wrote it.
+        guard let reference = String(parts[1].dropFirst()).removingPercentEncoding, !reference.isEmpty else { return nil }
+        return store.objectID(forURIReference: reference, entity: entity)
     }
 
     // MARK: Routing (internal)

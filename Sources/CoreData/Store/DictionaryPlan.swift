@@ -33,6 +33,11 @@ internal struct DictionaryPlan: @unchecked Sendable {
     /// computes aggregates itself (`count:(title) > 1`).
     var having: PredicateNode?
     var distinct: Bool = false
+    /// The fetch request's own `propertiesToFetch`, `propertiesToGroupBy` and `havingPredicate`,
+    /// which an ``NSIncrementalStore`` is passed.
+    var requestPropertiesToFetch: [Any]?
+    var requestPropertiesToGroupBy: [Any]?
+    var requestHavingPredicate: NSPredicate?
 
     /// The column a sort key names by its name, when the key is not simply that column's own
     /// key path: a computed column (`total`), or a description renaming a key path (`made` for

@@ -175,6 +175,19 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     internal func relatedIDs(for relationship: NSRelationshipDescription, of id: NSManagedObjectID) throws -> [NSManagedObjectID] { [] }
     /// Hands out `count` primary keys for `entity`, consecutive and in order.
     internal func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] { [] }
+    /// Whether the store makes its new objects' IDs of the objects themselves (the stores you
+    /// write: `NSIncrementalStore`, `NSAtomicStore`), through ``permanentIDs(for:)``, before a
+    /// save builds its changes; the built-in stores allocate keys in their save.
+    internal var makesIDsOfObjects: Bool { false }
+    /// The reference objects behind the IDs of a store you write (`NSIncrementalStore`,
+    /// `NSAtomicStore`); `nil` for the built-in stores, whose IDs are primary keys
+    /// (`Store/Incremental/ReferenceObjectIDs.swift`).
+    internal var references: IncrementalStoreReferences? { nil }
+    /// Permanent IDs for new objects of this store, one per object, in order (stores whose
+    /// ``makesIDsOfObjects`` is true).
+    internal func permanentIDs(for objects: [NSManagedObject]) throws -> [NSManagedObjectID] {
+        throw CoreDataError.make(.unsupportedRequestType, "The \(type) store allocates its keys when it saves")
+    }
     /// Writes one save: all or nothing. Throws ``StoreConflictError`` on optimistic-locking conflicts.
     /// A store that uses `rowCache` records the rows it wrote there, in commit order.
     ///

@@ -92,6 +92,10 @@ internal struct FetchPlan: @unchecked Sendable {
     var sortKeys: [SortKey] = []
     var limit: Int = 0
     var offset: Int = 0
+    /// The fetch request's own predicate and sort descriptors, which an ``NSIncrementalStore``
+    /// passes on (`nil` for a plan made without a fetch request).
+    var requestPredicate: NSPredicate?
+    var requestSortDescriptors: [NSSortDescriptor]?
 }
 
 /// The changes of one save, for one store: snapshots keyed by object ID, never objects.
@@ -165,6 +169,9 @@ internal struct SaveChanges: @unchecked Sendable {
     /// which persistent history records with the save.
     var transactionAuthor: String?
     var contextName: String?
+    /// The saving context, on whose queue the save runs: an ``NSIncrementalStore`` hands its
+    /// objects to `execute(_:with:)`. Not retained: the context is saving.
+    unowned(unsafe) var context: NSManagedObjectContext?
 
     var isEmpty: Bool {
         inserts.isEmpty && updates.isEmpty && deletes.isEmpty && joinInserts.isEmpty && joinDeletes.isEmpty && orderUpdates.isEmpty && foreignKeyUpdates.isEmpty
@@ -176,6 +183,10 @@ internal struct SaveChanges: @unchecked Sendable {
 /// `NSManagedObjectID` is made for them: the context gives its objects their keys.
 internal struct SaveResult: Sendable {
     var insertedKeys: [Int64] = []
+    /// The versions the saved rows have now, by ID key, when the store decides them (an
+    /// ``NSIncrementalStore``'s nodes); `nil` when every saved row's version is one more than
+    /// before (new rows: 1), as the built-in stores keep `Z_OPT`.
+    var versions: [IDKey: Int64]?
 }
 
 /// Turns the temporary IDs of a save's inserts into their permanent ones. The lookup table is

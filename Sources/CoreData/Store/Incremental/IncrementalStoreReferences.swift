@@ -1,0 +1,79 @@
+import Foundation
+
+/// The reference objects of an ``NSIncrementalStore``'s object IDs, and the primary keys that
+/// stand for them.
+///
+/// An object ID here is keyed by an `Int64` primary key (``IDKey``), where Apple's holds the
+/// store's reference object. A positive integer reference (`Int`, `Int64`, an integral
+/// `NSNumber`, …) is its own key, so such IDs need no table and their URIs
+/// (`x-coredata://<store>/<Entity>/p<n>`) hold across launches. Any other reference (a `String`,
+/// a `UUID`, …: it must be `Hashable`) gets a negative key from this table, per root entity,
+/// which lasts as long as the store: the same reference always gives the same ID.
+internal final class IncrementalStoreReferences: @unchecked Sendable {
+    private struct Reference: Hashable {
+        var root: Int
+        var value: AnyHashable
+    }
+    private struct Key: Hashable {
+        var root: Int
+        var value: Int64
+    }
+    private let lock = NSLock()
+    private var keys: [Reference: Int64] = [:]
+    private var references: [Key: AnyHashable] = [:]
+    private var lastKey: Int64 = 0
+
+    /// The primary key that stands for `reference` among the IDs of `root`'s entity family.
+    /// Traps when `reference` is not `Hashable` (a programmer error: Apple's reference objects
+    /// are strings and numbers).
+    func key(for reference: Any, root: Int) -> Int64 {
+        if let integer = Self.positiveInteger(reference) { return integer }
+        guard let hashable = reference as? AnyHashable else {
+            preconditionFailure("newObjectID(for:referenceObject:): the reference object \(reference) is not Hashable; use a String or a number")
+        }
+        let entry = Reference(root: root, value: hashable)
+        lock.lock()
+        defer { lock.unlock() }
+        if let key = keys[entry] { return key }
+        lastKey -= 1
+        keys[entry] = lastKey
+        references[Key(root: root, value: lastKey)] = hashable
+        return lastKey
+    }
+
+    /// The reference object behind `key`: the integer itself for a positive key (as an `Int`),
+    /// else the one `key(for:root:)` recorded; `nil` if none was.
+    func reference(for key: Int64, root: Int) -> Any? {
+        if key > 0 { return Int(key) }
+        lock.lock()
+        defer { lock.unlock() }
+        return references[Key(root: root, value: key)]?.base
+    }
+
+    /// The percent-encoded URI path form of the string reference behind `key` (what follows
+    /// `p` in an ID's URI), or `nil` when its reference is not a `String`: URIs are read back
+    /// as strings, so only they round-trip.
+    func uriReference(for key: Int64, root: Int) -> String? {
+        guard let reference = reference(for: key, root: root) as? String else { return nil }
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove("/")
+        return reference.addingPercentEncoding(withAllowedCharacters: allowed)
+    }
+
+    /// `value` as a positive integer when it is an integer (or an integral `NSNumber`) above zero.
+    private static func positiveInteger(_ value: Any) -> Int64? {
+        let integer: Int64?
+        switch value {
+        case let v as Int: integer = Int64(v)
+        case let v as Int64: integer = v
+        case let v as Int32: integer = Int64(v)
+        case let v as Int16: integer = Int64(v)
+        case let v as UInt32: integer = Int64(v)
+        case let v as UInt64: integer = Int64(exactly: v)
+        case let number as NSNumber: integer = Int64(exactly: number.doubleValue).flatMap { NSNumber(value: $0) == number ? $0 : nil }
+        default: integer = nil
+        }
+        guard let integer, integer > 0 else { return nil }
+        return integer
+    }
+}

@@ -1,0 +1,78 @@
+import CoreData
+import Foundation
+
+// An atomic store written the way an app writes one for Apple's Core Data, with the public API
+// only (no @testable import): its file is a JSON document of the metadata and one record per
+// object (attributes that JSON holds, to-ones and to-manys as references). `save()` writes the
+// whole file, `load()` reads it back into cache nodes.
+
+/// An `NSAtomicStore` in a JSON file.
+final class JSONFileStore: NSAtomicStore, @unchecked Sendable {
+    static let storeType = "JSONFileStore"
+    /// Thrown by the next `save()`, before it writes (for the tests).
+    var failNextSave: NSError?
+    var saves = 0
+
+    static func register() {
+        NSPersistentStoreCoordinator.registerStoreClass(JSONFileStore.self, forStoreType: storeType)
+    }
+
+    override func load() throws {
+        guard let url, let data = try? Data(contentsOf: url), !data.isEmpty else {
+            metadata = [NSStoreTypeKey: Self.storeType, NSStoreUUIDKey: UUID().uuidString]
+            return
+        }
+        let document = try JSONSerialization.jsonObject(with: data) as! [String: Any]
+        metadata = document["metadata"] as? [String: Any]
+        let model = persistentStoreCoordinator!.managedObjectModel
+        let records = document["records"] as! [[String: Any]]
+        var nodes: [String: NSAtomicStoreCacheNode] = [:]
+        for record in records {
+            let key = record["key"] as! String
+            let entity = model.entitiesByName[record["entity"] as! String]!
+            nodes[key] = NSAtomicStoreCacheNode(objectID: objectID(for: entity, withReferenceObject: key))
+        }
+        for record in records {
+            let node = nodes[record["key"] as! String]!
+            for (name, value) in record["attributes"] as! [String: Any] { node.setValue(value, forKey: name) }
+            for (name, key) in record["toOne"] as! [String: String] { node.setValue(nodes[key], forKey: name) }
+            for (name, keys) in record["toMany"] as! [String: [String]] {
+                let members = keys.compactMap { nodes[$0] }
+                let relationship = node.objectID.entity.relationshipsByName[name]!
+                node.setValue(relationship.isOrdered ? members as Any : Set(members) as Any, forKey: name)
+            }
+        }
+        addCacheNodes(Set(nodes.values))
+    }
+
+    override func newReferenceObject(for managedObject: NSManagedObject) -> Any { UUID().uuidString }
+
+    override func save() throws {
+        if let failure = failNextSave {
+            failNextSave = nil
+            throw failure
+        }
+        saves += 1
+        var records: [[String: Any]] = []
+        for node in cacheNodes() {
+            var attributes: [String: Any] = [:], toOne: [String: String] = [:], toMany: [String: [String]] = [:]
+            for (name, property) in node.objectID.entity.propertiesByName {
+                guard let value = node.value(forKey: name) else { continue }
+                if let relationship = property as? NSRelationshipDescription {
+                    if !relationship.isToMany, let target = value as? NSAtomicStoreCacheNode {
+                        toOne[name] = referenceObject(for: target.objectID) as? String
+                    } else {
+                        let members = (value as? [NSAtomicStoreCacheNode]) ?? ((value as? Set<NSAtomicStoreCacheNode>).map { Array($0) } ?? [])
+                        toMany[name] = members.map { referenceObject(for: $0.objectID) as! String }
+                    }
+                } else if value is String || value is NSNumber || value is Int || value is Double || value is Bool {
+                    attributes[name] = value
+                }
+            }
+            records.append(["key": referenceObject(for: node.objectID) as! String, "entity": node.objectID.entity.name!,
+                            "attributes": attributes, "toOne": toOne, "toMany": toMany])
+        }
+        let document: [String: Any] = ["metadata": metadata ?? [:], "records": records]
+        try JSONSerialization.data(withJSONObject: document).write(to: url!, options: .atomic)
+    }
+}

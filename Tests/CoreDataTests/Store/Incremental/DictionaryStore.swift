@@ -1,0 +1,169 @@
+import CoreData
+import Foundation
+
+// A store written the way an app writes one for Apple's Core Data: only the public API (this
+// file does not import CoreData with @testable). Its records live in dictionaries, keyed by
+// reference objects that are UUID strings; each record holds its attributes, its to-ones as
+// references and its to-manys as lists of references, and a version it adds one to at each save.
+// It answers fetches itself (predicate, sort descriptors, offset, limit), as Apple requires.
+
+/// An `NSIncrementalStore` of dictionaries.
+final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
+    static let storeType = "DictionaryStore"
+
+    struct Record {
+        var entityName: String
+        var values: [String: Any] = [:]
+        /// To-one relationships by name: the related record's reference; to-many: the references in order.
+        var toOne: [String: String] = [:]
+        var toMany: [String: [String]] = [:]
+        var version: UInt64 = 1
+    }
+
+    /// The records, by reference.
+    var records: [String: Record] = [:]
+    /// How many times each callback ran (for the tests).
+    var calls: [String: Int] = [:]
+    /// Thrown by the next save's `execute`, before it writes anything (for the tests).
+    var failNextSave: NSError?
+    /// Whether nodes leave out to-one relationships, for `newValue(forRelationship:…)` to give them.
+    var lazyToOnes = false
+    /// Whether every record stays at version 1, as many stores written for Apple's Core Data do.
+    var constantVersions = false
+
+    static func register() {
+        NSPersistentStoreCoordinator.registerStoreClass(DictionaryStore.self, forStoreType: storeType)
+    }
+
+    override func loadMetadata() throws {
+        calls["loadMetadata", default: 0] += 1
+        metadata = [NSStoreTypeKey: Self.storeType, NSStoreUUIDKey: Self.identifierForNewStore(at: url!)]
+    }
+
+    private var model: NSManagedObjectModel { persistentStoreCoordinator!.managedObjectModel }
+
+    private func reference(_ id: NSManagedObjectID) -> String { referenceObject(for: id) as! String }
+
+    private func id(_ reference: String) -> NSManagedObjectID {
+        newObjectID(for: model.entitiesByName[records[reference]!.entityName]!, referenceObject: reference)
+    }
+
+    // MARK: Fetching
+
+    override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
+        calls["execute", default: 0] += 1
+        if let save = request as? NSSaveChangesRequest { return try execute(save) }
+        guard let fetch = request as? NSFetchRequest<NSFetchRequestResult>, let entity = fetch.entity, let context else {
+            throw NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreInvalidTypeError)
+        }
+        var objects = records.filter { _, record in
+            let recordEntity = model.entitiesByName[record.entityName]!
+            return recordEntity === entity || (fetch.includesSubentities && recordEntity.isKindOf(entity: entity))
+        }.keys.sorted().map { context.object(with: id($0)) }
+        if let predicate = fetch.predicate { objects = objects.filter { predicate.evaluate(with: $0) } }
+        if let sorts = fetch.sortDescriptors, !sorts.isEmpty {
+            objects.sort { a, b in
+                for sort in sorts {
+                    let order = Self.compare(a.value(forKeyPath: sort.key!), b.value(forKeyPath: sort.key!))
+                    if order != .orderedSame { return sort.ascending ? order == .orderedAscending : order == .orderedDescending }
+                }
+                return false
+            }
+        }
+        objects = Array(objects.dropFirst(fetch.fetchOffset))
+        if fetch.fetchLimit > 0 { objects = Array(objects.prefix(fetch.fetchLimit)) }
+        switch fetch.resultType {
+        case .countResultType: return [NSNumber(value: objects.count)]
+        case .managedObjectIDResultType: return objects.map(\.objectID)
+        case .managedObjectResultType: return objects
+        case .dictionaryResultType:
+            // Plain properties only (no grouping): each object's values by name, to-ones as IDs.
+            let names = (fetch.propertiesToFetch ?? Array(entity.attributesByName.keys)).compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+            return objects.map { object in
+                var dictionary: [String: Any] = [:]
+                for name in names {
+                    dictionary[name] = (object.value(forKey: name) as? NSManagedObject)?.objectID ?? object.value(forKey: name)
+                }
+                return dictionary
+            }
+        default: throw NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreOperationError)
+        }
+    }
+
+    static func compare(_ a: Any?, _ b: Any?) -> ComparisonResult {
+        switch (a, b) {
+        case (nil, nil): return .orderedSame
+        case (nil, _): return .orderedAscending
+        case (_, nil): return .orderedDescending
+        case let (x as String, y as String): return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending)
+        case let (x as Date, y as Date): return x.compare(y)
+        case let (x as NSNumber, y as NSNumber): return x.compare(y)
+        default: return .orderedSame
+        }
+    }
+
+    override func newValuesForObject(with objectID: NSManagedObjectID, with context: NSManagedObjectContext) throws -> NSIncrementalStoreNode {
+        calls["newValuesForObject", default: 0] += 1
+        guard let record = records[reference(objectID)] else {
+            throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectReferentialIntegrityError)
+        }
+        var values = record.values
+        for relationship in objectID.entity.relationshipsByName.values where !relationship.isToMany && !lazyToOnes {
+            values[relationship.name] = record.toOne[relationship.name].map { id($0) } ?? NSNull()
+        }
+        return NSIncrementalStoreNode(objectID: objectID, withValues: values, version: record.version)
+    }
+
+    override func newValue(forRelationship relationship: NSRelationshipDescription, forObjectWith objectID: NSManagedObjectID,
+                           with context: NSManagedObjectContext?) throws -> Any {
+        calls["newValueForRelationship", default: 0] += 1
+        guard let record = records[reference(objectID)] else {
+            throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectReferentialIntegrityError)
+        }
+        if relationship.isToMany { return (record.toMany[relationship.name] ?? []).filter { records[$0] != nil }.map { id($0) } }
+        return record.toOne[relationship.name].map { id($0) } ?? NSNull()
+    }
+
+    // MARK: Saving
+
+    override func obtainPermanentIDs(for array: [NSManagedObject]) throws -> [NSManagedObjectID] {
+        calls["obtainPermanentIDs", default: 0] += 1
+        return array.map { newObjectID(for: $0.entity, referenceObject: UUID().uuidString) }
+    }
+
+    private func execute(_ save: NSSaveChangesRequest) throws -> Any {
+        if let failure = failNextSave {
+            failNextSave = nil
+            throw failure
+        }
+        for object in save.insertedObjects ?? [] {
+            records[reference(object.objectID)] = record(of: object, version: 1)
+        }
+        for object in save.updatedObjects ?? [] {
+            let key = reference(object.objectID)
+            records[key] = record(of: object, version: constantVersions ? 1 : (records[key]?.version ?? 0) + 1)
+        }
+        for object in save.deletedObjects ?? [] { records[reference(object.objectID)] = nil }
+        return [Any]()
+    }
+
+    private func record(of object: NSManagedObject, version: UInt64) -> Record {
+        var record = Record(entityName: object.entity.name!, version: version)
+        for (name, property) in object.entity.propertiesByName where !property.isTransient {
+            switch (property, object.value(forKey: name)) {
+            case (is NSAttributeDescription, let value?): record.values[name] = value
+            case (let relationship as NSRelationshipDescription, let value?):
+                if relationship.isToMany {
+                    let members: [NSManagedObject]
+                    if let ordered = value as? NSOrderedSet { members = ordered.array.compactMap { $0 as? NSManagedObject } }
+                    else { members = ((value as? Set<NSManagedObject>) ?? []).sorted { reference($0.objectID) < reference($1.objectID) } }
+                    record.toMany[name] = members.map { reference($0.objectID) }
+                } else if let target = value as? NSManagedObject {
+                    record.toOne[name] = reference(target.objectID)
+                }
+            default: break
+            }
+        }
+        return record
+    }
+}
