@@ -44,9 +44,14 @@ internal struct ObservedProperty: Hashable, Sendable {
     }
 }
 
+/// An object's registrar, boxed (see ``NSManagedObject/Extras/observation``).
+internal final class ObservedObjectRegistrar {
+    let registrar = ObservationRegistrar()
+}
+
 extension NSManagedObject {
     /// The registrar of an object of an `Observable` class that has been read, else `nil`.
-    internal var observationRegistrar: ObservationRegistrar? { _extras?.registrar }
+    internal var observationRegistrar: ObservationRegistrar? { _extras?.observation?.registrar }
 
     /// Tells a running `withObservationTracking` (if any) that the property at `index` was read:
     /// called by `@Managed` getters and `value(forKey:)` for objects whose layout
@@ -55,14 +60,14 @@ extension NSManagedObject {
     @usableFromInline @inline(never)
     internal func _observeRead(at index: Int) {
         guard index >= 0 else { return }
-        let registrar: ObservationRegistrar
-        if let existing = _extras?.registrar {
-            registrar = existing
+        let box: ObservedObjectRegistrar
+        if let existing = _extras?.observation {
+            box = existing
         } else {
-            registrar = ObservationRegistrar()
-            extras.registrar = registrar
+            box = ObservedObjectRegistrar()
+            extras.observation = box
         }
-        registrar.access(ObservedProperties(), keyPath: ObservedProperty.keyPath(at: index))
+        box.registrar.access(ObservedProperties(), keyPath: ObservedProperty.keyPath(at: index))
     }
 
     /// Reports a change of the property at `index` to the trackings that read it (after the
@@ -70,7 +75,7 @@ extension NSManagedObject {
     /// has a registrar.
     @inline(never)
     internal func observedPropertyDidChange(at index: Int) {
-        guard let registrar = _extras?.registrar else { return }
+        guard let registrar = _extras?.observation?.registrar else { return } // (not a hot path: a change of an observed object)
         let keyPath = ObservedProperty.keyPath(at: index)
         registrar.willSet(ObservedProperties(), keyPath: keyPath)
         registrar.didSet(ObservedProperties(), keyPath: keyPath)
@@ -81,8 +86,8 @@ extension NSManagedObject {
     /// tracking has read pay a `nil` check.
     @inline(__always)
     internal func changingObservedValues(_ body: () -> Void) {
-        guard let registrar = _extras?.registrar else { return body() }
-        reportChanges(to: registrar, of: body)
+        guard let box = _extras?.observation else { return body() }
+        reportChanges(to: box.registrar, of: body)
     }
 
     /// ``changingObservedValues(_:)`` for an observed object: the values before and after

@@ -325,9 +325,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         var retiredIDs: [NSManagedObjectID] = []
         /// The indexes from 64 on of ``NSManagedObject/_changed``.
         var changedOverflow: Set<Int>?
-        /// The object's own registrar, made when a `withObservationTracking` first read it
-        /// (`NSManagedObject+Observation.swift`).
-        var registrar: ObservationRegistrar?
+        /// The object's own registrar, made at its first observed read
+        /// (`NSManagedObject+Observation.swift`). In a class of our own: `ObservationRegistrar` is
+        /// a resilient type of another module, so an optional of it is copied, tested and
+        /// destroyed through value witnesses, where a reference is one compare with nil.
+        var observation: ObservedObjectRegistrar?
     }
     @exclusivity(unchecked) internal var _extras: Extras?
     /// ``_extras``, made if the object has none yet.
@@ -808,7 +810,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             }
         }
         // Only an object a tracking read has a registrar (extras are rare, and the field is nil).
-        if _extras?.registrar != nil { observedPropertyDidChange(at: index) }
+        if _extras?.observation != nil { observedPropertyDidChange(at: index) }
     }
 
     // MARK: Changes

@@ -120,7 +120,7 @@ extension NSManagedObjectContext {
         guard !object._isDeleted, object._values[index] != value else { return false }
         if case .int(let v) = value { object._values.setInt64(v, at: index) } else { object._values[index] = value }
         object.insertChanged(index)
-        if object._extras?.registrar != nil { object.observedPropertyDidChange(at: index) } // an Observable object's observers
+        if object._extras?.observation != nil { object.observedPropertyDidChange(at: index) } // an Observable object's observers
         if !object._isInserted && !object._isUpdated {
             object._isUpdated = true
             updated.insert(object)
