@@ -35,8 +35,8 @@ import Testing
             try context.save()
         }
 
-        let token = try #require(recorder.wait().last?.userInfo?[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken)
-        #expect(token == observer.currentPersistentHistoryToken(fromStores: nil))
+        let saved = try #require(observer.currentPersistentHistoryToken(fromStores: nil))
+        let token = try #require(recorder.wait(forToken: saved), "the notification of the other process's save")
         let (title, count) = try RemoteChangeMerging.merge(after: lastToken, upTo: token, into: viewContext, id: id)
         #expect(title == "from another process")
         #expect(count == 2)

@@ -30,6 +30,18 @@ final class RemoteChangeRecorder: @unchecked Sendable {
         return notifications
     }
 
+    /// Waits (up to `seconds`) until a notification carries `token`; that notification's token.
+    /// (Another coordinator's earlier commit may be noticed late: its notification can come after
+    /// the recorder was made, so the last notification is not always the one of the last save.)
+    func wait(forToken token: NSPersistentHistoryToken, seconds: Double = 10) -> NSPersistentHistoryToken? {
+        let deadline = Date().addingTimeInterval(seconds)
+        func found() -> NSPersistentHistoryToken? {
+            notifications.lazy.compactMap { $0.userInfo?[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken }.first { $0 == token }
+        }
+        while found() == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        return found()
+    }
+
     /// Waits until no notification has arrived for `seconds`: what arrived.
     func settle(_ seconds: Double = 0.3) -> [Notification] {
         var count = -1
@@ -227,7 +239,8 @@ final class RemoteChangeRecorder: @unchecked Sendable {
         note.setValue("final", forKey: "title")
         Self.insertNote("second", into: writer)
         try writer.save()
-        let token = try #require(recorder.wait().last?.userInfo?[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken)
+        let saved = try #require(observer.currentPersistentHistoryToken(fromStores: nil))
+        let token = try #require(recorder.wait(forToken: saved), "the notification of the second save")
         let (title, count) = try RemoteChangeMerging.merge(after: lastToken, upTo: token, into: viewContext, id: id)
         #expect(title == "final")
         #expect(count == 2)
