@@ -58,6 +58,10 @@ extension NSIncrementalStore {
         for id in ids where id.persistentStore !== self {
             throw wrongResult(result, "object IDs of this store (made with newObjectID(for:referenceObject:)), not \(id)")
         }
+        // Objects of another entity would be handed out as the request's type.
+        for id in ids where plan.includesSubentities ? !id.entity.isKindOf(entity: plan.entity) : id.entity !== plan.entity {
+            throw wrongResult(result, "objects of entity \(plan.entity.name ?? "")\(plan.includesSubentities ? " or its sub-entities" : ""), not \(id)")
+        }
         return ids
     }
 

@@ -25,6 +25,14 @@ struct IncrementalStoreErrorTests {
         }
     }
 
+    /// Answers every fetch of IDs with a car's ID, whatever the entity asked for.
+    final class WrongEntityStore: NSIncrementalStore, @unchecked Sendable {
+        override func loadMetadata() throws { metadata = [NSStoreTypeKey: "WrongEntityStore", NSStoreUUIDKey: "E"] }
+        override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
+            [newObjectID(for: persistentStoreCoordinator!.managedObjectModel.entitiesByName["Car"]!, referenceObject: 1)]
+        }
+    }
+
     /// Gives one ID fewer than it is asked for.
     final class ShortIDsStore: NSIncrementalStore, @unchecked Sendable {
         override func loadMetadata() throws { metadata = [NSStoreTypeKey: "ShortIDsStore", NSStoreUUIDKey: "S"] }
@@ -78,6 +86,18 @@ struct IncrementalStoreErrorTests {
         let store = try #require(coordinator.persistentStores.first as? NSIncrementalStore)
         let id = store.newObjectID(for: coordinator.managedObjectModel.entitiesByName["Person"]!, referenceObject: 1)
         #expect(throws: NSError.self) { try coordinator.row(for: id) }
+    }
+
+    @Test("execute(_:with:) returning objects of another entity: 134070, never objects of the wrong type")
+    func wrongEntity() throws {
+        let coordinator = try add(WrongEntityStore.self, "WrongEntityStore")
+        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        let request = NSFetchRequest<NSManagedObjectID>(entityName: "Person")
+        request.resultType = .managedObjectIDResultType
+        let error = try #require(throws: NSError.self) { try context.fetch(request) }
+        #expect(error.code == NSPersistentStoreOperationError)
+        #expect(error.localizedDescription.contains("Person"))
     }
 
     @Test("obtainPermanentIDs(for:) giving the wrong number of IDs: 134030, nothing saved, the objects still new")
