@@ -72,6 +72,7 @@ import Testing
         let stack = try carStack()
         let request = Automobile.mr_requestAllSorted(by: "model", ascending: true, in: stack.context)
         let controller = Automobile.mr_fetchController(request, delegate: nil, useFileCache: true, groupedBy: nil, in: stack.context)
+        defer { NSFetchedResultsController<NSFetchRequestResult>.deleteCache(withName: "MagicalRecord-Cache-Automobile") }
         #expect(controller.cacheName == "MagicalRecord-Cache-Automobile")
         #expect(stack.run { controller.fetchedObjects } == nil)
         #expect(Automobile.mr_performFetch(controller))
