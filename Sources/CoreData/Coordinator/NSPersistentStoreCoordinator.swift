@@ -294,9 +294,18 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         let parts = (URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path).split(separator: "/")
         guard parts.count == 2, parts[1].first == "p", let entity = managedObjectModel.entitiesByName[String(parts[0])] else { return nil }
         guard let store = withLock({ stores.first { $0.identifier?.caseInsensitiveCompare(host) == .orderedSame } }) else { return nil }
-        if let pk = Int64(parts[1].dropFirst()), pk > 0 { return NSManagedObjectID(entity: entity, store: store, primaryKey: pk) }
+        var text = String(parts[1].dropFirst())
+        if let pk = Int64(text) {
+            if pk > 0 { return NSManagedObjectID(entity: entity, store: store, primaryKey: pk) }
+            // Another reference object of a store you write (a UUID, 0, a negative number): its
+            // key, valid while the store is added.
+            let root = entity.layout.rootNumber
+            guard pk < 0, store.references?.reference(for: pk, root: root) != nil else { return nil }
+            return NSManagedObjectID(entity: entity, store: store, key: IDKey(store: store.tag, root: root, value: pk))
+        }
         // A string reference object of a store you write, as `uriRepresentation()` wrote it.
-        guard let reference = String(parts[1].dropFirst()).removingPercentEncoding, !reference.isEmpty else { return nil }
+        if text.hasPrefix(IncrementalStoreReferences.stringMarker) { text.removeFirst(IncrementalStoreReferences.stringMarker.count) }
+        guard let reference = text.removingPercentEncoding, !reference.isEmpty else { return nil }
         return store.objectID(forURIReference: reference, entity: entity)
     }
 

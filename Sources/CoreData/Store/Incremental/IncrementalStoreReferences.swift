@@ -57,8 +57,15 @@ internal final class IncrementalStoreReferences: @unchecked Sendable {
         guard let reference = reference(for: key, root: root) as? String else { return nil }
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove("/")
-        return reference.addingPercentEncoding(withAllowedCharacters: allowed)
+        guard let encoded = reference.addingPercentEncoding(withAllowedCharacters: allowed) else { return nil }
+        // A string that reads as an integer ("42"), or whose form starts with the marker, gets the
+        // marker (an encoded quote): "42" is not the integer reference 42.
+        return Int64(reference) != nil || encoded.hasPrefix(Self.stringMarker) ? Self.stringMarker + encoded : encoded
     }
+
+    /// What ``uriReference(for:root:)`` puts before a string reference that would otherwise read
+    /// back as something else.
+    static let stringMarker = "%22"
 
     /// `value` as a positive integer when it is an integer (or an integral `NSNumber`) above zero.
     private static func positiveInteger(_ value: Any) -> Int64? {

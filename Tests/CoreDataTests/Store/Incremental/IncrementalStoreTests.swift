@@ -350,5 +350,17 @@ struct IncrementalStoreTests {
         #expect(odd.uriRepresentation().absoluteString == "x-coredata://\(stack.store.identifier!)/Person/pa%2Fb%20c")
         #expect(stack.coordinator.managedObjectID(forURIRepresentation: odd.uriRepresentation()) == odd)
         #expect(stack.coordinator.managedObjectID(forURIRepresentation: byString.uriRepresentation()) == byString)
+        // A string that reads as a number, or starts with the marker, is not the number; other
+        // references (a UUID, 0, a negative number) read back while the store is added.
+        let uuid = UUID()
+        for reference in ["42", "-7", "\"quoted", "%22", uuid, 0, -3] as [AnyHashable] {
+            let id = stack.store.newObjectID(for: person, referenceObject: reference)
+            let back = stack.coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation())
+            #expect(back == id, "\(reference): \(id.uriRepresentation())")
+            #expect(back.map { stack.store.referenceObject(for: $0) as? AnyHashable } == reference, "\(reference)")
+        }
+        #expect(stack.store.newObjectID(for: person, referenceObject: "42") != byInt)
+        let unknown = URL(string: "x-coredata://\(stack.store.identifier!)/Person/p-999")!
+        #expect(stack.coordinator.managedObjectID(forURIRepresentation: unknown) == nil, "no reference has that key")
     }
 }
