@@ -19,6 +19,8 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
     var describeRequest: () -> String = { "" }
     /// Where the controller's cache is kept (tests move it).
     var cache = FetchedResultsCache.standard
+    /// What the cache holds since the last fetch (the request, described once per fetch).
+    private var cachedEntry: FetchedResultsCache.Entry?
     weak var delegate: (any NSFetchedResultsControllerDelegate)? {
         didSet { delegateLacks = [] }
     }
@@ -79,16 +81,22 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
         }
         self.tracked = tracked
         version += 1
+        cachedEntry = nil // the file is checked again at each fetch (deleteCache may have removed it)
         updateCache()
         startObserving()
     }
 
-    /// Writes the controller's cache, if it has one, when its sections differ from the cache's.
+    /// Writes the controller's cache, if it has one, when its sections differ from the cache's:
+    /// at a fetch, against the file; after a change, against what the controller last wrote, so
+    /// that a change which leaves the sections as they were reads and writes no file.
     private func updateCache() {
         guard let cacheName else { return }
-        cache.update(cacheName, to: FetchedResultsCache.Entry(request: describeRequest(), sections: sectionRanges.map {
+        let entry = FetchedResultsCache.Entry(request: cachedEntry?.request ?? describeRequest(), sections: sectionRanges.map {
             FetchedResultsCache.Entry.Section(name: $0.name, count: $0.count)
-        }))
+        })
+        guard entry != cachedEntry else { return }
+        cache.update(cacheName, to: entry)
+        cachedEntry = entry
     }
 
     private func startObserving() {
