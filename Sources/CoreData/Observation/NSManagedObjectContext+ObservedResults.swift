@@ -49,6 +49,7 @@ extension NSManagedObjectContext {
             if notification.name == .NSManagedObjectContextDidSave && !observation.isRelevant(saveBy: notification.object) { return }
             observation.changed()
         }
+        observation.attach(observers)
         continuation.onTermination = { _ in observers.remove() }
         observation.changed()
         return ObservedResults(stream: stream)

@@ -13,6 +13,8 @@ internal final class ResultsObservation: @unchecked Sendable {
         var scheduled = false
         /// The last element yielded.
         var last: [NSManagedObjectID]?
+        /// The notification observers that call ``changed()``.
+        var observers: NotificationObservers?
     }
 
     private let context: NSManagedObjectContext
@@ -26,6 +28,11 @@ internal final class ResultsObservation: @unchecked Sendable {
         self.context = context
         self.request = request
         self.continuation = continuation
+    }
+
+    /// Hands over the observers that call ``changed()``, removed when a fetch fails.
+    func attach(_ observers: NotificationObservers) {
+        state.withLock { $0.observers = observers }
     }
 
     /// Whether a save by `sender`, a context, reaches this context's fetches: its own saves (its
@@ -54,6 +61,9 @@ internal final class ResultsObservation: @unchecked Sendable {
         do {
             ids = try context.fetch(request)
         } catch {
+            // Before the error reaches the iterator: the stream's termination handler, which
+            // removes them too, may run after the iterator has seen the error.
+            state.withLock { $0.observers }?.remove()
             continuation.finish(throwing: error)
             return
         }
