@@ -1,0 +1,118 @@
+import Foundation
+
+// The compiler's two dialects. SQLite's output is what it always was; PostgreSQL's differs in:
+// - names: the key column is `"Z_PK"`, quoted, as the PostgreSQL store creates every name;
+// - conditions are PostgreSQL Booleans (never NULL, as SQLite's 0/1): `IS NOT DISTINCT FROM`
+//   for SQLite's `IS`, and `TRUE`/`FALSE` for a condition that is constant
+//   (``Dialect/condition(_:)``);
+// - strings compare and sort byte by byte (`COLLATE "C"`, SQLite's `BINARY`), whatever the
+//   database's collation;
+// - `NULL` sorts first ascending and last descending, as in SQLite (PostgreSQL's default is
+//   the reverse);
+// - placeholders are `$1…$n` (``Dialect/numberedParameters(_:)``, once the SQL is whole).
+// What SQLite runs through the store's own functions (`cd_fold`, `cd_strop`, `cd_fn`, `cd_sum`:
+// `[cd]` folding, the string operators, functions of strings, `@sum`/`@avg`) and collations
+// (localized sorts) has no exact PostgreSQL form yet: it throws `unsupportedPredicate` (134091)
+// rather than compiling to something that would select other rows.
+
+extension PredicateSQLCompiler {
+    /// The SQL a compiler writes.
+    enum Dialect {
+        case sqlite
+        case postgreSQL
+
+        /// The equality that holds for two NULLs.
+        var isOperator: String { self == .sqlite ? " IS " : " IS NOT DISTINCT FROM " }
+        /// A condition that no row meets.
+        var alwaysFalse: String { self == .sqlite ? "0" : "FALSE" }
+
+        /// A compiled condition as a `WHERE` clause takes it: the constants `1`/`0` as Booleans
+        /// in PostgreSQL.
+        func condition(_ sql: String) -> String {
+            guard self == .postgreSQL else { return sql }
+            switch sql {
+            case "1": return "TRUE"
+            case "0": return "FALSE"
+            default: return sql
+            }
+        }
+
+        /// `sql` with its `?` placeholders numbered `$1`, `$2`, … in order (PostgreSQL); `?`
+        /// inside quoted names or string literals is left alone.
+        static func numberedParameters(_ sql: String) -> String {
+            var result = ""
+            result.reserveCapacity(sql.utf8.count + 16)
+            var number = 0
+            var quote: Character?
+            for character in sql {
+                if let open = quote {
+                    if character == open { quote = nil }
+                    result.append(character)
+                } else if character == "\"" || character == "'" {
+                    quote = character
+                    result.append(character)
+                } else if character == "?" {
+                    number += 1
+                    result += "$\(number)"
+                } else {
+                    result.append(character)
+                }
+            }
+            return result
+        }
+    }
+
+    /// `alias.Z_PK` as the dialect names the key column.
+    func primaryKey(of alias: String) -> String {
+        dialect == .sqlite ? alias + ".Z_PK" : alias + ".\"Z_PK\""
+    }
+
+    /// Throws, in PostgreSQL, for `what`, which only SQLite's functions compute exactly.
+    func requireSQLite(_ what: String) throws(CompileError) {
+        guard dialect == .postgreSQL else { return }
+        throw CompileError(reason: "\(what) is not supported by the PostgreSQL store yet")
+    }
+
+    /// ``requireSQLite(_:)`` for a key of a value (`name.length`): the string keys go through `cd_fn`.
+    func requireSQLite(for operand: Operand, _ what: String) throws(CompileError) {
+        if case .value(let fragment, _) = operand, fragment.sql.hasPrefix("cd_fn(") { try requireSQLite(what) }
+    }
+
+    /// ``requireSQLite(_:)`` for a comparison of strings that SQLite runs through `cd_fold` or
+    /// `cd_strop`: `[c]`/`[d]`, and the string operators (`IN` a string is `CONTAINS`; `IN` or
+    /// `CONTAINS` a collection is a plain `IN` list, which PostgreSQL runs).
+    func requireSQLite(forStrings kind: ValueKind, _ op: ComparisonOperator, _ options: ComparisonOptions, value: PredicateValue?) throws(CompileError) {
+        guard dialect == .postgreSQL, kind.isString else { return }
+        var isCollection = false
+        if case .collection? = value { isCollection = true }
+        if !options.isEmpty {
+            try requireSQLite("a [c] or [d] string comparison")
+        }
+        switch op {
+        case .beginsWith, .endsWith, .like, .matches:
+            try requireSQLite("\(op) of strings")
+        case .contains where !isCollection, .in where !isCollection:
+            try requireSQLite("\(op) of strings")
+        default:
+            break
+        }
+    }
+
+    /// A string operand of `<`, `>`, … compared byte by byte (PostgreSQL: `COLLATE "C"`).
+    func ordered(_ fragment: SQLFragment, _ kind: ValueKind) -> SQLFragment {
+        dialect == .postgreSQL && kind.isString ? fragment + " COLLATE \"C\"" : fragment
+    }
+
+    /// A PostgreSQL `ORDER BY` term: strings and URLs byte by byte (`compare:` only), `NULL`
+    /// first ascending and last descending.
+    func postgreSQLOrderTerm(_ column: String, _ kind: ValueKind, _ key: SortKey) throws -> String {
+        var term = column
+        if kind.isString || kind.isCompatible(with: .url) {
+            guard key.comparison == .compare else {
+                throw PredicateErrors.unsupportedSort("\(key.comparison.selectorName ?? "a comparator") (key \(key.keyPath)) is not supported by the PostgreSQL store yet; sort with compare:")
+            }
+            term += " COLLATE \"C\""
+        }
+        return term + (key.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
+    }
+}
