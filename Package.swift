@@ -68,7 +68,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CoreDataTests",
-            dependencies: ["CoreData", "CoreDataExamples", "CSQLite"],
+            // CoreDataPostgreSQL: the predicate differential test runs on the PostgreSQL store too.
+            dependencies: ["CoreData", "CoreDataExamples", "CSQLite", "CoreDataPostgreSQL"],
             resources: [.copy("Fixtures")]
         ),
         // Needs a server: COREDATA_POSTGRES_URL (docs/POSTGRESQL.md); skips without one.

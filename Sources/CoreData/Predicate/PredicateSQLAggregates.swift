@@ -132,6 +132,8 @@ extension PredicateSQLCompiler {
         // an integer, and a real on overflow, as the evaluator does; NULL gives NULL either way.
         let operators = ["add:to:": "+", "from:subtract:": "-", "multiply:by:": "*"]
         if let op = operators[name], arguments.count == 3 {
+            // PostgreSQL fails on an integer overflow where SQLite goes on in floating point.
+            try requireSQLite("arithmetic (\(name))")
             return .value("(" + arguments[1] + " \(op) " + arguments[2] + ")", .real)
         }
         let kind: ValueKind

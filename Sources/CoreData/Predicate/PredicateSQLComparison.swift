@@ -137,6 +137,7 @@ extension PredicateSQLCompiler {
 
     private func bind(_ value: PredicateValue, for kind: ValueKind, _ options: ComparisonOptions) throws(CompileError) -> Bound {
         if case .null = value { return .null }
+        if dialect == .postgreSQL, let exact = try postgreSQLNumber(value, for: kind) { return .value(exact) }
         switch (kind, value) {
         case (.integer, .int(let v)), (.real, .int(let v)): return .value(.int(v))
         case (.integer, .double(let v)), (.real, .double(let v)):
@@ -329,6 +330,9 @@ extension PredicateSQLCompiler {
         try requireSQLite(forStrings: aKind, op, options, value: nil)
         try requireSQLite(forStrings: bKind, op, options, value: nil)
         let compatible = aKind.isCompatible(with: bKind)
+        if dialect == .postgreSQL, aKind.isNumeric, bKind.isNumeric, (aKind.isInteger != bKind.isInteger) {
+            try requireSQLite("comparing an integer with a floating-point attribute")
+        }
         switch op {
         case .equalTo, .notEqualTo:
             let equal: SQLFragment = compatible

@@ -48,6 +48,7 @@ internal struct PredicateSQLCompiler {
         var isNumeric: Bool {
             switch self { case .integer, .real: return true; default: return false }
         }
+        var isInteger: Bool { if case .integer = self { return true } else { return false } }
         var isString: Bool { if case .string = self { return true } else { return false } }
 
         /// Whether values of the two kinds can be equal.

@@ -98,6 +98,27 @@ extension PredicateSQLCompiler {
         }
     }
 
+    /// A number compared with a column of the other kind of number, bound so that PostgreSQL
+    /// compares exactly as SQLite does (SQLite compares an integer with a real exactly;
+    /// PostgreSQL turns a `bigint` into a `double precision`, which rounds past 2^53): an
+    /// integral double against an integer column as an integer, a double below 2^53 in
+    /// magnitude as it is (no integer so small rounds), an integer against a real column as a
+    /// double when the double holds it exactly. Throws for the others; `nil` when the kinds
+    /// agree (or NaN, which the caller treats as matching nothing).
+    func postgreSQLNumber(_ value: PredicateValue, for kind: ValueKind) throws(CompileError) -> StoreValue? {
+        switch (kind, value) {
+        case (.integer, .double(let v)) where !v.isNaN:
+            if let exact = Int64(exactly: v) { return .int(exact) }
+            if abs(v) < 9_007_199_254_740_992 { return .double(v) }
+            throw CompileError(reason: "comparing an integer attribute with \(v) is not exact in the PostgreSQL store yet")
+        case (.real, .int(let v)):
+            if let exact = Double(exactly: v) { return .double(exact) }
+            throw CompileError(reason: "comparing a floating-point attribute with \(v) is not exact in the PostgreSQL store yet")
+        default:
+            return nil
+        }
+    }
+
     /// A string operand of `<`, `>`, … compared byte by byte (PostgreSQL: `COLLATE "C"`).
     func ordered(_ fragment: SQLFragment, _ kind: ValueKind) -> SQLFragment {
         dialect == .postgreSQL && kind.isString ? fragment + " COLLATE \"C\"" : fragment
