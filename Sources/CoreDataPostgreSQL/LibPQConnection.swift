@@ -48,10 +48,16 @@ final class LibPQConnection: PostgreSQLConnection {
         handle = connection
     }
 
-    deinit { PQfinish(handle) }
+    /// Set by ``close()``: the session has ended.
+    private var isClosed = false
+
+    deinit { close() }
 
     func close() {
+        guard !isClosed else { return }
+        isClosed = true
         prepared.removeAll()
+        PQfinish(handle)
     }
 
     /// libpq reports a failed connection's cause in text only: the SQLSTATE of the server's
