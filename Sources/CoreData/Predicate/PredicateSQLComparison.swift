@@ -181,13 +181,14 @@ extension PredicateSQLCompiler {
         }
     }
 
-    private static func stringFunction(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment, _ options: ComparisonOptions) -> SQLFragment {
-        "cd_strop(\(stringOperatorCode(op)!), " + lhs + ", " + rhs + ", \(options.rawValue))"
+    private func stringFunction(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment, _ options: ComparisonOptions) -> SQLFragment {
+        if dialect == .postgreSQL { return postgreSQLStringOperator(op, lhs, rhs) }
+        return "cd_strop(\(Self.stringOperatorCode(op)!), " + lhs + ", " + rhs + ", \(options.rawValue))"
     }
 
     /// `column op constant`.
     private mutating func compareColumn(_ column: SQLFragment, _ kind: ValueKind, _ op: ComparisonOperator, _ value: PredicateValue, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
-        try requireSQLite(forStrings: kind, op, options, value: value)
+        try requireSQLite(forStrings: kind, op, options)
         switch op {
         case .equalTo, .notEqualTo:
             let equal: SQLFragment
@@ -225,7 +226,7 @@ extension PredicateSQLCompiler {
             case .string(let text):
                 if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) can only be compared with nil in a fetch") }
                 guard kind.isString else { return .alwaysFalse }
-                return Self.stringFunction(.in, column, .bind(.string(text)), options)
+                return stringFunction(.in, column, .bind(.string(text)), options)
             default:
                 if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) can only be compared with nil in a fetch") }
                 return .alwaysFalse
@@ -233,7 +234,7 @@ extension PredicateSQLCompiler {
         case .contains, .beginsWith, .endsWith, .like, .matches:
             if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) cannot be searched in a fetch") }
             guard kind.isString, case .string(let text) = value else { return .alwaysFalse }
-            return Self.stringFunction(op, column, .bind(.string(text)), options)
+            return stringFunction(op, column, .bind(.string(text)), options)
         }
     }
 
@@ -307,7 +308,7 @@ extension PredicateSQLCompiler {
     /// `constant op column` for the operators that cannot be swapped.
     private mutating func compareConstant(_ value: PredicateValue, _ op: ComparisonOperator, _ column: SQLFragment, _ kind: ValueKind, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
         if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) cannot be compared in a fetch") }
-        try requireSQLite(forStrings: kind, op, options, value: value)
+        try requireSQLite(forStrings: kind, op, options)
         switch (op, value) {
         case (.contains, .collection):
             // {a, b} CONTAINS column: the column is one of them.
@@ -315,7 +316,7 @@ extension PredicateSQLCompiler {
         case (.in, .string(let text)), (.contains, .string(let text)), (.beginsWith, .string(let text)),
              (.endsWith, .string(let text)), (.like, .string(let text)), (.matches, .string(let text)):
             guard kind.isString else { return .alwaysFalse }
-            return Self.stringFunction(op, .bind(.string(text)), column, options)
+            return stringFunction(op, .bind(.string(text)), column, options)
         case (.between, _):
             throw CompileError(reason: "BETWEEN needs a key path on its left")
         default:
@@ -327,8 +328,8 @@ extension PredicateSQLCompiler {
     private mutating func compareColumns(_ a: SQLFragment, _ aKind: ValueKind, _ op: ComparisonOperator, _ b: SQLFragment, _ bKind: ValueKind, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
         if case .unsupported(let what) = aKind { throw CompileError(reason: "\(what) cannot be compared in a fetch") }
         if case .unsupported(let what) = bKind { throw CompileError(reason: "\(what) cannot be compared in a fetch") }
-        try requireSQLite(forStrings: aKind, op, options, value: nil)
-        try requireSQLite(forStrings: bKind, op, options, value: nil)
+        try requireSQLite(forStrings: aKind, op, options)
+        try requireSQLite(forStrings: bKind, op, options)
         let compatible = aKind.isCompatible(with: bKind)
         if dialect == .postgreSQL, aKind.isNumeric, bKind.isNumeric, (aKind.isInteger != bKind.isInteger) {
             try requireSQLite("comparing an integer with a floating-point attribute")
@@ -345,7 +346,7 @@ extension PredicateSQLCompiler {
                 + " \(Self.sqlOperator(op)) " + ordered(Self.folded(b, bKind, options), bKind) + ")"
         case .in, .contains, .beginsWith, .endsWith, .like, .matches:
             guard aKind.isString, bKind.isString else { return .alwaysFalse }
-            return Self.stringFunction(op, a, b, options)
+            return stringFunction(op, a, b, options)
         case .between:
             return .alwaysFalse
         }

@@ -10,10 +10,13 @@ import Foundation
 // - `NULL` sorts first ascending and last descending, as in SQLite (PostgreSQL's default is
 //   the reverse);
 // - placeholders are `$1…$n` (``Dialect/numberedParameters(_:)``, once the SQL is whole).
-// What SQLite runs through the store's own functions (`cd_fold`, `cd_strop`, `cd_fn`, `cd_sum`:
-// `[cd]` folding, the string operators, functions of strings, `@sum`/`@avg`) and collations
-// (localized sorts) has no exact PostgreSQL form yet: it throws `unsupportedPredicate` (134091)
-// rather than compiling to something that would select other rows.
+// - `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `IN` a string, without `[c]`/`[d]`, are `strpos` and
+//   `right` on the bytes of the text (``postgreSQLStringOperator(_:_:_:)``).
+// What else SQLite runs through the store's own functions (`cd_fold`, `cd_strop`, `cd_fn`,
+// `cd_sum`: `[cd]` folding, `LIKE`, `MATCHES`, functions of strings, `@sum`/`@avg`), its
+// collations (localized sorts) and its arithmetic (which goes on in floating point where
+// PostgreSQL's overflows) has no exact PostgreSQL form yet: it throws `unsupportedPredicate`
+// (134091) rather than compiling to something that would select other rows.
 
 extension PredicateSQLCompiler {
     /// The SQL a compiler writes.
@@ -79,23 +82,27 @@ extension PredicateSQLCompiler {
     }
 
     /// ``requireSQLite(_:)`` for a comparison of strings that SQLite runs through `cd_fold` or
-    /// `cd_strop`: `[c]`/`[d]`, and the string operators (`IN` a string is `CONTAINS`; `IN` or
-    /// `CONTAINS` a collection is a plain `IN` list, which PostgreSQL runs).
-    func requireSQLite(forStrings kind: ValueKind, _ op: ComparisonOperator, _ options: ComparisonOptions, value: PredicateValue?) throws(CompileError) {
+    /// `cd_strop` and PostgreSQL cannot yet run exactly: `[c]`/`[d]`, `LIKE` and `MATCHES`.
+    func requireSQLite(forStrings kind: ValueKind, _ op: ComparisonOperator, _ options: ComparisonOptions) throws(CompileError) {
         guard dialect == .postgreSQL, kind.isString else { return }
-        var isCollection = false
-        if case .collection? = value { isCollection = true }
-        if !options.isEmpty {
-            try requireSQLite("a [c] or [d] string comparison")
-        }
+        if !options.isEmpty { try requireSQLite("a [c] or [d] string comparison") }
+        if op == .like || op == .matches { try requireSQLite("\(op) of strings") }
+    }
+
+    /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `IN` (a substring) without `[c]`/`[d]`, in
+    /// PostgreSQL, as ``PredicateStrings/evaluate(_:_:_:options:)`` judges them: by the bytes of
+    /// the UTF-8 text (`strpos` and `right` work on whole characters of valid UTF-8, which is the
+    /// same), an empty pattern matching nothing, NULL on either side matching nothing.
+    func postgreSQLStringOperator(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment) -> SQLFragment {
+        // The text searched and the pattern: `a IN b` is `b CONTAINS a`.
+        let (text, pattern) = op == .in ? (rhs, lhs) : (lhs, rhs)
+        let test: SQLFragment
         switch op {
-        case .beginsWith, .endsWith, .like, .matches:
-            try requireSQLite("\(op) of strings")
-        case .contains where !isCollection, .in where !isCollection:
-            try requireSQLite("\(op) of strings")
-        default:
-            break
+        case .beginsWith: test = "strpos(" + text + ", " + pattern + ") = 1"
+        case .endsWith: test = "right(" + text + ", length(" + pattern + ")) = " + pattern
+        default: test = "strpos(" + text + ", " + pattern + ") > 0"
         }
+        return "(" + text + " IS NOT NULL AND " + pattern + " IS NOT NULL AND " + pattern + " <> '' AND " + test + ")"
     }
 
     /// A number compared with a column of the other kind of number, bound so that PostgreSQL

@@ -161,6 +161,25 @@ struct PostgreSQLStoreTests {
         }
     }
 
+    @Test func whatTheDialectCannotCompileExactlyIsRefusedNotFiltered() throws {
+        let database = try TemporaryDatabase()
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = try database.coordinator(PostgreSQLTestModel.make())
+        try context.performAndWait {
+            context.insert("Pet", ["name": "Rex"])
+            try context.save()
+            #expect(try context.objects("Pet", "name BEGINSWITH %@", ["R"]).count == 1)
+            #expect(try context.objects("Pet", "name CONTAINS %@", ["ex"]).count == 1)
+            for format in ["name LIKE 'R*'", "name ==[c] 'rex'", "name MATCHES 'R.*'", "name.length == 3"] {
+                #expect(throws: NSError.self, "\(format)") { try context.objects("Pet", format) }
+                do { _ = try context.objects("Pet", format) } catch let error as NSError {
+                    #expect(error.code == NSPersistentStoreUnsupportedRequestTypeError)
+                    #expect(error.localizedDescription.contains("PostgreSQL store"))
+                }
+            }
+        }
+    }
+
     @Test func aStoreOfAnotherModelIsRefusedAndLeftUntouched() throws {
         let database = try TemporaryDatabase()
         _ = try database.coordinator(PostgreSQLTestModel.make())
