@@ -212,10 +212,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try? store.writeMetadata(merged)
     }
 
-    /// Reads the metadata of the store file at `url` without adding it.
+    /// Reads the metadata of the store file at `url` without adding it; for
+    /// ``NSPostgreSQLStoreType``, of the store in the database the `postgres://` URL names
+    /// (the password from the URL or ``NSPostgreSQLPasswordOption`` in `options`).
     open class func metadataForPersistentStore(ofType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
+        if storeType == NSPostgreSQLStoreType { return try PostgreSQLStore.readMetadata(at: url, options: options) }
         guard storeType == NSSQLiteStoreType else {
-            throw CoreDataError.make(.persistentStoreInvalidType, "Only SQLite stores have metadata on disk (asked for '\(storeType)')")
+            throw CoreDataError.make(.persistentStoreInvalidType, "Only SQLite and PostgreSQL stores have metadata outside a coordinator (asked for '\(storeType)')")
         }
         return try SQLiteStore.readMetadata(at: url)
     }

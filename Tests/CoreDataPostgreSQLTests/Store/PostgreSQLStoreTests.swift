@@ -311,6 +311,23 @@ struct PostgreSQLStoreTests {
         #expect(try database.query("SELECT count(*) FROM \"ZTAG\"") == [["0"]])
     }
 
+    @Test func metadataIsReadWithoutAddingTheStore() throws {
+        let database = try TemporaryDatabase()
+        #expect(NSPersistentStoreCoordinator.registeredStoreTypes[NSPostgreSQLStoreType] != nil)
+        do {
+            _ = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSPostgreSQLStoreType, at: database.url)
+            Issue.record("an empty database had metadata")
+        } catch let error as NSError {
+            #expect(error.code == NSFileReadNoSuchFileError)
+        }
+        #expect(try database.query("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'") == [["0"]])
+        let coordinator = try database.coordinator(PostgreSQLTestModel.make())
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSPostgreSQLStoreType, at: database.url)
+        #expect(metadata[NSStoreUUIDKey] as? String == coordinator.persistentStores[0].identifier)
+        #expect(metadata[NSStoreTypeKey] as? String == NSPostgreSQLStoreType)
+        #expect(PostgreSQLTestModel.make().isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+    }
+
     @Test func aContainerOpensAStoreDescriptionOfTheType() throws {
         let database = try TemporaryDatabase()
         let container = NSPersistentContainer(name: "Cars", managedObjectModel: PostgreSQLTestModel.make())

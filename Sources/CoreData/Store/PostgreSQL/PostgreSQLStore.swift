@@ -26,8 +26,11 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     override var type: String { NSPostgreSQLStoreType }
 
     /// The store's URL without its password, for messages.
-    var location: String {
-        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "" }
+    var location: String { url.map(Self.location(of:)) ?? "" }
+
+    /// `url` without its password, for messages.
+    static func location(of url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "" }
         if components.password != nil { components.password = "***" }
         return components.string ?? ""
     }
@@ -50,13 +53,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
             throw CoreDataError.make(.persistentStoreInvalidType,
                 "The PostgreSQL store is not registered: import CoreDataPostgreSQL and call NSPersistentStoreCoordinator.registerPostgreSQLStore() first")
         }
-        let password = options?[NSPostgreSQLPasswordOption] as? String
-        let connection: any PostgreSQLConnection
-        do {
-            connection = try connector(url, password)
-        } catch {
-            throw Self.error(error, .persistentStoreOpen, "Can't connect to the PostgreSQL store at \(location)")
-        }
+        let connection = try Self.connect(connector, url, options: options)
         let schema = SQLiteSchema(model: model)
         do {
             try connection.transaction {
@@ -97,6 +94,36 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
             decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
         }
         lock.withLock { self.connection = connection }
+    }
+
+    /// A connection to the database `url` names, with the password of ``NSPostgreSQLPasswordOption``
+    /// if `options` give one; 134080 naming the cause if it fails.
+    private static func connect(_ connector: PostgreSQLConnector, _ url: URL, options: [AnyHashable: Any]?) throws -> any PostgreSQLConnection {
+        do {
+            return try connector(url, options?[NSPostgreSQLPasswordOption] as? String)
+        } catch {
+            throw Self.error(error, .persistentStoreOpen, "Can't connect to the PostgreSQL store at \(location(of: url))")
+        }
+    }
+
+    /// The metadata of the store in the database `url` names, read without adding the store
+    /// (``NSPersistentStoreCoordinator/metadataForPersistentStore(ofType:at:options:)``); 260
+    /// when the database holds no store, 134000 when the store type is not registered.
+    static func readMetadata(at url: URL, options: [AnyHashable: Any]?) throws -> [String: Any] {
+        guard let connector = PostgreSQLStoreRegistry.connector else {
+            throw CoreDataError.make(.persistentStoreInvalidType,
+                "The PostgreSQL store is not registered: import CoreDataPostgreSQL and call NSPersistentStoreCoordinator.registerPostgreSQLStore() first")
+        }
+        let connection = try connect(connector, url, options: options)
+        defer { connection.close() }
+        do {
+            guard try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"Z_METADATA\"")]).text(0, 0) == "t" else {
+                throw CoreDataError.make(.fileReadNoSuchFile, "There is no Core Data store in the database at \(location(of: url))")
+            }
+            return try readMetadata(connection, location: location(of: url))
+        } catch let error as PostgreSQLError {
+            throw Self.error(error, .persistentStoreOpen, "Can't read the metadata of the PostgreSQL store at \(location(of: url))")
+        }
     }
 
     /// The advisory lock that orders the opening of stores in one database (any fixed number;
