@@ -31,7 +31,9 @@ struct PredicateStoresDifferentialTests {
             folder = try TemporaryFolder("predicate-stores")
             server = URL(string: ProcessInfo.processInfo.environment["COREDATA_POSTGRES_URL"]!)!
             database = "cd_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-            try LibPQConnection(url: server, password: nil).run("CREATE DATABASE \"\(database)\"")
+            // A linguistic collation (where "a" < "B"), so that the dialect's byte order
+            // (`COLLATE "C"`, SQLite's BINARY) is what makes the stores agree.
+            try LibPQConnection(url: server, password: nil).run("CREATE DATABASE \"\(database)\" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'")
             var components = URLComponents(url: server, resolvingAgainstBaseURL: false)!
             components.path = "/" + database
             NSPersistentStoreCoordinator.registerPostgreSQLStore()
