@@ -180,6 +180,22 @@ struct PostgreSQLStoreTests {
         }
     }
 
+    @Test func serversOpeningANewDatabaseAtOnceShareOneStore() async throws {
+        let database = try TemporaryDatabase()
+        let url = database.url
+        let identifiers = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    let coordinator = NSPersistentStoreCoordinator(managedObjectModel: PostgreSQLTestModel.make())
+                    return try coordinator.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil, at: url).identifier
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(identifiers).count == 1)
+        #expect(try database.query("SELECT count(*) FROM \"Z_METADATA\"") == [["1"]])
+    }
+
     @Test func aStoreOfAnotherModelIsRefusedAndLeftUntouched() throws {
         let database = try TemporaryDatabase()
         _ = try database.coordinator(PostgreSQLTestModel.make())
