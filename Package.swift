@@ -9,6 +9,9 @@ let package = Package(
         .library(name: "CoreData", targets: ["CoreData"]),
         // MagicalRecord's API on top of CoreData (issue 25): `import MagicalRecord`.
         .library(name: "MagicalRecord", targets: ["MagicalRecord"]),
+        // The PostgreSQL store (issue 26): `import CoreDataPostgreSQL`; links libpq, which
+        // `CoreData` itself does not.
+        .library(name: "CoreDataPostgreSQL", targets: ["CoreDataPostgreSQL"]),
         .executable(name: "coredata", targets: ["CoreDataCLI"]),
     ],
     dependencies: [
@@ -24,6 +27,12 @@ let package = Package(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
         ),
+        // libpq, PostgreSQL's C client, for the PostgreSQL store's connections.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         .macro(
             name: "CoreDataMacros",
             dependencies: [
@@ -38,6 +47,9 @@ let package = Package(
             name: "CoreData",
             dependencies: ["CSQLite", "CoreDataShims", "CoreDataMacros"]
         ),
+        // The PostgreSQL store's entry point and its libpq connection (docs/POSTGRESQL.md); the
+        // store itself lives in CoreData (Store/PostgreSQL/), written against a connection protocol.
+        .target(name: "CoreDataPostgreSQL", dependencies: ["CoreData", "CLibPQ"]),
         // MagicalRecord for Linux: depends only on CoreData.
         .target(name: "MagicalRecord", dependencies: ["CoreData"]),
         // Seed code translated to Swift, shared by the demo and the tests.
@@ -56,8 +68,14 @@ let package = Package(
         ),
         .testTarget(
             name: "CoreDataTests",
-            dependencies: ["CoreData", "CoreDataExamples", "CSQLite"],
+            // CoreDataPostgreSQL: the predicate differential test runs on the PostgreSQL store too.
+            dependencies: ["CoreData", "CoreDataExamples", "CSQLite", "CoreDataPostgreSQL"],
             resources: [.copy("Fixtures")]
+        ),
+        // Needs a server: COREDATA_POSTGRES_URL (docs/POSTGRESQL.md); skips without one.
+        .testTarget(
+            name: "CoreDataPostgreSQLTests",
+            dependencies: ["CoreDataPostgreSQL", "CoreData", "CoreDataExamples"]
         ),
         .testTarget(
             name: "MagicalRecordTests",

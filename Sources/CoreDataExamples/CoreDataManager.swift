@@ -8,10 +8,15 @@ public final class CoreDataManager: @unchecked Sendable {
     public let persistentStoreCoordinator: NSPersistentStoreCoordinator
     public let managedObjectContext: NSManagedObjectContext
 
-    public init(modelURL: URL, storeURL: URL) throws {
+    public convenience init(modelURL: URL, storeURL: URL) throws {
+        try self.init(modelURL: modelURL, storeType: NSSQLiteStoreType, storeURL: storeURL)
+    }
+
+    /// The same stack on a store of another type (the PostgreSQL store's tests run the seed on it).
+    public init(modelURL: URL, storeType: String, storeURL: URL, options: [AnyHashable: Any]? = nil) throws {
         managedObjectModel = try NSManagedObjectModel(validatingContentsOf: modelURL)
         persistentStoreCoordinator = NSPersistentStoreCoordinator(managedObjectModel: managedObjectModel)
-        try persistentStoreCoordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: storeURL, options: nil)
+        try persistentStoreCoordinator.addPersistentStore(ofType: storeType, configurationName: nil, at: storeURL, options: options)
         managedObjectContext = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         managedObjectContext.persistentStoreCoordinator = persistentStoreCoordinator
     }

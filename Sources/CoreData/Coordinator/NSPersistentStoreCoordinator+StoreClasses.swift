@@ -52,6 +52,7 @@ extension NSPersistentStoreCoordinator {
         var types: [String: AnyClass] = storeClasses.withLock { $0.mapValues { $0 as AnyClass } }
         types[NSSQLiteStoreType] = SQLiteStore.self
         types[NSInMemoryStoreType] = InMemoryStore.self
+        if PostgreSQLStoreRegistry.connector != nil { types[NSPostgreSQLStoreType] = PostgreSQLStore.self }
         return types
     }
 

@@ -89,7 +89,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     // MARK: Adding and removing stores
 
-    /// Adds a store of type `storeType`: `NSSQLiteStoreType`, `NSInMemoryStoreType`, or a type
+    /// Adds a store of type `storeType`: `NSSQLiteStoreType`, `NSInMemoryStoreType`,
+    /// ``NSPostgreSQLStoreType`` once `CoreDataPostgreSQL` registered it, or a type
     /// registered with ``registerStoreClass(_:forStoreType:)``, whose class (an
     /// ``NSIncrementalStore``) is made with `init(persistentStoreCoordinator:configurationName:at:options:)`
     /// and then loads its metadata (``NSIncrementalStore/loadMetadata()``). Any other type throws 134000.
@@ -117,6 +118,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         case NSInMemoryStoreType:
             store = InMemoryStore(persistentStoreCoordinator: self, configurationName: configuration,
                                   at: storeURL ?? URL(string: "memory://\(UUID().uuidString)")!, options: options)
+        case NSPostgreSQLStoreType where PostgreSQLStoreRegistry.connector != nil:
+            // `import CoreDataPostgreSQL` and `registerPostgreSQLStore()` (Store/PostgreSQL/).
+            guard let storeURL else { throw CoreDataError.make(.persistentStoreOpen, "A PostgreSQL store needs a postgres:// URL") }
+            store = PostgreSQLStore(persistentStoreCoordinator: self, configurationName: configuration, at: storeURL, options: options)
         default:
             store = try makeRegisteredStore(ofType: storeType, configurationName: configuration, at: storeURL, options: options)
         }
@@ -207,10 +212,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try? store.writeMetadata(merged)
     }
 
-    /// Reads the metadata of the store file at `url` without adding it.
+    /// Reads the metadata of the store file at `url` without adding it; for
+    /// ``NSPostgreSQLStoreType``, of the store in the database the `postgres://` URL names
+    /// (the password from the URL or ``NSPostgreSQLPasswordOption`` in `options`).
     open class func metadataForPersistentStore(ofType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
+        if storeType == NSPostgreSQLStoreType { return try PostgreSQLStore.readMetadata(at: url, options: options) }
         guard storeType == NSSQLiteStoreType else {
-            throw CoreDataError.make(.persistentStoreInvalidType, "Only SQLite stores have metadata on disk (asked for '\(storeType)')")
+            throw CoreDataError.make(.persistentStoreInvalidType, "Only SQLite and PostgreSQL stores have metadata outside a coordinator (asked for '\(storeType)')")
         }
         return try SQLiteStore.readMetadata(at: url)
     }

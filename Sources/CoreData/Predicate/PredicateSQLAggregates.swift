@@ -17,10 +17,10 @@ extension PredicateSQLCompiler {
         switch schema.toManyStorage(of: relationship) {
         case let .join(join, source, member, _)?:
             let joinAlias = newAlias()
-            return (alias, "\(join) \(joinAlias) JOIN \(table) \(alias) ON \(alias).Z_PK = \(joinAlias).\(member)",
-                    "\(joinAlias).\(source) = \(path.sourceAlias).Z_PK")
+            return (alias, "\(join) \(joinAlias) JOIN \(table) \(alias) ON \(primaryKey(of: alias)) = \(joinAlias).\(member)",
+                    "\(joinAlias).\(source) = \(primaryKey(of: path.sourceAlias))")
         case let .foreignKey(column, _, _)?:
-            return (alias, "\(table) \(alias)", "\(alias).\(column) = \(path.sourceAlias).Z_PK")
+            return (alias, "\(table) \(alias)", "\(alias).\(column) = \(primaryKey(of: path.sourceAlias))")
         case nil:
             throw CompileError(reason: relationship.isTransient ? "the to-many relationship \(relationship.name) is transient and not stored"
                                                                 : SQLiteSchema.unmapped(relationship).localizedDescription)
@@ -42,7 +42,7 @@ extension PredicateSQLCompiler {
         let joinText = joins.isEmpty ? "" : " " + joins.joined(separator: " ")
         if filter.sql == "0" {
             // No element qualifies: what the aggregate gives for none.
-            return .value(SQLFragment("(SELECT ") + select + " FROM \(from)\(joinText) WHERE 0)", kind)
+            return .value(SQLFragment("(SELECT ") + select + " FROM \(from)\(joinText) WHERE \(dialect.alwaysFalse))", kind)
         }
         let condition = filter.sql == "1" ? SQLFragment(link) : link + " AND " + filter
         return .value("(SELECT " + select + " FROM \(from)\(joinText) WHERE " + condition + ")", kind)
@@ -66,6 +66,7 @@ extension PredicateSQLCompiler {
             switch op {
             case "@sum", "@avg":
                 guard kind.isNumeric else { throw CompileError(reason: "\(key) needs a number attribute, not \(path.rest.joined(separator: "."))") }
+                try compiler.requireSQLite("\(key)")
                 return op == "@sum" ? ("cd_sum(" + column + ")", .alwaysTrue, kind) : ("(cd_sum(" + column + ") * 1.0 / COUNT(" + column + "))", .alwaysTrue, .real)
             default:
                 guard kind.isOrdered else { throw CompileError(reason: "\(key) needs an attribute with an order, not \(path.rest.joined(separator: "."))") }
@@ -131,6 +132,8 @@ extension PredicateSQLCompiler {
         // an integer, and a real on overflow, as the evaluator does; NULL gives NULL either way.
         let operators = ["add:to:": "+", "from:subtract:": "-", "multiply:by:": "*"]
         if let op = operators[name], arguments.count == 3 {
+            // PostgreSQL fails on an integer overflow where SQLite goes on in floating point.
+            try requireSQLite("arithmetic (\(name))")
             return .value("(" + arguments[1] + " \(op) " + arguments[2] + ")", .real)
         }
         let kind: ValueKind
@@ -140,6 +143,7 @@ extension PredicateSQLCompiler {
              "rightshift:by:", "onesComplement:": kind = .integer
         default: kind = .real
         }
+        try requireSQLite("the function \(name)")
         return .value("cd_fn(" + SQLFragment.joined(arguments, separator: ", ") + ")", kind)
     }
 

@@ -137,6 +137,7 @@ extension PredicateSQLCompiler {
 
     private func bind(_ value: PredicateValue, for kind: ValueKind, _ options: ComparisonOptions) throws(CompileError) -> Bound {
         if case .null = value { return .null }
+        if dialect == .postgreSQL, let exact = try postgreSQLNumber(value, for: kind) { return .value(exact) }
         switch (kind, value) {
         case (.integer, .int(let v)), (.real, .int(let v)): return .value(.int(v))
         case (.integer, .double(let v)), (.real, .double(let v)):
@@ -180,24 +181,26 @@ extension PredicateSQLCompiler {
         }
     }
 
-    private static func stringFunction(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment, _ options: ComparisonOptions) -> SQLFragment {
-        "cd_strop(\(stringOperatorCode(op)!), " + lhs + ", " + rhs + ", \(options.rawValue))"
+    private func stringFunction(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment, _ options: ComparisonOptions) -> SQLFragment {
+        if dialect == .postgreSQL { return postgreSQLStringOperator(op, lhs, rhs) }
+        return "cd_strop(\(Self.stringOperatorCode(op)!), " + lhs + ", " + rhs + ", \(options.rawValue))"
     }
 
     /// `column op constant`.
     private mutating func compareColumn(_ column: SQLFragment, _ kind: ValueKind, _ op: ComparisonOperator, _ value: PredicateValue, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
+        try requireSQLite(forStrings: kind, op, options)
         switch op {
         case .equalTo, .notEqualTo:
             let equal: SQLFragment
             switch try bind(value, for: kind, options) {
             case .null: equal = "(" + column + " IS NULL)"
             case .mismatch: equal = .alwaysFalse
-            case .value(let bound): equal = "(" + Self.folded(column, kind, options) + " IS " + SQLFragment.bind(bound) + ")"
+            case .value(let bound): equal = "(" + Self.folded(column, kind, options) + dialect.isOperator + SQLFragment.bind(bound) + ")"
             }
             return op == .equalTo ? equal : Self.negate(equal)
         case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
             guard kind.isOrdered, case .value(let bound) = try bind(value, for: kind, options) else { return .alwaysFalse }
-            return "(" + column + " IS NOT NULL AND " + Self.folded(column, kind, options) + " \(Self.sqlOperator(op)) " + SQLFragment.bind(bound) + ")"
+            return "(" + column + " IS NOT NULL AND " + ordered(Self.folded(column, kind, options), kind) + " \(Self.sqlOperator(op)) " + SQLFragment.bind(bound) + ")"
         case .between:
             guard case .collection(let bounds) = value, bounds.count == 2 else { return .alwaysFalse }
             let low = try compareColumn(column, kind, .greaterThanOrEqualTo, bounds[0], options)
@@ -217,13 +220,13 @@ extension PredicateSQLCompiler {
                 }
                 let nullTest: SQLFragment = includesNull ? "(" + column + " IS NULL)" : .alwaysFalse
                 guard !bound.isEmpty else { return nullTest }
-                let list = Self.jsonList(bound) ?? "(" + SQLFragment.joined(bound, separator: ", ") + ")"
+                let list = (dialect == .sqlite ? Self.jsonList(bound) : nil) ?? "(" + SQLFragment.joined(bound, separator: ", ") + ")"
                 let member = "(" + column + " IS NOT NULL AND " + Self.folded(column, kind, options) + " IN " + list + ")"
                 return Self.or(nullTest, member)
             case .string(let text):
                 if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) can only be compared with nil in a fetch") }
                 guard kind.isString else { return .alwaysFalse }
-                return Self.stringFunction(.in, column, .bind(.string(text)), options)
+                return stringFunction(.in, column, .bind(.string(text)), options)
             default:
                 if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) can only be compared with nil in a fetch") }
                 return .alwaysFalse
@@ -231,7 +234,7 @@ extension PredicateSQLCompiler {
         case .contains, .beginsWith, .endsWith, .like, .matches:
             if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) cannot be searched in a fetch") }
             guard kind.isString, case .string(let text) = value else { return .alwaysFalse }
-            return Self.stringFunction(op, column, .bind(.string(text)), options)
+            return stringFunction(op, column, .bind(.string(text)), options)
         }
     }
 
@@ -305,6 +308,7 @@ extension PredicateSQLCompiler {
     /// `constant op column` for the operators that cannot be swapped.
     private mutating func compareConstant(_ value: PredicateValue, _ op: ComparisonOperator, _ column: SQLFragment, _ kind: ValueKind, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
         if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) cannot be compared in a fetch") }
+        try requireSQLite(forStrings: kind, op, options)
         switch (op, value) {
         case (.contains, .collection):
             // {a, b} CONTAINS column: the column is one of them.
@@ -312,7 +316,7 @@ extension PredicateSQLCompiler {
         case (.in, .string(let text)), (.contains, .string(let text)), (.beginsWith, .string(let text)),
              (.endsWith, .string(let text)), (.like, .string(let text)), (.matches, .string(let text)):
             guard kind.isString else { return .alwaysFalse }
-            return Self.stringFunction(op, .bind(.string(text)), column, options)
+            return stringFunction(op, .bind(.string(text)), column, options)
         case (.between, _):
             throw CompileError(reason: "BETWEEN needs a key path on its left")
         default:
@@ -324,20 +328,25 @@ extension PredicateSQLCompiler {
     private mutating func compareColumns(_ a: SQLFragment, _ aKind: ValueKind, _ op: ComparisonOperator, _ b: SQLFragment, _ bKind: ValueKind, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
         if case .unsupported(let what) = aKind { throw CompileError(reason: "\(what) cannot be compared in a fetch") }
         if case .unsupported(let what) = bKind { throw CompileError(reason: "\(what) cannot be compared in a fetch") }
+        try requireSQLite(forStrings: aKind, op, options)
+        try requireSQLite(forStrings: bKind, op, options)
         let compatible = aKind.isCompatible(with: bKind)
+        if dialect == .postgreSQL, aKind.isNumeric, bKind.isNumeric, (aKind.isInteger != bKind.isInteger) {
+            try requireSQLite("comparing an integer with a floating-point attribute")
+        }
         switch op {
         case .equalTo, .notEqualTo:
             let equal: SQLFragment = compatible
-                ? "(" + Self.folded(a, aKind, options) + " IS " + Self.folded(b, bKind, options) + ")"
+                ? "(" + Self.folded(a, aKind, options) + dialect.isOperator + Self.folded(b, bKind, options) + ")"
                 : "(" + a + " IS NULL AND " + b + " IS NULL)"
             return op == .equalTo ? equal : Self.negate(equal)
         case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
             guard compatible, aKind.isOrdered else { return .alwaysFalse }
-            return "(" + a + " IS NOT NULL AND " + b + " IS NOT NULL AND " + Self.folded(a, aKind, options)
-                + " \(Self.sqlOperator(op)) " + Self.folded(b, bKind, options) + ")"
+            return "(" + a + " IS NOT NULL AND " + b + " IS NOT NULL AND " + ordered(Self.folded(a, aKind, options), aKind)
+                + " \(Self.sqlOperator(op)) " + ordered(Self.folded(b, bKind, options), bKind) + ")"
         case .in, .contains, .beginsWith, .endsWith, .like, .matches:
             guard aKind.isString, bKind.isString else { return .alwaysFalse }
-            return Self.stringFunction(op, a, b, options)
+            return stringFunction(op, a, b, options)
         case .between:
             return .alwaysFalse
         }

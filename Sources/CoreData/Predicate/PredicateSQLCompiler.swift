@@ -48,6 +48,7 @@ internal struct PredicateSQLCompiler {
         var isNumeric: Bool {
             switch self { case .integer, .real: return true; default: return false }
         }
+        var isInteger: Bool { if case .integer = self { return true } else { return false } }
         var isString: Bool { if case .string = self { return true } else { return false } }
 
         /// Whether values of the two kinds can be equal.
@@ -85,6 +86,8 @@ internal struct PredicateSQLCompiler {
     let entity: NSEntityDescription
     /// The file's names for tables and columns (quoted).
     let schema: SQLiteSchema
+    /// The SQL spoken: SQLite's, or PostgreSQL's (`PredicateSQLDialect.swift`).
+    let dialect: Dialect
     /// Values for `$VARIABLE`s.
     let variables: [String: Any]
     var scopes: [Scope]
@@ -97,10 +100,11 @@ internal struct PredicateSQLCompiler {
 
     /// A compiler for `entity`'s rows in the file whose names `schema` gives (by default, a new
     /// file's: the names Apple's store derives from the model).
-    init(entity: NSEntityDescription, schema: SQLiteSchema? = nil, variables: [String: Any] = [:]) {
+    init(entity: NSEntityDescription, schema: SQLiteSchema? = nil, variables: [String: Any] = [:], dialect: Dialect = .sqlite) {
         self.entity = entity
         self.schema = schema ?? SQLiteSchema(model: entity.managedObjectModel!)
         self.variables = variables
+        self.dialect = dialect
         self.scopes = [Scope(alias: "t0", entity: entity)]
     }
 
@@ -176,10 +180,10 @@ internal struct PredicateSQLCompiler {
             return .constant(value)
         case .evaluatedObject:
             let scope = scopes[0]
-            return .value(SQLFragment(scope.alias + ".Z_PK"), .object(scope.entity.rootEntity))
+            return .value(SQLFragment(primaryKey(of: scope.alias)), .object(scope.entity.rootEntity))
         case .variable(let name):
             if let scope = iterators[name] {
-                return .value(SQLFragment(scopes[scope].alias + ".Z_PK"), .object(scopes[scope].entity.rootEntity))
+                return .value(SQLFragment(primaryKey(of: scopes[scope].alias)), .object(scopes[scope].entity.rootEntity))
             }
             if let column = columnOperands[name] { return column }
             guard let value = variables[name] else { throw CompileError(reason: "the variable $\(name) has no value") }
@@ -238,6 +242,7 @@ internal struct PredicateSQLCompiler {
                 let column = SQLFragment(alias + "." + name)
                 if isLast { return .value(column, Self.kind(of: attribute)) }
                 if offset == path.count - 2, let value = Self.valueKey(path[offset + 1], of: column, Self.kind(of: attribute)) {
+                    try requireSQLite(for: value, "the key \(path[offset + 1]) of a string")
                     return value
                 }
                 throw CompileError(reason: "keypath \(path.joined(separator: ".")) continues past the attribute \(key)")
@@ -261,14 +266,14 @@ internal struct PredicateSQLCompiler {
                 alias = existing.alias
             } else {
                 let joinAlias = newAlias()
-                scopes[scopeIndex].joins.append("LEFT JOIN \(schema.table(of: destination)) \(joinAlias) ON \(joinAlias).Z_PK = \(foreignKey)")
+                scopes[scopeIndex].joins.append("LEFT JOIN \(schema.table(of: destination)) \(joinAlias) ON \(primaryKey(of: joinAlias)) = \(foreignKey)")
                 scopes[scopeIndex].joined[joinKey] = (joinAlias, destination)
                 alias = joinAlias
             }
             entity = destination
         }
         let scope = scopes[scopeIndex]
-        return .value(SQLFragment(scope.alias + ".Z_PK"), .object(scope.entity.rootEntity))
+        return .value(SQLFragment(primaryKey(of: scope.alias)), .object(scope.entity.rootEntity))
     }
 
     /// A key of an attribute's value that SQL computes exactly as ``PredicateValueKeys`` does in
@@ -322,7 +327,7 @@ internal struct PredicateSQLCompiler {
         defer { scopes.removeLast() }
         let inner: SQLFragment
         if path.rest.isEmpty {
-            inner = try condition(&self, .value(SQLFragment(alias + ".Z_PK"), .object(destination.rootEntity)))
+            inner = try condition(&self, .value(SQLFragment(primaryKey(of: alias)), .object(destination.rootEntity)))
         } else {
             switch try resolve(path.rest, in: currentScope) {
             case .toMany(let nested): inner = try exists(nested, condition)

@@ -39,6 +39,9 @@ extension PredicateSQLCompiler {
         default: break
         }
         var term = column.sql
+        if dialect == .postgreSQL {
+            return SQLFragment(try postgreSQLOrderTerm(term, kind, key))
+        }
         if kind.isString || kind.isCompatible(with: .url) {
             if key.comparison == .caseInsensitiveCompare {
                 term = "cd_fold(\(term), \(ComparisonOptions.caseInsensitive.rawValue))"

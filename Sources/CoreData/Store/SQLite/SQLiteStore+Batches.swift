@@ -49,18 +49,7 @@ extension SQLiteStore {
     func readRelatedRows(for relationship: NSRelationshipDescription, owners: [Int64], on db: SQLiteConnection) throws -> [RelatedRow] {
         guard let destination = relationship.destinationEntity else { return [] }
         let decoder = self.decoder(for: destination)
-        let table = schema.table(of: destination)
-        let from: String, ownerColumn: String, order: String
-        switch schema.toManyStorage(of: relationship) {
-        case let .join(join, source, member, joinOrder)?:
-            from = "\(join) j JOIN \(table) t0 ON t0.Z_PK = j.\(member)"
-            ownerColumn = "j.\(source)"
-            order = joinOrder.map { "j.\($0), " } ?? ""
-        case let .foreignKey(column, keyOrder, _)?:
-            from = "\(table) t0"
-            ownerColumn = "t0.\(column)"
-            order = keyOrder.map { "t0.\($0), " } ?? ""
-        case nil:
+        guard let (from, ownerColumn, order) = schema.relatedRowsSource(relationship) else {
             if relationship.isTransient { return [] }
             throw SQLiteSchema.unmapped(relationship)
         }

@@ -376,10 +376,16 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let statement = try connection.cached("SELECT Z_UUID, Z_PLIST FROM Z_METADATA WHERE Z_VERSION = 1")
         defer { statement.reset() }
         guard try statement.step() else { return [:] }
-        let uuid = statement.isNull(0) ? nil : statement.string(0)
+        return try metadata(plist: statement.isNull(1) ? nil : statement.data(1), uuid: statement.isNull(0) ? nil : statement.string(0),
+                            type: NSSQLiteStoreType, location: connection.path)
+    }
+
+    /// The metadata dictionary of a store's `Z_METADATA` row: its `Z_PLIST` and `Z_UUID`, of a
+    /// store of `type` at `location` (for the error when the plist is not a dictionary).
+    static func metadata(plist data: Data?, uuid: String?, type: String, location: String) throws -> [String: Any] {
         var metadata: [String: Any] = [:]
-        if !statement.isNull(1) {
-            let plist = try? PropertyListSerialization.propertyList(from: statement.data(1), format: nil)
+        if let data {
+            let plist = try? PropertyListSerialization.propertyList(from: data, format: nil)
             if let plist = plist as? [String: Any] {
                 metadata = plist
             } else if let plist = plist as? [AnyHashable: Any] {
@@ -388,11 +394,11 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                 // Without its metadata the store's model can't be told: refused, not taken as empty.
                 throw CoreDataError.make(.fileReadCorruptFile,
                     "The store's metadata (Z_METADATA.Z_PLIST) is not a property list dictionary, so the store can't be opened; it was left untouched",
-                    extra: [NSFilePathErrorKey: connection.path])
+                    extra: [NSFilePathErrorKey: location])
             }
         }
         if metadata[NSStoreUUIDKey] == nil, let uuid { metadata[NSStoreUUIDKey] = uuid }
-        if metadata[NSStoreTypeKey] == nil { metadata[NSStoreTypeKey] = NSSQLiteStoreType }
+        if metadata[NSStoreTypeKey] == nil { metadata[NSStoreTypeKey] = type }
         return metadata
     }
 
@@ -441,10 +447,19 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// Throws `NSPersistentStoreIncompatibleVersionHashError` (134100) naming the entities whose
     /// hashes differ between the store and the model.
     private func checkCompatibility(_ metadata: [String: Any], model: NSManagedObjectModel) throws {
-        if let type = metadata[NSStoreTypeKey] as? String, type != NSSQLiteStoreType {
-            throw CoreDataError.make(.persistentStoreTypeMismatch, "The store at \(url?.path ?? "") has type \(type), not SQLite")
+        try Self.checkCompatibility(metadata, model: model, type: NSSQLiteStoreType, location: url?.path ?? "",
+                                    ignoringVersions: flag(NSIgnorePersistentStoreVersioningOption))
+    }
+
+    /// ``checkCompatibility(_:model:)`` for a store of `type` at `location` (a path, or the
+    /// PostgreSQL store's database): 134010 when the metadata names another type, 134100 when
+    /// the version hashes differ (unless `ignoringVersions`).
+    static func checkCompatibility(_ metadata: [String: Any], model: NSManagedObjectModel, type expectedType: String,
+                                   location: String, ignoringVersions: Bool) throws {
+        if let type = metadata[NSStoreTypeKey] as? String, type != expectedType {
+            throw CoreDataError.make(.persistentStoreTypeMismatch, "The store at \(location) has type \(type), not \(expectedType)")
         }
-        if flag(NSIgnorePersistentStoreVersioningOption) { return }
+        if ignoringVersions { return }
         let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
         let current = model.entityVersionHashesByName
         var differences: [String] = []
@@ -460,9 +475,9 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         }
         guard differences.isEmpty else {
             throw CoreDataError.make(.incompatibleVersionHash,
-                "The model used to open the store is incompatible with the one used to create the store at \(url?.path ?? ""); entities that differ: \(differences.joined(separator: ", ")). The store was left untouched.",
+                "The model used to open the store is incompatible with the one used to create the store at \(location); entities that differ: \(differences.joined(separator: ", ")). The store was left untouched.",
                 extra: ["metadata": metadata, "reason": "The model used to open the store is incompatible with the one used to create the store",
-                        "NSAffectedEntitiesKey": differences, NSFilePathErrorKey: url?.path ?? ""])
+                        "NSAffectedEntitiesKey": differences, NSFilePathErrorKey: location])
         }
     }
 
@@ -687,17 +702,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     override func relatedIDs(for relationship: NSRelationshipDescription, of id: NSManagedObjectID) throws -> [NSManagedObjectID] {
-        guard let pk = id.primaryKey, let destination = relationship.destinationEntity else { return [] }
-        let table = schema.table(of: destination)
-        let sql: String
-        switch schema.toManyStorage(of: relationship) {
-        case let .join(join, source, member, order)?:
-            let order = order.map { "j.\($0), " } ?? ""
-            sql = "SELECT t.Z_PK, t.Z_ENT FROM \(join) j JOIN \(table) t ON t.Z_PK = j.\(member) WHERE j.\(source) = ? ORDER BY \(order)t.Z_PK"
-        case let .foreignKey(column, order, _)?:
-            let order = order.map { "\($0), " } ?? ""
-            sql = "SELECT Z_PK, Z_ENT FROM \(table) WHERE \(column) = ? ORDER BY \(order)Z_PK"
-        case nil:
+        guard let pk = id.primaryKey, relationship.destinationEntity != nil else { return [] }
+        guard let sql = schema.relatedIDsQuery(relationship) else {
             if relationship.isTransient { return [] }
             throw SQLiteSchema.unmapped(relationship)
         }

@@ -1,0 +1,146 @@
+import Foundation
+
+// The compiler's two dialects. SQLite's output is what it always was; PostgreSQL's differs in:
+// - names: the key column is `"Z_PK"`, quoted, as the PostgreSQL store creates every name;
+// - conditions are PostgreSQL Booleans (never NULL, as SQLite's 0/1): `IS NOT DISTINCT FROM`
+//   for SQLite's `IS`, and `TRUE`/`FALSE` for a condition that is constant
+//   (``Dialect/condition(_:)``);
+// - strings compare and sort byte by byte (`COLLATE "C"`, SQLite's `BINARY`), whatever the
+//   database's collation;
+// - `NULL` sorts first ascending and last descending, as in SQLite (PostgreSQL's default is
+//   the reverse);
+// - placeholders are `$1…$n` (``Dialect/numberedParameters(_:)``, once the SQL is whole).
+// - `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `IN` a string, without `[c]`/`[d]`, are `strpos` and
+//   `right` on the bytes of the text (``postgreSQLStringOperator(_:_:_:)``).
+// What else SQLite runs through the store's own functions (`cd_fold`, `cd_strop`, `cd_fn`,
+// `cd_sum`: `[cd]` folding, `LIKE`, `MATCHES`, functions of strings, `@sum`/`@avg`), its
+// collations (localized sorts) and its arithmetic (which goes on in floating point where
+// PostgreSQL's overflows) has no exact PostgreSQL form yet: it throws `unsupportedPredicate`
+// (134091) rather than compiling to something that would select other rows.
+
+extension PredicateSQLCompiler {
+    /// The SQL a compiler writes.
+    enum Dialect {
+        case sqlite
+        case postgreSQL
+
+        /// The equality that holds for two NULLs.
+        var isOperator: String { self == .sqlite ? " IS " : " IS NOT DISTINCT FROM " }
+        /// A condition that no row meets.
+        var alwaysFalse: String { self == .sqlite ? "0" : "FALSE" }
+
+        /// A compiled condition as a `WHERE` clause takes it: the constants `1`/`0` as Booleans
+        /// in PostgreSQL.
+        func condition(_ sql: String) -> String {
+            guard self == .postgreSQL else { return sql }
+            switch sql {
+            case "1": return "TRUE"
+            case "0": return "FALSE"
+            default: return sql
+            }
+        }
+
+        /// `sql` with its `?` placeholders numbered `$1`, `$2`, … in order (PostgreSQL); `?`
+        /// inside quoted names or string literals is left alone.
+        static func numberedParameters(_ sql: String) -> String {
+            var result = ""
+            result.reserveCapacity(sql.utf8.count + 16)
+            var number = 0
+            var quote: Character?
+            for character in sql {
+                if let open = quote {
+                    if character == open { quote = nil }
+                    result.append(character)
+                } else if character == "\"" || character == "'" {
+                    quote = character
+                    result.append(character)
+                } else if character == "?" {
+                    number += 1
+                    result += "$\(number)"
+                } else {
+                    result.append(character)
+                }
+            }
+            return result
+        }
+    }
+
+    /// `alias.Z_PK` as the dialect names the key column.
+    func primaryKey(of alias: String) -> String {
+        dialect == .sqlite ? alias + ".Z_PK" : alias + ".\"Z_PK\""
+    }
+
+    /// Throws, in PostgreSQL, for `what`, which only SQLite's functions compute exactly.
+    func requireSQLite(_ what: String) throws(CompileError) {
+        guard dialect == .postgreSQL else { return }
+        throw CompileError(reason: "\(what) is not supported by the PostgreSQL store yet")
+    }
+
+    /// ``requireSQLite(_:)`` for a key of a value (`name.length`): the string keys go through `cd_fn`.
+    func requireSQLite(for operand: Operand, _ what: String) throws(CompileError) {
+        if case .value(let fragment, _) = operand, fragment.sql.hasPrefix("cd_fn(") { try requireSQLite(what) }
+    }
+
+    /// ``requireSQLite(_:)`` for a comparison of strings that SQLite runs through `cd_fold` or
+    /// `cd_strop` and PostgreSQL cannot yet run exactly: `[c]`/`[d]`, `LIKE` and `MATCHES`.
+    func requireSQLite(forStrings kind: ValueKind, _ op: ComparisonOperator, _ options: ComparisonOptions) throws(CompileError) {
+        guard dialect == .postgreSQL, kind.isString else { return }
+        if !options.isEmpty { try requireSQLite("a [c] or [d] string comparison") }
+        if op == .like || op == .matches { try requireSQLite("\(op) of strings") }
+    }
+
+    /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `IN` (a substring) without `[c]`/`[d]`, in
+    /// PostgreSQL, as ``PredicateStrings/evaluate(_:_:_:options:)`` judges them: by the bytes of
+    /// the UTF-8 text (`strpos` and `right` work on whole characters of valid UTF-8, which is the
+    /// same), an empty pattern matching nothing, NULL on either side matching nothing.
+    func postgreSQLStringOperator(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment) -> SQLFragment {
+        // The text searched and the pattern: `a IN b` is `b CONTAINS a`.
+        let (text, pattern) = op == .in ? (rhs, lhs) : (lhs, rhs)
+        let test: SQLFragment
+        switch op {
+        case .beginsWith: test = "strpos(" + text + ", " + pattern + ") = 1"
+        case .endsWith: test = "right(" + text + ", length(" + pattern + ")) = " + pattern
+        default: test = "strpos(" + text + ", " + pattern + ") > 0"
+        }
+        return "(" + text + " IS NOT NULL AND " + pattern + " IS NOT NULL AND " + pattern + " <> '' AND " + test + ")"
+    }
+
+    /// A number compared with a column of the other kind of number, bound so that PostgreSQL
+    /// compares exactly as SQLite does (SQLite compares an integer with a real exactly;
+    /// PostgreSQL turns a `bigint` into a `double precision`, which rounds past 2^53): an
+    /// integral double against an integer column as an integer, a double below 2^53 in
+    /// magnitude as it is (no integer so small rounds), an integer against a real column as a
+    /// double when the double holds it exactly. Throws for the others; `nil` when the kinds
+    /// agree (or NaN, which the caller treats as matching nothing).
+    func postgreSQLNumber(_ value: PredicateValue, for kind: ValueKind) throws(CompileError) -> StoreValue? {
+        switch (kind, value) {
+        case (.integer, .double(let v)) where !v.isNaN:
+            if let exact = Int64(exactly: v) { return .int(exact) }
+            if abs(v) < 9_007_199_254_740_992 { return .double(v) }
+            throw CompileError(reason: "comparing an integer attribute with \(v) is not exact in the PostgreSQL store yet")
+        case (.real, .int(let v)):
+            if let exact = Double(exactly: v) { return .double(exact) }
+            throw CompileError(reason: "comparing a floating-point attribute with \(v) is not exact in the PostgreSQL store yet")
+        default:
+            return nil
+        }
+    }
+
+    /// A string operand of `<`, `>`, … compared byte by byte (PostgreSQL: `COLLATE "C"`).
+    func ordered(_ fragment: SQLFragment, _ kind: ValueKind) -> SQLFragment {
+        dialect == .postgreSQL && kind.isString ? fragment + " COLLATE \"C\"" : fragment
+    }
+
+    /// A PostgreSQL `ORDER BY` term: strings and URLs byte by byte (`compare:` only), `NULL`
+    /// first ascending and last descending.
+    func postgreSQLOrderTerm(_ column: String, _ kind: ValueKind, _ key: SortKey) throws -> String {
+        var term = column
+        if kind.isString || kind.isCompatible(with: .url) {
+            guard key.comparison == .compare else {
+                throw PredicateErrors.unsupportedSort("\(key.comparison.selectorName ?? "a comparator") (key \(key.keyPath)) is not supported by the PostgreSQL store yet; sort with compare:")
+            }
+            term += " COLLATE \"C\""
+        }
+        return term + (key.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+
+// What the PostgreSQL store needs of a client library: a connection that runs SQL with bound
+// parameters and hands back rows. `CoreData` depends on no client: the `CoreDataPostgreSQL`
+// module implements these over libpq and registers a connector (``PostgreSQLStore/connector``),
+// so that a change of client stays inside that module. `package`: the store API behind them is
+// internal, and these are no promise to users.
+
+/// A value bound to a `$n` parameter: typed, so the server never guesses a parameter's type
+/// from its text.
+package enum PostgreSQLParameter: Sendable, Hashable {
+    case null
+    /// `bigint`.
+    case int(Int64)
+    /// `double precision`.
+    case double(Double)
+    /// `text` (UTF-8; the server refuses a NUL character).
+    case text(String)
+    /// `bytea`.
+    case bytes(Data)
+    /// `numeric`, as its decimal text (`"12.5"`, `"NaN"`).
+    case numeric(String)
+}
+
+/// The rows of one statement, read by row and column (both from 0). Values are read in the form
+/// of their column's type; a NULL reads as 0, `""` or empty data (ask ``isNull(_:_:)`` first).
+package protocol PostgreSQLRows: AnyObject {
+    /// How many rows the statement returned.
+    var count: Int { get }
+    /// How many rows an `INSERT`, `UPDATE` or `DELETE` changed (0 for other statements).
+    var affectedRows: Int { get }
+    func isNull(_ row: Int, _ column: Int) -> Bool
+    func int64(_ row: Int, _ column: Int) -> Int64
+    func double(_ row: Int, _ column: Int) -> Double
+    func text(_ row: Int, _ column: Int) -> String
+    func bytes(_ row: Int, _ column: Int) -> Data
+}
+
+/// One session with a server. Not thread-safe: the store uses each connection on one thread at a time.
+package protocol PostgreSQLConnection: AnyObject {
+    /// Runs one statement whose values are bound to `$1…$n` (`parameters`, in order). The
+    /// connection may prepare it once and keep it for the same SQL with the same parameter types.
+    func execute(_ sql: String, _ parameters: [PostgreSQLParameter]) throws(PostgreSQLError) -> any PostgreSQLRows
+    /// Runs statements without parameters or results (DDL, `BEGIN`, `COMMIT`, `ROLLBACK`).
+    func run(_ sql: String) throws(PostgreSQLError)
+    /// Ends the session; the connection is not used afterwards.
+    func close()
+}
+
+/// A failure reported by the server or the client library.
+package struct PostgreSQLError: Error, Sendable {
+    /// The client's or the server's message.
+    package var message: String
+    /// The server's SQLSTATE (`23505`, `28P01`, …), when the server sent one.
+    package var sqlState: String?
+    /// What failed: connecting, or running a statement.
+    package var isConnectionFailure: Bool
+
+    package init(message: String, sqlState: String?, isConnectionFailure: Bool) {
+        self.message = message
+        self.sqlState = sqlState
+        self.isConnectionFailure = isConnectionFailure
+    }
+}
+
+/// Opens a connection to the database a `postgres://` URL names, with a password given apart
+/// from the URL (``NSPostgreSQLPasswordOption`` in the store's options) or `nil`.
+package typealias PostgreSQLConnector = @Sendable (_ url: URL, _ password: String?) throws(PostgreSQLError) -> any PostgreSQLConnection
+
+extension PostgreSQLConnection {
+    /// Runs `body` in one transaction: committed if it returns, rolled back if it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try run("BEGIN")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? run("ROLLBACK") // the error that ended the transaction is the one to report
+            throw error
+        }
+        try run("COMMIT")
+        return result
+    }
+}
+
+/// The userInfo keys of errors that carry a PostgreSQL failure: the client's or server's message,
+/// and the server's SQLSTATE when it sent one.
+///
+/// ```swift
+/// let state = (error as NSError).userInfo[NSPostgreSQLStateErrorKey] as? String // "28P01"
+/// ```
+public let NSPostgreSQLStateErrorKey = "NSPostgreSQLState"
+/// The userInfo key of the PostgreSQL client's or server's own message in an error of the
+/// PostgreSQL store.
+///
+/// ```swift
+/// let message = (error as NSError).userInfo[NSPostgreSQLMessageErrorKey] as? String
+/// ```
+public let NSPostgreSQLMessageErrorKey = "NSPostgreSQLMessage"
+/// The option key of the password a PostgreSQL store connects with, when it is not in the URL.
+///
+/// ```swift
+/// try coordinator.addPersistentStore(ofType: "PostgreSQL", configurationName: nil,
+///     at: URL(string: "postgres://app@db.example.com:5432/cars")!,
+///     options: [NSPostgreSQLPasswordOption: password])
+/// ```
+public let NSPostgreSQLPasswordOption = "NSPostgreSQLPasswordOption"
+/// The type string of the PostgreSQL store (`"PostgreSQL"`); adding a store of this type needs
+/// `import CoreDataPostgreSQL` and `NSPersistentStoreCoordinator.registerPostgreSQLStore()`.
+///
+/// ```swift
+/// try coordinator.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil,
+///     at: URL(string: "postgres://app@localhost/cars")!)
+/// ```
+public let NSPostgreSQLStoreType = "PostgreSQL"
+
+extension NSPersistentStore.StoreType {
+    /// The PostgreSQL store (`import CoreDataPostgreSQL`; see ``NSPostgreSQLStoreType``).
+    ///
+    /// ```swift
+    /// let description = NSPersistentStoreDescription(url: URL(string: "postgres://app@localhost/cars")!)
+    /// description.type = NSPersistentStore.StoreType.postgreSQL.rawValue
+    /// ```
+    public static let postgreSQL = NSPersistentStore.StoreType(rawValue: NSPostgreSQLStoreType)
+}

@@ -1,0 +1,133 @@
+import Foundation
+
+/// Core Data's layout as PostgreSQL DDL: the tables, columns and `Z_ENT` numbers the SQLite
+/// store gives a new file (``SQLiteSchema/init(model:)``), every name quoted (so `"ZCAR"` keeps
+/// its case), with PostgreSQL types:
+///
+/// | Core Data | PostgreSQL |
+/// |---|---|
+/// | `Z_PK`, to-one keys, hidden keys, order columns | `bigint` |
+/// | `Z_ENT`, `Z_OPT`, a to-one's entity column | `integer` |
+/// | Integer 16 / 32 / 64 | `smallint` / `integer` / `bigint` |
+/// | Boolean | `integer` (0 or 1, as SQLite keeps them, so predicates compile alike) |
+/// | Double, Float | `double precision` |
+/// | Decimal | `numeric` (exact: `Decimal` is decimal, as `numeric` is; a double would round) |
+/// | String, URI, object ID | `text` |
+/// | Date | `double precision`, seconds since 2001-01-01 (as Core Data keeps them) |
+/// | Binary data, UUID, transformable | `bytea` (binary data is kept in the row, also with external storage) |
+///
+/// Join tables of many-to-many relationships have a primary key on their two columns and an
+/// index on the second; to-one keys and indexed attributes have indexes; each uniqueness
+/// constraint is a unique index (over the constrained entity's `Z_ENT` numbers when its table
+/// holds other entities). `Z_PRIMARYKEY` and `Z_METADATA` (the metadata as a binary plist) as
+/// in SQLite.
+internal struct PostgreSQLLayout {
+    let schema: SQLiteSchema
+
+    /// Runs the DDL and fills `Z_PRIMARYKEY`, in the caller's transaction.
+    func create(on connection: any PostgreSQLConnection) throws {
+        try connection.run(statements.joined(separator: ";\n"))
+        for entity in schema.entities {
+            _ = try connection.execute("""
+                INSERT INTO "Z_PRIMARYKEY" ("Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX") VALUES ($1, $2, $3, 0)
+                """, [.int(Int64(schema.number(of: entity))), .text(entity.name ?? ""),
+                      .int(Int64(entity.superentity.map { schema.number(of: $0) } ?? 0))])
+        }
+    }
+
+    private static func q(_ name: String) -> String { SQLiteSchema.quoted(name) }
+
+    /// Every statement of a new store, in order.
+    var statements: [String] {
+        var sql: [String] = []
+        for table in schema.tables {
+            let types = columnTypes(of: table.root)
+            let columns = table.columns.map { column -> String in
+                switch column.name {
+                case "Z_PK": return "\"Z_PK\" bigint PRIMARY KEY"
+                case "Z_ENT", "Z_OPT": return "\(Self.q(column.name)) integer"
+                default: return "\(Self.q(column.name)) \(types[column.name] ?? "bigint")"
+                }
+            }
+            sql.append("CREATE TABLE \(Self.q(table.name)) (\(columns.joined(separator: ", ")))")
+            sql.append(contentsOf: indexes(of: table))
+        }
+        for join in schema.joinTables {
+            let (first, second) = (Self.q(join.first), Self.q(join.second))
+            let columns = ["\(first) bigint", "\(second) bigint"] + join.orderColumns.map { "\(Self.q($0)) bigint" }
+            sql.append("CREATE TABLE \(Self.q(join.name)) (\(columns.joined(separator: ", ")), PRIMARY KEY (\(first), \(second)))")
+            sql.append("CREATE INDEX \(Self.q("\(join.name)_\(join.second)_INDEX")) ON \(Self.q(join.name)) (\(second), \(first))")
+        }
+        sql.append("CREATE TABLE \"Z_PRIMARYKEY\" (\"Z_ENT\" integer PRIMARY KEY, \"Z_NAME\" text, \"Z_SUPER\" integer, \"Z_MAX\" bigint)")
+        sql.append("CREATE TABLE \"Z_METADATA\" (\"Z_VERSION\" integer PRIMARY KEY, \"Z_UUID\" text, \"Z_PLIST\" bytea)")
+        return sql
+    }
+
+    /// The PostgreSQL type of each attribute column and to-one entity column of `root`'s table, by
+    /// column name (other columns hold keys: `bigint`).
+    private func columnTypes(of root: NSEntityDescription) -> [String: String] {
+        var types: [String: String] = [:]
+        for entity in schema.entities where entity.rootEntity === root {
+            for property in entity.ownProperties where property.isStoredInRow {
+                if let attribute = property as? NSAttributeDescription {
+                    types[attribute.columnName] = Self.type(of: attribute.attributeType)
+                } else if let entityColumn = (property as? NSRelationshipDescription)?.entityColumn {
+                    types[entityColumn] = "integer"
+                }
+            }
+        }
+        return types
+    }
+
+    /// The column type of an attribute type (see the table above).
+    static func type(of attributeType: NSAttributeType) -> String {
+        switch attributeType {
+        case .integer16AttributeType: return "smallint"
+        case .integer32AttributeType, .booleanAttributeType: return "integer"
+        case .integer64AttributeType: return "bigint"
+        case .doubleAttributeType, .floatAttributeType, .dateAttributeType: return "double precision"
+        case .decimalAttributeType: return "numeric"
+        case .stringAttributeType, .URIAttributeType, .objectIDAttributeType: return "text"
+        case .binaryDataAttributeType, .UUIDAttributeType, .transformableAttributeType,
+             .undefinedAttributeType, .compositeAttributeType: return "bytea"
+        }
+    }
+
+    /// The indexes of an entity table: `Z_ENT` (a table of several entities), to-one and hidden
+    /// keys, indexed attributes, and the unique indexes of uniqueness constraints.
+    private func indexes(of table: SQLiteSchema.Table) -> [String] {
+        let name = table.name
+        var sql: [String] = []
+        func index(_ columns: [String], unique: Bool = false, named indexName: String, where condition: String = "") {
+            sql.append("CREATE \(unique ? "UNIQUE " : "")INDEX \(Self.q(indexName)) ON \(Self.q(name)) (\(columns.map(Self.q).joined(separator: ", ")))\(condition)")
+        }
+        let family = schema.entities.filter { $0.rootEntity === table.root }
+        if family.count > 1 { index(["Z_ENT"], named: "\(name)_Z_ENT_INDEX") }
+        for entity in family {
+            for property in entity.ownProperties.sorted(by: { $0.name < $1.name }) where property.isStoredInRow {
+                if let attribute = property as? NSAttributeDescription, attribute.isIndexed {
+                    index([attribute.columnName], named: "\(name)_\(attribute.columnName)_INDEX")
+                } else if let relationship = property as? NSRelationshipDescription {
+                    index([relationship.columnName], named: "\(name)_\(relationship.columnName)_INDEX")
+                }
+            }
+        }
+        for entity in schema.entities {
+            for case let relationship as NSRelationshipDescription in entity.ownProperties {
+                guard let hidden = relationship.hiddenForeignKeyColumn, relationship.destinationEntity?.rootEntity === table.root else { continue }
+                index([hidden], named: "\(name)_\(hidden)_INDEX")
+            }
+        }
+        for entity in family {
+            for constraint in entity.uniquenessConstraints {
+                let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+                let properties = names.compactMap { entity.layout.propertiesByName[$0] }.filter(\.isStoredInRow)
+                guard !properties.isEmpty, properties.count == names.count else { continue }
+                let numbers = schema.numbers(of: entity, includingSubentities: true)
+                let condition = numbers.count == family.count ? "" : " WHERE \"Z_ENT\" IN (" + numbers.map(String.init).joined(separator: ", ") + ")"
+                index(properties.map(\.columnName), unique: true, named: "Z_\(entity.name ?? "")_UNIQUE_\(names.joined(separator: "_"))", where: condition)
+            }
+        }
+        return sql
+    }
+}

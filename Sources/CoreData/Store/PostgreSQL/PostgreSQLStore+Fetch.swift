@@ -1,0 +1,223 @@
+import Foundation
+
+// The PostgreSQL store's reads: fetches (rows, IDs, keys, counts), faults, rows by keys
+// (batches and prefetching) and to-many relationships, each one statement on the store's
+// connection. Queries are compiled in the PostgreSQL dialect; values come back as text and are
+// decoded here by the SQLite store's row plans (which column holds which property).
+extension PostgreSQLStore {
+    /// `t0."Z_PK"`-style names of the fixed columns.
+    static let pk = "\"Z_PK\"", ent = "\"Z_ENT\"", opt = "\"Z_OPT\""
+
+    /// The SQL (with `$n` placeholders) and parameters of a plan's query, selecting `columns`.
+    func query(_ plan: FetchPlan, columns: String, countOnly: Bool = false) throws -> (String, [PostgreSQLParameter]) {
+        var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema, dialect: .postgreSQL)
+        var conditions: [String] = []
+        var bindings: [StoreValue] = []
+        let entities = schema.entityCondition(of: plan.entity, includingSubentities: plan.includesSubentities)
+        if !entities.coversFamily {
+            let numbers = schema.numbers(of: plan.entity, includingSubentities: plan.includesSubentities)
+            conditions.append("t0.\(Self.ent) IN (" + numbers.map(String.init).joined(separator: ", ") + ")")
+        }
+        if let predicate = plan.predicate {
+            let fragment = try compiler.compile(predicate)
+            conditions.append("(" + PredicateSQLCompiler.Dialect.postgreSQL.condition(fragment.sql) + ")")
+            bindings.append(contentsOf: fragment.bindings)
+        }
+        var order: [String] = []
+        if !countOnly {
+            for key in plan.sortKeys {
+                let fragment = try compiler.orderBy(key)
+                order.append(fragment.sql)
+                bindings.append(contentsOf: fragment.bindings)
+            }
+            order.append("t0.\(Self.pk)")
+        }
+        var sql = "SELECT \(columns) FROM \(schema.table(of: plan.entity)) t0"
+        if !compiler.joins.isEmpty { sql += " " + compiler.joins.joined(separator: " ") }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
+        if !countOnly { sql += Self.limit(plan) }
+        return (PredicateSQLCompiler.Dialect.numberedParameters(sql), bindings.map(parameter))
+    }
+
+    /// ` LIMIT n OFFSET m` of a plan (empty without them).
+    static func limit(_ plan: FetchPlan) -> String {
+        (plan.limit > 0 ? " LIMIT \(plan.limit)" : "") + (plan.offset > 0 ? " OFFSET \(plan.offset)" : "")
+    }
+
+    /// Runs a read, mapping a failure to a Core Data error (134070) with the server's cause.
+    func read<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+        do {
+            return try withConnection(body)
+        } catch let error as PostgreSQLError {
+            throw Self.error(error, .persistentStoreOperation, "Can't read from the PostgreSQL store at \(location)")
+        }
+    }
+
+    func selectRows(_ plan: FetchPlan) throws -> [FetchedRow] {
+        let decoder = decoders[plan.entity.layout.rootNumber]!
+        let (sql, parameters) = try query(plan, columns: decoder.selectList)
+        return try read { connection in try decodeRows(try connection.execute(sql, parameters), decoder: decoder) }
+    }
+
+    func selectIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {
+        try selectKeys(plan).map { NSManagedObjectID(entity: $0.entity, store: self, primaryKey: $0.primaryKey) }
+    }
+
+    func selectKeys(_ plan: FetchPlan) throws -> [FetchedKey] {
+        let (sql, parameters) = try query(plan, columns: "t0.\(Self.pk), t0.\(Self.ent)")
+        return try read { connection in readKeys(try connection.execute(sql, parameters)) }
+    }
+
+    func selectCount(_ plan: FetchPlan) throws -> Int {
+        var inner = plan
+        inner.sortKeys = []
+        let (sql, parameters) = try query(inner, columns: "t0.\(Self.pk)", countOnly: true)
+        return try read { connection in
+            Int(try connection.execute("SELECT count(*) FROM (\(sql)\(Self.limit(plan))) counted", parameters).int64(0, 0))
+        }
+    }
+
+    func selectRow(for id: NSManagedObjectID) throws -> RowSnapshot? {
+        guard let pk = id.primaryKey else { return nil }
+        return try read { connection in try readRow(id.entity, pk, on: connection) }
+    }
+
+    /// The row of `entity`'s table with key `pk`, on `connection` (inside a save, too).
+    func readRow(_ entity: NSEntityDescription, _ pk: Int64, on connection: any PostgreSQLConnection) throws -> RowSnapshot? {
+        let decoder = decoders[entity.layout.rootNumber]!
+        let rows = try connection.execute("SELECT \(decoder.selectList) FROM \(schema.table(of: entity)) t0 WHERE t0.\(Self.pk) = $1", [.int(pk)])
+        return try decodeRows(rows, decoder: decoder).first?.snapshot
+    }
+
+    func selectRows(primaryKeys: [Int64], root: NSEntityDescription) throws -> [FetchedRow] {
+        let decoder = decoders[root.layout.rootNumber]!
+        return try read { connection in
+            var result: [FetchedRow] = []
+            try Self.forEachChunk(of: primaryKeys) { list, parameters in
+                let sql = "SELECT \(decoder.selectList) FROM \(schema.table(of: root)) t0 WHERE t0.\(Self.pk) IN (\(list))"
+                result += try decodeRows(try connection.execute(sql, parameters), decoder: decoder)
+            }
+            return result
+        }
+    }
+
+    func selectRelatedIDs(for relationship: NSRelationshipDescription, of id: NSManagedObjectID) throws -> [NSManagedObjectID] {
+        guard let pk = id.primaryKey, let query = schema.relatedIDsQuery(relationship, key: Self.pk, entity: Self.ent) else { return [] }
+        let sql = PredicateSQLCompiler.Dialect.numberedParameters(query)
+        return try read { connection in
+            readKeys(try connection.execute(sql, [.int(pk)])).map { NSManagedObjectID(entity: $0.entity, store: self, primaryKey: $0.primaryKey) }
+        }
+    }
+
+    func selectRelatedRows(for relationship: NSRelationshipDescription, owners: [Int64]) throws -> [RelatedRow] {
+        guard let destination = relationship.destinationEntity else { return [] }
+        let decoder = decoders[destination.layout.rootNumber]!
+        guard let (from, ownerColumn, order) = schema.relatedRowsSource(relationship, key: Self.pk) else { return [] }
+        return try read { connection in
+            var result: [RelatedRow] = []
+            try Self.forEachChunk(of: owners) { list, parameters in
+                let sql = "SELECT \(decoder.selectList), \(ownerColumn) FROM \(from) WHERE \(ownerColumn) IN (\(list)) ORDER BY \(ownerColumn), \(order)t0.\(Self.pk)"
+                let rows = try connection.execute(sql, parameters)
+                for (index, row) in try decodeRows(rows, decoder: decoder, keepingIndexes: true) {
+                    result.append(RelatedRow(owner: rows.int64(index, decoder.columnCount), row: row))
+                }
+            }
+            return result
+        }
+    }
+
+    /// The most keys bound to one statement (PostgreSQL allows 65,535 parameters).
+    static let maximumKeysPerStatement = 8192
+
+    /// Calls `body` with `$1, $2, …` and the keys for each chunk of `keys`, padded to a power of
+    /// two (the last key repeated) so that the connection prepares a few statements, not one
+    /// per list length.
+    static func forEachChunk(of keys: [Int64], _ body: (String, [PostgreSQLParameter]) throws -> Void) throws {
+        var start = 0
+        while start < keys.count {
+            let end = min(start + maximumKeysPerStatement, keys.count)
+            var size = 8
+            while size < end - start { size *= 2 }
+            var parameters = keys[start..<end].map(PostgreSQLParameter.int)
+            parameters += repeatElement(.int(keys[end - 1]), count: size - parameters.count)
+            try body((1...size).map { "$\($0)" }.joined(separator: ", "), parameters)
+            start = end
+        }
+    }
+
+    // MARK: Decoding
+
+    /// The entities and keys of rows selecting `Z_PK, Z_ENT` (rows of entities the model lacks are skipped).
+    func readKeys(_ rows: any PostgreSQLRows) -> [FetchedKey] {
+        (0..<rows.count).compactMap { row in
+            schema.entity(numbered: rows.int64(row, 1)).map { FetchedKey(entity: $0, primaryKey: rows.int64(row, 0)) }
+        }
+    }
+
+    /// The rows of a query selecting `decoder.selectList` first.
+    func decodeRows(_ rows: any PostgreSQLRows, decoder: SQLiteRowDecoder) throws -> [FetchedRow] {
+        try decodeRows(rows, decoder: decoder, keepingIndexes: false).map(\.row)
+    }
+
+    /// ``decodeRows(_:decoder:)`` with the index of each row in `rows`.
+    func decodeRows(_ rows: any PostgreSQLRows, decoder: SQLiteRowDecoder, keepingIndexes: Bool) throws -> [(index: Int, row: FetchedRow)] {
+        var result: [(index: Int, row: FetchedRow)] = []
+        result.reserveCapacity(rows.count)
+        for row in 0..<rows.count {
+            let number = Int(rows.int64(row, 1))
+            guard number >= 0, number < decoder.plans.count, let plan = decoder.plans[number] else { continue }
+            var values = plan.entity.layout.nullValues()
+            for slot in plan.slots where !rows.isNull(row, Int(slot.column)) {
+                values[slot.index] = value(slot, rows, row)
+            }
+            let snapshot = RowSnapshot(entity: plan.entity, values: values, version: rows.int64(row, 2))
+            result.append((row, FetchedRow(store: self, primaryKey: rows.int64(row, 0), snapshot: snapshot)))
+        }
+        return result
+    }
+
+    /// The value of a non-NULL column in its property's storage form (`.null` if unreadable).
+    private func value(_ slot: SQLiteRowDecoder.Slot, _ rows: any PostgreSQLRows, _ row: Int) -> StoreValue {
+        let column = Int(slot.column)
+        switch slot.kind {
+        case .int: return .int(rows.int64(row, column))
+        case .bool: return .bool(rows.int64(row, column) != 0)
+        case .double: return .double(rows.double(row, column))
+        case .decimal: return Decimal(string: rows.text(row, column), locale: Locale(identifier: "en_US_POSIX")).map(StoreValue.decimal) ?? .null
+        case .string: return .string(rows.text(row, column))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: rows.double(row, column)))
+        case .data, .externalData: return .data(rows.bytes(row, column))
+        case .uuid: return UUID(storedBytes: rows.bytes(row, column)).map(StoreValue.uuid) ?? .null
+        case .url: return URL(string: rows.text(row, column)).map(StoreValue.url) ?? .null
+        case .objectIDAttribute:
+            guard let url = URL(string: rows.text(row, column)), let id = persistentStoreCoordinator?.managedObjectID(forURIRepresentation: url) else { return .null }
+            return .objectID(id)
+        case .toOne(let destination):
+            var target = destination
+            let entityColumn = Int(slot.entityColumn)
+            if entityColumn >= 0, !rows.isNull(row, entityColumn), let exact = schema.entity(numbered: rows.int64(row, entityColumn)) {
+                target = exact
+            }
+            return .objectID(NSManagedObjectID(entity: target, store: self, primaryKey: rows.int64(row, column)))
+        }
+    }
+
+    /// A value as a statement parameter: Booleans as 0/1, dates as seconds since 2001-01-01,
+    /// UUIDs as their 16 bytes, URLs as text, decimals as `numeric`, to-ones as their key.
+    func parameter(_ value: StoreValue) -> PostgreSQLParameter {
+        switch value {
+        case .null, .object: return .null // an object is transformed before it is saved
+        case .int(let v): return .int(v)
+        case .bool(let v): return .int(v ? 1 : 0)
+        case .double(let v): return .double(v)
+        case .string(let v): return .text(v)
+        case .date(let v): return .double(v.timeIntervalSinceReferenceDate)
+        case .data(let v): return .bytes(v)
+        case .uuid(let v): return .bytes(withUnsafeBytes(of: v.uuid) { Data($0) })
+        case .url(let v): return .text(v.absoluteString)
+        case .decimal(let v): return .numeric(v.isNaN ? "NaN" : v.description)
+        case .objectID(let id): return id.primaryKey.map(PostgreSQLParameter.int) ?? .null
+        }
+    }
+}

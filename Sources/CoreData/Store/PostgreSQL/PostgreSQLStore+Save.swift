@@ -1,0 +1,186 @@
+import Foundation
+
+// The PostgreSQL store's writes: keys and saves, each one transaction on the store's
+// connection, under its lock.
+//
+// Keys come from `Z_PRIMARYKEY`: `UPDATE … SET "Z_MAX" = "Z_MAX" + n … RETURNING "Z_MAX"` locks
+// the root entity's row until the transaction ends (as `SELECT … FOR UPDATE` would, in one
+// round trip), so coordinators on other machines wait for it and never get the same keys. A
+// save takes those rows in `Z_ENT` order, so two saves never wait for each other's key rows in
+// a cycle.
+//
+// Optimistic locking: an update or delete names the row's `Z_OPT` as the saving context read
+// it; a row that no longer has it changes nothing, and is reported as the SQLite store reports
+// it (``StoreConflictError``, with the row as it is now), so the merge policies work unchanged.
+// A unique index refusing a row (SQLSTATE 23505) is Core Data's constraint conflict, 133021.
+extension PostgreSQLStore {
+    func allocateKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) is read-only") }
+        return try write("allocate keys in") { connection in
+            let first = try connection.transaction { try allocateKeys(root: entity.rootEntity, count: count, on: connection) }
+            return Array(first..<first + Int64(count))
+        }
+    }
+
+    /// The first of `count` new keys of `root`'s table (they follow each other), in the caller's transaction.
+    private func allocateKeys(root: NSEntityDescription, count: Int, on connection: any PostgreSQLConnection) throws -> Int64 {
+        let rows = try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + $1 WHERE \"Z_ENT\" = $2 RETURNING \"Z_MAX\"",
+                                          [.int(Int64(count)), .int(Int64(schema.number(of: root)))])
+        guard rows.count == 1 else {
+            throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity \(root.name ?? "") in the PostgreSQL store at \(location)")
+        }
+        return rows.int64(0, 0) - Int64(count) + 1
+    }
+
+    /// Runs a write, mapping a failure to a Core Data error: 133021 for a unique index's refusal,
+    /// else 134030 saying what failed (`what` the store).
+    private func write<T>(_ what: String, _ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+        do {
+            return try withConnection(body)
+        } catch let error as PostgreSQLError where error.sqlState == "23505" {
+            throw Self.error(error, .constraintMerge, "A uniqueness constraint is violated; nothing was saved")
+        } catch let error as PostgreSQLError {
+            throw Self.error(error, .persistentStoreSave, "Can't \(what) the PostgreSQL store at \(location); nothing was saved")
+        }
+    }
+
+    func saveInTransaction(_ changes: SaveChanges, beforeCommitting: () throws -> Void) throws -> SaveResult {
+        guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) is read-only; nothing was saved") }
+        return try write("save to") { connection in
+            try connection.transaction { try write(changes, on: connection, beforeCommitting: beforeCommitting) }
+        }
+    }
+
+    /// One save inside the caller's transaction.
+    private func write(_ changes: SaveChanges, on connection: any PostgreSQLConnection, beforeCommitting: () throws -> Void) throws -> SaveResult {
+        let inserts = changes.inserts
+        // New keys per root table, allocated in `Z_ENT` order.
+        var counts: [Int: (root: NSEntityDescription, count: Int)] = [:]
+        for insert in inserts where insert.isTemporary {
+            counts[schema.number(of: insert.entity.rootEntity), default: (insert.entity.rootEntity, 0)].count += 1
+        }
+        var next: [Int: Int64] = [:]
+        for number in counts.keys.sorted() {
+            next[number] = try allocateKeys(root: counts[number]!.root, count: counts[number]!.count, on: connection)
+        }
+        var insertedKeys = inserts.map { $0.primaryKey ?? 0 }
+        for offset in inserts.indices where inserts[offset].isTemporary {
+            let number = schema.number(of: inserts[offset].entity.rootEntity)
+            insertedKeys[offset] = next[number]!
+            next[number]! += 1
+        }
+        var resolver = TemporaryIDResolver(inserts: inserts, keys: insertedKeys, store: self)
+        func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { resolver.resolve(id) }
+
+        var conflicts: [StoreConflict] = []
+        for delete in changes.deletes {
+            guard let pk = delete.id.primaryKey else { continue }
+            let table = schema.table(of: delete.id.entity)
+            let deleted: Int
+            if let expected = delete.expectedVersion {
+                deleted = try connection.execute("DELETE FROM \(table) WHERE \(Self.pk) = $1 AND \(Self.opt) = $2", [.int(pk), .int(expected)]).affectedRows
+            } else {
+                deleted = try connection.execute("DELETE FROM \(table) WHERE \(Self.pk) = $1", [.int(pk)]).affectedRows // never read: no version to hold it to
+            }
+            guard deleted > 0 else {
+                conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion ?? 0,
+                                               persisted: try readRow(delete.id.entity, pk, on: connection)))
+                continue
+            }
+            let root = ObjectIdentifier(delete.id.entity.rootEntity)
+            for join in schema.joinTables {
+                for (column, side) in [(join.first, join.firstRoot), (join.second, join.secondRoot)] where side == root {
+                    _ = try connection.execute("DELETE FROM \(SQLiteSchema.quoted(join.name)) WHERE \(SQLiteSchema.quoted(column)) = $1", [.int(pk)])
+                }
+            }
+        }
+        // Updates before inserts: an update may free a unique value an insert takes.
+        for update in changes.updates {
+            guard let pk = update.id.primaryKey else { continue }
+            let storage = schema.storage(of: update.id.entity)
+            var assignments = ["\(Self.opt) = $1"]
+            var parameters: [PostgreSQLParameter] = [.int(update.expectedVersion + 1)]
+            for index in update.changedIndexes {
+                let property = update.id.entity.layout.properties[index]
+                guard property.isStoredInRow, let column = storage.columns[index] else { continue }
+                let slot = SQLiteStore.InsertSlot(property: property, storage: storage)
+                if let entityColumn = slot.entityColumn { assignments.append("\(entityColumn) = $\(parameters.count + 1)") }
+                assignments.append("\(column) = $\(parameters.count + (slot.entityColumn == nil ? 1 : 2))")
+                parameters += self.parameters(slot, update.values, resolve: resolve)
+            }
+            parameters += [.int(pk), .int(update.expectedVersion)]
+            let sql = "UPDATE \(storage.table) SET \(assignments.joined(separator: ", ")) WHERE \(Self.pk) = $\(parameters.count - 1) AND \(Self.opt) = $\(parameters.count)"
+            if try connection.execute(sql, parameters).affectedRows == 0 {
+                conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion,
+                                               persisted: try readRow(update.id.entity, pk, on: connection)))
+            }
+        }
+        for (insert, pk) in zip(inserts, insertedKeys) {
+            let storage = schema.storage(of: insert.entity)
+            var columns = [Self.pk, Self.ent, Self.opt]
+            var parameters: [PostgreSQLParameter] = [.int(pk), .int(Int64(storage.number)), .int(1)]
+            for index in insert.entity.layout.rowIndexes {
+                guard let column = storage.columns[index] else { continue }
+                let slot = SQLiteStore.InsertSlot(property: insert.entity.layout.properties[index], storage: storage)
+                if let entityColumn = slot.entityColumn { columns.append(entityColumn) }
+                columns.append(column)
+                parameters += self.parameters(slot, insert.values, resolve: resolve)
+            }
+            let placeholders = (1...parameters.count).map { "$\($0)" }.joined(separator: ", ")
+            _ = try connection.execute("INSERT INTO \(storage.table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", parameters)
+        }
+        if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
+        for (rows, insert) in [(changes.joinDeletes, false), (changes.joinInserts, true)] {
+            for row in rows {
+                guard let source = resolve(row.first).primaryKey, let member = resolve(row.second).primaryKey,
+                      case let .join(table, sourceColumn, memberColumn, _)? = schema.toManyStorage(of: row.relationship) else { continue }
+                let sql = insert
+                    ? "INSERT INTO \(table) (\(sourceColumn), \(memberColumn)) VALUES ($1, $2) ON CONFLICT DO NOTHING"
+                    : "DELETE FROM \(table) WHERE \(sourceColumn) = $1 AND \(memberColumn) = $2"
+                _ = try connection.execute(sql, [.int(source), .int(member)])
+            }
+        }
+        for update in changes.foreignKeyUpdates {
+            guard let member = resolve(update.member).primaryKey, let destination = update.relationship.destinationEntity,
+                  case let .foreignKey(column, _, true)? = schema.toManyStorage(of: update.relationship) else { continue }
+            let owner = update.owner.flatMap { resolve($0).primaryKey }.map(PostgreSQLParameter.int) ?? .null
+            _ = try connection.execute("UPDATE \(schema.table(of: destination)) SET \(column) = $1 WHERE \(Self.pk) = $2", [owner, .int(member)])
+        }
+        for order in changes.orderUpdates {
+            guard let owner = resolve(order.owner).primaryKey, let member = resolve(order.member).primaryKey else { continue }
+            switch schema.toManyStorage(of: order.relationship) {
+            case let .join(table, source, destination, column?)?:
+                _ = try connection.execute("UPDATE \(table) SET \(column) = $1 WHERE \(source) = $2 AND \(destination) = $3",
+                                           [.int(order.position), .int(owner), .int(member)])
+            case let .foreignKey(_, column?, _)?:
+                // One-to-many, or to-many without inverse: the order lives in the member's row.
+                guard let destination = order.relationship.destinationEntity else { continue }
+                _ = try connection.execute("UPDATE \(schema.table(of: destination)) SET \(column) = $1 WHERE \(Self.pk) = $2",
+                                           [.int(order.position), .int(member)])
+            default:
+                continue
+            }
+        }
+        try beforeCommitting()
+        return SaveResult(insertedKeys: insertedKeys)
+    }
+
+    /// The parameters of one property of a row: its entity column's first when it has one (a
+    /// to-one whose destination has sub-entities), then its value.
+    private func parameters(_ slot: SQLiteStore.InsertSlot, _ values: PropertyValues,
+                            resolve: (NSManagedObjectID) -> NSManagedObjectID) -> [PostgreSQLParameter] {
+        let value = values[slot.index]
+        if slot.isObjectIDAttribute {
+            // Kept as the ID's URI, as the SQLite store keeps it.
+            guard case .objectID(let id) = value, !resolve(id).isTemporaryID else { return [.null] }
+            return [.text(resolve(id).uriRepresentation().absoluteString)]
+        }
+        if case .objectID(let id) = value {
+            let target = resolve(id)
+            let key = target.primaryKey.map(PostgreSQLParameter.int) ?? .null
+            return slot.entityColumn == nil ? [key] : [.int(Int64(schema.number(of: target.entity))), key]
+        }
+        return slot.entityColumn == nil ? [parameter(value)] : [.null, parameter(value)]
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+
+/// The PostgreSQL store: Core Data's layout in a PostgreSQL database (`PostgreSQLLayout.swift`),
+/// so that coordinators on several machines share one store.
+///
+/// It speaks to the server through a ``PostgreSQLConnection`` made by the connector that
+/// `CoreDataPostgreSQL` registers (``PostgreSQLStoreRegistry``): `CoreData` links no client.
+/// One connection per store, used under ``lock`` by one request at a time. Saves are one
+/// transaction each (`PostgreSQLStore+Save.swift`), with optimistic locking through `Z_OPT`
+/// and keys from `Z_PRIMARYKEY` under its row locks; fetches and faults are in
+/// `PostgreSQLStore+Fetch.swift`, predicates compiled in the PostgreSQL dialect
+/// (`Predicate/PredicateSQLDialect.swift`).
+internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
+    /// Orders every request on ``connection`` (recursive: a save reads rows for its conflicts).
+    let lock = NSRecursiveLock()
+    /// The session, under ``lock``; `nil` once the store is closed.
+    var connection: (any PostgreSQLConnection)?
+    /// Where the model's entities and properties live: the names the SQLite store gives a new
+    /// file (`SQLiteSchema.swift`), which the layout quotes and types for PostgreSQL; set once
+    /// by ``open(model:)``.
+    private(set) var schema: SQLiteSchema!
+    /// Row decoders by the root entity's model entity number: which column holds which property
+    /// (the SQLite store's, `SQLiteRowDecoder.swift`; values are read here).
+    private(set) var decoders: [SQLiteRowDecoder?] = []
+
+    override var type: String { NSPostgreSQLStoreType }
+
+    /// The store's URL without its password, for messages.
+    var location: String { url.map(Self.location(of:)) ?? "" }
+
+    /// `url` without its password, for messages.
+    static func location(of url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "" }
+        if components.password != nil { components.password = "***" }
+        return components.string ?? ""
+    }
+
+    /// Runs `body` with the connection, holding ``lock``.
+    func withConnection<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let connection else {
+            throw CoreDataError.make(.persistentStoreOperation, "The PostgreSQL store at \(location) has been removed from its coordinator")
+        }
+        return try body(connection)
+    }
+
+    // MARK: Opening
+
+    override func open(model: NSManagedObjectModel) throws {
+        guard let url else { throw CoreDataError.make(.persistentStoreOpen, "A PostgreSQL store needs a postgres:// URL") }
+        guard let connector = PostgreSQLStoreRegistry.connector else {
+            throw CoreDataError.make(.persistentStoreInvalidType,
+                "The PostgreSQL store is not registered: import CoreDataPostgreSQL and call NSPersistentStoreCoordinator.registerPostgreSQLStore() first")
+        }
+        let connection = try Self.connect(connector, url, options: options)
+        let schema = SQLiteSchema(model: model)
+        do {
+            try connection.transaction {
+                // One opening at a time per database: two coordinators making the same new store
+                // would otherwise both create it.
+                _ = try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int(Self.layoutLockKey)])
+                let exists = try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"Z_METADATA\"")])
+                if exists.text(0, 0) == "t" {
+                    let metadata = try Self.readMetadata(connection, location: location)
+                    try SQLiteStore.checkCompatibility(metadata, model: model, type: NSPostgreSQLStoreType, location: location,
+                                                       ignoringVersions: flag(NSIgnorePersistentStoreVersioningOption))
+                    self.metadata = metadata
+                    identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
+                } else {
+                    guard !isReadOnly else {
+                        throw CoreDataError.make(.persistentStoreOpen, "Can't create a read-only store: the database at \(location) has no Core Data store")
+                    }
+                    let uuid = UUID().uuidString
+                    var metadata = SQLiteStore.makeMetadata(model: model, uuid: uuid)
+                    metadata[NSStoreTypeKey] = NSPostgreSQLStoreType
+                    metadata["_NSAutoVacuumLevel"] = nil
+                    try PostgreSQLLayout(schema: schema).create(on: connection)
+                    try Self.writeMetadata(metadata, uuid: uuid, on: connection)
+                    self.metadata = metadata
+                    identifier = uuid
+                }
+            }
+        } catch let error as PostgreSQLError {
+            connection.close()
+            throw Self.error(error, .persistentStoreOpen, "Can't open the PostgreSQL store at \(location)")
+        } catch {
+            connection.close()
+            throw error
+        }
+        self.schema = schema
+        decoders = Array(repeating: nil, count: (schema.entities.map(\.layout.entityNumber).max() ?? 0) + 1)
+        for root in schema.entities where root.superentity == nil {
+            decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
+        }
+        lock.withLock { self.connection = connection }
+    }
+
+    /// A connection to the database `url` names, with the password of ``NSPostgreSQLPasswordOption``
+    /// if `options` give one; 134080 naming the cause if it fails.
+    private static func connect(_ connector: PostgreSQLConnector, _ url: URL, options: [AnyHashable: Any]?) throws -> any PostgreSQLConnection {
+        do {
+            return try connector(url, options?[NSPostgreSQLPasswordOption] as? String)
+        } catch {
+            throw Self.error(error, .persistentStoreOpen, "Can't connect to the PostgreSQL store at \(location(of: url))")
+        }
+    }
+
+    /// The metadata of the store in the database `url` names, read without adding the store
+    /// (``NSPersistentStoreCoordinator/metadataForPersistentStore(ofType:at:options:)``); 260
+    /// when the database holds no store, 134000 when the store type is not registered.
+    static func readMetadata(at url: URL, options: [AnyHashable: Any]?) throws -> [String: Any] {
+        guard let connector = PostgreSQLStoreRegistry.connector else {
+            throw CoreDataError.make(.persistentStoreInvalidType,
+                "The PostgreSQL store is not registered: import CoreDataPostgreSQL and call NSPersistentStoreCoordinator.registerPostgreSQLStore() first")
+        }
+        let connection = try connect(connector, url, options: options)
+        defer { connection.close() }
+        do {
+            guard try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"Z_METADATA\"")]).text(0, 0) == "t" else {
+                throw CoreDataError.make(.fileReadNoSuchFile, "There is no Core Data store in the database at \(location(of: url))")
+            }
+            return try readMetadata(connection, location: location(of: url))
+        } catch let error as PostgreSQLError {
+            throw Self.error(error, .persistentStoreOpen, "Can't read the metadata of the PostgreSQL store at \(location(of: url))")
+        }
+    }
+
+    /// The advisory lock that orders the opening of stores in one database (any fixed number;
+    /// this one spells "CoreData" in ASCII).
+    static let layoutLockKey: Int64 = 0x436F_7265_4461_7461
+
+    override func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        connection?.close()
+        connection = nil
+    }
+
+    // MARK: The store API (PostgreSQLStore+Fetch.swift, +Save.swift)
+
+    override func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] { try selectRows(plan) }
+    override func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] { try selectIDs(plan) }
+    override func fetchKeys(_ plan: FetchPlan) throws -> [FetchedKey] { try selectKeys(plan) }
+    override func count(_ plan: FetchPlan) throws -> Int { try selectCount(plan) }
+    override func row(for id: NSManagedObjectID) throws -> RowSnapshot? { try selectRow(for: id) }
+    override func rows(primaryKeys: [Int64], root: NSEntityDescription) throws -> [FetchedRow] {
+        try selectRows(primaryKeys: primaryKeys, root: root)
+    }
+    override func relatedIDs(for relationship: NSRelationshipDescription, of id: NSManagedObjectID) throws -> [NSManagedObjectID] {
+        try selectRelatedIDs(for: relationship, of: id)
+    }
+    override func relatedRows(for relationship: NSRelationshipDescription, owners: [Int64], ownerEntity: NSEntityDescription) throws -> [RelatedRow] {
+        try selectRelatedRows(for: relationship, owners: owners)
+    }
+    override func allocatePrimaryKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] {
+        try allocateKeys(for: entity, count: count)
+    }
+    /// Without a row cache: another server may change any row, so only the database can vouch for one.
+    override func save(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommitting: () throws -> Void) throws -> SaveResult {
+        try saveInTransaction(changes, beforeCommitting: beforeCommitting)
+    }
+
+    // MARK: Metadata
+
+    static func readMetadata(_ connection: any PostgreSQLConnection, location: String) throws -> [String: Any] {
+        let rows = try connection.execute("SELECT \"Z_UUID\", \"Z_PLIST\" FROM \"Z_METADATA\" WHERE \"Z_VERSION\" = 1", [])
+        guard rows.count > 0 else { return [NSStoreTypeKey: NSPostgreSQLStoreType] }
+        return try SQLiteStore.metadata(plist: rows.isNull(0, 1) ? nil : rows.bytes(0, 1), uuid: rows.isNull(0, 0) ? nil : rows.text(0, 0),
+                                        type: NSPostgreSQLStoreType, location: location)
+    }
+
+    static func writeMetadata(_ metadata: [String: Any], uuid: String, on connection: any PostgreSQLConnection) throws {
+        _ = try connection.execute("""
+            INSERT INTO "Z_METADATA" ("Z_VERSION", "Z_UUID", "Z_PLIST") VALUES (1, $1, $2)
+            ON CONFLICT ("Z_VERSION") DO UPDATE SET "Z_UUID" = EXCLUDED."Z_UUID", "Z_PLIST" = EXCLUDED."Z_PLIST"
+            """, [.text(uuid), .bytes(try SQLiteStore.plistData(metadata))])
+    }
+
+    override func writeMetadata(_ metadata: [String: Any]) throws {
+        try withConnection { connection in
+            do {
+                try connection.transaction { try Self.writeMetadata(metadata, uuid: identifier, on: connection) }
+            } catch let error as PostgreSQLError {
+                throw Self.error(error, .persistentStoreSave, "Can't write the metadata of the PostgreSQL store at \(location)")
+            }
+            self.metadata = metadata
+        }
+    }
+
+    // MARK: Errors
+
+    /// A client or server failure as a Core Data error of `code`, `what` failed followed by the
+    /// cause; the server's message and SQLSTATE in userInfo (``NSPostgreSQLMessageErrorKey``,
+    /// ``NSPostgreSQLStateErrorKey``).
+    static func error(_ error: Error, _ code: CoreDataError.Code, _ what: String) -> NSError {
+        guard let failure = error as? PostgreSQLError else { return error as NSError }
+        var info: [String: Any] = [NSPostgreSQLMessageErrorKey: failure.message]
+        if let state = failure.sqlState { info[NSPostgreSQLStateErrorKey] = state }
+        return CoreDataError.make(code, "\(what): \(failure.message)", extra: info)
+    }
+}
+
+/// Where the PostgreSQL store finds its connections: `CoreDataPostgreSQL` registers a connector
+/// (`NSPersistentStoreCoordinator.registerPostgreSQLStore()`); without one, adding a store of
+/// type ``NSPostgreSQLStoreType`` throws 134000.
+package enum PostgreSQLStoreRegistry {
+    private static let registered = Locked<PostgreSQLConnector?>(nil)
+
+    /// Makes `connector` open the PostgreSQL store's connections (the last one registered wins).
+    package static func register(_ connector: @escaping PostgreSQLConnector) {
+        registered.withLock { $0 = connector }
+    }
+
+    /// The connector registered, if any.
+    static var connector: PostgreSQLConnector? { registered.withLock { $0 } }
+}

@@ -1,0 +1,219 @@
+import CLibPQ
+import CoreData
+import Foundation
+
+/// A session with a PostgreSQL server over libpq: the store's ``PostgreSQLConnection``.
+///
+/// Parameters go in binary (typed, with lengths: no value is ever written into the SQL text, and
+/// a string is never cut at a NUL); results come back as text, parsed here. Each statement is
+/// prepared once per connection, per SQL and parameter types, and kept (`cd1`, `cd2`, …).
+final class LibPQConnection: PostgreSQLConnection {
+    private let handle: OpaquePointer
+    /// Prepared statements' names by SQL and parameter types.
+    private var prepared: [PreparedKey: String] = [:]
+
+    private struct PreparedKey: Hashable {
+        var sql: String
+        var types: [Oid]
+    }
+
+    /// Connects to the database `url` names (`postgres://user:password@host:port/database?sslmode=…`),
+    /// with `password` if given (it replaces one in the URL).
+    init(url: URL, password: String?) throws(PostgreSQLError) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql" else {
+            throw PostgreSQLError(message: "A PostgreSQL store needs a postgres:// URL (postgres://user@host:port/database), not '\(url.absoluteString)'",
+                                  sqlState: nil, isConnectionFailure: true)
+        }
+        guard url.host != nil || url.path.count > 1 else {
+            throw PostgreSQLError(message: "The URL '\(url.absoluteString)' names no server or database", sqlState: nil, isConnectionFailure: true)
+        }
+        // libpq reads the URL itself (expand_dbname); later keywords override it.
+        var keywords = ["dbname", "client_encoding", "application_name"]
+        var values = [url.absoluteString, "UTF8", "swift-coredata"]
+        if let password {
+            keywords.append("password")
+            values.append(password)
+        }
+        let connection = Self.withCStrings(keywords) { keys in
+            Self.withCStrings(values) { values in PQconnectdbParams(keys, values, 1) }
+        }
+        guard let connection else {
+            throw PostgreSQLError(message: "libpq could not allocate a connection", sqlState: nil, isConnectionFailure: true)
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
+            PQfinish(connection)
+            throw PostgreSQLError(message: message, sqlState: Self.startupState(message), isConnectionFailure: true)
+        }
+        handle = connection
+    }
+
+    /// Set by ``close()``: the session has ended.
+    private var isClosed = false
+
+    deinit { close() }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        prepared.removeAll()
+        PQfinish(handle)
+    }
+
+    /// libpq reports a failed connection's cause in text only: the SQLSTATE of the server's
+    /// commonest refusals, told from the server's message (English servers).
+    private static func startupState(_ message: String) -> String? {
+        if message.contains("password authentication failed") || message.contains("no password supplied") { return "28P01" }
+        if message.contains("database \"") && message.contains("\" does not exist") { return "3D000" }
+        if message.contains("role \"") && message.contains("\" does not exist") { return "28000" }
+        return nil
+    }
+
+    private static func withCStrings<T>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
+        let copies = strings.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        return body(copies.map { UnsafePointer($0) } + [nil])
+    }
+
+    func run(_ sql: String) throws(PostgreSQLError) {
+        let result = PQexec(handle, sql)
+        defer { PQclear(result) }
+        try check(result, sql: sql)
+    }
+
+    func execute(_ sql: String, _ parameters: [PostgreSQLParameter]) throws(PostgreSQLError) -> any PostgreSQLRows {
+        var types: [Oid] = []
+        var formats: [Int32] = []
+        var lengths: [Int32] = []
+        var offsets: [Int] = []
+        var buffer: [UInt8] = []
+        for parameter in parameters {
+            offsets.append(buffer.count)
+            var format: Int32 = 1
+            switch parameter {
+            case .null:
+                types.append(0)
+                offsets[offsets.count - 1] = -1
+            case .int(let value):
+                types.append(20)
+                withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
+            case .double(let value):
+                types.append(701)
+                withUnsafeBytes(of: value.bitPattern.bigEndian) { buffer.append(contentsOf: $0) }
+            case .text(let value):
+                types.append(25)
+                buffer.append(contentsOf: value.utf8)
+            case .bytes(let value):
+                types.append(17)
+                buffer.append(contentsOf: value)
+            case .numeric(let value):
+                types.append(1700)
+                format = 0
+                buffer.append(contentsOf: value.utf8)
+                buffer.append(0)
+            }
+            formats.append(format)
+            lengths.append(Int32(buffer.count - offsets[offsets.count - 1]))
+        }
+        let name = try statementName(sql, types: types)
+        let result = buffer.withUnsafeBufferPointer { bytes -> OpaquePointer? in
+            // A non-NULL pointer even for an empty value (libpq takes NULL for SQL NULL).
+            var empty: UInt8 = 0
+            return withUnsafePointer(to: &empty) { emptyPointer in
+                let pointers: [UnsafePointer<CChar>?] = offsets.map { offset in
+                    guard offset >= 0 else { return nil }
+                    let base = offset < bytes.count ? bytes.baseAddress! + offset : emptyPointer
+                    return UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self)
+                }
+                return PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
+            }
+        }
+        do {
+            try check(result, sql: sql)
+        } catch {
+            PQclear(result)
+            throw error
+        }
+        return LibPQRows(result!)
+    }
+
+    /// The name of the statement prepared for `sql` with parameters of `types`, prepared now if new.
+    private func statementName(_ sql: String, types: [Oid]) throws(PostgreSQLError) -> String {
+        let key = PreparedKey(sql: sql, types: types)
+        if let name = prepared[key] { return name }
+        let name = "cd\(prepared.count + 1)"
+        let result = PQprepare(handle, name, sql, Int32(types.count), types)
+        defer { PQclear(result) }
+        try check(result, sql: sql)
+        prepared[key] = name
+        return name
+    }
+
+    /// Throws the error a result reports, with its SQLSTATE.
+    private func check(_ result: OpaquePointer?, sql: String) throws(PostgreSQLError) {
+        let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
+        guard status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK else { return }
+        let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
+        let message = String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
+        throw PostgreSQLError(message: "\(message) (running \(sql.prefix(200)))", sqlState: state,
+                              isConnectionFailure: PQstatus(handle) != CONNECTION_OK)
+    }
+}
+
+/// The rows of one result, in text form, parsed as they are read.
+final class LibPQRows: PostgreSQLRows {
+    private let result: OpaquePointer
+    let count: Int
+    let affectedRows: Int
+    /// How many columns each row has.
+    var columnCount: Int { Int(PQnfields(result)) }
+
+    init(_ result: OpaquePointer) {
+        self.result = result
+        count = Int(PQntuples(result))
+        affectedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    deinit { PQclear(result) }
+
+    func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(result, Int32(row), Int32(column)) != 0 }
+
+    func int64(_ row: Int, _ column: Int) -> Int64 {
+        strtoll(PQgetvalue(result, Int32(row), Int32(column)), nil, 10)
+    }
+
+    /// `Infinity`, `-Infinity` and `NaN` as strtod reads them; finite values in the server's
+    /// shortest exact form (PostgreSQL 12 and later).
+    func double(_ row: Int, _ column: Int) -> Double {
+        strtod(PQgetvalue(result, Int32(row), Int32(column)), nil)
+    }
+
+    func text(_ row: Int, _ column: Int) -> String {
+        let length = Int(PQgetlength(result, Int32(row), Int32(column)))
+        return PQgetvalue(result, Int32(row), Int32(column)).withMemoryRebound(to: UInt8.self, capacity: length) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+        }
+    }
+
+    /// `bytea` in the server's hex output (`\x0a1b…`).
+    func bytes(_ row: Int, _ column: Int) -> Data {
+        let length = Int(PQgetlength(result, Int32(row), Int32(column)))
+        guard length >= 2 else { return Data() }
+        return PQgetvalue(result, Int32(row), Int32(column)).withMemoryRebound(to: UInt8.self, capacity: length) { text in
+            func nibble(_ c: UInt8) -> UInt8 {
+                switch c {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+                default: return c &- UInt8(ascii: "A") &+ 10
+                }
+            }
+            var data = Data(count: (length - 2) / 2)
+            data.withUnsafeMutableBytes { out in
+                for index in 0..<out.count {
+                    out[index] = nibble(text[2 + 2 * index]) << 4 | nibble(text[3 + 2 * index])
+                }
+            }
+            return data
+        }
+    }
+}
