@@ -8,10 +8,14 @@ import Testing
 enum PostgreSQLTestServer {
     static let url: URL? = ProcessInfo.processInfo.environment["COREDATA_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : URL(string: $0) }
 
+    /// Whether a missing server fails the run instead of skipping (`.ci/run` sets
+    /// `COREDATA_POSTGRES_REQUIRED=1`: in CI the PostgreSQL tests never skip).
+    static let isRequired = ProcessInfo.processInfo.environment["COREDATA_POSTGRES_REQUIRED"] == "1"
+
     /// Enables a suite only with a server, saying how to start one otherwise.
     static let skipUnlessServer = Testing.ConditionTrait.enabled(if: url != nil, """
         No PostgreSQL server: these tests need COREDATA_POSTGRES_URL. Start a throwaway server with \
-        `scripts/postgres-test-server start` and export the variable it prints \
+        `Scripts/postgres-test-server start` and export the variable it prints \
         (for example COREDATA_POSTGRES_URL=postgres://postgres@127.0.0.1:54329/postgres).
         """)
 

@@ -11,7 +11,7 @@ import Testing
 /// Needs a server (`COREDATA_POSTGRES_URL`, docs/POSTGRESQL.md); skips without one.
 @Suite("Predicates agree on the SQLite, in-memory and PostgreSQL stores",
        .enabled(if: ProcessInfo.processInfo.environment["COREDATA_POSTGRES_URL"].map { !$0.isEmpty } ?? false,
-                "No PostgreSQL server: set COREDATA_POSTGRES_URL (`scripts/postgres-test-server start` prints it)"))
+                "No PostgreSQL server: set COREDATA_POSTGRES_URL (`Scripts/postgres-test-server start` prints it)"))
 struct PredicateStoresDifferentialTests {
     /// The world's objects saved in a store of each type, each with the world's key of its objects.
     final class Stores {
