@@ -264,9 +264,6 @@ extension NSManagedObjectContext {
 
         // Commit in memory: the new objects take their permanent keys (their IDs are made when asked for).
         // (The lists are let go before the values move out of `groups` below: held, they would be copied.)
-        // The versions a store you write gave the saved rows (NSIncrementalStore+Requests.swift).
-        var storeVersions: [IDKey: Int64]?
-        for versions in results.lazy.compactMap(\.versions) { storeVersions = (storeVersions ?? [:]).merging(versions) { $1 } }
         do {
             let saved = zip(groups.all, results).map {
                 SavedInserts(store: $0.store, inserts: $0.changes.inserts, offsets: $0.insertOffsets, keys: $1.insertedKeys)
@@ -295,8 +292,7 @@ extension NSManagedObjectContext {
         func commit(_ object: NSManagedObject, _ values: consuming PropertyValues, groups: inout StoreGroups) {
             // Only entities with to-one relationships or object-ID attributes may hold IDs.
             if !object.layout.idValueIndexes.isEmpty { resolveTemporaryIDs(of: object, in: &values, groups: &groups) }
-            var version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
-            if let storeVersions, let stored = storeVersions[object.idKey] { version = stored }
+            let version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
             object.didCommit(values: consume values, version: version)
         }
         for storeIndex in groups.all.indices {

@@ -359,6 +359,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try fetchTargets(plan.entity).flatMap { try $0.fetchIDs(plan) }
     }
 
+    /// Whether a fetch of `entity`'s objects returns faults (a store holding it says so:
+    /// ``NSPersistentStore/fetchesFaults``); one atomic load without a store you write.
+    internal func fetchesFaults(of entity: NSEntityDescription) -> Bool {
+        hasIncrementalStores && stores(for: entity).contains { $0.fetchesFaults }
+    }
+
     /// The entities and primary keys of the matching rows, store by store.
     internal func fetchKeys(_ plan: FetchPlan) throws -> [(store: NSPersistentStore, keys: [FetchedKey])] {
         try fetchTargets(plan.entity).map { ($0, try $0.fetchKeys(plan)) }

@@ -163,6 +163,11 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         }
         return result
     }
+    /// Whether a context's fetch of objects from this store returns faults, whose rows are
+    /// read when they fire (``fetchKeys(_:)`` then ``row(for:)``), never batched: an
+    /// `NSIncrementalStore`, whose `newValuesForObject(with:with:)` Apple calls only when a
+    /// fault fires. The built-in stores read the rows with the fetch.
+    internal var fetchesFaults: Bool { false }
     /// The number of rows matching a plan.
     internal func count(_ plan: FetchPlan) throws -> Int { try fetchRows(plan).count }
     /// One row, or `nil` if it does not exist (firing a fault).

@@ -31,12 +31,17 @@ import Foundation
 ///   `.countResultType`; for `.dictionaryResultType`, one dictionary per result keyed by the
 ///   names of `propertiesToFetch` (grouped by `propertiesToGroupBy`, filtered by
 ///   `havingPredicate`). Core Data does not filter or sort them again.
-/// - ``newValuesForObject(with:with:)`` when an object's fault fires;
-///   ``newValue(forRelationship:forObjectWith:with:)`` when a to-many relationship is read (or a
-///   to-one the node left out).
+///   A fetch of objects returns them as faults, unless the store filled them itself.
+/// - ``newValuesForObject(with:with:)`` when an object's fault fires (and, before a save, for the
+///   updated and deleted objects' versions); ``newValue(forRelationship:forObjectWith:with:)``
+///   when a to-many relationship is read (or, when the fault fires, for a to-one the node left out).
 /// - ``obtainPermanentIDs(for:)`` for the new objects of a save (or of the context's
 ///   `obtainPermanentIDs(for:)`), then ``execute(_:with:)`` with an ``NSSaveChangesRequest``,
 ///   after Core Data checked each updated or deleted object's version against its node's.
+///
+/// The context each call is handed is the one that asked: the fetching or faulting context (for
+/// a child context, the root context its request reaches the coordinator through), the saving
+/// context for a save; a request that comes from no context gets a private context of its own.
 ///
 /// Core Data calls the store one request at a time (it holds a lock of the store's around each
 /// call), from the queue of whichever context asks, so the store needs no locking of its own.
@@ -185,6 +190,7 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
                 "\(Swift.type(of: self)).loadMetadata() must set the store's metadata with NSStoreTypeKey and NSStoreUUIDKey (strings); the store was not added")
         }
         identifier = uuid
+        RequestingContext.inUse.store(true, ordering: .relaxed)
     }
 
     override func writeMetadata(_ metadata: [String: Any]) throws { self.metadata = metadata }
@@ -196,6 +202,16 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
             }
         }
     }
+
+    /// A context's fetch of objects: the IDs of the objects `execute(_:with:)` returns for a
+    /// `.managedObjectResultType` request; the context makes them faults, whose values
+    /// `newValuesForObject(with:with:)` gives when they fire (``fetchesFaults``).
+    override func fetchKeys(_ plan: FetchPlan) throws -> [FetchedKey] {
+        try withRequestContext { try fetchedIDs(plan, resultType: .managedObjectResultType, context: $0) }
+            .map { FetchedKey(entity: $0.entity, primaryKey: $0.key.value) }
+    }
+
+    override var fetchesFaults: Bool { true }
 
     override func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {
         try withRequestContext { try fetchedIDs(plan, resultType: .managedObjectIDResultType, context: $0) }

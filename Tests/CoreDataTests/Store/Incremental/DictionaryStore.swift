@@ -24,6 +24,10 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
     var records: [String: Record] = [:]
     /// How many times each callback ran (for the tests).
     var calls: [String: Int] = [:]
+    /// The context each callback was last handed (for the tests).
+    var contexts: [String: ObjectIdentifier] = [:]
+    /// The entity of each ID `newValuesForObject` was asked for, in order (for the tests).
+    var askedEntities: [String] = []
     /// Thrown by the next save's `execute`, before it writes anything (for the tests).
     var failNextSave: NSError?
     /// Whether nodes leave out to-one relationships, for `newValue(forRelationship:…)` to give them.
@@ -52,6 +56,7 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
 
     override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
         calls["execute", default: 0] += 1
+        contexts["execute"] = context.map(ObjectIdentifier.init)
         if let save = request as? NSSaveChangesRequest { return try execute(save) }
         guard let fetch = request as? NSFetchRequest<NSFetchRequestResult>, let entity = fetch.entity, let context else {
             throw NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreInvalidTypeError)
@@ -104,6 +109,8 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
 
     override func newValuesForObject(with objectID: NSManagedObjectID, with context: NSManagedObjectContext) throws -> NSIncrementalStoreNode {
         calls["newValuesForObject", default: 0] += 1
+        contexts["newValuesForObject"] = ObjectIdentifier(context)
+        askedEntities.append(objectID.entity.name ?? "?")
         guard let record = records[reference(objectID)] else {
             throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectReferentialIntegrityError)
         }
@@ -117,6 +124,7 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
     override func newValue(forRelationship relationship: NSRelationshipDescription, forObjectWith objectID: NSManagedObjectID,
                            with context: NSManagedObjectContext?) throws -> Any {
         calls["newValueForRelationship", default: 0] += 1
+        contexts["newValueForRelationship"] = context.map(ObjectIdentifier.init)
         guard let record = records[reference(objectID)] else {
             throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectReferentialIntegrityError)
         }
