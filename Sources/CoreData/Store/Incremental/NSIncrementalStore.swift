@@ -107,8 +107,10 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
     // MARK: What a subclass overrides
 
     /// Answers `request`: a fetch request (see the type's discussion for what each result type
-    /// returns) or an ``NSSaveChangesRequest`` (write the changes, return an empty array).
-    /// The base implementation throws `NSCocoaErrorDomain` 134091.
+    /// returns), an ``NSSaveChangesRequest`` (write the changes, return an empty array), or a
+    /// batch or history request a context executes (return its result, or the value of its
+    /// result type: the object IDs, a count, `true`; throw for a request the store does not
+    /// handle). The base implementation throws `NSCocoaErrorDomain` 134091.
     ///
     /// ```swift
     /// if let fetch = request as? NSFetchRequest<NSFetchRequestResult>, fetch.resultType == .managedObjectIDResultType {

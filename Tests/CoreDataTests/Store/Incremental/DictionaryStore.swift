@@ -58,6 +58,8 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
         calls["execute", default: 0] += 1
         contexts["execute"] = context.map(ObjectIdentifier.init)
         if let save = request as? NSSaveChangesRequest { return try execute(save) }
+        if let delete = request as? NSBatchDeleteRequest { return try execute(delete) }
+        if let update = request as? NSBatchUpdateRequest { return try execute(update) }
         guard let fetch = request as? NSFetchRequest<NSFetchRequestResult>, let entity = fetch.entity, let context else {
             throw NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreInvalidTypeError)
         }
@@ -130,6 +132,44 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
         }
         if relationship.isToMany { return (record.toMany[relationship.name] ?? []).filter { records[$0] != nil }.map { id($0) } }
         return record.toOne[relationship.name].map { id($0) } ?? NSNull()
+    }
+
+    // MARK: Batch requests (attribute predicates only, evaluated on the records' values)
+
+    private func matching(_ entity: NSEntityDescription, _ predicate: NSPredicate?) -> [String] {
+        records.filter { _, record in
+            model.entitiesByName[record.entityName]!.isKindOf(entity: entity)
+                && (predicate?.evaluate(with: record.values as NSDictionary) ?? true)
+        }.keys.sorted()
+    }
+
+    private func execute(_ delete: NSBatchDeleteRequest) throws -> Any {
+        let entity = delete.fetchRequest.entity ?? model.entitiesByName[delete.fetchRequest.entityName ?? ""]!
+        let keys = matching(entity, delete.fetchRequest.predicate)
+        let ids = keys.map { id($0) }
+        for key in keys { records[key] = nil }
+        switch delete.resultType {
+        case .resultTypeObjectIDs: return ids
+        case .resultTypeCount: return keys.count
+        default: return true
+        }
+    }
+
+    private func execute(_ update: NSBatchUpdateRequest) throws -> Any {
+        let entity = update.entity ?? model.entitiesByName[update.entityName]!
+        let keys = matching(entity, update.predicate)
+        for key in keys {
+            for (name, value) in update.propertiesToUpdate ?? [:] {
+                let newValue = (value as? CoreData.NSExpression)?.expressionValue(with: records[key]!.values as NSDictionary, context: nil) ?? value
+                records[key]!.values[(name as? String) ?? (name as? NSPropertyDescription)?.name ?? ""] = newValue
+            }
+            records[key]!.version += 1
+        }
+        switch update.resultType {
+        case .updatedObjectIDsResultType: return keys.map { id($0) }
+        case .updatedObjectsCountResultType: return keys.count
+        default: return true
+        }
     }
 
     // MARK: Saving

@@ -100,3 +100,46 @@ struct IncrementalStoreContractTests {
         withExtendedLifetime(loaded) {}
     }
 }
+
+/// Batch and history requests reach an `NSIncrementalStore`'s `execute(_:with:)`; its results,
+/// and its errors, come back to the caller.
+@Suite("NSIncrementalStore: batch and history requests")
+struct IncrementalStoreBatchRequestTests {
+    typealias Stack = IncrementalStoreTests.Stack
+
+    @Test("A batch delete and a batch update are answered by the store, and their results come back")
+    func batchDeleteAndUpdate() throws {
+        let stack = try Stack()
+        let context = stack.context()
+        let people = [("Ada", 36), ("Bea", 22), ("Cleo", 41)].map { stack.person($0, age: $1, in: context) }
+        try context.save()
+        let executed = stack.store.calls["execute"] ?? 0
+
+        let old = NSFetchRequest<NSFetchRequestResult>(entityName: "Person")
+        old.predicate = NSPredicate(format: "age > 40")
+        let delete = NSBatchDeleteRequest(fetchRequest: old)
+        delete.resultType = .resultTypeObjectIDs
+        let deleted = try #require(try context.execute(delete) as? NSBatchDeleteResult)
+        #expect(deleted.result as? [NSManagedObjectID] == [people[2].objectID])
+        #expect(stack.store.records.count == 2)
+        #expect(stack.store.contexts["execute"] == ObjectIdentifier(context))
+
+        let update = NSBatchUpdateRequest(entityName: "Person")
+        update.predicate = NSPredicate(format: "age < 30")
+        update.propertiesToUpdate = ["age": 23]
+        update.resultType = .updatedObjectsCountResultType
+        let updated = try #require(try context.execute(update) as? NSBatchUpdateResult)
+        #expect(updated.result as? Int == 1)
+        #expect(stack.store.records[stack.store.referenceObject(for: people[1].objectID) as! String]?.values["age"] as? Int == 23)
+        #expect(stack.store.calls["execute"] == executed + 2)
+    }
+
+    @Test("A request the store does not answer ends in the store's own error")
+    func unansweredRequest() throws {
+        let stack = try Stack()
+        let context = stack.context()
+        let error = try #require(throws: NSError.self) { try context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)) }
+        #expect(error.domain == NSCocoaErrorDomain && error.code == NSPersistentStoreInvalidTypeError, "the DictionaryStore's error")
+        #expect(stack.store.calls["execute"] == 1)
+    }
+}
