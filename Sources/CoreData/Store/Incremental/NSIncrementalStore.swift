@@ -214,7 +214,7 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
                 "\(Swift.type(of: self)).loadMetadata() must set the store's metadata with NSStoreTypeKey and NSStoreUUIDKey (strings); the store was not added")
         }
         identifier = uuid
-        RequestingContext.inUse.store(true, ordering: .relaxed)
+        RequestingContext.begin()
     }
 
     override func writeMetadata(_ metadata: [String: Any]) throws { self.metadata = metadata }

@@ -10,10 +10,18 @@ import Synchronization
 /// load goes through), and `NSIncrementalStore` reads it (`withRequestContext`). A child
 /// context's requests reach the coordinator through its parent chain: the root context is the
 /// one named, as the one that reaches the coordinator. Only once a process has added such a
-/// store: until then a request costs one relaxed atomic load more, and sets nothing.
+/// store (``begin()``, which also counts one in `QueryGeneration.live`, so that the requests of
+/// a process without one keep their fast path unchanged).
 internal enum RequestingContext {
     /// Whether an `NSIncrementalStore` was ever opened in the process.
     static let inUse = Atomic<Bool>(false)
+
+    /// Called when an `NSIncrementalStore` opens: from then on, contexts name themselves.
+    static func begin() {
+        if inUse.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+            QueryGeneration.live.add(1, ordering: .relaxed)
+        }
+    }
 
     /// Runs `body` (a store request of `context`) with `context` as ``current`` on this thread.
     static func naming<T>(_ context: NSManagedObjectContext, _ body: () throws -> T) rethrows -> T {
