@@ -36,6 +36,8 @@ extension NSManagedObjectContext {
         withRegistryLock { registry in
             for (store, keys) in groups {
                 registry.reserveCapacity(keys.count)
+                // A store that fetches faults reads each object by its own ID when it fires.
+                let batchSize = store.fetchesFaults ? 0 : batchSize
                 var start = 0
                 while start < keys.count {
                     let end = batchSize > 0 ? min(start + batchSize, keys.count) : keys.count

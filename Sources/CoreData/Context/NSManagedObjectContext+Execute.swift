@@ -18,10 +18,19 @@ extension NSManagedObjectContext {
     /// let cars = result.finalResult ?? []
     /// ```
     ///
+    /// A batch or history request whose store is an ``NSIncrementalStore`` goes to the store's
+    /// ``NSIncrementalStore/execute(_:with:)``, whose result (or error) comes back here.
+    ///
     /// Throws `NSPersistentStoreUnsupportedRequestTypeError` (134091) for other requests, and
     /// the request's error otherwise.
     public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
         checkQueue("execute(_:)")
+        // A batch or history request for a store you write goes to its `execute(_:with:)`
+        // (NSIncrementalStore+BatchRequests.swift).
+        if let coordinator = persistentStoreCoordinator, coordinator.hasIncrementalStores,
+           let store = coordinator.incrementalStore(answering: request) {
+            return try store.answer(request, context: self)
+        }
         guard let executable = request as? ContextExecutableRequest else {
             throw CoreDataError.make(.unsupportedRequestType, "execute(_:) can't run a \(type(of: request)) here: only fetch, asynchronous fetch and batch insert, update and delete requests are supported")
         }

@@ -116,11 +116,17 @@ extension NSManagedObjectContext {
             }
             objects = materialize(fromParent: rows, refresh: request.shouldRefreshRefetchedObjects,
                                   asFaults: request.returnsObjectsAsFaults, withValues: request.includesPropertyValues)
-        } else if !forChild && (request.fetchBatchSize > 0 || !request.includesPropertyValues) {
+        } else if !forChild, request.fetchBatchSize > 0 || !request.includesPropertyValues
+                    || persistentStoreCoordinator?.fetchesFaults(of: entity) == true {
             // IDs first; rows as faults fire, a batch at a time (NSManagedObjectContext+Batching.swift).
+            // A store you write gives faults too, each read alone when it fires (`fetchesFaults`),
+            // unless the request asks for values now.
             let keys = try readingAtGeneration { try persistentStoreCoordinatorOrThrow().fetchKeys(plan) }
             objects = materializeFaults(keys, batchSize: max(request.fetchBatchSize, 0),
                                         prefetching: request.relationshipKeyPathsForPrefetching)
+            if request.fetchBatchSize <= 0 && request.includesPropertyValues && !request.returnsObjectsAsFaults { // (a store's faults)
+                for object in objects { object.fireFaultIfNeeded() }
+            }
         } else {
             objects = try materializeRows(of: plan, refresh: request.shouldRefreshRefetchedObjects, asFaults: request.returnsObjectsAsFaults)
             try prefetch(request.relationshipKeyPathsForPrefetching, of: objects, entity: entity)

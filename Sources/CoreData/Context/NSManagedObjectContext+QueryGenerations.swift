@@ -81,11 +81,13 @@ extension NSManagedObjectContext {
 
     /// Runs a store request of this context (`body`) at its generation: on the generation's
     /// connections when pinned, on the store's readers when not. An unpinned context pays a
-    /// nil check, and an atomic load once some context somewhere is pinned.
+    /// nil check, and an atomic load once some context somewhere is pinned. Once a store you
+    /// write (`NSIncrementalStore`) was added in the process (it counts in `live` then), the
+    /// request also names this context as the one the store is handed (`RequestingContext.swift`).
     @inline(__always)
     internal func readingAtGeneration<T>(_ body: () throws -> T) rethrows -> T {
         if queryGeneration == nil && QueryGeneration.live.load(ordering: .relaxed) == 0 { return try body() }
-        return try QueryGeneration.reading(queryGeneration, body)
+        return try RequestingContext.naming(self) { try QueryGeneration.reading(queryGeneration, body) }
     }
 
     /// A pinned context's move to the latest generation (at its next read), after a reset or a

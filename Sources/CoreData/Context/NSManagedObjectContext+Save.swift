@@ -154,9 +154,13 @@ extension NSManagedObjectContext {
             lastStore = store
             return store
         }
-        // Relationship rows: join tables, hidden keys, order columns.
-        var joinInserts = Set<SaveChanges.JoinRow>()
-        var joinDeletes = Set<SaveChanges.JoinRow>()
+        // Relationship rows: join tables, hidden keys, order columns. Join rows go to the store of
+        // the object whose relationship it is (a stack of several stores, one per configuration,
+        // has one per store); its members must be in that store too: a relationship across
+        // stores is refused with 133010, as Apple allows none (checked only with several stores).
+        var joinRows: [(store: NSPersistentStore, inserts: Set<SaveChanges.JoinRow>, deletes: Set<SaveChanges.JoinRow>)] = []
+        let severalStores = coordinator.hasSeveralStores
+        func memberStore(_ member: NSManagedObject) throws -> NSPersistentStore { try store(for: member) }
         func addRelationshipRows(of object: NSManagedObject, into groups: inout StoreGroups) throws {
             guard object._changed.intersects(object.layout.relationshipMask) else { return }
             let store = try store(for: object)
@@ -172,8 +176,22 @@ extension NSManagedObjectContext {
                             ? .init(relationship: relationship, first: object.objectID, second: member)
                             : .init(relationship: inverse, first: member, second: object.objectID)
                     }
-                    for member in current where !before.contains(member.key) { joinInserts.insert(row(member)) }
-                    for member in list.original where !after.contains(member.key) { joinDeletes.insert(row(member)) }
+                    if severalStores {
+                        for member in list.objects where !member._isDeleted {
+                            if try memberStore(member) === store { continue }
+                            throw CoreDataError.make(.externalRelationship,
+                                "The relationship '\(relationship.name)' of \(object.objectID) links it to \(member.objectID), an object of another store; relationships across stores are not supported. Nothing was saved")
+                        }
+                    }
+                    let slot: Int
+                    if let found = joinRows.firstIndex(where: { $0.store === store }) {
+                        slot = found
+                    } else {
+                        joinRows.append((store, [], []))
+                        slot = joinRows.count - 1
+                    }
+                    for member in current where !before.contains(member.key) { joinRows[slot].inserts.insert(row(member)) }
+                    for member in list.original where !after.contains(member.key) { joinRows[slot].deletes.insert(row(member)) }
                 } else if relationship.hiddenForeignKeyColumn != nil {
                     groups.withChanges(for: store) { changes in
                         for member in current where !before.contains(member.key) {
@@ -242,10 +260,10 @@ extension NSManagedObjectContext {
             groups.withChanges(for: store) { $0.deletes.append(.init(id: object.objectID, expectedVersion: expectedVersion)) }
         }
         try savedUpdates.forEachUnretained { try addRelationshipRows(of: $1, into: &groups) }
-        if let store = groups.all.first?.store ?? coordinator.persistentStores.first {
-            groups.withChanges(for: store) { changes in
-                changes.joinInserts = joinInserts.sorted { $0.first.key.value < $1.first.key.value }
-                changes.joinDeletes = Array(joinDeletes)
+        for rows in joinRows {
+            groups.withChanges(for: rows.store) { changes in
+                changes.joinInserts = rows.inserts.sorted { $0.first.key.value < $1.first.key.value }
+                changes.joinDeletes = Array(rows.deletes)
             }
         }
 
@@ -264,9 +282,6 @@ extension NSManagedObjectContext {
 
         // Commit in memory: the new objects take their permanent keys (their IDs are made when asked for).
         // (The lists are let go before the values move out of `groups` below: held, they would be copied.)
-        // The versions a store you write gave the saved rows (NSIncrementalStore+Requests.swift).
-        var storeVersions: [IDKey: Int64]?
-        for versions in results.lazy.compactMap(\.versions) { storeVersions = (storeVersions ?? [:]).merging(versions) { $1 } }
         do {
             let saved = zip(groups.all, results).map {
                 SavedInserts(store: $0.store, inserts: $0.changes.inserts, offsets: $0.insertOffsets, keys: $1.insertedKeys)
@@ -295,8 +310,7 @@ extension NSManagedObjectContext {
         func commit(_ object: NSManagedObject, _ values: consuming PropertyValues, groups: inout StoreGroups) {
             // Only entities with to-one relationships or object-ID attributes may hold IDs.
             if !object.layout.idValueIndexes.isEmpty { resolveTemporaryIDs(of: object, in: &values, groups: &groups) }
-            var version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
-            if let storeVersions, let stored = storeVersions[object.idKey] { version = stored }
+            let version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
             object.didCommit(values: consume values, version: version)
         }
         for storeIndex in groups.all.indices {

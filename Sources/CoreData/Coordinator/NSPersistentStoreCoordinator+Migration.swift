@@ -13,7 +13,9 @@ extension NSPersistentStoreCoordinator {
     /// A SQLite store moved to a SQLite file is copied as it is (SQLite's backup API), its
     /// external binary data with it, and keeps its identifier, so object IDs' URIs still resolve.
     /// Between other types, every row and relationship is copied under its primary key, so
-    /// an object's ID differs only in its store.
+    /// an object's ID differs only in its store. To or from a store you write (an
+    /// ``NSIncrementalStore`` or ``NSAtomicStore``), the objects are copied into the new store
+    /// and saved there, which is then loaded again (`StoreObjectCopy.swift`); they get its IDs.
     ///
     /// Throws, leaving the old store in place, if `store` is not in this coordinator, if a file
     /// exists at `url` (a migration never overwrites one), or if the copy fails (the new store is
@@ -30,7 +32,9 @@ extension NSPersistentStoreCoordinator {
             ])
         }
         let moved: NSPersistentStore
-        if let source = store.url, store is SQLiteStore, storeType == NSSQLiteStoreType {
+        if migratesThroughObjects(store, to: storeType) {
+            moved = try migrateThroughObjects(store, to: url, options: options, type: storeType)
+        } else if let source = store.url, store is SQLiteStore, storeType == NSSQLiteStoreType {
             try replacePersistentStore(at: url, withPersistentStoreFrom: source, ofType: NSSQLiteStoreType)
             do {
                 moved = try addPersistentStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)

@@ -56,12 +56,48 @@ extension NSPersistentStoreCoordinator {
         return types
     }
 
+    /// The class registered for `storeType`, if any.
+    internal class func registeredStoreClass(forType storeType: String) -> NSPersistentStore.Type? {
+        storeClasses.withLock { $0[storeType] }
+    }
+
+    /// Replaces the file (or folder) of a registered type's store at `destination` with a copy
+    /// of `source`'s; both must be file URLs.
+    internal func replaceRegisteredStoreFile(at destination: URL, with source: URL, ofType storeType: String) throws {
+        guard destination.isFileURL, source.isFileURL else {
+            throw CoreDataError.make(.persistentStoreInvalidType,
+                "A store of type '\(storeType)' can be replaced only between file URLs (\(source) to \(destination))")
+        }
+        let fileManager = FileManager.default
+        guard fileManager.fileExists(atPath: source.path) else {
+            throw NSError(domain: NSCocoaErrorDomain, code: NSFileReadNoSuchFileError, userInfo: [
+                NSLocalizedDescriptionKey: "Can't replace the store at \(destination.path): there is no store at \(source.path)",
+                NSFilePathErrorKey: source.path,
+            ])
+        }
+        try fileManager.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // Copied beside the destination first: a copy that fails leaves the destination as it was.
+        let incoming = destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent)-\(UUID().uuidString)")
+        try fileManager.copyItem(at: source, to: incoming)
+        do {
+            // rename(2) puts a file in the old one's place at once; a folder over a folder
+            // cannot be renamed over, so the old one goes first.
+            if rename(incoming.path, destination.path) != 0 {
+                try fileManager.removeItem(at: destination)
+                try fileManager.moveItem(at: incoming, to: destination)
+            }
+        } catch {
+            try? fileManager.removeItem(at: incoming)
+            throw error
+        }
+    }
+
     /// A store of a registered type, made with Apple's initializer; throws 134000 for a type
     /// nobody registered, or registered with a class that is neither an `NSIncrementalStore`
     /// nor an `NSAtomicStore`.
     internal func makeRegisteredStore(ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
                                       options: [AnyHashable: Any]?) throws -> NSPersistentStore {
-        guard let storeClass = Self.storeClasses.withLock({ $0[storeType] }) else {
+        guard let storeClass = Self.registeredStoreClass(forType: storeType) else {
             throw CoreDataError.make(.persistentStoreInvalidType,
                 "Unsupported store type '\(storeType)'; this Core Data supports \(NSSQLiteStoreType), \(NSInMemoryStoreType) and the types registered with registerStoreClass(_:forStoreType:)")
         }

@@ -37,6 +37,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// saves need their new objects' permanent IDs first (read without the lock by every save).
     private let incrementalStoreCount = Atomic<Int>(0)
     internal var hasIncrementalStores: Bool { incrementalStoreCount.load(ordering: .relaxed) > 0 }
+    /// How many stores the coordinator has (read without the lock by every save with join rows).
+    private let storeCount = Atomic<Int>(0)
+    internal var hasSeveralStores: Bool { storeCount.load(ordering: .relaxed) > 1 }
 
     /// Creates a coordinator for `model`, which can no longer change.
     public init(managedObjectModel model: NSManagedObjectModel) {
@@ -134,6 +137,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 return existing
             }
             stores.append(store)
+            storeCount.add(1, ordering: .relaxed)
             if store.makesIDsOfObjects { incrementalStoreCount.add(1, ordering: .relaxed) }
             return nil
         }
@@ -141,6 +145,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             store.close()
             throw alreadyAdded(url, existing)
         }
+        store.didAdd(to: self)
         return store
     }
 
@@ -159,11 +164,16 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Removes a store from the coordinator, closing its file (after a save under way on it
     /// has finished; requests that arrive later throw).
     open func remove(_ store: NSPersistentStore) throws {
+        guard withLock({ stores.contains { $0 === store } }) else {
+            throw CoreDataError.make(.persistentStoreOperation, "The store is not part of this coordinator")
+        }
+        store.willRemove(from: self)
         try withLock {
             guard let index = stores.firstIndex(where: { $0 === store }) else {
                 throw CoreDataError.make(.persistentStoreOperation, "The store is not part of this coordinator")
             }
             stores.remove(at: index)
+            storeCount.subtract(1, ordering: .relaxed)
             if store.makesIDsOfObjects { incrementalStoreCount.subtract(1, ordering: .relaxed) }
         }
         store.close()
@@ -212,15 +222,17 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         try? store.writeMetadata(merged)
     }
 
-    /// Reads the metadata of the store file at `url` without adding it; for
+    /// Reads the metadata of the store at `url` without adding it: a SQLite file's; for
     /// ``NSPostgreSQLStoreType``, of the store in the database the `postgres://` URL names
-    /// (the password from the URL or ``NSPostgreSQLPasswordOption`` in `options`).
+    /// (the password from the URL or ``NSPostgreSQLPasswordOption`` in `options`); or what the
+    /// class registered for `storeType` answers (its `metadataForPersistentStore(with:)`).
+    /// Throws 134000 for another type.
     open class func metadataForPersistentStore(ofType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil) throws -> [String: Any] {
+        if storeType == NSSQLiteStoreType { return try SQLiteStore.readMetadata(at: url) }
         if storeType == NSPostgreSQLStoreType { return try PostgreSQLStore.readMetadata(at: url, options: options) }
-        guard storeType == NSSQLiteStoreType else {
-            throw CoreDataError.make(.persistentStoreInvalidType, "Only SQLite and PostgreSQL stores have metadata outside a coordinator (asked for '\(storeType)')")
-        }
-        return try SQLiteStore.readMetadata(at: url)
+        if let storeClass = registeredStoreClass(forType: storeType) { return try storeClass.metadataForPersistentStore(with: url) }
+        throw CoreDataError.make(.persistentStoreInvalidType,
+            "Only SQLite, PostgreSQL and registered store types have metadata without a coordinator (asked for '\(storeType)')")
     }
 
     /// Reads the metadata of the store file at `url` without adding it.
@@ -231,8 +243,15 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     // MARK: Destroying and replacing stores
 
     /// Deletes the store file at `url` and its `-wal` and `-shm` files, removing the store first if it was added.
-    /// For `/dev/null` (an in-memory store) only the store is removed.
+    /// For `/dev/null` (an in-memory store) only the store is removed. For a registered store
+    /// type (``registerStoreClass(_:forStoreType:)``) the store is removed if it was added and
+    /// the file or folder at a file URL is deleted; a store at another URL is only removed.
     open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
+        if storeType != NSSQLiteStoreType, Self.registeredStoreClass(forType: storeType) != nil {
+            if let store = persistentStore(for: url) { try remove(store) }
+            if url.isFileURL, FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+            return
+        }
         guard storeType == NSSQLiteStoreType else { return }
         if let store = persistentStore(for: url) { try remove(store) }
         guard !SQLiteStore.isInMemory(url) else { return }
@@ -255,12 +274,17 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Replaces the store at `destinationURL` with a copy of the store at `sourceURL`, using
     /// SQLite's backup API (safe with WAL files), and its external binary data folder with a
-    /// copy of the source's.
+    /// copy of the source's. A store of a registered type (``registerStoreClass(_:forStoreType:)``)
+    /// is a file (or folder) copied whole; one that is not at a file URL cannot be replaced (134000).
     open func replacePersistentStore(at destinationURL: URL, destinationOptions: [AnyHashable: Any]? = nil,
                                      withPersistentStoreFrom sourceURL: URL, sourceOptions: [AnyHashable: Any]? = nil,
                                      ofType storeType: String) throws {
+        if storeType != NSSQLiteStoreType, Self.registeredStoreClass(forType: storeType) != nil {
+            try replaceRegisteredStoreFile(at: destinationURL, with: sourceURL, ofType: storeType)
+            return
+        }
         guard storeType == NSSQLiteStoreType else {
-            throw CoreDataError.make(.persistentStoreInvalidType, "Only SQLite stores can be replaced")
+            throw CoreDataError.make(.persistentStoreInvalidType, "Only SQLite stores and registered store types can be replaced")
         }
         guard !SQLiteStore.isInMemory(destinationURL) else {
             throw CoreDataError.make(.persistentStoreOperation, "/dev/null names an in-memory store: it has no file to replace")
@@ -365,6 +389,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     internal func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {
         try fetchTargets(plan.entity).flatMap { try $0.fetchIDs(plan) }
+    }
+
+    /// Whether a fetch of `entity`'s objects returns faults (a store holding it says so:
+    /// ``NSPersistentStore/fetchesFaults``); one atomic load without a store you write.
+    internal func fetchesFaults(of entity: NSEntityDescription) -> Bool {
+        hasIncrementalStores && stores(for: entity).contains { $0.fetchesFaults }
     }
 
     /// The entities and primary keys of the matching rows, store by store.

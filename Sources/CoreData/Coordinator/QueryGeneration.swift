@@ -31,7 +31,10 @@ internal final class QueryGeneration: @unchecked Sendable {
     private var pinned: [(store: SQLiteStore, connection: SQLiteConnection)]?
 
     /// How many generations exist: while none does, a read does not look for one (an unpinned
-    /// context pays one atomic load per request for the feature).
+    /// context pays one atomic load per request for the feature). Once a store you write is
+    /// opened in the process it counts one more, for good: a context's requests then take the
+    /// slower path too, where they name the context for that store (`RequestingContext.swift`),
+    /// and the fast path keeps its one load.
     static let live = Atomic<Int>(0)
 
     init(coordinator: NSPersistentStoreCoordinator) {

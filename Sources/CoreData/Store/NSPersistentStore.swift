@@ -115,6 +115,22 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// Loads the store's metadata (and creates the store if it does not exist).
     open func loadMetadata() throws {}
 
+    /// Called once the store is added to `coordinator` (by `addPersistentStore` or a
+    /// migration); the base does nothing. Override it to start work that needs the coordinator.
+    ///
+    /// ```swift
+    /// override func didAdd(to coordinator: NSPersistentStoreCoordinator) { startListening() }
+    /// ```
+    open func didAdd(to coordinator: NSPersistentStoreCoordinator) {}
+
+    /// Called before the store is removed from `coordinator` (`remove(_:)`, a destroy, a
+    /// migration that replaces it); the base does nothing. Override it to clean up.
+    ///
+    /// ```swift
+    /// override func willRemove(from coordinator: NSPersistentStoreCoordinator?) { stopListening() }
+    /// ```
+    open func willRemove(from coordinator: NSPersistentStoreCoordinator?) {}
+
     // MARK: The store API the coordinator uses (internal; shaped like NSIncrementalStore)
 
     /// The model the store serves.
@@ -163,6 +179,11 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         }
         return result
     }
+    /// Whether a context's fetch of objects from this store returns faults, whose rows are
+    /// read when they fire (``fetchKeys(_:)`` then ``row(for:)``), never batched: an
+    /// `NSIncrementalStore`, whose `newValuesForObject(with:with:)` Apple calls only when a
+    /// fault fires. The built-in stores read the rows with the fetch.
+    internal var fetchesFaults: Bool { false }
     /// The number of rows matching a plan.
     internal func count(_ plan: FetchPlan) throws -> Int { try fetchRows(plan).count }
     /// One row, or `nil` if it does not exist (firing a fault).

@@ -183,10 +183,6 @@ internal struct SaveChanges: @unchecked Sendable {
 /// `NSManagedObjectID` is made for them: the context gives its objects their keys.
 internal struct SaveResult: Sendable {
     var insertedKeys: [Int64] = []
-    /// The versions the saved rows have now, by ID key, when the store decides them (an
-    /// ``NSIncrementalStore``'s nodes); `nil` when every saved row's version is one more than
-    /// before (new rows: 1), as the built-in stores keep `Z_OPT`.
-    var versions: [IDKey: Int64]?
 }
 
 /// Turns the temporary IDs of a save's inserts into their permanent ones. The lookup table is

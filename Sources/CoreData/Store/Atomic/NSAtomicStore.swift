@@ -57,6 +57,28 @@ open class NSAtomicStore: NSPersistentStore, @unchecked Sendable {
     /// ```
     open override var type: String { (metadata?[NSStoreTypeKey] as? String) ?? addedType }
 
+    /// The metadata of the store at `url`, read without adding it; the coordinator's
+    /// `metadataForPersistentStore(ofType:at:options:)` calls it for a registered type. A
+    /// subclass whose store keeps its metadata overrides it; the base throws 134091.
+    ///
+    /// ```swift
+    /// override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] { try readHeader(url) }
+    /// ```
+    open override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        throw notOverridden(self, "metadataForPersistentStore(with:)")
+    }
+
+    /// Replaces the metadata of the store at `url` without adding it; the coordinator's
+    /// `setMetadata(_:forPersistentStoreOfType:at:options:)` calls it for a registered type. A
+    /// subclass whose store keeps its metadata overrides it; the base throws 134091.
+    ///
+    /// ```swift
+    /// override class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws { try writeHeader(metadata, url) }
+    /// ```
+    open override class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
+        throw notOverridden(self, "setMetadata(_:forPersistentStoreAt:)")
+    }
+
     // MARK: What a subclass overrides
 
     /// Reads the store's file: make a node per object and add them with ``addCacheNodes(_:)``.

@@ -3,23 +3,27 @@ import Foundation
 // How an `NSIncrementalStore` answers the internal store API (`NSPersistentStore.swift`), which
 // deals in rows and IDs, through its public overrides, which deal in requests, nodes and objects.
 //
-// Where Apple hands the store a context:
-// - fetches, faults and relationship loads get a private context of the store's own, made for
-//   the call (the store layer is called without the asking context, and keeps no objects): the
-//   objects a fetch returns are only read for their IDs, and the rows the context needs come
-//   from `newValuesForObject(with:with:)`;
+// Where Apple hands the store a context (docs/PORTING.md):
+// - fetches, faults and relationship loads get the context that asked (`RequestingContext`):
+//   the objects the store makes there with `context.object(with:)` are the ones the fetch
+//   returns. For a child context that is the root context its request reaches the coordinator
+//   through. A request that comes from no context (a migration, `coordinator.execute` without
+//   one) gets a private context of the store's own, made for the call;
 // - a save gets the saving context itself, and its own objects in the `NSSaveChangesRequest`
 //   (`SaveChanges.context`): the save runs on that context's queue.
 
 extension NSIncrementalStore {
-    /// Runs `body` holding the store's request lock, with a context of the store's own (on the
-    /// coordinator) in whose `performAndWait` it runs.
+    /// Runs `body` holding the store's request lock, with the context that asked (on this
+    /// coordinator), or else a private context of the store's own in whose `performAndWait` it runs.
     func withRequestContext<T>(_ body: (NSManagedObjectContext) throws -> T) throws -> T {
         guard let coordinator = persistentStoreCoordinator else {
             throw CoreDataError.make(.persistentStoreOperation, "The store \(type) is not added to a coordinator")
         }
         requestLock.lock()
         defer { requestLock.unlock() }
+        if let requester = RequestingContext.current, requester.persistentStoreCoordinator === coordinator {
+            return try body(requester)
+        }
         let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
         return try context.performAndWait { try body(context) }
@@ -169,6 +173,15 @@ extension NSIncrementalStore {
     /// (optimistic locking), then `execute(_:with:)` with an `NSSaveChangesRequest` of the
     /// saving context's objects. Every new object already has its permanent ID (the context
     /// asked `obtainPermanentIDs(for:)` before it built the changes).
+    ///
+    /// The only nodes a save asks for (`newValuesForObject(with:with:)`) are those of the
+    /// updated and deleted objects the context holds a version of, before it writes: Apple's
+    /// coordinator detects conflicts by the node's version (`NSIncrementalStoreNode.version`).
+    /// None is asked afterwards: a node's version goes up by exactly one at each save (Apple's
+    /// rule), so the context takes one more than before (1 for a new object) without asking.
+    /// A record conflicts when its node is gone or its version went past the one the context
+    /// holds: another writer saved it since. A store whose records keep one version (many
+    /// stores written for Apple's Core Data always say 0 or 1) thus never conflicts.
     func write(_ changes: SaveChanges, beforeCommitting: () throws -> Void) throws -> SaveResult {
         guard let context = changes.context else {
             throw CoreDataError.make(.persistentStoreSave, "The \(type) store saves a context's changes only; nothing was saved")
@@ -186,7 +199,7 @@ extension NSIncrementalStore {
         func check(_ id: NSManagedObjectID, expectedVersion: Int64?) throws {
             guard let expectedVersion else { return }
             let current = try snapshot(for: id, context: context)
-            if current?.version != expectedVersion {
+            if current.map({ $0.version > expectedVersion }) ?? true {
                 conflicts.append(StoreConflict(id: id, expectedVersion: expectedVersion, persisted: current))
             }
         }
@@ -204,23 +217,6 @@ extension NSIncrementalStore {
         try beforeCommitting()
         let request = NSSaveChangesRequest(inserted: inserted, updated: updated, deleted: deleted, locked: [])
         _ = try execute(request, with: context)
-        return SaveResult(insertedKeys: changes.inserts.map(\.key.value), versions: savedVersions(of: inserted.union(updated), context: context))
-    }
-
-    /// The versions the store's nodes give the objects it just saved, which the context keeps
-    /// for its next optimistic-locking check: a store may add one at each save, as `Z_OPT`, or
-    /// keep one version (many stores written for Apple's Core Data always say 1). The changes
-    /// are written: a node that cannot be read now leaves out its object, whose version is then
-    /// taken to be one more than before.
-    func savedVersions(of objects: Set<NSManagedObject>, context: NSManagedObjectContext) -> [IDKey: Int64] {
-        var versions: [IDKey: Int64] = [:]
-        for object in objects {
-            do {
-                if let row = try snapshot(for: object.objectID, context: context) { versions[object.objectID.key] = row.version }
-            } catch {
-                CoreDataLog.error("\(Swift.type(of: self)) could not give the version of \(object.objectID) after saving it: \(error)")
-            }
-        }
-        return versions
+        return SaveResult(insertedKeys: changes.inserts.map(\.key.value))
     }
 }

@@ -31,12 +31,17 @@ import Foundation
 ///   `.countResultType`; for `.dictionaryResultType`, one dictionary per result keyed by the
 ///   names of `propertiesToFetch` (grouped by `propertiesToGroupBy`, filtered by
 ///   `havingPredicate`). Core Data does not filter or sort them again.
-/// - ``newValuesForObject(with:with:)`` when an object's fault fires;
-///   ``newValue(forRelationship:forObjectWith:with:)`` when a to-many relationship is read (or a
-///   to-one the node left out).
+///   A fetch of objects returns them as faults, unless the store filled them itself.
+/// - ``newValuesForObject(with:with:)`` when an object's fault fires (and, before a save, for the
+///   updated and deleted objects' versions); ``newValue(forRelationship:forObjectWith:with:)``
+///   when a to-many relationship is read (or, when the fault fires, for a to-one the node left out).
 /// - ``obtainPermanentIDs(for:)`` for the new objects of a save (or of the context's
 ///   `obtainPermanentIDs(for:)`), then ``execute(_:with:)`` with an ``NSSaveChangesRequest``,
 ///   after Core Data checked each updated or deleted object's version against its node's.
+///
+/// The context each call is handed is the one that asked: the fetching or faulting context (for
+/// a child context, the root context its request reaches the coordinator through), the saving
+/// context for a save; a request that comes from no context gets a private context of its own.
 ///
 /// Core Data calls the store one request at a time (it holds a lock of the store's around each
 /// call), from the queue of whichever context asks, so the store needs no locking of its own.
@@ -77,11 +82,35 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
         UUID().uuidString
     }
 
+    /// The metadata of the store at `url`, read without adding it; the coordinator's
+    /// `metadataForPersistentStore(ofType:at:options:)` calls it for a registered type. A
+    /// subclass whose store keeps its metadata overrides it; the base throws 134091.
+    ///
+    /// ```swift
+    /// override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] { try readHeader(url) }
+    /// ```
+    open override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        throw notOverridden(self, "metadataForPersistentStore(with:)")
+    }
+
+    /// Replaces the metadata of the store at `url` without adding it; the coordinator's
+    /// `setMetadata(_:forPersistentStoreOfType:at:options:)` calls it for a registered type. A
+    /// subclass whose store keeps its metadata overrides it; the base throws 134091.
+    ///
+    /// ```swift
+    /// override class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws { try writeHeader(metadata, url) }
+    /// ```
+    open override class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
+        throw notOverridden(self, "setMetadata(_:forPersistentStoreAt:)")
+    }
+
     // MARK: What a subclass overrides
 
     /// Answers `request`: a fetch request (see the type's discussion for what each result type
-    /// returns) or an ``NSSaveChangesRequest`` (write the changes, return an empty array).
-    /// The base implementation throws `NSCocoaErrorDomain` 134091.
+    /// returns), an ``NSSaveChangesRequest`` (write the changes, return an empty array), or a
+    /// batch or history request a context executes (return its result, or the value of its
+    /// result type: the object IDs, a count, `true`; throw for a request the store does not
+    /// handle). The base implementation throws `NSCocoaErrorDomain` 134091.
     ///
     /// ```swift
     /// if let fetch = request as? NSFetchRequest<NSFetchRequestResult>, fetch.resultType == .managedObjectIDResultType {
@@ -185,6 +214,7 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
                 "\(Swift.type(of: self)).loadMetadata() must set the store's metadata with NSStoreTypeKey and NSStoreUUIDKey (strings); the store was not added")
         }
         identifier = uuid
+        RequestingContext.begin()
     }
 
     override func writeMetadata(_ metadata: [String: Any]) throws { self.metadata = metadata }
@@ -196,6 +226,16 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
             }
         }
     }
+
+    /// A context's fetch of objects: the IDs of the objects `execute(_:with:)` returns for a
+    /// `.managedObjectResultType` request; the context makes them faults, whose values
+    /// `newValuesForObject(with:with:)` gives when they fire (``fetchesFaults``).
+    override func fetchKeys(_ plan: FetchPlan) throws -> [FetchedKey] {
+        try withRequestContext { try fetchedIDs(plan, resultType: .managedObjectResultType, context: $0) }
+            .map { FetchedKey(entity: $0.entity, primaryKey: $0.key.value) }
+    }
+
+    override var fetchesFaults: Bool { true }
 
     override func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {
         try withRequestContext { try fetchedIDs(plan, resultType: .managedObjectIDResultType, context: $0) }

@@ -45,3 +45,8 @@ extension NSPersistentStore {
         return ids
     }
 }
+
+/// The error of a method of a store you write that its subclass had to override: 134091.
+func notOverridden(_ storeClass: AnyClass, _ method: String) -> NSError {
+    CoreDataError.make(.unsupportedRequestType, "\(storeClass) does not override \(method)")
+}

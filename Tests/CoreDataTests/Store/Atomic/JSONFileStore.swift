@@ -45,6 +45,26 @@ final class JSONFileStore: NSAtomicStore, @unchecked Sendable {
         addCacheNodes(Set(nodes.values))
     }
 
+    /// The lifecycle calls the store received, in order (for the tests).
+    var lifecycle: [String] = []
+
+    override func didAdd(to coordinator: NSPersistentStoreCoordinator) { lifecycle.append("didAdd") }
+
+    override func willRemove(from coordinator: NSPersistentStoreCoordinator?) { lifecycle.append("willRemove") }
+
+    /// The metadata of the file at `url`, read without adding the store.
+    override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
+        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
+        return document?["metadata"] as? [String: Any] ?? [:]
+    }
+
+    /// Replaces the metadata in the file at `url`, keeping its records.
+    override class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
+        var document = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] ?? [:]
+        document["metadata"] = metadata ?? [:]
+        try JSONSerialization.data(withJSONObject: document).write(to: url, options: .atomic)
+    }
+
     override func newReferenceObject(for managedObject: NSManagedObject) -> Any { UUID().uuidString }
 
     override func save() throws {

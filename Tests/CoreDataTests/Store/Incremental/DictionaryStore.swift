@@ -24,6 +24,10 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
     var records: [String: Record] = [:]
     /// How many times each callback ran (for the tests).
     var calls: [String: Int] = [:]
+    /// The context each callback was last handed (for the tests).
+    var contexts: [String: ObjectIdentifier] = [:]
+    /// The entity of each ID `newValuesForObject` was asked for, in order (for the tests).
+    var askedEntities: [String] = []
     /// Thrown by the next save's `execute`, before it writes anything (for the tests).
     var failNextSave: NSError?
     /// Whether nodes leave out to-one relationships, for `newValue(forRelationship:…)` to give them.
@@ -52,7 +56,10 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
 
     override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
         calls["execute", default: 0] += 1
+        contexts["execute"] = context.map(ObjectIdentifier.init)
         if let save = request as? NSSaveChangesRequest { return try execute(save) }
+        if let delete = request as? NSBatchDeleteRequest { return try execute(delete) }
+        if let update = request as? NSBatchUpdateRequest { return try execute(update) }
         guard let fetch = request as? NSFetchRequest<NSFetchRequestResult>, let entity = fetch.entity, let context else {
             throw NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreInvalidTypeError)
         }
@@ -104,6 +111,8 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
 
     override func newValuesForObject(with objectID: NSManagedObjectID, with context: NSManagedObjectContext) throws -> NSIncrementalStoreNode {
         calls["newValuesForObject", default: 0] += 1
+        contexts["newValuesForObject"] = ObjectIdentifier(context)
+        askedEntities.append(objectID.entity.name ?? "?")
         guard let record = records[reference(objectID)] else {
             throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectReferentialIntegrityError)
         }
@@ -117,11 +126,50 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
     override func newValue(forRelationship relationship: NSRelationshipDescription, forObjectWith objectID: NSManagedObjectID,
                            with context: NSManagedObjectContext?) throws -> Any {
         calls["newValueForRelationship", default: 0] += 1
+        contexts["newValueForRelationship"] = context.map(ObjectIdentifier.init)
         guard let record = records[reference(objectID)] else {
             throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectReferentialIntegrityError)
         }
         if relationship.isToMany { return (record.toMany[relationship.name] ?? []).filter { records[$0] != nil }.map { id($0) } }
         return record.toOne[relationship.name].map { id($0) } ?? NSNull()
+    }
+
+    // MARK: Batch requests (attribute predicates only, evaluated on the records' values)
+
+    private func matching(_ entity: NSEntityDescription, _ predicate: NSPredicate?) -> [String] {
+        records.filter { _, record in
+            model.entitiesByName[record.entityName]!.isKindOf(entity: entity)
+                && (predicate?.evaluate(with: record.values as NSDictionary) ?? true)
+        }.keys.sorted()
+    }
+
+    private func execute(_ delete: NSBatchDeleteRequest) throws -> Any {
+        let entity = delete.fetchRequest.entity ?? model.entitiesByName[delete.fetchRequest.entityName ?? ""]!
+        let keys = matching(entity, delete.fetchRequest.predicate)
+        let ids = keys.map { id($0) }
+        for key in keys { records[key] = nil }
+        switch delete.resultType {
+        case .resultTypeObjectIDs: return ids
+        case .resultTypeCount: return keys.count
+        default: return true
+        }
+    }
+
+    private func execute(_ update: NSBatchUpdateRequest) throws -> Any {
+        let entity = update.entity ?? model.entitiesByName[update.entityName]!
+        let keys = matching(entity, update.predicate)
+        for key in keys {
+            for (name, value) in update.propertiesToUpdate ?? [:] {
+                let newValue = (value as? CoreData.NSExpression)?.expressionValue(with: records[key]!.values as NSDictionary, context: nil) ?? value
+                records[key]!.values[(name as? String) ?? (name as? NSPropertyDescription)?.name ?? ""] = newValue
+            }
+            records[key]!.version += 1
+        }
+        switch update.resultType {
+        case .updatedObjectIDsResultType: return keys.map { id($0) }
+        case .updatedObjectsCountResultType: return keys.count
+        default: return true
+        }
     }
 
     // MARK: Saving
