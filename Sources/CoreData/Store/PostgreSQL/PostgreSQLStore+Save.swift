@@ -162,6 +162,8 @@ extension PostgreSQLStore {
                 continue
             }
         }
+        let transaction = try history.flatMap { try recordHistory(changes, insertedKeys: insertedKeys, history: $0, on: connection) }
+        try notifyCommit(transaction: transaction, on: connection)
         try beforeCommitting()
         return SaveResult(insertedKeys: insertedKeys)
     }
