@@ -88,6 +88,33 @@ struct PostgreSQLRemoteChangeTests {
         withExtendedLifetime(recorder) {}
     }
 
+    /// The other server is a real process: an exit test, which Swift Testing runs in a child
+    /// process started from this test binary (it exits with success only if its save worked).
+    @Test func anotherProcesssSaveIsPostedWithItsToken() async throws {
+        let database = try TemporaryDatabase()
+        let observer = try database.coordinator(PostgreSQLTestModel.make(), options: Self.observing)
+        let recorder = PostgreSQLRemoteChangeRecorder(observer)
+        await #expect(processExitsWith: .success) { [url = database.url.absoluteString as String] in
+            NSPersistentStoreCoordinator.registerPostgreSQLStore()
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: PostgreSQLTestModel.make())
+            try coordinator.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil, at: URL(string: url)!,
+                                               options: [NSPersistentHistoryTrackingKey: true as NSNumber])
+            let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+            try context.performAndWait {
+                context.insert("Person", ["name": "from another process"])
+                try context.save()
+            }
+        }
+        let token = try #require(observer.currentPersistentHistoryToken(fromStores: nil))
+        #expect(recorder.wait(forToken: token))
+        let reader = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        reader.persistentStoreCoordinator = observer
+        let transactions = try PostgreSQLHistoryTests.transactions(.fetchHistory(after: nil as NSPersistentHistoryToken?), in: reader)
+        #expect(transactions.map(\.token) == [token])
+        #expect(transactions.first?.processID != nil)
+    }
+
     @Test func theObserversOwnSavesArePostedAsTheSQLiteStoresAre() throws {
         let database = try TemporaryDatabase()
         let context = try PostgreSQLHistoryTests.context(database, options: Self.observing)
