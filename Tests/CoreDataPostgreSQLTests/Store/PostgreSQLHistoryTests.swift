@@ -140,6 +140,39 @@ struct PostgreSQLHistoryTests {
         #expect(try database.query("SELECT count(*) FROM \"ACHANGE\"") == [["0"]])
     }
 
+    @Test func aDeleteKeepsItsTombstoneAttributes() throws {
+        let database = try TemporaryDatabase()
+        let model = PostgreSQLTestModel.make()
+        let kept = ["name", "born", "photo", "balance", "identifier", "score", "active"]
+        for name in kept {
+            (model.entitiesByName["Person"]!.propertiesByName[name] as! NSAttributeDescription).preservesValueInHistoryOnDeletion = true
+        }
+        let context = try Self.context(database, model: model)
+        let born = Date(timeIntervalSinceReferenceDate: 123_456.789), identifier = UUID()
+        let values: [String: Any] = ["name": "Ann ✓", "born": born, "photo": Data([0, 1, 0xff]), "balance": Decimal(string: "12.125")!,
+                                     "identifier": identifier, "score": 0.1, "active": true]
+        try context.performAndWait {
+            let ann = context.insert("Person", values.merging(["age": 3]) { first, _ in first })
+            context.insert("Person", ["name": "Bob"])
+            try context.save()
+            context.delete(ann)
+            try context.save()
+        }
+        #expect(try database.query("SELECT count(*) FROM information_schema.columns WHERE table_name = 'ACHANGE' AND column_name LIKE 'ZTOMBSTONE%'")
+            == [["7"]])
+        let delete = try #require(try Self.transactions(.fetchHistory(after: Date.distantPast), in: context).last?.changes?.first)
+        #expect(delete.changeType == .delete)
+        let tombstone = try #require(delete.tombstone)
+        #expect(Set(tombstone.keys.compactMap { $0 as? String }) == Set(kept))
+        #expect(tombstone["name"] as? String == "Ann ✓")
+        #expect(tombstone["born"] as? Date == born)
+        #expect(tombstone["photo"] as? Data == Data([0, 1, 0xff]))
+        #expect(tombstone["balance"] as? Decimal == Decimal(string: "12.125")!)
+        #expect(tombstone["identifier"] as? UUID == identifier)
+        #expect(tombstone["score"] as? Double == 0.1)
+        #expect(tombstone["active"] as? Bool == true)
+    }
+
     @Test func aStoreWithoutTheKeyRefusesHistoryRequests() throws {
         let database = try TemporaryDatabase()
         let context = try Self.context(database, options: nil)

@@ -14,16 +14,18 @@ import Foundation
 // number. Keys are taken in `Z_ENT` order (the model's entities, then 16001, 16002, 16003), as
 // every save takes them, so saves never wait on each other in a cycle.
 //
-// Not yet: tombstones (`ZTOMBSTONE<i>`: deletes keep no values), and opening read-only a store
-// whose history would get holes (a store opened without the key records nothing).
+// Tombstones (`ZTOMBSTONE<i>`) are `text` columns, as their values are of every type.
+// Not yet: opening read-only a store whose history would get holes (a store opened without the
+// key records nothing).
 extension PostgreSQLStore {
     /// Makes the history tables and their `Z_PRIMARYKEY` rows if the database lacks them, in the
     /// opening's transaction (under its advisory lock).
-    func createHistoryTables(on connection: any PostgreSQLConnection) throws {
+    func createHistoryTables(_ history: SQLiteHistory, on connection: any PostgreSQLConnection) throws {
+        let tombstoneColumns = (0..<history.tombstoneCount).map { ", \"ZTOMBSTONE\($0)\" text" }.joined()
         guard try connection.execute("SELECT to_regclass($1) IS NULL", [.text("\"ACHANGE\"")]).text(0, 0) == "t" else { return }
         try connection.run("""
             CREATE TABLE "ACHANGE" ("Z_PK" bigint PRIMARY KEY, "Z_ENT" integer, "Z_OPT" integer, "ZCHANGETYPE" integer, \
-            "ZENTITY" integer, "ZENTITYPK" bigint, "ZTRANSACTIONID" bigint, "ZCOLUMNS" bytea);
+            "ZENTITY" integer, "ZENTITYPK" bigint, "ZTRANSACTIONID" bigint, "ZCOLUMNS" bytea\(tombstoneColumns));
             CREATE TABLE "ATRANSACTION" ("Z_PK" bigint PRIMARY KEY, "Z_ENT" integer, "Z_OPT" integer, "ZAUTHORTS" bigint, \
             "ZBUNDLEIDTS" bigint, "ZCONTEXTNAMETS" bigint, "ZPROCESSIDTS" bigint, "ZTIMESTAMP" double precision, "ZAUTHOR" text, \
             "ZBUNDLEID" text, "ZCONTEXTNAME" text, "ZPROCESSID" text, "ZQUERYGEN" bytea);
@@ -49,8 +51,9 @@ extension PostgreSQLStore {
 
     /// Writes the history of one save inside its transaction: its change rows, then its
     /// transaction row; the transaction's number, or `nil` when the save changed no tracked
-    /// entity (and wrote no history).
-    func recordHistory(_ changes: SaveChanges, insertedKeys: [Int64], history: SQLiteHistory,
+    /// entity (and wrote no history). `tombstones` are the kept values of deleted rows, by delete
+    /// position (``tombstone(of:history:on:)``).
+    func recordHistory(_ changes: SaveChanges, insertedKeys: [Int64], tombstones: [Int: [PostgreSQLParameter]], history: SQLiteHistory,
                        on connection: any PostgreSQLConnection) throws -> Int64? {
         let changeCount = history.changeCount(of: changes)
         guard changeCount > 0 else { return nil }
@@ -65,14 +68,61 @@ extension PostgreSQLStore {
             INSERT INTO "ATRANSACTION" ("Z_PK", "Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP") \
             VALUES ($1, \(SQLiteHistory.transactionEntity), NULL, $2, $3, $4, $5, $6)
             """, [.int(transaction)] + strings + [.double(Date().timeIntervalSinceReferenceDate)])
-        try history.forEachChange(of: changes, insertedKeys: insertedKeys) { type, entity, pk, mask, _ in
+        let tombstoneColumns = (0..<history.tombstoneCount).map { ", \"ZTOMBSTONE\($0)\"" }.joined()
+        let tombstoneValues = (0..<history.tombstoneCount).map { ", $\($0 + 7)" }.joined()
+        let noTombstone = [PostgreSQLParameter](repeating: .null, count: history.tombstoneCount)
+        try history.forEachChange(of: changes, insertedKeys: insertedKeys) { type, entity, pk, mask, deletePosition in
+            var kept = deletePosition.flatMap { tombstones[$0] } ?? noTombstone
+            kept += noTombstone.prefix(history.tombstoneCount - kept.count)
             _ = try connection.execute("""
-                INSERT INTO "ACHANGE" ("Z_PK", "Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS") \
-                VALUES ($1, \(SQLiteHistory.changeEntity), NULL, $2, $3, $4, $5, $6)
-                """, [.int(key), .int(type), .int(Int64(schema.number(of: entity))), .int(pk), .int(transaction), mask.map(PostgreSQLParameter.bytes) ?? .null])
+                INSERT INTO "ACHANGE" ("Z_PK", "Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS"\(tombstoneColumns)) \
+                VALUES ($1, \(SQLiteHistory.changeEntity), NULL, $2, $3, $4, $5, $6\(tombstoneValues))
+                """, [.int(key), .int(type), .int(Int64(schema.number(of: entity))), .int(pk), .int(transaction), mask.map(PostgreSQLParameter.bytes) ?? .null] + kept)
             key += 1
         }
         return transaction
+    }
+
+    /// The kept values of a row about to be deleted (its entity's tombstone attributes, read in
+    /// the save's transaction), as the text of the tombstone columns; `nil` when its entity keeps
+    /// none (no read) or the row is gone.
+    func tombstone(of id: NSManagedObjectID, history: SQLiteHistory, on connection: any PostgreSQLConnection) throws -> [PostgreSQLParameter]? {
+        let kept = history.tombstones[id.entity.layout.entityNumber]
+        guard !kept.isEmpty, history.tracks(id.entity), let pk = id.primaryKey, let row = try readRow(id.entity, pk, on: connection) else { return nil }
+        return kept.map { Self.tombstoneText(row.values[$0]) }
+    }
+
+    /// A kept value as the text of a `ZTOMBSTONE<i>` column (`text`: the columns hold values of
+    /// every type): numbers and dates (seconds since 2001) in Swift's exact decimal form, data in
+    /// base64, UUIDs and URLs as their strings.
+    private static func tombstoneText(_ value: StoreValue) -> PostgreSQLParameter {
+        switch value {
+        case .null, .object, .objectID: return .null
+        case .int(let v): return .text(String(v))
+        case .bool(let v): return .text(v ? "1" : "0")
+        case .double(let v): return .text(String(v))
+        case .string(let v): return .text(v)
+        case .date(let v): return .text(String(v.timeIntervalSinceReferenceDate))
+        case .data(let v): return .text(v.base64EncodedString())
+        case .uuid(let v): return .text(v.uuidString)
+        case .url(let v): return .text(v.absoluteString)
+        case .decimal(let v): return .text(v.description)
+        }
+    }
+
+    /// A tombstone column's text as the value of `attribute` (the reverse of ``tombstoneText(_:)``).
+    private static func tombstoneValue(_ text: String, _ attribute: NSAttributeDescription) -> StoreValue? {
+        switch attribute.attributeType {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: return Int64(text).map(StoreValue.int)
+        case .booleanAttributeType: return .bool(text == "1")
+        case .doubleAttributeType, .floatAttributeType: return Double(text).map(StoreValue.double)
+        case .decimalAttributeType: return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")).map(StoreValue.decimal)
+        case .stringAttributeType: return .string(text)
+        case .dateAttributeType: return Double(text).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
+        case .UUIDAttributeType: return UUID(uuidString: text).map(StoreValue.uuid)
+        case .URIAttributeType: return URL(string: text).map(StoreValue.url)
+        default: return Data(base64Encoded: text).map(StoreValue.data)
+        }
     }
 
     /// `count` keys of the ancillary entity `number`: the first of them. The row stays locked
@@ -162,8 +212,9 @@ extension PostgreSQLStore {
                     }
                 }
                 guard withChanges else { return transactions }
+                let tombstoneColumns = (0..<history.tombstoneCount).map { ", c.\"ZTOMBSTONE\($0)\"" }.joined()
                 let changes = try connection.execute("""
-                    SELECT c."Z_PK", c."ZTRANSACTIONID", c."ZCHANGETYPE", c."ZENTITY", c."ZENTITYPK", c."ZCOLUMNS" FROM "ACHANGE" c \
+                    SELECT c."Z_PK", c."ZTRANSACTIONID", c."ZCHANGETYPE", c."ZENTITY", c."ZENTITYPK", c."ZCOLUMNS"\(tombstoneColumns) FROM "ACHANGE" c \
                     JOIN "ATRANSACTION" t ON t."Z_PK" = c."ZTRANSACTIONID"\(whereClause) ORDER BY c."Z_PK"
                     """, parameters)
                 for row in 0..<changes.count {
@@ -172,7 +223,9 @@ extension PostgreSQLStore {
                     guard let change = history.change(changes.int64(row, 0), type: changes.int64(row, 2), entityNumber: entityNumber,
                                                       primaryKey: changes.int64(row, 4), store: self, entity: schema.entity(numbered: entityNumber),
                                                       mask: { changes.isNull(row, 5) ? nil : changes.bytes(row, 5) },
-                                                      tombstone: { _, _ in nil }) else { continue }
+                                                      tombstone: { position, attribute in
+                                                          changes.isNull(row, 6 + position) ? nil : Self.tombstoneValue(changes.text(row, 6 + position), attribute)
+                                                      }) else { continue }
                     change.linkedTransaction = transaction
                     transaction.changes!.append(change)
                 }

@@ -88,7 +88,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
                 }
                 if SQLiteHistory.isRequested(by: options) {
                     let history = try SQLiteHistory(model: model, schema: schema, options: options)
-                    if !isReadOnly { try createHistoryTables(on: connection) }
+                    if !isReadOnly { try createHistoryTables(history, on: connection) }
                     self.history = history
                 }
             }
