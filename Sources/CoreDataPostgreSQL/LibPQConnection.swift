@@ -8,7 +8,7 @@ import Foundation
 /// a string is never cut at a NUL); results come back as text, parsed here. Each statement is
 /// prepared once per connection, per SQL and parameter types, and kept (`cd1`, `cd2`, …).
 final class LibPQConnection: PostgreSQLConnection {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     /// Prepared statements' names by SQL and parameter types.
     private var prepared: [PreparedKey: String] = [:]
 

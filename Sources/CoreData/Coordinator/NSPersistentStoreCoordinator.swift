@@ -54,6 +54,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         // A store may outlive its coordinator (object IDs hold it): its remote change
         // notifications, which the coordinator posted, end with it.
         for case let store as SQLiteStore in stores { store.stopPostingRemoteChanges() }
+        for case let store as PostgreSQLStore in stores { store.stopListening() }
     }
 
     /// The stores added to the coordinator.

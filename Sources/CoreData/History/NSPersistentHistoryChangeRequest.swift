@@ -147,13 +147,13 @@ extension NSPersistentHistoryChangeRequest: ContextExecutableRequest {
         guard let coordinator = context.persistentStoreCoordinator else {
             throw CoreDataError.make(.persistentStoreOperation, "The context has no persistent store coordinator to run the history request on")
         }
-        var stores: [SQLiteStore] = []
+        var stores: [any HistoryRecordingStore] = []
         for store in affectedStores ?? coordinator.persistentStores {
-            guard let sqlite = store as? SQLiteStore, sqlite.history != nil else {
+            guard let recording = store as? any HistoryRecordingStore, recording.history != nil else {
                 throw CoreDataError.make(.unsupportedRequestType,
                     "History Change Request failed as no history tracking option detected on store \(store.identifier ?? "") at \(store.url?.path ?? "")")
             }
-            stores.append(sqlite)
+            stores.append(recording)
         }
         if isDelete {
             var deleted = 0

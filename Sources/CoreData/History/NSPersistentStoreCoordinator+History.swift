@@ -12,7 +12,7 @@ extension NSPersistentStoreCoordinator {
     public func currentPersistentHistoryToken(fromStores stores: [Any]?) -> NSPersistentHistoryToken? {
         let chosen = (stores?.isEmpty ?? true) ? persistentStores : stores!.compactMap { $0 as? NSPersistentStore }
         var tokens: [String: Int64] = [:]
-        for case let store as SQLiteStore in chosen where store.history != nil {
+        for case let store as any HistoryRecordingStore in chosen where store.history != nil {
             do {
                 tokens[store.identifier] = try store.lastHistoryTransaction()
             } catch {

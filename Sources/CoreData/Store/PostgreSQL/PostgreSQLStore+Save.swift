@@ -74,8 +74,11 @@ extension PostgreSQLStore {
         func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { resolver.resolve(id) }
 
         var conflicts: [StoreConflict] = []
-        for delete in changes.deletes {
+        // The values persistent history keeps of deleted rows, by delete position.
+        var tombstones: [Int: [PostgreSQLParameter]] = [:]
+        for (position, delete) in changes.deletes.enumerated() {
             guard let pk = delete.id.primaryKey else { continue }
+            if let history, let kept = try tombstone(of: delete.id, history: history, on: connection) { tombstones[position] = kept }
             let table = schema.table(of: delete.id.entity)
             let deleted: Int
             if let expected = delete.expectedVersion {
@@ -162,6 +165,8 @@ extension PostgreSQLStore {
                 continue
             }
         }
+        let transaction = try history.flatMap { try recordHistory(changes, insertedKeys: insertedKeys, tombstones: tombstones, history: $0, on: connection) }
+        try notifyCommit(transaction: transaction, on: connection)
         try beforeCommitting()
         return SaveResult(insertedKeys: insertedKeys)
     }

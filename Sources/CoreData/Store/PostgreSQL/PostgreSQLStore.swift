@@ -22,6 +22,12 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     /// Row decoders by the root entity's model entity number: which column holds which property
     /// (the SQLite store's, `SQLiteRowDecoder.swift`; values are read here).
     private(set) var decoders: [SQLiteRowDecoder?] = []
+    /// Persistent history (``NSPersistentHistoryTrackingKey``), when the store records it; set
+    /// once by ``open(model:)`` (`PostgreSQLStore+History.swift`).
+    private(set) var history: SQLiteHistory?
+    /// The session that `LISTEN`s for other coordinators' commits, when the store was added with
+    /// ``NSPersistentStoreRemoteChangeNotificationPostOptionKey`` (`PostgreSQLRemoteChanges.swift`); under ``lock``.
+    var listener: PostgreSQLChangeListener?
 
     override var type: String { NSPostgreSQLStoreType }
 
@@ -80,6 +86,11 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
                     self.metadata = metadata
                     identifier = uuid
                 }
+                if SQLiteHistory.isRequested(by: options) {
+                    let history = try SQLiteHistory(model: model, schema: schema, options: options)
+                    if !isReadOnly { try createHistoryTables(history, on: connection) }
+                    self.history = history
+                }
             }
         } catch let error as PostgreSQLError {
             connection.close()
@@ -94,6 +105,9 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
             decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
         }
         lock.withLock { self.connection = connection }
+        if flag(NSPersistentStoreRemoteChangeNotificationPostOptionKey) {
+            do { try startListening(connector) } catch { close(); throw error }
+        }
     }
 
     /// A connection to the database `url` names, with the password of ``NSPostgreSQLPasswordOption``
@@ -135,7 +149,10 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         defer { lock.unlock() }
         connection?.close()
         connection = nil
+        stopListening()
     }
+
+    deinit { listener?.stop() }
 
     // MARK: The store API (PostgreSQLStore+Fetch.swift, +Save.swift)
 

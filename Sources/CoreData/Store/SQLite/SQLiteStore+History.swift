@@ -253,11 +253,7 @@ internal final class SQLiteHistory: @unchecked Sendable {
     /// row, its strings, and one change row per insert, update and delete. `insertedKeys` are the
     /// inserts' keys; `tombstones` the kept values of deleted rows, by delete position.
     func record(_ changes: SaveChanges, insertedKeys: [Int64], tombstones: [Int: [StoreValue]], store: SQLiteStore, on db: SQLiteConnection) throws {
-        var changeCount = changes.inserts.count + changes.updates.count + changes.deletes.count
-        if tracked != nil {
-            changeCount = changes.inserts.count { tracks($0.entity) } + changes.updates.count { tracks($0.id.entity) }
-                + changes.deletes.count { tracks($0.id.entity) }
-        }
+        let changeCount = changeCount(of: changes)
         guard changeCount > 0 else { return } // a save that changed no tracked entity writes no transaction
         let transaction = try allocate(Self.transactionEntity, count: 1, on: db)
         try writeTransaction(transaction, author: changes.transactionAuthor, contextName: changes.contextName, on: db)
@@ -269,7 +265,7 @@ internal final class SQLiteHistory: @unchecked Sendable {
         defer { row.reset() }
         // The last entity's Z_ENT, looked up once per run of rows of one entity, not per row.
         var lastEntity: NSEntityDescription?, lastNumber: Int64 = 0
-        func write(_ type: Int64, _ entity: NSEntityDescription, _ pk: Int64, mask: Data?, tombstone: [StoreValue]?) throws {
+        try forEachChange(of: changes, insertedKeys: insertedKeys) { type, entity, pk, mask, deletePosition in
             if entity !== lastEntity { lastEntity = entity; lastNumber = Int64(store.schema.number(of: entity)) }
             row.bind(key, at: 1)
             row.bind(type, at: 2)
@@ -277,21 +273,10 @@ internal final class SQLiteHistory: @unchecked Sendable {
             row.bind(pk, at: 4)
             row.bind(transaction, at: 5)
             if let mask { row.bind(mask, at: 6) }
-            for (offset, value) in (tombstone ?? []).enumerated() { row.bind(value, at: Int32(7 + offset)) }
+            for (offset, value) in (deletePosition.flatMap { tombstones[$0] } ?? []).enumerated() { row.bind(value, at: Int32(7 + offset)) }
             try row.step()
             row.reset()
             key += 1
-        }
-        for (insert, pk) in zip(changes.inserts, insertedKeys) where tracks(insert.entity) {
-            try write(0, insert.entity, pk, mask: nil, tombstone: nil)
-        }
-        for update in changes.updates where tracks(update.id.entity) {
-            guard let pk = update.id.primaryKey else { continue }
-            try write(1, update.id.entity, pk, mask: mask(of: update.id.entity, changed: update.changedIndexes), tombstone: nil)
-        }
-        for (position, delete) in changes.deletes.enumerated() where tracks(delete.id.entity) {
-            guard let pk = delete.id.primaryKey else { continue }
-            try write(2, delete.id.entity, pk, mask: nil, tombstone: tombstones[position])
         }
     }
 

@@ -34,12 +34,7 @@ extension SQLiteStore {
             statement.bind(number, at: 1)
             return try statement.step() && statement.int64(0) > 0
         }
-        guard exists else {
-            let path = url?.path ?? ""
-            throw CoreDataError.make(.persistentHistoryTokenExpired, "Persistent History Token is expired for store at \(path)",
-                                     extra: ["message": "Persistent History Token is expired for store at \(path)",
-                                             NSStoreUUIDKey: identifier ?? "", NSFilePathErrorKey: path])
-        }
+        guard exists else { throw historyTokenExpired(location: url?.path ?? "") }
     }
 
     /// The transactions after `bound`, oldest first, with their changes if `withChanges`.
@@ -99,27 +94,15 @@ extension SQLiteStore {
         if let binding { statement.bind(binding, at: 1) }
         while try statement.step() {
             guard let transaction = byNumber[statement.int64(1)] else { continue }
-            guard let type = NSPersistentHistoryChangeType(rawValue: Int(statement.int64(2))),
-                  let entity = self.entity(numbered: statement.int64(3)), statement.int64(4) >= 1 else {
-                CoreDataLog.warning("Skipped persistent history change \(statement.int64(0)) of the store at \(url?.path ?? ""): its entity \(statement.int64(3)) or type \(statement.int64(2)) is not known")
-                continue
-            }
-            let id = NSManagedObjectID(entity: entity, store: self, primaryKey: statement.int64(4))
-            var updated: Set<NSPropertyDescription>?
-            if type == .update, !statement.isNull(5) { updated = history.properties(of: entity, mask: statement.data(5)) }
-            var tombstone: [AnyHashable: Any]?
-            if type == .delete {
-                var kept: [AnyHashable: Any] = [:]
-                for (position, index) in history.tombstones[entity.layout.entityNumber].enumerated() where position < tombstoneCount {
-                    let column = Int32(6 + position)
-                    guard !statement.isNull(column), let attribute = entity.layout.properties[index] as? NSAttributeDescription,
-                          let value = Self.tombstoneValue(statement, column, attribute)?.objectValue else { continue }
-                    kept[attribute.name] = value
-                }
-                tombstone = kept.isEmpty ? nil : kept
-            }
-            let change = NSPersistentHistoryChange(changeID: statement.int64(0), changedObjectID: id, changedEntityNumber: statement.int64(3), changeType: type,
-                                                   tombstone: tombstone, updatedProperties: updated)
+            let entityNumber = statement.int64(3)
+            guard let change = history.change(statement.int64(0), type: statement.int64(2), entityNumber: entityNumber, primaryKey: statement.int64(4),
+                                              store: self, entity: entity(numbered: entityNumber),
+                                              mask: { statement.isNull(5) ? nil : statement.data(5) },
+                                              tombstone: { position, attribute in
+                                                  let column = Int32(6 + position)
+                                                  guard position < tombstoneCount, !statement.isNull(column) else { return nil }
+                                                  return Self.tombstoneValue(statement, column, attribute)
+                                              }) else { continue }
             change.linkedTransaction = transaction
             transaction.changes!.append(change)
         }

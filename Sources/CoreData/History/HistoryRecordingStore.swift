@@ -1,0 +1,96 @@
+import Foundation
+
+// What `NSPersistentHistoryChangeRequest` and the coordinator's history token need of a store
+// that records persistent history, whatever its database: the SQLite store
+// (`SQLiteStore+History.swift`, `+HistoryFetch.swift`) and the PostgreSQL store
+// (`PostgreSQLStore+History.swift`) both keep Apple's `ATRANSACTION`, `ACHANGE` and
+// `ATRANSACTIONSTRING` rows; what they know of the model (tombstones, `ZCOLUMNS` bits, tracked
+// entities) is one ``SQLiteHistory``, and a change row becomes an `NSPersistentHistoryChange`
+// the same way in both (``SQLiteHistory/change(_:type:entityNumber:primaryKey:store:entity:mask:tombstone:)``).
+
+/// A store that records persistent history (`NSPersistentHistoryTrackingKey`).
+internal protocol HistoryRecordingStore: NSPersistentStore {
+    /// What the store records; `nil` when it was added without `NSPersistentHistoryTrackingKey`.
+    var history: SQLiteHistory? { get }
+    /// The number of the store's last transaction; 0 when it has none.
+    func lastHistoryTransaction() throws -> Int64
+    /// Throws `NSPersistentHistoryTokenExpiredError` (134301) when the transaction `number` of a
+    /// token (from 1 on) is no longer in the history: purged.
+    func checkHistoryToken(_ number: Int64) throws
+    /// The transactions after `bound`, oldest first, with their changes if `withChanges`.
+    func fetchHistory(after bound: HistoryBound?, withChanges: Bool) throws -> [NSPersistentHistoryTransaction]
+    /// Purges the transactions before `bound` (every one for `nil`) and their changes, in one
+    /// transaction; how many transactions went.
+    func deleteHistory(before bound: HistoryBound?) throws -> Int
+}
+
+extension SQLiteStore: HistoryRecordingStore {}
+
+extension HistoryRecordingStore {
+    /// 134301 for a token whose transaction was purged from the store at `location`.
+    func historyTokenExpired(location: String) -> NSError {
+        CoreDataError.make(.persistentHistoryTokenExpired, "Persistent History Token is expired for store at \(location)",
+                           extra: ["message": "Persistent History Token is expired for store at \(location)",
+                                   NSStoreUUIDKey: identifier ?? "", NSFilePathErrorKey: location])
+    }
+}
+
+extension SQLiteHistory {
+    /// The change row `changeID` of `ACHANGE` as a change of `transaction`: its type
+    /// (`ZCHANGETYPE`), its object (`ZENTITY` numbered as the store numbers it, `entity`, and
+    /// `ZENTITYPK`), the updated properties of its `ZCOLUMNS` mask (`mask`, asked only for an
+    /// update) and, for a delete, the kept values (`tombstone`: the value of the tombstone column
+    /// at a position for an attribute, or `nil`). `nil`, logged, when the entity or the type is
+    /// not known.
+    func change(_ changeID: Int64, type rawType: Int64, entityNumber: Int64, primaryKey: Int64, store: NSPersistentStore,
+                entity: NSEntityDescription?, mask: () -> Data?,
+                tombstone: (_ position: Int, _ attribute: NSAttributeDescription) -> StoreValue?) -> NSPersistentHistoryChange? {
+        guard let type = NSPersistentHistoryChangeType(rawValue: Int(rawType)), let entity, primaryKey >= 1 else {
+            CoreDataLog.warning("Skipped persistent history change \(changeID) of the store at \(store.url?.path ?? ""): its entity \(entityNumber) or type \(rawType) is not known")
+            return nil
+        }
+        let id = NSManagedObjectID(entity: entity, store: store, primaryKey: primaryKey)
+        var updated: Set<NSPropertyDescription>?
+        if type == .update, let mask = mask() { updated = properties(of: entity, mask: mask) }
+        var kept: [AnyHashable: Any]?
+        if type == .delete {
+            var values: [AnyHashable: Any] = [:]
+            for (position, index) in tombstones[entity.layout.entityNumber].enumerated() {
+                guard let attribute = entity.layout.properties[index] as? NSAttributeDescription,
+                      let value = tombstone(position, attribute)?.objectValue else { continue }
+                values[attribute.name] = value
+            }
+            kept = values.isEmpty ? nil : values
+        }
+        return NSPersistentHistoryChange(changeID: changeID, changedObjectID: id, changedEntityNumber: entityNumber, changeType: type,
+                                         tombstone: kept, updatedProperties: updated)
+    }
+}
+
+extension SQLiteHistory {
+    /// How many change rows a save writes: one per inserted, updated and deleted object of a
+    /// tracked entity. A save that writes none writes no transaction either.
+    func changeCount(of changes: SaveChanges) -> Int {
+        guard tracked != nil else { return changes.inserts.count + changes.updates.count + changes.deletes.count }
+        return changes.inserts.count { tracks($0.entity) } + changes.updates.count { tracks($0.id.entity) }
+            + changes.deletes.count { tracks($0.id.entity) }
+    }
+
+    /// Calls `body` with each change row of a save, in Apple's order (inserts, updates, deletes):
+    /// its `ZCHANGETYPE`, its object's entity and key (`insertedKeys` are the inserts' keys), its
+    /// `ZCOLUMNS` mask (updates) and, for a delete, its position among the save's deletes.
+    func forEachChange(of changes: SaveChanges, insertedKeys: [Int64],
+                       _ body: (_ type: Int64, _ entity: NSEntityDescription, _ primaryKey: Int64, _ mask: Data?, _ deletePosition: Int?) throws -> Void) rethrows {
+        for (insert, pk) in zip(changes.inserts, insertedKeys) where tracks(insert.entity) {
+            try body(0, insert.entity, pk, nil, nil)
+        }
+        for update in changes.updates where tracks(update.id.entity) {
+            guard let pk = update.id.primaryKey else { continue }
+            try body(1, update.id.entity, pk, mask(of: update.id.entity, changed: update.changedIndexes), nil)
+        }
+        for (position, delete) in changes.deletes.enumerated() where tracks(delete.id.entity) {
+            guard let pk = delete.id.primaryKey else { continue }
+            try body(2, delete.id.entity, pk, nil, position)
+        }
+    }
+}
