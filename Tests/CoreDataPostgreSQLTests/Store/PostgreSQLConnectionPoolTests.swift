@@ -63,8 +63,8 @@ struct PostgreSQLConnectionPoolTests {
         let database = try TemporaryDatabase()
         let coordinator = try database.coordinator(PostgreSQLTestModel.make(), options: [NSPersistentStoreConnectionPoolMaxSizeKey: 2])
         let store = try #require(coordinator.persistentStores.first as? PostgreSQLStore)
-        #expect(store.pool?.maximumReaders == 2)
-        #expect(store.pool?.peakOpenReaders == 0)
+        #expect(store.pool?.readers.maximum == 2)
+        #expect(store.pool?.readers.peakOpenConnections == 0)
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<8 {
                 group.addTask {
@@ -77,7 +77,7 @@ struct PostgreSQLConnectionPoolTests {
             }
             for try await count in group { #expect(count == 0) }
         }
-        #expect((1...2).contains(store.pool?.peakOpenReaders ?? 0))
+        #expect((1...2).contains(store.pool?.readers.peakOpenConnections ?? 0))
         #expect(try database.query("SELECT count(*) <= 3 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()") == [["t"]])
     }
 

@@ -1,10 +1,10 @@
 import Foundation
 
 /// The connections of one PostgreSQL store: a writer for saves and everything else that runs in
-/// a transaction, and readers opened on first need, up to `maximumReaders`, each lent to one
-/// thread at a time (a connection and its prepared statements are not thread-safe). The issue
-/// asks for a pool per coordinator; a store is what owns connections in our layering, so each
-/// store of a coordinator has its own.
+/// a transaction, and readers (``ReaderPool``) opened on first need, up to `maximumReaders`,
+/// each lent to one thread at a time (a connection and its prepared statements are not
+/// thread-safe). The issue asks for a pool per coordinator; a store is what owns connections in
+/// our layering, so each store of a coordinator has its own.
 ///
 /// Reads never wait for a save: a save holds the writer, and a read borrows a reader (it sees
 /// what was committed when its statement began). A borrower that finds every reader lent and the
@@ -18,18 +18,15 @@ import Foundation
 /// ran; losing the session once the transaction began is the caller's error, and losing it after
 /// `COMMIT` was sent is ``PostgreSQLCommitOutcomeUnknown``.
 internal final class PostgreSQLConnectionPool: @unchecked Sendable {
-    /// The most reader connections the pool opens (the writer is one more).
-    let maximumReaders: Int
-    private let condition = NSCondition()
-    private var idle: [any PostgreSQLConnection] = []
-    private var openReaders = 0
-    private var highWater = 0
-    private var closed = false
+    /// The readers: at most their pool's maximum, the writer being one more.
+    let readers: ReaderPool<any PostgreSQLConnection>
     /// Orders the transactions on ``writer`` (recursive, as the store's single lock was).
     private let writeLock = NSRecursiveLock()
     /// The writer, under ``writeLock``; `nil` once its session was lost (until the next
     /// transaction connects again) or the pool closed.
     private var writer: (any PostgreSQLConnection)?
+    /// Set by ``close()``, under ``writeLock``.
+    private var isClosed = false
     private let connect: () throws -> any PostgreSQLConnection
     private let closedError: () -> Error
 
@@ -38,15 +35,11 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// borrowers once the pool is closed.
     init(writer: any PostgreSQLConnection, maximumReaders: Int, connect: @escaping () throws -> any PostgreSQLConnection,
          closedError: @escaping () -> Error) {
-        precondition(maximumReaders > 0, "a connection pool needs room for one reader")
         self.writer = writer
-        self.maximumReaders = maximumReaders
+        readers = ReaderPool(maximum: maximumReaders, connect: connect, close: { $0.close() }, closedError: closedError)
         self.connect = connect
         self.closedError = closedError
     }
-
-    /// The most reader connections that were ever open at once (for tests of the pool's bound).
-    var peakOpenReaders: Int { condition.withLock { highWater } }
 
     // MARK: The writer
 
@@ -63,7 +56,7 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
         } catch {
             // The error that ended the transaction is the one to report; a writer that cannot
             // roll back is in no state to be used again.
-            if (error as? PostgreSQLError)?.isSessionLost == true {
+            if Self.isSessionLost(error) {
                 dropWriter()
             } else {
                 do { try connection.run("ROLLBACK") } catch { dropWriter() }
@@ -91,7 +84,7 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
 
     /// The writer, connected now if there is none, with `BEGIN` run; dropped if its session is lost.
     private func beginOnWriter() throws -> any PostgreSQLConnection {
-        if condition.withLock({ closed }) { throw closedError() }
+        if isClosed { throw closedError() }
         let connection = try writer ?? connect()
         writer = connection
         do {
@@ -115,94 +108,22 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// connection, if the session was lost.
     func withReader<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
         do {
-            return try withReaderOnce(body)
+            return try readers.withReader(discardingIf: Self.isSessionLost, body)
         } catch let error as PostgreSQLError where error.isSessionLost {
-            return try withReaderOnce(body)
+            return try readers.withReader(discardingIf: Self.isSessionLost, body)
         }
     }
 
-    private func withReaderOnce<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
-        let connection = try checkOut()
-        let result: T
-        do {
-            result = try body(connection)
-        } catch let error as PostgreSQLError where error.isSessionLost {
-            discard(connection)
-            throw error
-        } catch {
-            checkIn(connection)
-            throw error
-        }
-        checkIn(connection)
-        return result
-    }
-
-    private func checkOut() throws -> any PostgreSQLConnection {
-        condition.lock()
-        while true {
-            if closed {
-                condition.unlock()
-                throw closedError()
-            }
-            if let connection = idle.popLast() {
-                condition.unlock()
-                return connection
-            }
-            if openReaders < maximumReaders {
-                openReaders += 1
-                highWater = max(highWater, openReaders)
-                condition.unlock()
-                do {
-                    return try connect()
-                } catch {
-                    condition.withLock {
-                        openReaders -= 1
-                        condition.signal()
-                    }
-                    throw error
-                }
-            }
-            condition.wait()
-        }
-    }
-
-    /// Takes a reader back; one of a closed pool is closed.
-    private func checkIn(_ connection: any PostgreSQLConnection) {
-        let isClosed = condition.withLock {
-            if closed { openReaders -= 1 } else { idle.append(connection) }
-            condition.signal()
-            return closed
-        }
-        if isClosed { connection.close() }
-    }
-
-    /// Closes a reader whose session was lost, and the idle ones with it (made before the loss,
-    /// they are likely gone too), so that the next read connects anew.
-    private func discard(_ connection: any PostgreSQLConnection) {
-        let closing: [any PostgreSQLConnection] = condition.withLock {
-            let closing = idle
-            idle.removeAll()
-            openReaders -= closing.count + 1
-            condition.broadcast()
-            return closing
-        }
-        connection.close()
-        closing.forEach { $0.close() }
-    }
+    private static func isSessionLost(_ error: Error) -> Bool { (error as? PostgreSQLError)?.isSessionLost == true }
 
     /// Closes the writer once a transaction under way has ended, and the idle readers at once;
     /// lent readers close when they come back. Requests then throw.
     func close() {
-        let closing: [any PostgreSQLConnection] = condition.withLock {
-            closed = true
-            let closing = idle
-            idle.removeAll()
-            openReaders -= closing.count
-            condition.broadcast()
-            return closing
+        readers.close()
+        writeLock.withLock {
+            isClosed = true
+            dropWriter()
         }
-        closing.forEach { $0.close() }
-        writeLock.withLock { dropWriter() }
     }
 }
 
