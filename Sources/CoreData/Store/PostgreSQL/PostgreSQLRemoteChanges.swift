@@ -123,7 +123,7 @@ extension PostgreSQLStore {
             let listener = try PostgreSQLChangeListener(connection: listening, channel: identifier) { [weak self] notifications in
                 self?.postRemoteChange(notifications)
             }
-            lock.withLock { self.listener = listener }
+            listenerLock.withLock { self.listener = listener }
         } catch {
             listening.close()
             throw Self.error(error, .persistentStoreOpen, "Can't listen for remote changes to the PostgreSQL store at \(location)")
@@ -132,7 +132,7 @@ extension PostgreSQLStore {
 
     /// Ends the remote change notifications: the thread ends and closes its session.
     func stopListening() {
-        let listener = lock.withLock {
+        let listener = listenerLock.withLock {
             defer { self.listener = nil }
             return self.listener
         }

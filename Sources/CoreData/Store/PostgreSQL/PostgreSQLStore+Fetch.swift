@@ -48,7 +48,7 @@ extension PostgreSQLStore {
     /// Runs a read, mapping a failure to a Core Data error (134070) with the server's cause.
     func read<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
         do {
-            return try withConnection(body)
+            return try withReader(body)
         } catch let error as PostgreSQLError {
             throw Self.error(error, .persistentStoreOperation, "Can't read from the PostgreSQL store at \(location)")
         }

@@ -242,12 +242,10 @@ extension PostgreSQLStore {
         let whereClause = condition.map { " WHERE " + $0.0 } ?? ""
         let parameters = condition.map { [$0.1] } ?? []
         do {
-            return try withConnection { connection in
-                try connection.transaction {
-                    _ = try connection.execute("DELETE FROM \"ACHANGE\" WHERE \"ZTRANSACTIONID\" IN (SELECT t.\"Z_PK\" FROM \"ATRANSACTION\" t\(whereClause))",
-                                               parameters)
-                    return try connection.execute("DELETE FROM \"ATRANSACTION\" AS t\(whereClause)", parameters).affectedRows
-                }
+            return try inTransaction { connection in
+                _ = try connection.execute("DELETE FROM \"ACHANGE\" WHERE \"ZTRANSACTIONID\" IN (SELECT t.\"Z_PK\" FROM \"ATRANSACTION\" t\(whereClause))",
+                                           parameters)
+                return try connection.execute("DELETE FROM \"ATRANSACTION\" AS t\(whereClause)", parameters).affectedRows
             }
         } catch let error as PostgreSQLError {
             throw Self.error(error, .persistentStoreSave, "Can't purge the persistent history of the PostgreSQL store at \(location)")

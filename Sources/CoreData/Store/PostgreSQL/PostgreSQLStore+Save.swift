@@ -1,7 +1,7 @@
 import Foundation
 
-// The PostgreSQL store's writes: keys and saves, each one transaction on the store's
-// connection, under its lock.
+// The PostgreSQL store's writes: keys and saves, each one transaction on the store's writer
+// connection (`PostgreSQLConnectionPool.swift`), never run twice.
 //
 // Keys come from `Z_PRIMARYKEY`: `UPDATE … SET "Z_MAX" = "Z_MAX" + n … RETURNING "Z_MAX"` locks
 // the root entity's row until the transaction ends (as `SELECT … FOR UPDATE` would, in one
@@ -18,7 +18,7 @@ extension PostgreSQLStore {
         guard count > 0 else { return [] }
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) is read-only") }
         return try write("allocate keys in") { connection in
-            let first = try connection.transaction { try allocateKeys(root: entity.rootEntity, count: count, on: connection) }
+            let first = try allocateKeys(root: entity.rootEntity, count: count, on: connection)
             return Array(first..<first + Int64(count))
         }
     }
@@ -33,11 +33,14 @@ extension PostgreSQLStore {
         return rows.int64(0, 0) - Int64(count) + 1
     }
 
-    /// Runs a write, mapping a failure to a Core Data error: 133021 for a unique index's refusal,
-    /// else 134030 saying what failed (`what` the store).
+    /// Runs a write in one transaction, mapping a failure to a Core Data error: 133021 for a
+    /// unique index's refusal, else 134030 saying what failed (`what` the store), flagged with
+    /// ``NSPostgreSQLCommitOutcomeUnknownKey`` when the session was lost after `COMMIT` was sent.
     private func write<T>(_ what: String, _ body: (any PostgreSQLConnection) throws -> T) throws -> T {
         do {
-            return try withConnection(body)
+            return try inTransaction(body)
+        } catch let error as PostgreSQLCommitOutcomeUnknown {
+            throw commitOutcomeUnknownError(error)
         } catch let error as PostgreSQLError where error.sqlState == "23505" {
             throw Self.error(error, .constraintMerge, "A uniqueness constraint is violated; nothing was saved")
         } catch let error as PostgreSQLError {
@@ -48,7 +51,7 @@ extension PostgreSQLStore {
     func saveInTransaction(_ changes: SaveChanges, beforeCommitting: () throws -> Void) throws -> SaveResult {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) is read-only; nothing was saved") }
         return try write("save to") { connection in
-            try connection.transaction { try write(changes, on: connection, beforeCommitting: beforeCommitting) }
+            try write(changes, on: connection, beforeCommitting: beforeCommitting)
         }
     }
 

@@ -5,16 +5,15 @@ import Foundation
 ///
 /// It speaks to the server through a ``PostgreSQLConnection`` made by the connector that
 /// `CoreDataPostgreSQL` registers (``PostgreSQLStoreRegistry``): `CoreData` links no client.
-/// One connection per store, used under ``lock`` by one request at a time. Saves are one
+/// Its connections are a pool (``PostgreSQLConnectionPool``): a writer for saves, and readers,
+/// so that reads never wait for a save; lost sessions are replaced. Saves are one
 /// transaction each (`PostgreSQLStore+Save.swift`), with optimistic locking through `Z_OPT`
 /// and keys from `Z_PRIMARYKEY` under its row locks; fetches and faults are in
 /// `PostgreSQLStore+Fetch.swift`, predicates compiled in the PostgreSQL dialect
 /// (`Predicate/PredicateSQLDialect.swift`).
 internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
-    /// Orders every request on ``connection`` (recursive: a save reads rows for its conflicts).
-    let lock = NSRecursiveLock()
-    /// The session, under ``lock``; `nil` once the store is closed.
-    var connection: (any PostgreSQLConnection)?
+    /// The store's connections; set once by ``open(model:)``.
+    private(set) var pool: PostgreSQLConnectionPool?
     /// Where the model's entities and properties live: the names the SQLite store gives a new
     /// file (`SQLiteSchema.swift`), which the layout quotes and types for PostgreSQL; set once
     /// by ``open(model:)``.
@@ -26,8 +25,10 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     /// once by ``open(model:)`` (`PostgreSQLStore+History.swift`).
     private(set) var history: SQLiteHistory?
     /// The session that `LISTEN`s for other coordinators' commits, when the store was added with
-    /// ``NSPersistentStoreRemoteChangeNotificationPostOptionKey`` (`PostgreSQLRemoteChanges.swift`); under ``lock``.
+    /// ``NSPersistentStoreRemoteChangeNotificationPostOptionKey`` (`PostgreSQLRemoteChanges.swift`); under ``listenerLock``.
     var listener: PostgreSQLChangeListener?
+    /// Guards ``listener``.
+    let listenerLock = NSLock()
 
     override var type: String { NSPostgreSQLStoreType }
 
@@ -41,14 +42,20 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         return components.string ?? ""
     }
 
-    /// Runs `body` with the connection, holding ``lock``.
-    func withConnection<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let connection else {
-            throw CoreDataError.make(.persistentStoreOperation, "The PostgreSQL store at \(location) has been removed from its coordinator")
-        }
-        return try body(connection)
+    /// Runs `body` in one transaction on the writer (``PostgreSQLConnectionPool/inTransaction(_:)``).
+    func inTransaction<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+        guard let pool else { throw removedError }
+        return try pool.inTransaction(body)
+    }
+
+    /// Runs `body` with a reader (``PostgreSQLConnectionPool/withReader(_:)``).
+    func withReader<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+        guard let pool else { throw removedError }
+        return try pool.withReader(body)
+    }
+
+    private var removedError: NSError {
+        CoreDataError.make(.persistentStoreOperation, "The PostgreSQL store at \(location) has been removed from its coordinator")
     }
 
     // MARK: Opening
@@ -59,6 +66,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
             throw CoreDataError.make(.persistentStoreInvalidType,
                 "The PostgreSQL store is not registered: import CoreDataPostgreSQL and call NSPersistentStoreCoordinator.registerPostgreSQLStore() first")
         }
+        let maximumReaders = try SQLiteStore.readerCount(options)
         let connection = try Self.connect(connector, url, options: options)
         let schema = SQLiteSchema(model: model)
         do {
@@ -104,7 +112,11 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         for root in schema.entities where root.superentity == nil {
             decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
         }
-        lock.withLock { self.connection = connection }
+        let removedMessage = removedError.localizedDescription
+        let options = options
+        pool = PostgreSQLConnectionPool(writer: connection, maximumReaders: maximumReaders,
+                                        connect: { try Self.connect(connector, url, options: options) },
+                                        closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
         if flag(NSPersistentStoreRemoteChangeNotificationPostOptionKey) {
             do { try startListening(connector) } catch { close(); throw error }
         }
@@ -144,11 +156,10 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     /// this one spells "CoreData" in ASCII).
     static let layoutLockKey: Int64 = 0x436F_7265_4461_7461
 
+    /// Closes the connections: the writer once a save under way has finished, idle readers at
+    /// once, lent readers when their reads end. Requests then throw.
     override func close() {
-        lock.lock()
-        defer { lock.unlock() }
-        connection?.close()
-        connection = nil
+        pool?.close()
         stopListening()
     }
 
@@ -195,14 +206,14 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     }
 
     override func writeMetadata(_ metadata: [String: Any]) throws {
-        try withConnection { connection in
-            do {
-                try connection.transaction { try Self.writeMetadata(metadata, uuid: identifier, on: connection) }
-            } catch let error as PostgreSQLError {
-                throw Self.error(error, .persistentStoreSave, "Can't write the metadata of the PostgreSQL store at \(location)")
-            }
-            self.metadata = metadata
+        do {
+            try inTransaction { connection in try Self.writeMetadata(metadata, uuid: identifier, on: connection) }
+        } catch let error as PostgreSQLError {
+            throw Self.error(error, .persistentStoreSave, "Can't write the metadata of the PostgreSQL store at \(location)")
+        } catch let error as PostgreSQLCommitOutcomeUnknown {
+            throw commitOutcomeUnknownError(error)
         }
+        self.metadata = metadata
     }
 
     // MARK: Errors

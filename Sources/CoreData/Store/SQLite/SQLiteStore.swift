@@ -197,7 +197,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// The reader pool's size: ``NSPersistentStoreConnectionPoolMaxSizeKey`` (a positive
     /// integer), or ``defaultReaderCount``.
-    private static func readerCount(_ options: [AnyHashable: Any]?) throws -> Int {
+    static func readerCount(_ options: [AnyHashable: Any]?) throws -> Int {
         guard let value = options?[NSPersistentStoreConnectionPoolMaxSizeKey] else { return defaultReaderCount }
         let count: Int?
         switch value {

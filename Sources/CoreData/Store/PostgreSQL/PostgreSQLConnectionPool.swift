@@ -1,0 +1,170 @@
+import Foundation
+
+/// The connections of one PostgreSQL store: a writer for saves and everything else that runs in
+/// a transaction, and readers (``ReaderPool``) opened on first need, up to `maximumReaders`,
+/// each lent to one thread at a time (a connection and its prepared statements are not
+/// thread-safe). The issue asks for a pool per coordinator; a store is what owns connections in
+/// our layering, so each store of a coordinator has its own.
+///
+/// Reads never wait for a save: a save holds the writer, and a read borrows a reader (it sees
+/// what was committed when its statement began). A borrower that finds every reader lent and the
+/// pool full waits for one to come back.
+///
+/// A connection whose session is gone (``PostgreSQLError/isSessionLost``) is closed, never lent
+/// again, and the next request connects anew. A read that lost its session is run once more, on
+/// a new connection (the idle readers are dropped with it: a server restart or a terminated
+/// session of the store rarely comes alone). A transaction is never run twice: only a `BEGIN`
+/// that found its session gone is sent again, on a new writer, since nothing of the transaction
+/// ran; losing the session once the transaction began is the caller's error, and losing it after
+/// `COMMIT` was sent is ``PostgreSQLCommitOutcomeUnknown``.
+internal final class PostgreSQLConnectionPool: @unchecked Sendable {
+    /// The readers: at most their pool's maximum, the writer being one more.
+    let readers: ReaderPool<any PostgreSQLConnection>
+    /// Orders the transactions on ``writer`` (recursive, as the store's single lock was).
+    private let writeLock = NSRecursiveLock()
+    /// The writer, under ``writeLock``; `nil` once its session was lost (until the next
+    /// transaction connects again) or the pool closed.
+    private var writer: (any PostgreSQLConnection)?
+    /// Set by ``close()``, under ``writeLock``.
+    private var isClosed = false
+    private let connect: () throws -> any PostgreSQLConnection
+    private let closedError: () -> Error
+
+    /// A pool whose writer is `writer` (the store's opening connection), with at most
+    /// `maximumReaders` readers; `connect` makes new connections, `closedError` is thrown to
+    /// borrowers once the pool is closed.
+    init(writer: any PostgreSQLConnection, maximumReaders: Int, connect: @escaping () throws -> any PostgreSQLConnection,
+         closedError: @escaping () -> Error) {
+        self.writer = writer
+        readers = ReaderPool(maximum: maximumReaders, connect: connect, close: { $0.close() }, closedError: closedError)
+        self.connect = connect
+        self.closedError = closedError
+    }
+
+    // MARK: The writer
+
+    /// Runs `body` in one transaction on the writer: committed if it returns, rolled back if it
+    /// throws. Throws ``PostgreSQLCommitOutcomeUnknown`` when the session was lost after `COMMIT`
+    /// was sent.
+    func inTransaction<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        let connection = try begunWriter()
+        let result: T
+        do {
+            result = try body(connection)
+        } catch {
+            // The error that ended the transaction is the one to report; a writer that cannot
+            // roll back is in no state to be used again.
+            if Self.isSessionLost(error) {
+                dropWriter()
+            } else {
+                do { try connection.run("ROLLBACK") } catch { dropWriter() }
+            }
+            throw error
+        }
+        do {
+            try connection.run("COMMIT")
+        } catch where error.isSessionLost {
+            dropWriter()
+            throw PostgreSQLCommitOutcomeUnknown(cause: error)
+        }
+        return result
+    }
+
+    /// The writer with a transaction begun: on a new session if `BEGIN` found the last one gone
+    /// (nothing of the transaction has run, so beginning again is safe). Under ``writeLock``.
+    private func begunWriter() throws -> any PostgreSQLConnection {
+        do {
+            return try beginOnWriter()
+        } catch let error as PostgreSQLError where error.isSessionLost {
+            return try beginOnWriter()
+        }
+    }
+
+    /// The writer, connected now if there is none, with `BEGIN` run; dropped if its session is lost.
+    private func beginOnWriter() throws -> any PostgreSQLConnection {
+        if isClosed { throw closedError() }
+        let connection = try writer ?? connect()
+        writer = connection
+        do {
+            try connection.run("BEGIN")
+        } catch {
+            if error.isSessionLost { dropWriter() }
+            throw error
+        }
+        return connection
+    }
+
+    /// Closes the writer and forgets it; the next transaction connects again. Under ``writeLock``.
+    private func dropWriter() {
+        writer?.close()
+        writer = nil
+    }
+
+    // MARK: Readers
+
+    /// Runs `body` with a reader no other thread uses until `body` returns; once more, on a new
+    /// connection, if the session was lost.
+    func withReader<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+        do {
+            return try readers.withReader(discardingIf: Self.isSessionLost, body)
+        } catch let error as PostgreSQLError where error.isSessionLost {
+            return try readers.withReader(discardingIf: Self.isSessionLost, body)
+        }
+    }
+
+    private static func isSessionLost(_ error: Error) -> Bool { (error as? PostgreSQLError)?.isSessionLost == true }
+
+    /// Closes the writer once a transaction under way has ended, and the idle readers at once;
+    /// lent readers close when they come back. Requests then throw.
+    func close() {
+        readers.close()
+        writeLock.withLock {
+            isClosed = true
+            dropWriter()
+        }
+    }
+}
+
+/// The session was lost after `COMMIT` was sent and before its answer came: the transaction may
+/// or may not have been committed, and running it again could apply it twice.
+struct PostgreSQLCommitOutcomeUnknown: Error {
+    /// How the session was lost.
+    var cause: PostgreSQLError
+}
+
+extension PostgreSQLError {
+    /// Whether the session is gone: libpq's connection is bad (`CONNECTION_BAD`), or the server
+    /// reported a connection exception (SQLSTATE class `08`) or its shutdown of the session
+    /// (`57P01`, as `pg_terminate_backend` and a server stopping do).
+    var isSessionLost: Bool {
+        isConnectionFailure || sqlState?.hasPrefix("08") == true || sqlState == "57P01"
+    }
+}
+
+/// The userInfo key, in the error of a PostgreSQL store's save (134030), that says the connection
+/// was lost after `COMMIT` was sent: the save may or may not have been committed (`true`). The
+/// store never runs such a save again; the context keeps its changes, and the store connects
+/// anew on its next request. Check the database before saving again.
+///
+/// ```swift
+/// do {
+///     try context.save()
+/// } catch let error as NSError where error.userInfo[NSPostgreSQLCommitOutcomeUnknownKey] as? Bool == true {
+///     // Find out whether the changes are in the database before saving them again.
+/// }
+/// ```
+public let NSPostgreSQLCommitOutcomeUnknownKey = "NSPostgreSQLCommitOutcomeUnknown"
+
+extension PostgreSQLStore {
+    /// The save error (134030) of a save whose commit outcome is unknown, flagged with
+    /// ``NSPostgreSQLCommitOutcomeUnknownKey``.
+    func commitOutcomeUnknownError(_ failure: PostgreSQLCommitOutcomeUnknown) -> NSError {
+        let error = Self.error(failure.cause, .persistentStoreSave,
+            "The connection to the PostgreSQL store at \(location) was lost after COMMIT was sent: whether the save was committed is unknown, and it was not run again")
+        var info = error.userInfo
+        info[NSPostgreSQLCommitOutcomeUnknownKey] = true
+        return NSError(domain: error.domain, code: error.code, userInfo: info)
+    }
+}
