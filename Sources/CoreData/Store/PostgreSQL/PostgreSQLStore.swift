@@ -112,14 +112,21 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         for root in schema.entities where root.superentity == nil {
             decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
         }
-        let removedMessage = removedError.localizedDescription
-        let options = options
-        pool = PostgreSQLConnectionPool(writer: connection, maximumReaders: maximumReaders,
-                                        connect: { try Self.connect(connector, url, options: options) },
-                                        closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
+        pool = makePool(writer: connection, maximumReaders: maximumReaders, connector: connector, url: url)
         if flag(NSPersistentStoreRemoteChangeNotificationPostOptionKey) {
             do { try startListening(connector) } catch { close(); throw error }
         }
+    }
+
+    /// The store's pool, whose new connections go to `url` as the first one did. (A function of
+    /// its own: Swift 6.3.1's region analysis crashes on this closure inside ``open(model:)``.)
+    private func makePool(writer: any PostgreSQLConnection, maximumReaders: Int, connector: @escaping PostgreSQLConnector,
+                          url: URL) -> PostgreSQLConnectionPool {
+        let removedMessage = removedError.localizedDescription
+        let options = options
+        return PostgreSQLConnectionPool(writer: writer, maximumReaders: maximumReaders,
+                                        connect: { try Self.connect(connector, url, options: options) },
+                                        closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
     }
 
     /// A connection to the database `url` names, with the password of ``NSPostgreSQLPasswordOption``
