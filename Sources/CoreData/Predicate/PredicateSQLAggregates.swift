@@ -66,11 +66,14 @@ extension PredicateSQLCompiler {
             switch op {
             case "@sum", "@avg":
                 guard kind.isNumeric else { throw CompileError(reason: "\(key) needs a number attribute, not \(path.rest.joined(separator: "."))") }
-                try compiler.requireSQLite("\(key)")
+                if compiler.dialect == .postgreSQL {
+                    let (sql, sumKind) = compiler.postgreSQLSum(op == "@sum", of: column, kind)
+                    return (sql, .alwaysTrue, sumKind)
+                }
                 return op == "@sum" ? ("cd_sum(" + column + ")", .alwaysTrue, kind) : ("(cd_sum(" + column + ") * 1.0 / COUNT(" + column + "))", .alwaysTrue, .real)
             default:
                 guard kind.isOrdered else { throw CompileError(reason: "\(key) needs an attribute with an order, not \(path.rest.joined(separator: "."))") }
-                return ((op == "@min" ? "MIN(" : "MAX(") + column + ")", .alwaysTrue, kind)
+                return ((op == "@min" ? "MIN(" : "MAX(") + compiler.ordered(column, kind) + ")", .alwaysTrue, kind)
             }
         }
     }
@@ -130,6 +133,7 @@ extension PredicateSQLCompiler {
         }
         // Addition, subtraction and multiplication are SQLite's own operators: on integers they give
         // an integer, and a real on overflow, as the evaluator does; NULL gives NULL either way.
+        if dialect == .postgreSQL, let computed = postgreSQLArithmetic(name, operands) { return computed }
         let operators = ["add:to:": "+", "from:subtract:": "-", "multiply:by:": "*"]
         if let op = operators[name], arguments.count == 3 {
             // PostgreSQL fails on an integer overflow where SQLite goes on in floating point.

@@ -181,8 +181,8 @@ extension PredicateSQLCompiler {
         }
     }
 
-    private func stringFunction(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment, _ options: ComparisonOptions) -> SQLFragment {
-        if dialect == .postgreSQL { return postgreSQLStringOperator(op, lhs, rhs) }
+    private func stringFunction(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
+        if dialect == .postgreSQL { return try postgreSQLStringOperator(op, lhs, rhs) }
         return "cd_strop(\(Self.stringOperatorCode(op)!), " + lhs + ", " + rhs + ", \(options.rawValue))"
     }
 
@@ -226,7 +226,7 @@ extension PredicateSQLCompiler {
             case .string(let text):
                 if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) can only be compared with nil in a fetch") }
                 guard kind.isString else { return .alwaysFalse }
-                return stringFunction(.in, column, .bind(.string(text)), options)
+                return try stringFunction(.in, column, .bind(.string(text)), options)
             default:
                 if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) can only be compared with nil in a fetch") }
                 return .alwaysFalse
@@ -234,7 +234,7 @@ extension PredicateSQLCompiler {
         case .contains, .beginsWith, .endsWith, .like, .matches:
             if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) cannot be searched in a fetch") }
             guard kind.isString, case .string(let text) = value else { return .alwaysFalse }
-            return stringFunction(op, column, .bind(.string(text)), options)
+            return try stringFunction(op, column, .bind(.string(text)), options)
         }
     }
 
@@ -316,7 +316,7 @@ extension PredicateSQLCompiler {
         case (.in, .string(let text)), (.contains, .string(let text)), (.beginsWith, .string(let text)),
              (.endsWith, .string(let text)), (.like, .string(let text)), (.matches, .string(let text)):
             guard kind.isString else { return .alwaysFalse }
-            return stringFunction(op, .bind(.string(text)), column, options)
+            return try stringFunction(op, .bind(.string(text)), column, options)
         case (.between, _):
             throw CompileError(reason: "BETWEEN needs a key path on its left")
         default:
@@ -331,8 +331,9 @@ extension PredicateSQLCompiler {
         try requireSQLite(forStrings: aKind, op, options)
         try requireSQLite(forStrings: bKind, op, options)
         let compatible = aKind.isCompatible(with: bKind)
-        if dialect == .postgreSQL, aKind.isNumeric, bKind.isNumeric, (aKind.isInteger != bKind.isInteger) {
-            try requireSQLite("comparing an integer with a floating-point attribute")
+        if dialect == .postgreSQL, aKind.isNumeric, bKind.isNumeric, aKind.isInteger != bKind.isInteger,
+           let mixed = postgreSQLMixedComparison(a, aKind, op, b) {
+            return mixed
         }
         switch op {
         case .equalTo, .notEqualTo:
@@ -346,7 +347,7 @@ extension PredicateSQLCompiler {
                 + " \(Self.sqlOperator(op)) " + ordered(Self.folded(b, bKind, options), bKind) + ")"
         case .in, .contains, .beginsWith, .endsWith, .like, .matches:
             guard aKind.isString, bKind.isString else { return .alwaysFalse }
-            return stringFunction(op, a, b, options)
+            return try stringFunction(op, a, b, options)
         case .between:
             return .alwaysFalse
         }

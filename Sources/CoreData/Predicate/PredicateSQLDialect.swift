@@ -12,11 +12,13 @@ import Foundation
 // - placeholders are `$1…$n` (``Dialect/numberedParameters(_:)``, once the SQL is whole).
 // - `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `IN` a string, without `[c]`/`[d]`, are `strpos` and
 //   `right` on the bytes of the text (``postgreSQLStringOperator(_:_:_:)``).
-// What else SQLite runs through the store's own functions (`cd_fold`, `cd_strop`, `cd_fn`,
-// `cd_sum`: `[cd]` folding, `LIKE`, `MATCHES`, functions of strings, `@sum`/`@avg`), its
-// collations (localized sorts) and its arithmetic (which goes on in floating point where
-// PostgreSQL's overflows) has no exact PostgreSQL form yet: it throws `unsupportedPredicate`
-// (134091) rather than compiling to something that would select other rows.
+// - `LIKE` and `MATCHES` with constant patterns (`PredicateSQLPostgreSQLStrings.swift`);
+//   arithmetic, `@sum`/`@avg` and integers compared with doubles
+//   (`PredicateSQLPostgreSQLNumbers.swift`).
+// What else SQLite runs through the store's own functions (`cd_fold`, `cd_strop`, `cd_fn`:
+// `[cd]` folding, patterns read from columns, functions of strings, division and the other
+// functions) and its collations (localized sorts) has no exact PostgreSQL form yet: it throws
+// `unsupportedPredicate` (134091) rather than compiling to something that would select other rows.
 
 extension PredicateSQLCompiler {
     /// The SQL a compiler writes.
@@ -82,18 +84,20 @@ extension PredicateSQLCompiler {
     }
 
     /// ``requireSQLite(_:)`` for a comparison of strings that SQLite runs through `cd_fold` or
-    /// `cd_strop` and PostgreSQL cannot yet run exactly: `[c]`/`[d]`, `LIKE` and `MATCHES`.
+    /// `cd_strop` and PostgreSQL cannot yet run exactly: `[c]`/`[d]`.
     func requireSQLite(forStrings kind: ValueKind, _ op: ComparisonOperator, _ options: ComparisonOptions) throws(CompileError) {
         guard dialect == .postgreSQL, kind.isString else { return }
         if !options.isEmpty { try requireSQLite("a [c] or [d] string comparison") }
-        if op == .like || op == .matches { try requireSQLite("\(op) of strings") }
     }
 
     /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `IN` (a substring) without `[c]`/`[d]`, in
     /// PostgreSQL, as ``PredicateStrings/evaluate(_:_:_:options:)`` judges them: by the bytes of
     /// the UTF-8 text (`strpos` and `right` work on whole characters of valid UTF-8, which is the
     /// same), an empty pattern matching nothing, NULL on either side matching nothing.
-    func postgreSQLStringOperator(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment) -> SQLFragment {
+    /// `LIKE` and `MATCHES` are ``postgreSQLLike(_:_:)`` and ``postgreSQLMatches(_:_:)``.
+    func postgreSQLStringOperator(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment) throws(CompileError) -> SQLFragment {
+        if op == .like { return try postgreSQLLike(lhs, rhs) }
+        if op == .matches { return try postgreSQLMatches(lhs, rhs) }
         // The text searched and the pattern: `a IN b` is `b CONTAINS a`.
         let (text, pattern) = op == .in ? (rhs, lhs) : (lhs, rhs)
         let test: SQLFragment

@@ -65,11 +65,12 @@ extension PredicateSQLCompiler {
             return ("COUNT(" + column + ")", .integer)
         case "sum:", "average:":
             guard kind.isNumeric else { throw CompileError(reason: "\(name) needs numbers: \(expression)") }
+            if dialect == .postgreSQL { return postgreSQLSum(name == "sum:", of: column, kind) }
             if name == "sum:" { return ("cd_sum(" + column + ")", kind) }
             return ("(cd_sum(" + column + ") * 1.0 / COUNT(" + column + "))", .real)
         case "min:", "max:":
             guard kind.isOrdered else { throw CompileError(reason: "\(name) needs values with an order: \(expression)") }
-            return ((name == "min:" ? "MIN(" : "MAX(") + column + ")", kind)
+            return ((name == "min:" ? "MIN(" : "MAX(") + ordered(column, kind) + ")", kind)
         default:
             throw CompileError(reason: "\(name) cannot aggregate the rows of a fetch; use sum:, count:, min:, max: or average:")
         }

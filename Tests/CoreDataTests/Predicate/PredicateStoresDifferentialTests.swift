@@ -145,6 +145,125 @@ struct PredicateStoresDifferentialTests {
         #expect(answered > PredicateSQLDifferentialTests.edgeCases.count / 2)
     }
 
+    @Test("Arithmetic, @sum and @avg are answered by PostgreSQL and agree")
+    func numbers() throws {
+        let stores = try Stores(world: PredicateTestWorld(seed: 13, people: 20, cars: 80))
+        let cars: [(String, [Any])] = [
+            ("year + 1 > 5", []), ("-year > 0", []), ("-year < 0", []), ("year - 1 < 0", []), ("year * 2 == 4000", []),
+            ("year * year > 1000", []), ("year + 1 == %@", [Int64.max]),
+            ("abs:(year) > 1", []), ("-year == %@", [Int64.max]), ("abs:(year) >= %@", [Int64.max]),
+            ("score * 2 > 3", []), ("score + year > 100", []), ("-score < 0", []), ("abs:(score) > 1", []),
+            ("owner.age + year > 2030", []), ("year + nil == nil", []), ("year * 0.5 == 1000", []), ("year + 1 > 2.5", []),
+            ("year > score", []), ("year == score", []), ("year != score", []), ("score < year", []), ("score >= year", []),
+            ("year <= score", []), ("score * 2 > year", []), ("year + 1 == score", []), ("owner.age < score", []),
+        ]
+        let people: [(String, [Any])] = [
+            ("cars.@sum.year > 4000", []), ("cars.@sum.year == 0", []), ("cars.@sum.year < 0", []), ("cars.@sum.score > 2", []),
+            ("cars.@avg.score > 1", []), ("cars.@avg.score == nil", []), ("cars.@avg.year > 100", []), ("cars.@sum.price > 1", []),
+            ("sum:(cars.year) > 2000", []), ("average:(cars.year) > 100", []), ("cars.@avg.year == nil", []),
+            ("age * 2 > 40", []), ("age * 9223372036854775807 > 1", []), ("age + 9223372036854775807 < 0", []),
+            ("age + 1 == 43", []), ("age - age == 0", []), ("abs:(age - 50) < 10", []),
+            ("SUBQUERY(cars, $c, $c.year > 1999).@count + cars.@sum.year > 2", []),
+        ]
+        #expect(try agree(stores, cars, entity: stores.world.car) == cars.count)
+        #expect(try agree(stores, people, entity: stores.world.person) == people.count)
+    }
+
+    @Test("LIKE with a constant pattern is answered by PostgreSQL and agrees")
+    func like() throws {
+        let stores = try Stores(world: PredicateTestWorld(seed: 14, people: 20, cars: 80))
+        let cases: [(String, [Any])] = [
+            ("name LIKE 'a*'", []), ("name LIKE '*b'", []), ("name LIKE 'a?b'", []), ("name LIKE ''", []), ("name LIKE '*'", []),
+            ("name LIKE '?'", []), ("name LIKE '??'", []), ("name LIKE '???'", []), ("NOT (name LIKE 'a*')", []),
+            ("name LIKE %@", ["a\\*b"]), ("name LIKE %@", ["a\\?b"]), ("name LIKE %@", ["a\\\\b"]), ("name LIKE %@", ["a\\\\*b"]),
+            ("name LIKE %@", ["*\\"]), ("name LIKE %@", ["*\\\\"]), ("name LIKE %@", ["%"]), ("name LIKE %@", ["_x"]), ("name LIKE %@", ["_*"]),
+            ("name LIKE %@", ["O'Brien"]), ("name LIKE %@", ["*ë"]), ("name LIKE %@", ["x?"]), ("name LIKE %@", ["?x"]),
+            ("name LIKE %@", ["日*"]), ("ANY owner.cars.name LIKE 'a*'", []), ("owner.name LIKE '*a*'", []),
+        ]
+        #expect(try agree(stores, cases, entity: stores.world.car) == cases.count)
+    }
+
+    @Test("MATCHES with a pattern PostgreSQL reads alike is answered and agrees; others are refused with 134091")
+    func matches() throws {
+        let stores = try Stores(world: PredicateTestWorld(seed: 15, people: 20, cars: 80))
+        let cases: [(String, [Any])] = [
+            ("name MATCHES '[a-z]+'", []), ("name MATCHES 'a.*'", []), ("name MATCHES '.'", []), ("name MATCHES '..'", []),
+            ("name MATCHES '(bad'", []), ("name MATCHES 'ad|b'", []), ("name MATCHES '(a|z)[a-z]?.'", []), ("NOT (name MATCHES 'a.+')", []),
+            ("name MATCHES %@", ["[^a]*"]), ("name MATCHES %@", ["日本."]), ("name MATCHES %@", ["x.?"]), ("name MATCHES %@", ["[a-zA-Z ]*"]),
+            ("name MATCHES %@", ["[A-Z][a-zë]+"]), ("name MATCHES %@", ["(ab)+c?"]), ("name MATCHES %@", ["O'Brien|%"]), ("name MATCHES %@", [".x"]),
+            ("name MATCHES %@", ["a[*"]), ("ANY owner.cars.name MATCHES 'a.*'", []),
+        ]
+        #expect(try agree(stores, cases, entity: stores.world.car) == cases.count)
+        for pattern in ["\\w+", "a{2}", "a*?", "^a", "(?i)ada", "[[:alpha:]]+"] {
+            let results = stores.matches(NSPredicate(format: "name MATCHES %@", pattern), entity: stores.world.car)
+            guard case .failure(let error) = results.first(where: { $0.type == NSPostgreSQLStoreType })!.result else {
+                Issue.record("PostgreSQL answered MATCHES '\(pattern)'")
+                continue
+            }
+            #expect(error.code == NSPersistentStoreUnsupportedRequestTypeError && error.localizedDescription.contains(pattern),
+                    "\(pattern): \(error)")
+        }
+    }
+
+    @Test("Dictionary fetches agree on SQLite and PostgreSQL: columns, expressions, groups, HAVING, DISTINCT, sorts")
+    func dictionaries() throws {
+        let stores = try Stores(world: PredicateTestWorld(seed: 16, people: 12, cars: 80))
+        func expression(_ name: String, _ function: String, _ keyPath: String, _ type: NSAttributeType = .undefinedAttributeType) -> NSExpressionDescription {
+            let description = NSExpressionDescription()
+            description.name = name
+            description.expression = NSExpression(forFunction: function, arguments: [NSExpression(forKeyPath: keyPath)])
+            description.expressionResultType = type
+            return description
+        }
+        let small = NSPredicate(format: "year > -100000 AND year < 100000 AND (score == nil OR score < 100)")
+        let requests: [(String, (NSFetchRequest<NSDictionary>) -> Void)] = [
+            // (Not `score`: SQLite keeps -0.0 as 0.)
+            ("attributes", { $0.propertiesToFetch = ["name", "year", "flag", "born", "uid", "blob", "link", "price"] }),
+            ("to-one key paths", { $0.propertiesToFetch = ["owner", "owner.name", "owner.age"] }),
+            ("sorted", { $0.propertiesToFetch = ["name", "year"]; $0.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true), NSSortDescriptor(key: "year", ascending: false)] }),
+            ("distinct", { $0.propertiesToFetch = ["name"]; $0.returnsDistinctResults = true; $0.sortDescriptors = [NSSortDescriptor(key: "name", ascending: false)] }),
+            ("distinct pairs", { $0.propertiesToFetch = ["flag", "owner.name"]; $0.returnsDistinctResults = true }),
+            ("aggregates", { $0.predicate = small
+                $0.propertiesToFetch = [expression("total", "sum:", "year"), expression("mean", "average:", "year"), expression("n", "count:", "name"),
+                                        expression("low", "min:", "name"), expression("high", "max:", "score"), expression("asDouble", "sum:", "year", .doubleAttributeType)] }),
+            ("groups", { $0.predicate = small
+                $0.propertiesToFetch = ["owner.name", expression("total", "sum:", "year"), expression("n", "count:", "year"), expression("top", "max:", "name")]
+                $0.propertiesToGroupBy = ["owner.name"] }),
+            ("HAVING", { $0.predicate = small
+                $0.propertiesToFetch = ["owner.name", expression("total", "sum:", "year")]
+                $0.propertiesToGroupBy = ["owner.name"]
+                $0.havingPredicate = NSPredicate(format: "total > 1900 OR count:(name) > 3") }),
+            ("groups sorted, limited", { $0.predicate = small
+                $0.propertiesToFetch = ["flag", expression("total", "sum:", "year")]
+                $0.propertiesToGroupBy = ["flag"]
+                $0.sortDescriptors = [NSSortDescriptor(key: "total", ascending: false)]
+                $0.fetchLimit = 2
+                $0.fetchOffset = 1 }),
+            ("a predicate with a LIKE and arithmetic", { $0.predicate = NSPredicate(format: "name LIKE 'a*' OR year + 1 > 2000")
+                $0.propertiesToFetch = ["name", "year"] }),
+        ]
+        for (label, configure) in requests {
+            var results: [String: [String]] = [:]
+            for store in stores.stores where store.type != NSInMemoryStoreType {
+                results[store.type] = try store.context.performAndWait {
+                    let request = NSFetchRequest<NSDictionary>(entityName: "Car")
+                    request.resultType = .dictionaryResultType
+                    configure(request)
+                    let ordered = request.sortDescriptors?.isEmpty == false || request.propertiesToGroupBy != nil
+                    let rows = try store.context.fetch(request).map { row in
+                        (row as! [String: Any]).sorted { $0.key < $1.key }.map { key, value in
+                            let shown = (value as? NSManagedObjectID).map { "#\(store.keys[$0]!)" } ?? "\(type(of: value)) \(value)"
+                            return "\(key)=\(shown)"
+                        }.joined(separator: " ")
+                    }
+                    return ordered ? rows : rows.sorted()
+                }
+            }
+            #expect(results[NSPostgreSQLStoreType] == results[NSSQLiteStoreType], "\(label)")
+            #expect(results[NSSQLiteStoreType]?.isEmpty == false, "\(label)")
+        }
+    }
+
     @Test("Sorts, limits and offsets agree")
     func sorts() throws {
         let stores = try Stores(world: PredicateTestWorld(seed: 12))

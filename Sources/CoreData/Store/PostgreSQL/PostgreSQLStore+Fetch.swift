@@ -178,7 +178,7 @@ extension PostgreSQLStore {
     }
 
     /// The value of a non-NULL column in its property's storage form (`.null` if unreadable).
-    private func value(_ slot: SQLiteRowDecoder.Slot, _ rows: any PostgreSQLRows, _ row: Int) -> StoreValue {
+    func value(_ slot: SQLiteRowDecoder.Slot, _ rows: any PostgreSQLRows, _ row: Int) -> StoreValue {
         let column = Int(slot.column)
         switch slot.kind {
         case .int: return .int(rows.int64(row, column))

@@ -178,6 +178,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     override func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] { try selectIDs(plan) }
     override func fetchKeys(_ plan: FetchPlan) throws -> [FetchedKey] { try selectKeys(plan) }
     override func count(_ plan: FetchPlan) throws -> Int { try selectCount(plan) }
+    override func fetchDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] { try selectDictionaryRows(plan) }
     override func row(for id: NSManagedObjectID) throws -> RowSnapshot? { try selectRow(for: id) }
     override func rows(primaryKeys: [Int64], root: NSEntityDescription) throws -> [FetchedRow] {
         try selectRows(primaryKeys: primaryKeys, root: root)

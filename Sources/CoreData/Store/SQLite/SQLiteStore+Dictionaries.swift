@@ -51,7 +51,7 @@ extension SQLiteStore {
     }
 
     /// The type a computed column of `kind` is returned as when its description names none.
-    private static func naturalType(of kind: PredicateSQLCompiler.ValueKind) -> NSAttributeType {
+    static func naturalType(of kind: PredicateSQLCompiler.ValueKind) -> NSAttributeType {
         switch kind {
         case .real: return .doubleAttributeType
         case .string: return .stringAttributeType

@@ -1,0 +1,154 @@
+import Foundation
+
+// Dictionary fetches (`.dictionaryResultType`) in one SELECT, as the SQLite store makes them
+// (`SQLiteStore+Dictionaries.swift`): columns (attributes, to-one key paths, expressions,
+// aggregates), DISTINCT, GROUP BY, HAVING, ORDER BY, LIMIT, every value bound. PostgreSQL's
+// differences: strings group and sort byte by byte and `NULL` first ascending (as the
+// dialect's sorts); DISTINCT without aggregates is a GROUP BY of the columns (PostgreSQL's
+// DISTINCT refuses to sort by what it does not select, byte order included); computed values
+// come back as text and are read by the kind of value the compiler says they hold.
+
+extension PostgreSQLStore {
+    /// How a selected column becomes a ``StoreValue``.
+    private enum ColumnReader {
+        /// As a fetch reads a property's column (plain key paths, to-one relationships).
+        case property(SQLiteRowDecoder.Slot)
+        /// A computed value of a kind, converted to a type (`.undefinedAttributeType`: as computed).
+        case computed(PredicateSQLCompiler.ValueKind, NSAttributeType)
+    }
+
+    /// The rows of a dictionary plan, one value per column.
+    func selectDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] {
+        let (query, readers) = try dictionaryQuery(plan)
+        let sql = PredicateSQLCompiler.Dialect.numberedParameters(query.sql)
+        return try read { connection in
+            let rows = try connection.execute(sql, query.bindings.map(parameter))
+            return (0..<rows.count).map { row in
+                var values = ContiguousArray<StoreValue>()
+                values.reserveCapacity(readers.count)
+                for (column, reader) in readers.enumerated() {
+                    switch reader {
+                    case .property(let slot):
+                        values.append(rows.isNull(row, column) ? .null : value(slot, rows, row))
+                    case .computed(let kind, let type):
+                        values.append(rows.isNull(row, column) ? .null : Self.computedValue(kind, rows, row, column).converted(to: type))
+                    }
+                }
+                return values
+            }
+        }
+    }
+
+    /// A computed value as the kind it holds (an integer too large for `Int64`, a sum in
+    /// `numeric`, as a double).
+    private static func computedValue(_ kind: PredicateSQLCompiler.ValueKind, _ rows: any PostgreSQLRows, _ row: Int, _ column: Int) -> StoreValue {
+        switch kind {
+        case .integer, .object:
+            let text = rows.text(row, column)
+            return Int64(text).map(StoreValue.int) ?? Double(text).map(StoreValue.double) ?? .null
+        case .real, .date: return .double(rows.double(row, column))
+        case .string, .url: return .string(rows.text(row, column))
+        case .data, .uuid: return .data(rows.bytes(row, column))
+        case .unsupported: return .null
+        }
+    }
+
+    /// An `ORDER BY` term for a computed or grouped column: strings byte by byte, `NULL` first
+    /// ascending and last descending.
+    private static func orderTerm(_ fragment: SQLFragment, _ kind: PredicateSQLCompiler.ValueKind, ascending: Bool) -> SQLFragment {
+        fragment + (kind.isString ? " COLLATE \"C\"" : "") + (ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
+    }
+
+    /// A compiled condition as PostgreSQL takes it (`TRUE`/`FALSE` for a constant one), in parentheses.
+    private static func condition(_ fragment: SQLFragment) -> SQLFragment {
+        "(" + SQLFragment(PredicateSQLCompiler.Dialect.postgreSQL.condition(fragment.sql), fragment.bindings) + ")"
+    }
+
+    /// The SELECT of a dictionary plan (with `?` placeholders) and how to read each column.
+    private func dictionaryQuery(_ plan: DictionaryPlan) throws -> (SQLFragment, [ColumnReader]) {
+        let fetch = plan.fetch
+        var compiler = PredicateSQLCompiler(entity: fetch.entity, schema: schema, dialect: .postgreSQL)
+        var conditions: [SQLFragment] = []
+        let entities = schema.entityCondition(of: fetch.entity, includingSubentities: fetch.includesSubentities)
+        if !entities.coversFamily {
+            let numbers = schema.numbers(of: fetch.entity, includingSubentities: fetch.includesSubentities)
+            conditions.append(SQLFragment("t0.\(Self.ent) IN (" + numbers.map(String.init).joined(separator: ", ") + ")"))
+        }
+        if let predicate = fetch.predicate {
+            let fragment = try compiler.compile(predicate)
+            conditions.append(Self.condition(fragment))
+        }
+
+        var selected: [SQLFragment] = []
+        var entityColumns: [SQLFragment] = []
+        var readers: [ColumnReader] = []
+        for column in plan.columns {
+            let (fragment, kind) = try compiler.compileResultColumn(column)
+            let position = Int32(selected.count)
+            selected.append(fragment)
+            compiler.columnOperands[column.name] = .value(fragment, kind)
+            if let attribute = column.attribute {
+                readers.append(.property(SQLiteRowDecoder.Slot(index: 0, column: position, kind: SQLiteRowDecoder.kind(of: attribute), entityColumn: -1)))
+            } else if case .object(let root) = kind, !column.isAggregate {
+                // A to-one relationship: its object ID, with the exact entity when the
+                // destination's table holds several.
+                var entityColumn: Int32 = -1
+                if root.layout.entityNumbers.count > 1 {
+                    entityColumn = Int32(plan.columns.count + entityColumns.count)
+                    entityColumns.append("(SELECT e.\(Self.ent) FROM \(schema.table(of: root)) e WHERE e.\(Self.pk) = " + fragment + ")")
+                }
+                readers.append(.property(SQLiteRowDecoder.Slot(index: 0, column: position, kind: .toOne(root), entityColumn: entityColumn)))
+            } else {
+                readers.append(.computed(kind, column.resultType != .undefinedAttributeType ? column.resultType : SQLiteStore.naturalType(of: kind)))
+            }
+        }
+
+        var groups: [SQLFragment] = []
+        var groupOrder: [SQLFragment] = []
+        for column in plan.groupBy {
+            let (fragment, kind) = try compiler.compileResultColumn(column)
+            groups.append(fragment)
+            groupOrder.append(Self.orderTerm(fragment, kind, ascending: true))
+        }
+        let aggregates = plan.columns.contains(where: \.isAggregate)
+        var distinct = plan.distinct
+        if distinct && groups.isEmpty && !aggregates {
+            // The same rows, sortable by any expression of the columns (by position: the
+            // columns' own bindings are not repeated).
+            groups = (1...selected.count).map { SQLFragment("\($0)") }
+            distinct = false
+        }
+        let having = try plan.having.map { try compiler.compileHaving($0) }
+
+        var order: [SQLFragment] = []
+        for key in fetch.sortKeys {
+            guard let column = plan.column(namedBy: key) else {
+                order.append(try compiler.orderBy(key))
+                continue
+            }
+            if case .keyPath(let path) = column.expression {
+                // A description renaming a key path, by its name.
+                var byPath = key
+                byPath.path = path
+                order.append(try compiler.orderBy(byPath))
+            } else if case .value(let fragment, let kind)? = compiler.columnOperands[column.name] {
+                // A computed column, by its name.
+                order.append(Self.orderTerm(fragment, kind, ascending: key.ascending))
+            }
+        }
+        if order.isEmpty && !plan.groupBy.isEmpty {
+            order = groupOrder
+        } else if groups.isEmpty && !distinct && !aggregates {
+            order.append(SQLFragment("t0.\(Self.pk)"))
+        }
+
+        var sql = SQLFragment(distinct ? "SELECT DISTINCT " : "SELECT ") + SQLFragment.joined(selected + entityColumns, separator: ", ")
+        sql = sql + " FROM \(schema.table(of: fetch.entity)) t0"
+        if !compiler.joins.isEmpty { sql = sql + " " + compiler.joins.joined(separator: " ") }
+        if !conditions.isEmpty { sql = sql + " WHERE " + SQLFragment.joined(conditions, separator: " AND ") }
+        if !groups.isEmpty { sql = sql + " GROUP BY " + SQLFragment.joined(groups, separator: ", ") }
+        if let having { sql = sql + " HAVING " + Self.condition(having) }
+        if !order.isEmpty { sql = sql + " ORDER BY " + SQLFragment.joined(order, separator: ", ") }
+        return (sql + Self.limit(fetch), readers)
+    }
+}
