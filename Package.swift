@@ -61,7 +61,7 @@ let package = Package(
         .executableTarget(
             name: "CoreDataCLI",
             dependencies: [
-                "CoreData", "CoreDataExamples", "CSQLite", "MagicalRecord",
+                "CoreData", "CoreDataExamples", "CoreDataPostgreSQL", "CSQLite", "MagicalRecord",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

@@ -1,29 +1,43 @@
 import ArgumentParser
+import CoreData
 import CoreDataExamples
+import CoreDataPostgreSQL
 import Foundation
 
 /// `coredata inspect STORE [--model PATH.xcdatamodeld]`: a store's metadata, entities and row
-/// counts, and with `--model`, which version of the model wrote it.
+/// counts, and with `--model`, which version of the model wrote it. `STORE` is a SQLite file or
+/// a PostgreSQL store's `postgres://user[:password]@host[:port]/database` URL.
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Print a Core Data SQLite store's metadata, entities and row counts.",
+        abstract: "Print a Core Data store's metadata, entities and row counts (a SQLite file or a postgres:// URL).",
         discussion: "With --model, also say which version of the model wrote the store, or that none did and which entities differ."
     )
 
-    @Argument(help: "The store file (.sqlite).") var store: String
+    @Argument(help: "The store file (.sqlite), or a PostgreSQL store's postgres:// URL.") var store: String
     @Option(help: "A model (.xcdatamodeld, or one .xcdatamodel): say which of its versions wrote the store.") var model: String?
 
     func run() throws {
         do {
-            let inspector = StoreInspector(url: URL(fileURLWithPath: store))
+            let inspector = StoreInspector(url: try storeURL())
             print(try inspector.report())
             if let model {
                 print("")
                 print(try inspector.versionReport(model: URL(fileURLWithPath: model)))
             }
         } catch let error as NSError {
-            throw CommandFailure("Can't inspect \(store): \(error.localizedDescription) (\(error.domain) \(error.code))")
+            throw CommandFailure("Can't inspect \(StoreInspector.displayName(of: store)): \(error.localizedDescription) (\(error.domain) \(error.code))")
         }
+    }
+
+    /// The store's URL: a `postgres://` URL as given (and the PostgreSQL store registered), or a file's.
+    private func storeURL() throws -> URL {
+        let lowered = store.lowercased()
+        guard lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") else { return URL(fileURLWithPath: store) }
+        guard let url = URL(string: store) else {
+            throw NSError(domain: NSCocoaErrorDomain, code: 134080, userInfo: [NSLocalizedDescriptionKey: "Not a URL: \(store)"])
+        }
+        NSPersistentStoreCoordinator.registerPostgreSQLStore()
+        return url
     }
 }

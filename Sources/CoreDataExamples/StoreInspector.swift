@@ -3,17 +3,35 @@ import CoreData
 import Foundation
 
 /// A report of a store in Core Data's layout: its metadata, entities, row counts and join tables,
-/// read from the file's own tables, so any such store can be inspected without its model.
+/// read from the store's own tables, so any such store can be inspected without its model: a
+/// SQLite file, or a PostgreSQL store at a `postgres://` URL (with `CoreDataPostgreSQL`'s
+/// `registerPostgreSQLStore()` called first).
 public struct StoreInspector {
     public let url: URL
 
     public init(url: URL) { self.url = url }
 
+    /// Whether `url` names a PostgreSQL store (`postgres://` or `postgresql://`).
+    var isPostgreSQL: Bool { ["postgres", "postgresql"].contains(url.scheme?.lowercased() ?? "") }
+
+    /// The store's type string.
+    var storeType: String { isPostgreSQL ? NSPostgreSQLStoreType : NSSQLiteStoreType }
+
+    /// Where the store is, for the report: a file's path, or the URL without its password.
+    var location: String { isPostgreSQL ? Self.displayName(of: url.absoluteString) : url.path }
+
+    /// `store` (a path or a URL) as a message may show it: a URL's password is masked.
+    public static func displayName(of store: String) -> String {
+        guard store.contains("://"), var components = URLComponents(string: store) else { return store }
+        if components.password != nil { components.password = "***" }
+        return components.string ?? "(a URL that can't be read)"
+    }
+
     /// The report, as `coredata inspect` prints it. Throws an `NSError` saying why a file can't be read.
     public func report() throws -> String {
-        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: storeType, at: url)
         var lines: [String] = []
-        lines.append("Store: \(url.path)")
+        lines.append("Store: \(location)")
         lines.append("UUID: \(metadata[NSStoreUUIDKey] as? String ?? "?")")
         lines.append("Type: \(metadata[NSStoreTypeKey] as? String ?? "?")")
         for key in ["NSPersistenceFrameworkVersion", "NSStoreModelVersionHashesVersion", "NSStoreModelVersionChecksumKey",
@@ -22,9 +40,9 @@ public struct StoreInspector {
         }
         let hashes = metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
 
-        let db = try ReadOnlyDatabase(path: url.path)
-        let entities = try db.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
-        let tables = Set(try db.rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0[0] })
+        let db: any InspectedDatabase = isPostgreSQL ? try InspectedPostgreSQLDatabase(url: url) : try ReadOnlyDatabase(path: url.path)
+        let entities = try db.rows(#"SELECT "Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX" FROM "Z_PRIMARYKEY" ORDER BY "Z_ENT""#)
+        let tables = Set(try db.tableNames())
         var names: [String: String] = [:]
         for row in entities { if let number = row[0], let name = row[1] { names[number] = name } }
         lines.append("")
@@ -41,7 +59,7 @@ public struct StoreInspector {
             let table = "Z" + (names[root] ?? name).uppercased()
             var count = "-"
             if tables.contains(table), let entityNumber = Int(number) {
-                count = try db.rows("SELECT count(*) FROM \(Self.quoted(table)) WHERE Z_ENT = \(entityNumber)").first?[0] ?? "?"
+                count = try db.rows("SELECT count(*) FROM \(Self.quoted(table)) WHERE \"Z_ENT\" = \(entityNumber)").first?[0] ?? "?"
             }
             let hash = (hashes[name] as? Data)?.base64EncodedString() ?? "-"
             let parentName = row[2].flatMap { names[$0] } ?? ""
@@ -56,8 +74,10 @@ public struct StoreInspector {
                 lines.append("  \(join): \(try db.rows("SELECT count(*) FROM \(Self.quoted(join))").first?[0] ?? "?") rows")
             }
         }
-        lines.append("")
-        lines.append("Journal mode: \(try db.rows("PRAGMA journal_mode").first?[0] ?? "?")")
+        if let footer = try db.footer() {
+            lines.append("")
+            lines.append(footer)
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -76,8 +96,55 @@ public struct StoreInspector {
     }
 }
 
+/// The store's tables, as the inspector reads them: every value as text.
+protocol InspectedDatabase {
+    /// The rows of `sql` (which names no value the user gave), each value as text or nil.
+    func rows(_ sql: String) throws -> [[String?]]
+    /// The names of the store's tables.
+    func tableNames() throws -> [String]
+    /// A last line about the database itself, if any (SQLite's journal mode).
+    func footer() throws -> String?
+}
+
+/// A PostgreSQL store's database, read through the connection `CoreDataPostgreSQL` registered.
+final class InspectedPostgreSQLDatabase: InspectedDatabase {
+    private let connection: any PostgreSQLConnection
+
+    init(url: URL) throws {
+        guard let connector = PostgreSQLStoreRegistry.connector else {
+            throw NSError(domain: NSCocoaErrorDomain, code: 134000, userInfo: [NSLocalizedDescriptionKey:
+                "The PostgreSQL store is not registered: import CoreDataPostgreSQL and call NSPersistentStoreCoordinator.registerPostgreSQLStore() first"])
+        }
+        do {
+            connection = try connector(url, nil)
+        } catch {
+            throw NSError(domain: NSCocoaErrorDomain, code: 134080, userInfo: [NSLocalizedDescriptionKey: error.message])
+        }
+    }
+
+    deinit { connection.close() }
+
+    func rows(_ sql: String) throws -> [[String?]] {
+        let result: any PostgreSQLRows
+        do {
+            result = try connection.execute(sql, [])
+        } catch {
+            throw NSError(domain: NSCocoaErrorDomain, code: 256, userInfo: [NSLocalizedDescriptionKey: "SQL error: \(error.message)"])
+        }
+        return (0..<result.count).map { row in
+            (0..<result.columnCount).map { column in result.isNull(row, column) ? nil : result.text(row, column) }
+        }
+    }
+
+    func tableNames() throws -> [String] {
+        try rows("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()").compactMap { $0[0] }
+    }
+
+    func footer() throws -> String? { nil }
+}
+
 /// A read-only SQLite connection for inspection.
-final class ReadOnlyDatabase {
+final class ReadOnlyDatabase: InspectedDatabase {
     private var handle: OpaquePointer?
 
     init(path: String) throws {
@@ -89,6 +156,14 @@ final class ReadOnlyDatabase {
     }
 
     deinit { sqlite3_close(handle) }
+
+    func tableNames() throws -> [String] {
+        try rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0[0] }
+    }
+
+    func footer() throws -> String? {
+        "Journal mode: \(try rows("PRAGMA journal_mode").first?[0] ?? "?")"
+    }
 
     func rows(_ sql: String) throws -> [[String?]] {
         var stmt: OpaquePointer?

@@ -29,6 +29,8 @@ package protocol PostgreSQLRows: AnyObject {
     var count: Int { get }
     /// How many rows an `INSERT`, `UPDATE` or `DELETE` changed (0 for other statements).
     var affectedRows: Int { get }
+    /// How many columns each row has.
+    var columnCount: Int { get }
     func isNull(_ row: Int, _ column: Int) -> Bool
     func int64(_ row: Int, _ column: Int) -> Int64
     func double(_ row: Int, _ column: Int) -> Double

@@ -249,5 +249,5 @@ package enum PostgreSQLStoreRegistry {
     }
 
     /// The connector registered, if any.
-    static var connector: PostgreSQLConnector? { registered.withLock { $0 } }
+    package static var connector: PostgreSQLConnector? { registered.withLock { $0 } }
 }
