@@ -21,11 +21,11 @@ final class LibPQConnection: PostgreSQLConnection {
     /// with `password` if given (it replaces one in the URL).
     init(url: URL, password: String?) throws(PostgreSQLError) {
         guard let scheme = url.scheme?.lowercased(), scheme == "postgres" || scheme == "postgresql" else {
-            throw PostgreSQLError(message: "A PostgreSQL store needs a postgres:// URL (postgres://user@host:port/database), not '\(url.absoluteString)'",
+            throw PostgreSQLError(message: "A PostgreSQL store needs a postgres:// URL (postgres://user@host:port/database), not '\(Self.masked(url))'",
                                   sqlState: nil, isConnectionFailure: true)
         }
         guard url.host != nil || url.path.count > 1 else {
-            throw PostgreSQLError(message: "The URL '\(url.absoluteString)' names no server or database", sqlState: nil, isConnectionFailure: true)
+            throw PostgreSQLError(message: "The URL '\(Self.masked(url))' names no server or database", sqlState: nil, isConnectionFailure: true)
         }
         // libpq reads the URL itself (expand_dbname); later keywords override it.
         var keywords = ["dbname", "client_encoding", "application_name"]
@@ -46,6 +46,16 @@ final class LibPQConnection: PostgreSQLConnection {
             throw PostgreSQLError(message: message, sqlState: Self.startupState(message), isConnectionFailure: true)
         }
         handle = connection
+        // Values are read as text in these forms (`bytes(_:_:)`, `double(_:_:)`): a database or
+        // role configured otherwise must not change what the store reads.
+        try run("SET bytea_output = 'hex'; SET extra_float_digits = 3")
+    }
+
+    /// `url` as a message may show it: its password masked.
+    private static func masked(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(a URL that can't be read)" }
+        if components.password != nil { components.password = "***" }
+        return components.string ?? "(a URL that can't be read)"
     }
 
     /// Set by ``close()``: the session has ended.

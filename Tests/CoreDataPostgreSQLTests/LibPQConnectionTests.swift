@@ -70,6 +70,14 @@ struct LibPQConnectionTests {
         }
     }
 
+    @Test func aRefusedURLNeverShowsItsPassword() throws {
+        for text in ["postgress://app:secret@db.example/cars", "postgres://app:secret@"] {
+            let error = try addFailure(URL(string: text)!)
+            #expect(error.code == NSPersistentStoreOpenError)
+            #expect(!"\(error.localizedDescription) \(error.userInfo)".contains("secret"))
+        }
+    }
+
     @Test func aWrongPasswordIsRefused() throws {
         let database = try TemporaryDatabase(owner: "cd_password")
         let url = TemporaryDatabase.url(database: database.name, user: "cd_password")

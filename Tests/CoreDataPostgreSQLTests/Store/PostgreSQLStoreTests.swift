@@ -224,8 +224,9 @@ struct PostgreSQLStoreTests {
 
     /// Ann saved with age 1 and score 1; another server changes age to 2 and score to 2 while
     /// this context changes name and age. Returns (name, age, score, Z_OPT) after this save.
-    private func lockingConflict(_ policy: Any) throws -> [String?] {
+    private func lockingConflict(_ policy: Any, databaseSettings: [String] = []) throws -> [String?] {
         let database = try TemporaryDatabase()
+        for setting in databaseSettings { try PostgreSQLTestServer.run("ALTER DATABASE \"\(database.name)\" SET \(setting)") }
         let (context, other) = try database.contextsOfTwoCoordinators(PostgreSQLTestModel.make())
         let ann = try context.performAndWait {
             let ann = context.insert("Person", ["name": "Ann", "age": 1, "score": 1.0])
@@ -259,6 +260,29 @@ struct PostgreSQLStoreTests {
             let conflict = try #require((error.userInfo["conflictList"] as? [NSMergeConflict])?.first)
             #expect(conflict.cachedSnapshot?["age"] as? Int16 == 1)
             #expect(conflict.persistedSnapshot?["age"] as? Int16 == 2)
+        }
+    }
+
+    /// A database (or role) configured with other defaults — `REPEATABLE READ` transactions,
+    /// `bytea` in escape form, doubles with fewer digits — changes nothing: the store sets what
+    /// it relies on in each session and transaction.
+    @Test func theDatabasesDefaultsDoNotChangeLockingOrValues() throws {
+        let settings = ["default_transaction_isolation = 'repeatable read'", "bytea_output = 'escape'", "extra_float_digits = 0"]
+        #expect(try lockingConflict(NSMergeByPropertyObjectTrumpMergePolicy, databaseSettings: settings) == ["Anna", "3", "2", "3"])
+
+        let database = try TemporaryDatabase()
+        for setting in settings { try PostgreSQLTestServer.run("ALTER DATABASE \"\(database.name)\" SET \(setting)") }
+        let (context, other) = try database.contextsOfTwoCoordinators(PostgreSQLTestModel.make())
+        let photo = Data([0, 1, 0x5c, 0x27, 0xff, 0x80])
+        let score = 0.1 + 0.2
+        try context.performAndWait {
+            _ = context.insert("Person", ["name": "Ann", "photo": photo, "score": score])
+            try context.save()
+        }
+        try other.performAndWait {
+            let ann = try other.objects("Person")[0]
+            #expect(ann.value(forKey: "photo") as? Data == photo)
+            #expect(ann.value(forKey: "score") as? Double == score)
         }
     }
 

@@ -88,7 +88,9 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
         let connection = try writer ?? connect()
         writer = connection
         do {
-            try connection.run("BEGIN")
+            // READ COMMITTED whatever the database's default: optimistic locking (an update of 0
+            // rows is a conflict), `Z_PRIMARYKEY`'s row locks and history numbers rely on it.
+            try connection.run("BEGIN ISOLATION LEVEL READ COMMITTED")
         } catch {
             if error.isSessionLost { dropWriter() }
             throw error

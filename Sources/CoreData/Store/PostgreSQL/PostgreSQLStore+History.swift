@@ -249,6 +249,8 @@ extension PostgreSQLStore {
             }
         } catch let error as PostgreSQLError {
             throw Self.error(error, .persistentStoreSave, "Can't purge the persistent history of the PostgreSQL store at \(location)")
+        } catch let failure as PostgreSQLCommitOutcomeUnknown {
+            throw commitOutcomeUnknownError(failure)
         }
     }
 }
