@@ -22,9 +22,8 @@ public struct StoreInspector {
 
     /// `store` (a path or a URL) as a message may show it: a URL's password is masked.
     public static func displayName(of store: String) -> String {
-        guard store.contains("://"), var components = URLComponents(string: store) else { return store }
-        if components.password != nil { components.password = "***" }
-        return components.string ?? "(a URL that can't be read)"
+        guard store.contains("://"), let url = URL(string: store) else { return store }
+        return PostgreSQLURL.masked(url) ?? "(a URL that can't be read)"
     }
 
     /// The report, as `coredata inspect` prints it. Throws an `NSError` saying why a file can't be read.

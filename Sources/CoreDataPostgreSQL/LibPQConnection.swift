@@ -52,11 +52,7 @@ final class LibPQConnection: PostgreSQLConnection {
     }
 
     /// `url` as a message may show it: its password masked.
-    private static func masked(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(a URL that can't be read)" }
-        if components.password != nil { components.password = "***" }
-        return components.string ?? "(a URL that can't be read)"
-    }
+    private static func masked(_ url: URL) -> String { PostgreSQLURL.masked(url) ?? "(a URL that can't be read)" }
 
     /// Set by ``close()``: the session has ended.
     private var isClosed = false

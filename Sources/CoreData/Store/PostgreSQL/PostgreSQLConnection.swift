@@ -125,3 +125,14 @@ extension NSPersistentStore.StoreType {
     /// ```
     public static let postgreSQL = NSPersistentStore.StoreType(rawValue: NSPostgreSQLStoreType)
 }
+
+/// PostgreSQL URLs as messages may show them.
+package enum PostgreSQLURL {
+    /// `url` with its password masked (`postgres://app:***@host/cars`), for every message and
+    /// report that names a store; `nil` if it can't be read as URL components.
+    package static func masked(_ url: URL) -> String? {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        if components.password != nil { components.password = "***" }
+        return components.string
+    }
+}

@@ -36,11 +36,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     var location: String { url.map(Self.location(of:)) ?? "" }
 
     /// `url` without its password, for messages.
-    static func location(of url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "" }
-        if components.password != nil { components.password = "***" }
-        return components.string ?? ""
-    }
+    static func location(of url: URL) -> String { PostgreSQLURL.masked(url) ?? "" }
 
     /// Runs `body` in one transaction on the writer (``PostgreSQLConnectionPool/inTransaction(_:)``).
     func inTransaction<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
