@@ -9,13 +9,7 @@ import Foundation
 // come back as text and are read by the kind of value the compiler says they hold.
 
 extension PostgreSQLStore {
-    /// How a selected column becomes a ``StoreValue``.
-    private enum ColumnReader {
-        /// As a fetch reads a property's column (plain key paths, to-one relationships).
-        case property(SQLiteRowDecoder.Slot)
-        /// A computed value of a kind, converted to a type (`.undefinedAttributeType`: as computed).
-        case computed(PredicateSQLCompiler.ValueKind, NSAttributeType)
-    }
+    private typealias ColumnReader = DictionaryColumnReader
 
     /// The rows of a dictionary plan, one value per column.
     func selectDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] {
@@ -79,29 +73,7 @@ extension PostgreSQLStore {
             conditions.append(Self.condition(fragment))
         }
 
-        var selected: [SQLFragment] = []
-        var entityColumns: [SQLFragment] = []
-        var readers: [ColumnReader] = []
-        for column in plan.columns {
-            let (fragment, kind) = try compiler.compileResultColumn(column)
-            let position = Int32(selected.count)
-            selected.append(fragment)
-            compiler.columnOperands[column.name] = .value(fragment, kind)
-            if let attribute = column.attribute {
-                readers.append(.property(SQLiteRowDecoder.Slot(index: 0, column: position, kind: SQLiteRowDecoder.kind(of: attribute), entityColumn: -1)))
-            } else if case .object(let root) = kind, !column.isAggregate {
-                // A to-one relationship: its object ID, with the exact entity when the
-                // destination's table holds several.
-                var entityColumn: Int32 = -1
-                if root.layout.entityNumbers.count > 1 {
-                    entityColumn = Int32(plan.columns.count + entityColumns.count)
-                    entityColumns.append("(SELECT e.\(Self.ent) FROM \(schema.table(of: root)) e WHERE e.\(Self.pk) = " + fragment + ")")
-                }
-                readers.append(.property(SQLiteRowDecoder.Slot(index: 0, column: position, kind: .toOne(root), entityColumn: entityColumn)))
-            } else {
-                readers.append(.computed(kind, column.resultType != .undefinedAttributeType ? column.resultType : SQLiteStore.naturalType(of: kind)))
-            }
-        }
+        let (selected, entityColumns, readers) = try SQLiteStore.dictionaryColumns(plan, compiler: &compiler, schema: schema, pk: Self.pk, ent: Self.ent)
 
         var groups: [SQLFragment] = []
         var groupOrder: [SQLFragment] = []

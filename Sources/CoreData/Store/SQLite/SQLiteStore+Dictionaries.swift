@@ -4,13 +4,49 @@ import Foundation
 // Dictionary fetches in one SELECT: columns (attributes, to-one key paths, expressions),
 // DISTINCT, GROUP BY, HAVING, ORDER BY, LIMIT, with every value bound.
 
+/// How a selected column of a dictionary fetch becomes a ``StoreValue`` (both SQL stores).
+enum DictionaryColumnReader {
+    /// As the row decoder reads a property's column (plain key paths, to-one relationships).
+    case property(SQLiteRowDecoder.Slot)
+    /// A computed value of a kind, converted to a type (`.undefinedAttributeType`: as the
+    /// database gives it).
+    case computed(PredicateSQLCompiler.ValueKind, NSAttributeType)
+}
+
 extension SQLiteStore {
-    /// How a selected column becomes a ``StoreValue``.
-    private enum ColumnReader {
-        /// As the row decoder reads a property's column (plain key paths).
-        case property(SQLiteRowDecoder.Slot)
-        /// A computed value, converted to a type (`.undefinedAttributeType`: as SQLite gives it).
-        case computed(NSAttributeType)
+    private typealias ColumnReader = DictionaryColumnReader
+
+    /// The select list of a dictionary plan's columns, compiled by `compiler` (which learns each
+    /// column's operand, for sorts and HAVING): the columns, then the subqueries that give a
+    /// to-one's exact entity where its destination's table holds several (read from the
+    /// position their readers name), and a reader per column. `pk` and `ent` spell `Z_PK` and
+    /// `Z_ENT` in the store's SQL. Shared by the SQLite and PostgreSQL stores.
+    static func dictionaryColumns(_ plan: DictionaryPlan, compiler: inout PredicateSQLCompiler, schema: SQLiteSchema,
+                                  pk: String, ent: String) throws -> (selected: [SQLFragment], entityColumns: [SQLFragment], readers: [DictionaryColumnReader]) {
+        var selected: [SQLFragment] = []
+        var entityColumns: [SQLFragment] = []
+        var readers: [DictionaryColumnReader] = []
+        for column in plan.columns {
+            let (fragment, kind) = try compiler.compileResultColumn(column)
+            let position = Int32(selected.count)
+            selected.append(fragment)
+            compiler.columnOperands[column.name] = .value(fragment, kind)
+            if let attribute = column.attribute {
+                readers.append(.property(SQLiteRowDecoder.Slot(index: 0, column: position, kind: SQLiteRowDecoder.kind(of: attribute), entityColumn: -1)))
+            } else if case .object(let root) = kind, !column.isAggregate {
+                // A to-one relationship: its object ID, with the exact entity when the
+                // destination's table holds several.
+                var entityColumn: Int32 = -1
+                if root.layout.entityNumbers.count > 1 {
+                    entityColumn = Int32(plan.columns.count + entityColumns.count)
+                    entityColumns.append("(SELECT e.\(ent) FROM \(schema.table(of: root)) e WHERE e.\(pk) = " + fragment + ")")
+                }
+                readers.append(.property(SQLiteRowDecoder.Slot(index: 0, column: position, kind: .toOne(root), entityColumn: entityColumn)))
+            } else {
+                readers.append(.computed(kind, column.resultType != .undefinedAttributeType ? column.resultType : naturalType(of: kind)))
+            }
+        }
+        return (selected, entityColumns, readers)
     }
 
     /// Runs a dictionary plan on a reader connection.
@@ -29,7 +65,7 @@ extension SQLiteStore {
                     switch reader {
                     case .property(let slot):
                         row.append(statement.isNull(column) ? .null : try decodeValue(slot, statement))
-                    case .computed(let type):
+                    case .computed(_, let type):
                         row.append(Self.rawValue(statement, column).converted(to: type))
                     }
                 }
@@ -71,30 +107,7 @@ extension SQLiteStore {
         if let condition = entityCondition(fetch) { conditions.append(SQLFragment(condition)) }
         if let predicate = fetch.predicate { conditions.append("(" + (try compiler.compile(predicate)) + ")") }
 
-        var selected: [SQLFragment] = []
-        var entityColumns: [SQLFragment] = []
-        var readers: [ColumnReader] = []
-        for column in plan.columns {
-            let (fragment, kind) = try compiler.compileResultColumn(column)
-            let position = Int32(selected.count)
-            selected.append(fragment)
-            compiler.columnOperands[column.name] = .value(fragment, kind)
-            if let attribute = column.attribute {
-                let slot = SQLiteRowDecoder.Slot(index: 0, column: position, kind: SQLiteRowDecoder.kind(of: attribute), entityColumn: -1)
-                readers.append(.property(slot))
-            } else if case .object(let root) = kind, !column.isAggregate {
-                // A to-one relationship: its object ID, with the exact entity when the
-                // destination's table holds several.
-                var entityColumn: Int32 = -1
-                if root.layout.entityNumbers.count > 1 {
-                    entityColumn = Int32(plan.columns.count + entityColumns.count)
-                    entityColumns.append("(SELECT e.Z_ENT FROM \(schema.table(of: root)) e WHERE e.Z_PK = " + fragment + ")")
-                }
-                readers.append(.property(SQLiteRowDecoder.Slot(index: 0, column: position, kind: .toOne(root), entityColumn: entityColumn)))
-            } else {
-                readers.append(.computed(column.resultType != .undefinedAttributeType ? column.resultType : Self.naturalType(of: kind)))
-            }
-        }
+        let (selected, entityColumns, readers) = try Self.dictionaryColumns(plan, compiler: &compiler, schema: schema, pk: "Z_PK", ent: "Z_ENT")
 
         var groups: [SQLFragment] = []
         for column in plan.groupBy { groups.append(try compiler.compileResultColumn(column).0) }
