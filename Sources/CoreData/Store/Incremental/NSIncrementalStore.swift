@@ -168,8 +168,8 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
     }
 
     /// Called when a context starts using the objects these IDs name: a count of interest per
-    /// ID, one more per call that names it, which ``managedObjectContextDidUnregisterObjects(with:)``
-    /// takes back. A context registers an object when it first holds it under a permanent ID of
+    /// ID, one more each time an ID is named (an array may name one twice), which
+    /// ``managedObjectContextDidUnregisterObjects(with:)`` takes back. A context registers an object when it first holds it under a permanent ID of
     /// this store (a fetch, a fault, `object(with:)`, a new object's ID from
     /// ``obtainPermanentIDs(for:)`` at a save); temporary IDs are never passed. Called on the
     /// context's queue, after the operation that registered them, with no lock of the context
