@@ -61,7 +61,8 @@ let package = Package(
         .executableTarget(
             name: "CoreDataCLI",
             dependencies: [
-                "CoreData", "CoreDataExamples", "CoreDataPostgreSQL", "CSQLite", "MagicalRecord",
+                // CLibPQ: `bench --store postgres://` measures the store against libpq itself.
+                "CoreData", "CoreDataExamples", "CoreDataPostgreSQL", "CLibPQ", "CSQLite", "MagicalRecord",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

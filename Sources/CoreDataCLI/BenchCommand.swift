@@ -38,6 +38,8 @@ struct BenchCommand: ParsableCommand {
             fr (an NSFetchedResultsController over 100,000 Items sorted by i0, kept current through 1,000 edits that each move \
             one row; the other engines UPDATE the row and count the rows before it); \
             stall (main-queue lateness while a background context imports 100,000 Items in saves of 1,000). \
+            With --store postgres://user@host:port/database: a1, a2, b, b', c, c' and d–g on that PostgreSQL server, \
+            swift-coredata's PostgreSQL store against libpq's C API (each store a new database, dropped at the end). \
             Run it in a release build: swift run -c release coredata bench
             """
     )
@@ -46,27 +48,40 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Repetitions of each measurement; the median is reported (default 5, or 1 with --quick).") var repetitions: Int?
     @Option(help: "Divide every workload's size by this (default 1, or 20 with --quick).") var divideSizesBy: Int?
     @Option(name: .customLong("workload"), help: "Run only these workloads (a, a1, a2, b, b', c, c', d, e, f, g, predicates, m1, m2, m3, m, bi, bu, bd, batch, bh, fr, stall; repeatable).") var workloadNames: [String] = []
-    @Option(name: .customLong("engine"), help: "Run only these engines (coredata, raw, grdb, grdb-sql; repeatable). Ratios need raw.") var engineNames: [String] = []
+    @Option(name: .customLong("engine"), help: "Run only these engines (coredata, raw, grdb, grdb-sql; with --store: coredata, libpq; repeatable). Ratios need raw (libpq).") var engineNames: [String] = []
+    @Option(name: .customLong("store"), help: "Run on a PostgreSQL server instead of SQLite files: postgres://user@host:port/database, a database the run connects to in order to make its own (it needs CREATEDB).") var storeURL: String?
+
+    /// The server of a PostgreSQL run (`--store`).
+    var postgresURL: URL? { storeURL.flatMap(URL.init(string:)) }
 
     func validate() throws {
         if let repetitions, repetitions < 1 { throw ValidationError("--repetitions must be at least 1") }
         if let divideSizesBy, divideSizesBy < 1 { throw ValidationError("--divide-sizes-by must be at least 1") }
+        if let storeURL {
+            guard let url = postgresURL, url.scheme == "postgres" || url.scheme == "postgresql" else {
+                throw ValidationError("--store takes a postgres://user@host:port/database URL, not '\(storeURL)'")
+            }
+        }
         _ = try selectedWorkloads()
         _ = try selectedEngines()
     }
 
     /// Whether the stall benchmark runs: in a full run, or when asked for by name.
     var runsStall: Bool {
-        workloadNames.isEmpty || workloadNames.flatMap { $0.split(separator: ",") }.contains("stall")
+        storeURL == nil && (workloadNames.isEmpty || workloadNames.flatMap { $0.split(separator: ",") }.contains("stall"))
     }
 
     func selectedWorkloads() throws -> [BenchWorkload] {
-        if workloadNames.isEmpty { return BenchWorkload.allCases }
+        let available = storeURL == nil ? BenchWorkload.allCases : PostgreSQLBench.workloads
+        if workloadNames.isEmpty { return available }
         var result: [BenchWorkload] = []
         for name in workloadNames.flatMap({ $0.split(separator: ",").map(String.init) }) where name != "stall" {
             let matches = BenchWorkload.groups[name] ?? BenchWorkload(rawValue: name).map { [$0] } ?? []
             guard !matches.isEmpty else {
                 throw ValidationError("Unknown workload '\(name)': use a, a1, a2, b, b', c, c', d, e, f, g, predicates, m1, m2, m or stall")
+            }
+            if let missing = matches.first(where: { !available.contains($0) }) {
+                throw ValidationError("\(missing.title) does not run on PostgreSQL yet: use a, a1, a2, b, b', c, c', d, e, f, g or predicates")
             }
             result += matches.filter { !result.contains($0) }
         }
@@ -74,15 +89,19 @@ struct BenchCommand: ParsableCommand {
     }
 
     func selectedEngines() throws -> [BenchEngine] {
-        if engineNames.isEmpty { return BenchEngine.allCases }
+        let onPostgreSQL = storeURL != nil
+        let available = BenchEngine.all(onPostgreSQL: onPostgreSQL)
+        if engineNames.isEmpty { return available }
         var result: [BenchEngine] = []
         for name in engineNames.flatMap({ $0.split(separator: ",").map(String.init) }) {
-            guard let engine = BenchEngine(rawValue: name.lowercased()) else {
-                throw ValidationError("Unknown engine '\(name)': use coredata, raw, grdb or grdb-sql")
+            // (On PostgreSQL, `raw` is libpq: the raw client.)
+            guard let engine = BenchEngine(rawValue: onPostgreSQL && name.lowercased() == "raw" ? "libpq" : name.lowercased()),
+                  available.contains(engine) else {
+                throw ValidationError("Unknown engine '\(name)': use " + (onPostgreSQL ? "coredata or libpq" : "coredata, raw, grdb or grdb-sql"))
             }
             if !result.contains(engine) { result.append(engine) }
         }
-        return BenchEngine.allCases.filter(result.contains)
+        return available.filter(result.contains)
     }
 
     func run() throws {
@@ -90,42 +109,23 @@ struct BenchCommand: ParsableCommand {
         let divisor = divideSizesBy ?? (quick ? 20 : 1)
         let workloads = try selectedWorkloads()
         let engines = try selectedEngines()
-        let folder = try BenchFolder()
+        let server = try postgresURL.map(BenchPostgreSQLServer.init(url:))
+        let folder = try BenchFolder(server: server)
         defer { folder.removeAll() }
 
         var results: [BenchResult] = []
+        var failures: [String] = []
         for workload in workloads {
             let size = max(1, workload.fullSize / divisor)
             progress("\(workload.title): \(size) rows, preparing…")
-            var runs: [BenchEngine: BenchRepetition] = [:]
-            for engine in engines {
-                runs[engine] = try Self.repetition(engine, workload, size: size, folder: folder)
+            do {
+                results.append(try measure(workload, size: size, engines: engines, repetitions: repetitions, folder: folder))
+            } catch let error as NSError where server != nil && error.domain == NSCocoaErrorDomain && error.code == 134091 {
+                // On PostgreSQL a workload whose predicate the store does not compile yet
+                // (`NSPersistentStoreUnsupportedRequestTypeError`) is reported, and the run goes on.
+                progress("  refused by the store: \(error.localizedDescription)")
+                failures.append("\(workload.title): refused by the PostgreSQL store (134091): \(error.localizedDescription)")
             }
-            var result = BenchResult(workload: workload, size: size)
-            let expected = workload.expectedChecksum(size: size, folder: folder)
-            result.expectedChecksum = expected
-            result.note = workload.note(size: size, folder: folder)
-            for repetition in 0..<repetitions {
-                // Rotate who goes first, so no engine always runs on a cold (or warm) machine.
-                let order = (0..<engines.count).map { engines[($0 + repetition) % engines.count] }
-                for engine in order {
-                    let sample = try runs[engine]!()
-                    var note = ""
-                    if sample.checksum != expected {
-                        let message = "\(engine.title) did different work in \(workload.title): checksum \(sample.checksum), expected \(expected)"
-                        guard workload.reportsWrongResults else { throw BenchFailure(message) }
-                        result.wrongResults[engine] = sample.checksum
-                        note = " (wrong result: \(message))"
-                    }
-                    result.samples[engine, default: []].append(sample)
-                    progress("  \(repetition + 1)/\(repetitions) \(Self.pad(engine.title, 15)) \(Self.time(sample.seconds))\(note)")
-                }
-            }
-            if engines.contains(.coreData), engines.contains(.raw),
-               let floor = NumberFloor.seconds(workload, size: size, repetitions: repetitions) {
-                result.note = NumberFloor.note(floor: floor, coreData: result.median(.coreData), raw: result.median(.raw))
-            }
-            results.append(result)
         }
 
         var stall: [StallBench.Result] = []
@@ -134,9 +134,44 @@ struct BenchCommand: ParsableCommand {
         }
 
         let invocation = (["coredata"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
-        var report = results.isEmpty ? "" : Self.report(results, engines: engines, repetitions: repetitions, divisor: divisor, invocation: invocation)
+        var report = results.isEmpty ? "" : Self.report(results, engines: engines, repetitions: repetitions, divisor: divisor,
+                                                        invocation: invocation, server: server)
+        if !failures.isEmpty { report += "\n" + failures.joined(separator: "\n") + "\n" }
         if !stall.isEmpty { report += (report.isEmpty ? "" : "\n") + StallBench.report(stall).joined(separator: "\n") + "\n" }
         print(report)
+    }
+
+    /// The repetitions of one workload by every engine, in a rotating order.
+    private func measure(_ workload: BenchWorkload, size: Int, engines: [BenchEngine], repetitions: Int, folder: BenchFolder) throws -> BenchResult {
+        var runs: [BenchEngine: BenchRepetition] = [:]
+        for engine in engines {
+            runs[engine] = try Self.repetition(engine, workload, size: size, folder: folder)
+        }
+        var result = BenchResult(workload: workload, size: size)
+        let expected = workload.expectedChecksum(size: size, folder: folder)
+        result.expectedChecksum = expected
+        result.note = workload.note(size: size, folder: folder)
+        for repetition in 0..<repetitions {
+            // Rotate who goes first, so no engine always runs on a cold (or warm) machine.
+            let order = (0..<engines.count).map { engines[($0 + repetition) % engines.count] }
+            for engine in order {
+                let sample = try runs[engine]!()
+                var note = ""
+                if sample.checksum != expected {
+                    let message = "\(engine.title) did different work in \(workload.title): checksum \(sample.checksum), expected \(expected)"
+                    guard workload.reportsWrongResults else { throw BenchFailure(message) }
+                    result.wrongResults[engine] = sample.checksum
+                    note = " (wrong result: \(message))"
+                }
+                result.samples[engine, default: []].append(sample)
+                progress("  \(repetition + 1)/\(repetitions) \(Self.pad(engine.title, 15)) \(Self.time(sample.seconds))\(note)")
+            }
+        }
+        if engines.contains(.coreData), engines.contains(.raw),
+           let floor = NumberFloor.seconds(workload, size: size, repetitions: repetitions) {
+            result.note = NumberFloor.note(floor: floor, coreData: result.median(.coreData), raw: result.median(.raw))
+        }
+        return result
     }
 
     static func repetition(_ engine: BenchEngine, _ workload: BenchWorkload, size: Int, folder: BenchFolder) throws -> BenchRepetition {
@@ -145,6 +180,7 @@ struct BenchCommand: ParsableCommand {
         case .raw: try RawSQLiteBench.repetition(workload, size: size, folder: folder)
         case .grdb: try GRDBBench.repetition(workload, size: size, folder: folder)
         case .grdbStatements: try GRDBStatementBench.repetition(workload, size: size, folder: folder)
+        case .libpq: try RawPostgreSQLBench.repetition(workload, size: size, folder: folder)
         }
     }
 
@@ -154,14 +190,19 @@ struct BenchCommand: ParsableCommand {
 
     // MARK: The report
 
-    static func report(_ results: [BenchResult], engines: [BenchEngine], repetitions: Int, divisor: Int, invocation: String) -> String {
+    static func report(_ results: [BenchResult], engines: [BenchEngine], repetitions: Int, divisor: Int, invocation: String,
+                       server: BenchPostgreSQLServer? = nil) -> String {
         var lines: [String] = []
         let date = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withInternetDateTime])
         lines.append("## coredata bench — \(date)")
         lines.append("")
         lines.append("- Command: `\(invocation)` (\(BenchMachine.buildConfiguration) build, \(BenchMachine.swiftCompiler))")
         lines.append("- Machine: \(BenchMachine.cpuModel), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(BenchMachine.operatingSystem)")
-        lines.append("- SQLite \(RawSQLiteBench.sqliteVersion) (the system library, used by every engine), WAL, `synchronous = NORMAL`, a fresh file per run")
+        if let server {
+            lines.append("- PostgreSQL \(server.version) at \(server.maskedURL), over libpq \(PostgreSQLBench.libpqVersion) (both engines); every store a new database of the server's")
+        } else {
+            lines.append("- SQLite \(RawSQLiteBench.sqliteVersion) (the system library, used by every engine), WAL, `synchronous = NORMAL`, a fresh file per run")
+        }
         lines.append("- \(repetitions) repetition\(repetitions == 1 ? "" : "s") per measurement, median reported\(divisor > 1 ? "; sizes divided by \(divisor)" : "")")
         let hasThroughput = results.contains { !$0.workload.isPredicateWorkload }
         lines.append("- Engines: " + engines.map { hasThroughput ? "\($0.title) (\($0.summary))" : $0.title }.joined(separator: "; "))
@@ -221,9 +262,12 @@ struct BenchCommand: ParsableCommand {
         var header = perQuery ? "| workload | queries |" : "| workload | rows |"
         var rule = "|---|---:|"
         for engine in engines { header += " \(engine.title) |"; rule += "---:|" }
-        let hasRaw = engines.contains(.raw), hasGRDB = engines.contains(.grdb), hasCoreData = engines.contains(.coreData)
+        // The baseline: raw SQLite, or libpq on PostgreSQL, whose target is the issue's 1.5× for every workload.
+        let baseline = engines.first(where: \.isBaseline) ?? .raw
+        let onPostgreSQL = baseline == .libpq
+        let hasRaw = engines.contains(baseline), hasGRDB = engines.contains(.grdb), hasCoreData = engines.contains(.coreData)
         let hasStatements = engines.contains(.grdbStatements)
-        if hasRaw && hasCoreData { header += " coredata / raw | target |"; rule += "---:|---:|" }
+        if hasRaw && hasCoreData { header += " coredata / \(onPostgreSQL ? "libpq" : "raw") | target |"; rule += "---:|---:|" }
         if hasRaw && hasGRDB { header += " GRDB records / raw |"; rule += "---:|" }
         if hasRaw && hasStatements { header += " GRDB statements / raw |"; rule += "---:|" }
         if hasGRDB && hasCoreData { header += " coredata / GRDB records |"; rule += "---:|" }
@@ -234,10 +278,10 @@ struct BenchCommand: ParsableCommand {
             let count = perQuery ? result.queries : result.size
             var line = "| \(result.workload.title) | \(grouped(count)) |"
             for engine in engines { line += " \(time(result.median(engine)))\(result.wrongResults[engine] == nil ? "" : " †") |" }
-            let coreData = result.median(.coreData), raw = result.median(.raw), grdb = result.median(.grdb)
+            let coreData = result.median(.coreData), raw = result.median(baseline), grdb = result.median(.grdb)
             if hasRaw && hasCoreData {
                 let ratio = coreData / raw
-                if let target = result.workload.target {
+                if let target = onPostgreSQL ? PostgreSQLBench.target : result.workload.target {
                     let verdict = result.wrongResults[.coreData] != nil ? "wrong result" : ratio <= target ? "met" : "**missed**"
                     line += " \(String(format: "%.2f×", ratio)) | ≤ \(String(format: "%.1f×", target)) \(verdict) |"
                 } else {

@@ -104,7 +104,7 @@ enum CoreDataBench {
 
     /// A file of `size` `Item` rows, written beforehand (not timed).
     static func filledItemFile(_ folder: BenchFolder, _ prefix: String, model: NSManagedObjectModel, size: Int) throws -> URL {
-        let file = folder.freshFile(prefix)
+        let file = try folder.freshStore(prefix)
         let stack = try Stack(model: model, url: file)
         let context = stack.context
         try context.performAndWait {
@@ -125,8 +125,8 @@ enum CoreDataBench {
     /// `performAndWait` of the context, then the rows are counted (untimed).
     static func timedOnFreshStack(_ folder: BenchFolder, _ prefix: String, model: NSManagedObjectModel, entity: String, rows: Int,
                                   options: [AnyHashable: Any]? = nil, _ work: (NSManagedObjectContext) throws -> Int) throws -> BenchSample {
-        let file = folder.freshFile(prefix)
-        defer { BenchFolder.remove(file) }
+        let file = try folder.freshStore(prefix)
+        defer { folder.removeStore(file) }
         let stack = try Stack(model: model, url: file, options: options)
         let context = stack.context
         let sample = try context.performAndWait { try BenchMeter.measure { try work(context) } }
@@ -158,14 +158,16 @@ enum CoreDataBench {
         return model
     }
 
-    /// A coordinator with one SQLite store and a private-queue context.
+    /// A coordinator with one store and a private-queue context: a SQLite store, or a PostgreSQL
+    /// store for a `postgres://` URL (`--store`).
     struct Stack {
         let coordinator: NSPersistentStoreCoordinator
         let context: NSManagedObjectContext
 
         init(model: NSManagedObjectModel, url: URL, options: [AnyHashable: Any]? = nil) throws {
             coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-            try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+            let type = url.scheme == "postgres" || url.scheme == "postgresql" ? NSPostgreSQLStoreType : NSSQLiteStoreType
+            try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options)
             context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             context.persistentStoreCoordinator = coordinator
         }

@@ -14,7 +14,7 @@ extension CoreDataBench {
         let data = PredicateBench.data(rows: size, folder: folder)
         let model = productModel()
         let file = try folder.prepared("coredata-products-\(size)") { () throws -> URL in
-            let file = folder.freshFile("coredata-products")
+            let file = try folder.freshStore("coredata-products")
             let stack = try Stack(model: model, url: file)
             let context = stack.context
             try context.performAndWait {

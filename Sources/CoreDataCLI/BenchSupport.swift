@@ -181,6 +181,16 @@ enum BenchEngine: String, CaseIterable, Sendable {
     /// GRDB's statement layer (cached statements with arguments, row cursors): what the library
     /// would call if it sat on GRDB instead of the C API (docs/SQLITE-LAYER.md).
     case grdbStatements = "grdb-sql"
+    /// libpq's C API: the baseline of a run on a PostgreSQL server (`--store postgres://…`).
+    case libpq
+
+    /// The engines of a run on SQLite files, or on a PostgreSQL server.
+    static func all(onPostgreSQL: Bool) -> [BenchEngine] {
+        onPostgreSQL ? [.coreData, .libpq] : [.coreData, .raw, .grdb, .grdbStatements]
+    }
+
+    /// Whether the engine is a run's baseline, which the ratios divide by.
+    var isBaseline: Bool { self == .raw || self == .libpq }
 
     var title: String {
         switch self {
@@ -188,6 +198,7 @@ enum BenchEngine: String, CaseIterable, Sendable {
         case .raw: "raw SQLite"
         case .grdb: "GRDB records"
         case .grdbStatements: "GRDB statements"
+        case .libpq: "raw libpq"
         }
     }
 
@@ -198,6 +209,7 @@ enum BenchEngine: String, CaseIterable, Sendable {
         case .raw: "the C API, cached prepared statements, rows read into a small class"
         case .grdb: "`Record` subclasses in a `DatabasePool`, as GRDB's own benchmark"
         case .grdbStatements: "cached `Statement` + arguments, `Row` cursor, in a `DatabasePool`"
+        case .libpq: "statements prepared once, parameters bound in binary, one transaction per save, text results read into a small class"
         }
     }
 
@@ -208,6 +220,7 @@ enum BenchEngine: String, CaseIterable, Sendable {
         case .raw: "one prepared statement per workload, rebound per query, rows read into a small class, `bench_begins_cd` (a function folding as the library does)"
         case .grdb: "the query interface on `Record` subclasses (`filter`, `fetchOne(key:)`, `select`/`group`), all queries in one `pool.read`"
         case .grdbStatements: "cached statements and `Row` cursors, all queries in one `pool.read`"
+        case .libpq: "one prepared statement per workload, rebound per query; (e) a cursor in key order, 64 rows per `FETCH`, names folded in the client until 7 match"
         }
     }
 }
@@ -319,14 +332,30 @@ enum BenchMeter {
     }
 }
 
-/// A temporary folder for the benchmark's store files, removed when the run ends.
+/// A temporary folder for the benchmark's store files, removed when the run ends; in a run on
+/// a PostgreSQL server (`--store postgres://…`), the stores are databases the server makes.
 final class BenchFolder {
     let url: URL
+    /// The server of a PostgreSQL run, whose databases are the run's stores.
+    let server: BenchPostgreSQLServer?
     private var counter = 0
 
-    init() throws {
+    init(server: BenchPostgreSQLServer? = nil) throws {
+        self.server = server
         url = FileManager.default.temporaryDirectory.appendingPathComponent("coredata-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    /// Where a new store goes: a new file name, or in a PostgreSQL run a new, empty database.
+    func freshStore(_ stem: String) throws -> URL {
+        guard let server else { return freshFile(stem) }
+        counter += 1
+        return try server.freshDatabase("\(stem)-\(counter)")
+    }
+
+    /// Removes a store ``freshStore(_:)`` made.
+    func removeStore(_ store: URL) {
+        if let server { server.drop(store) } else { Self.remove(store) }
     }
 
     /// A new file name in the folder (nothing is created).
@@ -353,7 +382,10 @@ final class BenchFolder {
         }
     }
 
-    func removeAll() { try? FileManager.default.removeItem(at: url) }
+    func removeAll() {
+        server?.dropAll()
+        try? FileManager.default.removeItem(at: url)
+    }
 }
 
 /// The machine, for the report header.

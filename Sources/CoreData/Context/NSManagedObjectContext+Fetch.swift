@@ -10,6 +10,7 @@ extension NSManagedObjectContext {
     /// Throws for an unknown entity, a malformed predicate format, or a store error.
     public func fetch<T>(_ request: NSFetchRequest<T>) throws -> [T] {
         checkQueue("fetch(_:) of '\(request.entityName ?? request.entity?.name ?? "?")'")
+        defer { deliverStoreRegistrations() } // StoreRegistrations.swift
         let entity = try resolveEntity(request)
         if !(request.propertiesToGroupBy ?? []).isEmpty && request.resultType != .dictionaryResultType {
             throw CoreDataError.make(.coreData, "Invalid fetch request: propertiesToGroupBy requires resultType .dictionaryResultType")

@@ -29,6 +29,7 @@ extension NSManagedObjectContext {
     /// ```
     public func save() throws {
         checkQueue("save()")
+        defer { deliverStoreRegistrations() } // StoreRegistrations.swift
         var shortcuts = SaveShortcuts(beginning: self) // what a save may skip: SaveShortcuts.swift
         defer { shortcuts.end() }
         processPendingChanges()

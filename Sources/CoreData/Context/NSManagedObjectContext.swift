@@ -207,6 +207,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     deinit {
         if let autoMergeObserver { NotificationCenter.default.removeObserver(autoMergeObserver) }
         Self.detach(takeRegisteredObjects()) // strong, while we detach them
+        deliverStoreRegistrations()
     }
 
     /// The registered objects, the new ones not yet registered under a temporary ID included
@@ -346,7 +347,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     private func withCurrent<T>(_ body: () throws -> T) rethrows -> T {
         CurrentContext.push(self)
-        defer { CurrentContext.pop() }
+        defer { deliverStoreRegistrations(); CurrentContext.pop() }
         return try body()
     }
 
@@ -593,6 +594,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Use ``existingObject(with:)`` to find out at once.
     open func object(with objectID: NSManagedObjectID) -> NSManagedObject {
         checkQueue("object(with:)")
+        defer { deliverStoreRegistrations() } // StoreRegistrations.swift
         if let object = registered(objectID.key) { return object }
         // A temporary ID the chain's root has made permanent since: a fault for the row.
         let objectID = objectID.isTemporaryID ? latestID(of: objectID) : objectID
@@ -611,6 +613,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// ```
     open func existingObject(with objectID: NSManagedObjectID) throws -> NSManagedObject {
         checkQueue("existingObject(with:)")
+        defer { deliverStoreRegistrations() } // StoreRegistrations.swift
         if let object = registered(objectID.key) {
             if object._isFault && !object._hasData {
                 guard let snapshot = try snapshotForFault(objectID) else { throw missingObjectError(objectID) }
@@ -875,6 +878,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// `NSManagedObjectContextObjectsDidChange` is posted with their IDs under `NSInvalidatedAllObjectsKey`.
     open func reset() {
         checkQueue("reset()")
+        defer { deliverStoreRegistrations() } // StoreRegistrations.swift
         let objects = takeRegisteredObjects()
         retained.removeAll()
         Self.detach(objects + inserted.objects + pendingDeletes)
@@ -958,6 +962,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// Gives the objects permanent IDs now instead of at the next save.
     open func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
         checkQueue("obtainPermanentIDs(for:)")
+        defer { deliverStoreRegistrations() } // StoreRegistrations.swift
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.make(.persistentStoreSave, "The context has no coordinator") }
         let temporary = objects.filter { $0.objectID.isTemporaryID }
         var byEntity: [ObjectIdentifier: [NSManagedObject]] = [:]

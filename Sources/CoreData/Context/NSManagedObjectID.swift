@@ -116,6 +116,14 @@ internal struct IDKey: Hashable, Sendable {
     var value: Int64
 
     static let temporaryStore = -1
+    /// Set in the tag of a store that hears which of its objects contexts hold (an
+    /// `NSIncrementalStore`: `NSPersistentStore.reportsRegistrations`), so that the registry
+    /// tells such keys from the built-in stores' by their bits alone (`StoreRegistrations.swift`).
+    static let reportedStoreFlag = 1 << 30
+    /// Whether a registry owner (``packedOwner``) is that of a store whose registrations are
+    /// reported: its tag has ``reportedStoreFlag`` and is not ``temporaryStore``.
+    @inline(__always)
+    static func isReported(owner: Int64) -> Bool { owner >> 62 == 1 }
     private static let counter = AtomicCounter()
     static func nextTemporary() -> Int64 { counter.next() }
     static let processToken = UUID().uuidString

@@ -27,6 +27,9 @@ internal struct ObjectRegistry {
     private var used = 0 // live entries plus tombstones
     /// How many times the table was rebuilt (for tests: a churn must not rebuild it per insert).
     private(set) var rebuilds = 0
+    /// The IDs of a store you write that entered or left the table since the context last told
+    /// the stores (`StoreRegistrations.swift`); always empty for the built-in stores' objects.
+    var storeRegistrations = StoreRegistrations()
 
     /// Objects registered but not in the table yet, in the order a save registered them, all
     /// under keys of one owner (``deferredOwner``); those before ``deferredHead`` have gone.
@@ -69,7 +72,7 @@ internal struct ObjectRegistry {
         }
         set {
             moveDeferredIntoTable()
-            if let newValue { insert(newValue, for: key.value, owner: key.packedOwner) } else { remove(key) }
+            if let newValue { insertNoting(newValue, for: key.value, owner: key.packedOwner) } else { remove(key) }
         }
     }
 
@@ -80,7 +83,8 @@ internal struct ObjectRegistry {
     mutating func registerLater(_ object: Unmanaged<NSManagedObject>, key: IDKey) {
         let owner = key.packedOwner
         if deferred.count == deferredHead { deferred.removeAll(keepingCapacity: true); deferredHead = 0; deferredOwner = owner }
-        guard owner == deferredOwner else { return insert(object, for: key.value, owner: owner) }
+        // (A store you write hears of its objects as they enter: they go straight into the table.)
+        guard owner == deferredOwner && !IDKey.isReported(owner: owner) else { return insertNoting(object, for: key.value, owner: owner) }
         deferred.append(Deferred(value: key.value, bits: UInt(bitPattern: object.toOpaque())))
         count += 1
     }
@@ -119,7 +123,18 @@ internal struct ObjectRegistry {
         }
     }
 
-    private mutating func insert(_ object: Unmanaged<NSManagedObject>, for value: Int64, owner: Int64) {
+    /// ``insert(_:for:owner:)``, noting a key of a store you write that was not in the table
+    /// (an object that replaces another under its key registers nothing more).
+    @inline(__always)
+    private mutating func insertNoting(_ object: Unmanaged<NSManagedObject>, for value: Int64, owner: Int64) {
+        if insert(object, for: value, owner: owner) && IDKey.isReported(owner: owner) {
+            storeRegistrations.noteRegistered(object, key: value, owner: owner)
+        }
+    }
+
+    /// Puts `object` under the key; whether the key was not in the table before.
+    @discardableResult
+    private mutating func insert(_ object: Unmanaged<NSManagedObject>, for value: Int64, owner: Int64) -> Bool {
         if (used + 1) * 2 > slots.count { grow(to: Self.capacity(for: count + 1)) }
         let bits = UInt(bitPattern: object.toOpaque())
         var index = Self.hash(value, owner) & mask
@@ -127,7 +142,7 @@ internal struct ObjectRegistry {
         while true {
             let slot = slots[index]
             if slot.isLive {
-                if slot.value == value && slot.owner == owner { slots[index].bits = bits; return }
+                if slot.value == value && slot.owner == owner { slots[index].bits = bits; return false }
             } else if slot.bits == Slot.tombstone {
                 if firstFree < 0 { firstFree = index }
             } else {
@@ -142,6 +157,7 @@ internal struct ObjectRegistry {
             used += 1
         }
         count += 1
+        return true
     }
 
     private mutating func remove(_ key: IDKey) {
@@ -151,6 +167,7 @@ internal struct ObjectRegistry {
             let slot = slots[index]
             if slot.bits == 0 { return }
             if slot.isLive && slot.value == key.value && slot.owner == owner {
+                if IDKey.isReported(owner: owner) { storeRegistrations.noteUnregistered(Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: slot.bits)!), key: slot.value, owner: owner) }
                 slots[index].bits = Slot.tombstone
                 count -= 1
                 return
@@ -180,6 +197,8 @@ internal struct ObjectRegistry {
             let slot = slots[index]
             if slot.bits == 0 { return }
             if slot.bits == bits && slot.value == key.value && slot.owner == owner {
+                // (The object is in its `deinit`: its entity and store are still there to read.)
+                if IDKey.isReported(owner: owner) { storeRegistrations.noteUnregistered(Unmanaged.fromOpaque(address), key: slot.value, owner: owner) }
                 slots[index].bits = Slot.tombstone
                 count -= 1
                 return
@@ -221,7 +240,18 @@ internal struct ObjectRegistry {
         grow(to: capacity)
     }
 
-    mutating func removeAll() { self = ObjectRegistry() }
+    /// Empties the table (a reset, or the context going): the keys of stores you write are noted
+    /// as unregistered.
+    mutating func removeAll() {
+        var registrations = storeRegistrations
+        if registrations.everNoted {
+            for slot in slots where slot.isLive && IDKey.isReported(owner: slot.owner) {
+                registrations.noteUnregistered(Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: slot.bits)!), key: slot.value, owner: slot.owner)
+            }
+        }
+        self = ObjectRegistry()
+        storeRegistrations = registrations
+    }
 
     /// The table size for `needed` live keys: the smallest power of two (16 at least) they fill
     /// to 7/16 at most. A table grows when its live keys and removed ones (tombstones) fill half

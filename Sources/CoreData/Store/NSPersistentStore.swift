@@ -74,6 +74,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// A small number that distinguishes this store's object IDs from other stores'.
     internal let tag: Int
     private static let tags = AtomicCounter()
+    /// Whether contexts tell the store which of its objects they register and let go of
+    /// (`NSIncrementalStore`'s `managedObjectContextDidRegisterObjects(with:)`): marked in its
+    /// ``tag`` (`IDKey.reportedStoreFlag`), so the built-in stores' objects cost no lookup.
+    internal class var reportsRegistrations: Bool { false }
 
     /// The store's type string.
     open var type: String { NSSQLiteStoreType }
@@ -84,7 +88,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         self.url = url
         self.options = options
         self.isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
-        self.tag = Int(Self.tags.next())
+        self.tag = Int(Self.tags.next()) | (Self.reportsRegistrations ? IDKey.reportedStoreFlag : 0)
         super.init()
     }
 

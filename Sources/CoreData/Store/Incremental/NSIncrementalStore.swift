@@ -53,6 +53,8 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
     override var references: IncrementalStoreReferences? { referenceTable }
     /// Held around every call into the subclass: one request at a time, as Apple's coordinator sends them.
     internal let requestLock = NSRecursiveLock()
+    /// Contexts tell the store which of its objects they use (``managedObjectContextDidRegisterObjects(with:)``).
+    override class var reportsRegistrations: Bool { true }
 
     /// Creates the store; the coordinator calls it for a type registered with
     /// ``NSPersistentStoreCoordinator/registerStoreClass(_:forStoreType:)``, then ``loadMetadata()``.
@@ -165,16 +167,23 @@ open class NSIncrementalStore: NSPersistentStore, @unchecked Sendable {
         throw CoreDataError.make(.unsupportedRequestType, "\(Swift.type(of: self)) does not override obtainPermanentIDs(for:)")
     }
 
-    /// Called when a context starts using the objects these IDs name; the base does nothing.
-    /// (Not called yet by this Core Data: see `docs/PORTING.md`.)
+    /// Called when a context starts using the objects these IDs name: a count of interest per
+    /// ID, one more each time an ID is named (an array may name one twice), which
+    /// ``managedObjectContextDidUnregisterObjects(with:)`` takes back. A context registers an object when it first holds it under a permanent ID of
+    /// this store (a fetch, a fault, `object(with:)`, a new object's ID from
+    /// ``obtainPermanentIDs(for:)`` at a save); temporary IDs are never passed. Called on the
+    /// context's queue, after the operation that registered them, with no lock of the context
+    /// held: the store may call the context back. The base does nothing.
     ///
     /// ```swift
     /// override func managedObjectContextDidRegisterObjects(with objectIDs: [NSManagedObjectID]) { cache.retain(objectIDs) }
     /// ```
     open func managedObjectContextDidRegisterObjects(with objectIDs: [NSManagedObjectID]) {}
 
-    /// Called when a context stops using the objects these IDs name; the base does nothing.
-    /// (Not called yet by this Core Data: see `docs/PORTING.md`.)
+    /// Called when a context stops using the objects these IDs name, once for each earlier
+    /// registration: the object went (from its `deinit`, passed on at the context's next
+    /// operation), or the context was reset or went. Called on the context's queue, with no lock
+    /// of the context held. The base does nothing.
     ///
     /// ```swift
     /// override func managedObjectContextDidUnregisterObjects(with objectIDs: [NSManagedObjectID]) { cache.release(objectIDs) }

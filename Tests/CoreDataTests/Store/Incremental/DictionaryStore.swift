@@ -34,6 +34,13 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
     var lazyToOnes = false
     /// Whether every record stays at version 1, as many stores written for Apple's Core Data do.
     var constantVersions = false
+    /// How many contexts use each record (`managedObjectContextDidRegisterObjects(with:)` adds one
+    /// per ID, `…DidUnregister…` takes one); a record at 0 is left out (for the tests).
+    var interest: [String: Int] = [:]
+    /// Temporary IDs, or counts that went below 0, that the registration callbacks met (for the tests).
+    var registrationMistakes: [String] = []
+    /// Run at each registration callback, after counting (for the tests: a store that calls back).
+    var onRegistration: (@Sendable () -> Void)?
 
     static func register() {
         NSPersistentStoreCoordinator.registerStoreClass(DictionaryStore.self, forStoreType: storeType)
@@ -132,6 +139,27 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
         }
         if relationship.isToMany { return (record.toMany[relationship.name] ?? []).filter { records[$0] != nil }.map { id($0) } }
         return record.toOne[relationship.name].map { id($0) } ?? NSNull()
+    }
+
+    // MARK: Which objects contexts use
+
+    override func managedObjectContextDidRegisterObjects(with objectIDs: [NSManagedObjectID]) {
+        count(objectIDs, by: 1)
+    }
+
+    override func managedObjectContextDidUnregisterObjects(with objectIDs: [NSManagedObjectID]) {
+        count(objectIDs, by: -1)
+    }
+
+    private func count(_ objectIDs: [NSManagedObjectID], by change: Int) {
+        for id in objectIDs {
+            guard !id.isTemporaryID, id.persistentStore === self else { registrationMistakes.append("\(id)"); continue }
+            let key = reference(id)
+            let count = interest[key, default: 0] + change
+            if count < 0 { registrationMistakes.append("\(key) below 0") }
+            interest[key] = count == 0 ? nil : count
+        }
+        onRegistration?()
     }
 
     // MARK: Batch requests (attribute predicates only, evaluated on the records' values)
