@@ -6,11 +6,18 @@ import Foundation
 ///
 /// Parameters go in binary (typed, with lengths: no value is ever written into the SQL text, and
 /// a string is never cut at a NUL); results come back as text, parsed here. Each statement is
-/// prepared once per connection, per SQL and parameter types, and kept (`cd1`, `cd2`, …).
+/// prepared once per connection, per SQL and parameter types, and kept (`cd1`, `cd2`, …), at
+/// most ``preparedStatementLimit`` of them: preparing one more first deallocates the one used
+/// least recently.
 final class LibPQConnection: PostgreSQLConnection {
     let handle: OpaquePointer
-    /// Prepared statements' names by SQL and parameter types.
-    private var prepared: [PreparedKey: String] = [:]
+    /// Prepared statements' names and last uses by SQL and parameter types.
+    private var prepared: [PreparedKey: (name: String, lastUse: Int)] = [:]
+    /// Counts statements run (the clock of `lastUse`) and names prepared ones.
+    private var uses = 0
+    private var statementsPrepared = 0
+    /// The most statements a connection keeps prepared on the server.
+    static let preparedStatementLimit = 200
 
     private struct PreparedKey: Hashable {
         var sql: String
@@ -146,12 +153,23 @@ final class LibPQConnection: PostgreSQLConnection {
     /// The name of the statement prepared for `sql` with parameters of `types`, prepared now if new.
     private func statementName(_ sql: String, types: [Oid]) throws(PostgreSQLError) -> String {
         let key = PreparedKey(sql: sql, types: types)
-        if let name = prepared[key] { return name }
-        let name = "cd\(prepared.count + 1)"
+        uses += 1
+        if let entry = prepared[key] {
+            prepared[key] = (entry.name, uses)
+            return entry.name
+        }
+        if prepared.count >= Self.preparedStatementLimit, let (oldest, entry) = prepared.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+            // Prepared statements are the session's, not the transaction's: this holds whatever
+            // the transaction then does.
+            try run("DEALLOCATE \"\(entry.name)\"")
+            prepared[oldest] = nil
+        }
+        statementsPrepared += 1
+        let name = "cd\(statementsPrepared)"
         let result = PQprepare(handle, name, sql, Int32(types.count), types)
         defer { PQclear(result) }
         try check(result, sql: sql)
-        prepared[key] = name
+        prepared[key] = (name, uses)
         return name
     }
 

@@ -220,6 +220,7 @@ extension PredicateSQLCompiler {
                 }
                 let nullTest: SQLFragment = includesNull ? "(" + column + " IS NULL)" : .alwaysFalse
                 guard !bound.isEmpty else { return nullTest }
+                if dialect == .postgreSQL { return Self.or(nullTest, Self.postgreSQLMembership(column, bound)) }
                 let list = (dialect == .sqlite ? Self.jsonList(bound) : nil) ?? "(" + SQLFragment.joined(bound, separator: ", ") + ")"
                 let member = "(" + column + " IS NOT NULL AND " + Self.folded(column, kind, options) + " IN " + list + ")"
                 return Self.or(nullTest, member)
@@ -276,7 +277,7 @@ extension PredicateSQLCompiler {
     }
 
     /// Lower-case hex digits of `data`.
-    private static func hex(_ data: Data) -> String {
+    static func hex(_ data: Data) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(data.count * 2)

@@ -223,6 +223,18 @@ struct PredicateStoresDifferentialTests {
             ("sorted", { $0.propertiesToFetch = ["name", "year"]; $0.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true), NSSortDescriptor(key: "year", ascending: false)] }),
             ("distinct", { $0.propertiesToFetch = ["name"]; $0.returnsDistinctResults = true; $0.sortDescriptors = [NSSortDescriptor(key: "name", ascending: false)] }),
             ("distinct pairs", { $0.propertiesToFetch = ["flag", "owner.name"]; $0.returnsDistinctResults = true }),
+            ("distinct pairs sorted", { $0.propertiesToFetch = ["flag", "owner.name"]; $0.returnsDistinctResults = true
+                $0.sortDescriptors = [NSSortDescriptor(key: "owner.name", ascending: false), NSSortDescriptor(key: "flag", ascending: true)]
+                $0.fetchLimit = 5 }),
+            ("distinct groups", { $0.predicate = small; $0.returnsDistinctResults = true
+                $0.propertiesToFetch = ["owner.name", expression("total", "sum:", "year")]
+                $0.propertiesToGroupBy = ["owner.name"] }),
+            ("distinct groups sorted by an aggregate", { $0.predicate = small; $0.returnsDistinctResults = true
+                $0.propertiesToFetch = ["flag", expression("n", "count:", "year")]
+                $0.propertiesToGroupBy = ["flag"]
+                $0.sortDescriptors = [NSSortDescriptor(key: "n", ascending: false)] }),
+            ("distinct aggregates", { $0.predicate = small; $0.returnsDistinctResults = true
+                $0.propertiesToFetch = [expression("total", "sum:", "year")] }),
             ("aggregates", { $0.predicate = small
                 $0.propertiesToFetch = [expression("total", "sum:", "year"), expression("mean", "average:", "year"), expression("n", "count:", "name"),
                                         expression("low", "min:", "name"), expression("high", "max:", "score"), expression("asDouble", "sum:", "year", .doubleAttributeType)] }),
@@ -262,6 +274,58 @@ struct PredicateStoresDifferentialTests {
             #expect(results[NSPostgreSQLStoreType] == results[NSSQLiteStoreType], "\(label)")
             #expect(results[NSSQLiteStoreType]?.isEmpty == false, "\(label)")
         }
+    }
+
+    @Test("Distinct dictionary fetches sorted by what they do not fetch are refused alike by SQLite and PostgreSQL")
+    func distinctOrdersThatAreUndefined() throws {
+        let stores = try Stores(world: PredicateTestWorld(seed: 17, people: 6, cars: 30))
+        let sum = NSExpressionDescription()
+        sum.name = "total"
+        sum.expression = NSExpression(forFunction: "sum:", arguments: [NSExpression(forKeyPath: "year")])
+        let requests: [(String, (NSFetchRequest<NSDictionary>) -> Void)] = [
+            ("sorted by an unfetched key", { $0.propertiesToFetch = ["name"]; $0.sortDescriptors = [NSSortDescriptor(key: "year", ascending: true)] }),
+            ("groups sorted by an unfetched group", { $0.propertiesToFetch = ["flag", sum]; $0.propertiesToGroupBy = ["flag", "owner.name"]
+                $0.sortDescriptors = [NSSortDescriptor(key: "owner.name", ascending: true)] }),
+            ("ordered by an unfetched group", { $0.propertiesToFetch = ["flag", sum]; $0.propertiesToGroupBy = ["flag", "owner.name"] }),
+        ]
+        for (label, configure) in requests {
+            for store in stores.stores where store.type != NSInMemoryStoreType {
+                store.context.performAndWait {
+                    let request = NSFetchRequest<NSDictionary>(entityName: "Car")
+                    request.resultType = .dictionaryResultType
+                    request.returnsDistinctResults = true
+                    configure(request)
+                    #expect("\(store.type): \(label)") { try store.context.fetch(request) } throws: { error in
+                        let error = error as NSError
+                        return error.domain == NSCocoaErrorDomain && error.code == NSPersistentStoreUnsupportedRequestTypeError
+                            && error.localizedDescription.contains("returnsDistinctResults")
+                    }
+                    // Without DISTINCT the same request is answered.
+                    request.returnsDistinctResults = false
+                    #expect(throws: Never.self, "\(store.type): \(label)") { try store.context.fetch(request) }
+                }
+            }
+        }
+    }
+
+    @Test("IN lists of every kind of value agree (PostgreSQL binds one array per type)")
+    func inLists() throws {
+        let stores = try Stores(world: PredicateTestWorld(seed: 18, people: 20, cars: 80))
+        let names = stores.world.cars.compactMap { ($0.values["name"] ?? nil) as? String }
+        let cases: [(String, [Any])] = [
+            ("name IN %@", [Array(names.prefix(10)) + ["O'Brien", "a\"b", "back\\slash", "{x,y}", "NULL", "", " "]]),
+            ("NOT (name IN %@)", [Array(names.prefix(10))]), ("name IN %@", [names + [NSNull()]]),
+            ("year IN %@", [(-5...2030).map { Int64($0) }]), ("year IN %@", [[2000, 2001.0, 1999.5, Int64.max, Int64.min]]),
+            ("NOT (year IN %@)", [[2000, 2001.0, NSNull()] as [Any]]), ("score IN %@", [[0.5, 1.0, 2.0, -0.0, Double.infinity, 1e-300]]),
+            ("flag IN %@", [[true]]), ("flag IN %@", [[0, 1]]),
+            ("price IN %@", [[Decimal(string: "0.1")!, Decimal(string: "1.5")!, Decimal(100), 2]]),
+            ("born IN %@", [[Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSinceReferenceDate: 86_400.5)]]),
+            ("uid IN %@", [[UUID(uuidString: "F0000000-0000-0000-0000-000000000000")!, UUID()]]),
+            ("blob IN %@", [[Data([1, 2, 3]), Data(), Data([0, 92, 34])]]),
+            ("link IN %@", [[URL(string: "https://example.com/a")!, URL(string: "https://example.com/b\"")!]]),
+            ("owner.name IN %@", [Array(names.prefix(20))]), ("ANY owner.cars.year IN %@", [[2000, 2001]]),
+        ]
+        #expect(try agree(stores, cases, entity: stores.world.car) == cases.count)
     }
 
     @Test("Sorts, limits and offsets agree")

@@ -4,9 +4,10 @@ import Foundation
 // (`SQLiteStore+Dictionaries.swift`): columns (attributes, to-one key paths, expressions,
 // aggregates), DISTINCT, GROUP BY, HAVING, ORDER BY, LIMIT, every value bound. PostgreSQL's
 // differences: strings group and sort byte by byte and `NULL` first ascending (as the
-// dialect's sorts); DISTINCT without aggregates is a GROUP BY of the columns (PostgreSQL's
-// DISTINCT refuses to sort by what it does not select, byte order included); computed values
-// come back as text and are read by the kind of value the compiler says they hold.
+// dialect's sorts); a sorted DISTINCT wraps its query and sorts by the wrapped columns
+// (`SELECT * FROM (SELECT DISTINCT … AS c1 …) q ORDER BY q.c1 …`: PostgreSQL's DISTINCT refuses
+// to sort by what it does not select, byte order included); computed values come back as text
+// and are read by the kind of value the compiler says they hold.
 
 extension PostgreSQLStore {
     private typealias ColumnReader = DictionaryColumnReader
@@ -83,44 +84,62 @@ extension PostgreSQLStore {
             groupOrder.append(Self.orderTerm(fragment, kind, ascending: true))
         }
         let aggregates = plan.columns.contains(where: \.isAggregate)
-        var distinct = plan.distinct
-        if distinct && groups.isEmpty && !aggregates {
-            // The same rows, sortable by any expression of the columns (by position: the
-            // columns' own bindings are not repeated).
-            groups = (1...selected.count).map { SQLFragment("\($0)") }
-            distinct = false
-        }
         let having = try plan.having.map { try compiler.compileHaving($0) }
 
         var order: [SQLFragment] = []
-        for key in fetch.sortKeys {
-            guard let column = plan.column(namedBy: key) else {
-                order.append(try compiler.orderBy(key))
-                continue
+        if plan.distinct {
+            // Sorted by the fetched columns only, which the outer query names (`q.c1`):
+            // PostgreSQL's DISTINCT cannot sort by an expression it does not select.
+            order = try distinctOrder(plan, compiler: compiler)
+        } else {
+            for key in fetch.sortKeys {
+                guard let column = plan.column(namedBy: key) else {
+                    order.append(try compiler.orderBy(key))
+                    continue
+                }
+                if case .keyPath(let path) = column.expression {
+                    // A description renaming a key path, by its name.
+                    var byPath = key
+                    byPath.path = path
+                    order.append(try compiler.orderBy(byPath))
+                } else if case .value(let fragment, let kind)? = compiler.columnOperands[column.name] {
+                    // A computed column, by its name.
+                    order.append(Self.orderTerm(fragment, kind, ascending: key.ascending))
+                }
             }
-            if case .keyPath(let path) = column.expression {
-                // A description renaming a key path, by its name.
-                var byPath = key
-                byPath.path = path
-                order.append(try compiler.orderBy(byPath))
-            } else if case .value(let fragment, let kind)? = compiler.columnOperands[column.name] {
-                // A computed column, by its name.
-                order.append(Self.orderTerm(fragment, kind, ascending: key.ascending))
+            if order.isEmpty && !plan.groupBy.isEmpty {
+                order = groupOrder
+            } else if groups.isEmpty && !aggregates {
+                order.append(SQLFragment("t0.\(Self.pk)"))
             }
-        }
-        if order.isEmpty && !plan.groupBy.isEmpty {
-            order = groupOrder
-        } else if groups.isEmpty && !distinct && !aggregates {
-            order.append(SQLFragment("t0.\(Self.pk)"))
         }
 
-        var sql = SQLFragment(distinct ? "SELECT DISTINCT " : "SELECT ") + SQLFragment.joined(selected + entityColumns, separator: ", ")
+        let wrapped = plan.distinct && !order.isEmpty
+        var columns = selected + entityColumns
+        if wrapped { columns = columns.enumerated().map { $0.element + " AS c\($0.offset + 1)" } }
+        var sql = SQLFragment(plan.distinct ? "SELECT DISTINCT " : "SELECT ") + SQLFragment.joined(columns, separator: ", ")
         sql = sql + " FROM \(schema.table(of: fetch.entity)) t0"
         if !compiler.joins.isEmpty { sql = sql + " " + compiler.joins.joined(separator: " ") }
         if !conditions.isEmpty { sql = sql + " WHERE " + SQLFragment.joined(conditions, separator: " AND ") }
         if !groups.isEmpty { sql = sql + " GROUP BY " + SQLFragment.joined(groups, separator: ", ") }
         if let having { sql = sql + " HAVING " + Self.condition(having) }
+        if wrapped { sql = "SELECT * FROM (" + sql + ") q" }
         if !order.isEmpty { sql = sql + " ORDER BY " + SQLFragment.joined(order, separator: ", ") }
         return (sql + Self.limit(fetch), readers)
+    }
+
+    /// The `ORDER BY` of a distinct fetch, over the columns of the query it wraps (`q.c1`, …):
+    /// the sort descriptors', or else the groups' (ascending), each of which must be fetched
+    /// (``DictionaryPlan/checkDistinctOrder()``).
+    private func distinctOrder(_ plan: DictionaryPlan, compiler: PredicateSQLCompiler) throws -> [SQLFragment] {
+        try plan.checkDistinctOrder()
+        func term(_ index: Int, _ key: SortKey) throws -> SQLFragment {
+            guard case .value(_, let kind)? = compiler.columnOperands[plan.columns[index].name] else { return SQLFragment("q.c\(index + 1)") }
+            return SQLFragment(try compiler.postgreSQLOrderTerm("q.c\(index + 1)", kind, key))
+        }
+        if !plan.fetch.sortKeys.isEmpty {
+            return try plan.fetch.sortKeys.map { key in try term(plan.columnIndex(sortedBy: key)!, key) }
+        }
+        return try (plan.groupColumnIndexes ?? []).map { index in try term(index, SortKey(path: [plan.columns[index].name], ascending: true)) }
     }
 }
