@@ -184,35 +184,44 @@ final class LibPQConnection: PostgreSQLConnection {
     }
 }
 
-/// The rows of one result, in text form, parsed as they are read.
+/// The rows of one result, in text form, parsed as they are read. A row or column the result
+/// doesn't have (an answer of another shape than the statement's caller expects) reads as NULL
+/// does, never past the result (libpq has no value there).
 final class LibPQRows: PostgreSQLRows {
     private let result: OpaquePointer
     let count: Int
     let affectedRows: Int
     /// How many columns each row has.
-    var columnCount: Int { Int(PQnfields(result)) }
+    let columnCount: Int
 
     init(_ result: OpaquePointer) {
         self.result = result
         count = Int(PQntuples(result))
+        columnCount = Int(PQnfields(result))
         affectedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 
     deinit { PQclear(result) }
 
-    func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(result, Int32(row), Int32(column)) != 0 }
+    /// Whether the result has a value at `row`, `column`.
+    private func has(_ row: Int, _ column: Int) -> Bool { row >= 0 && row < count && column >= 0 && column < columnCount }
+
+    func isNull(_ row: Int, _ column: Int) -> Bool { !has(row, column) || PQgetisnull(result, Int32(row), Int32(column)) != 0 }
 
     func int64(_ row: Int, _ column: Int) -> Int64 {
-        strtoll(PQgetvalue(result, Int32(row), Int32(column)), nil, 10)
+        guard has(row, column) else { return 0 }
+        return strtoll(PQgetvalue(result, Int32(row), Int32(column)), nil, 10)
     }
 
     /// `Infinity`, `-Infinity` and `NaN` as strtod reads them; finite values in the server's
     /// shortest exact form (PostgreSQL 12 and later).
     func double(_ row: Int, _ column: Int) -> Double {
-        strtod(PQgetvalue(result, Int32(row), Int32(column)), nil)
+        guard has(row, column) else { return 0 }
+        return strtod(PQgetvalue(result, Int32(row), Int32(column)), nil)
     }
 
     func text(_ row: Int, _ column: Int) -> String {
+        guard has(row, column) else { return "" }
         let length = Int(PQgetlength(result, Int32(row), Int32(column)))
         return PQgetvalue(result, Int32(row), Int32(column)).withMemoryRebound(to: UInt8.self, capacity: length) {
             String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
@@ -221,6 +230,7 @@ final class LibPQRows: PostgreSQLRows {
 
     /// `bytea` in the server's hex output (`\x0a1b…`).
     func bytes(_ row: Int, _ column: Int) -> Data {
+        guard has(row, column) else { return Data() }
         let length = Int(PQgetlength(result, Int32(row), Int32(column)))
         guard length >= 2 else { return Data() }
         return PQgetvalue(result, Int32(row), Int32(column)).withMemoryRebound(to: UInt8.self, capacity: length) { text in

@@ -469,7 +469,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The results are in the order of `writes`; a store without changes is not written to.
     /// Each store records the rows it wrote in the row cache before the next save on it can commit.
     ///
-    /// The stores are nested in the order of their files' paths (stores without a file first,
+    /// The stores are nested in the order of their files' paths or other stores' URLs (``saveOrderKey(of:)``; stores without a URL first,
     /// in the order the coordinator holds them), whatever order the save met them in: two
     /// coordinators on the same files, whatever order they added them in, take the files' write
     /// locks in the same order, and so never wait for each other in a circle.
@@ -493,12 +493,20 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         if writes.count == 1 {
             order = [0] // one store, in almost every stack: no file paths made to order it by
         } else {
-            let keys = writes.indices.map { (path: writes[$0].store.url?.standardizedFileURL.path ?? "", position: positions[$0]) }
+            let keys = writes.indices.map { (path: Self.saveOrderKey(of: writes[$0].store), position: positions[$0]) }
             order = writes.indices.sorted { keys[$0] < keys[$1] }
         }
         var results = [SaveResult](repeating: SaveResult(), count: writes.count)
         try write(writes, in: order, from: 0, into: &results)
         return results
+    }
+
+    /// What orders a store among a save's stores: its file's path; for a store that is no file
+    /// (a PostgreSQL database), its URL whole, since two servers' `postgres://a/cars` and
+    /// `postgres://b/cars` share a path; "" for a store without a URL.
+    static func saveOrderKey(of store: NSPersistentStore) -> String {
+        guard let url = store.url else { return "" }
+        return url.isFileURL ? url.standardizedFileURL.path : url.absoluteString
     }
 
     /// Writes `writes` at `order[step...]`, each store's inside the previous one's transaction.

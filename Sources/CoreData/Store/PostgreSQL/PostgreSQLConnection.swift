@@ -70,15 +70,23 @@ package struct PostgreSQLError: Error, Sendable {
 package typealias PostgreSQLConnector = @Sendable (_ url: URL, _ password: String?) throws(PostgreSQLError) -> any PostgreSQLConnection
 
 extension PostgreSQLConnection {
-    /// Runs `body` in one transaction: committed if it returns, rolled back if it throws.
+    /// Runs `body` in one transaction: committed if it returns, rolled back if it throws. A
+    /// session that can't roll back is still inside the transaction (its snapshot, its locks):
+    /// it throws an error that says the session is lost (``PostgreSQLError/isSessionLost``), so
+    /// that a pool never lends it again.
     func transaction<T>(_ body: () throws -> T) throws -> T {
         try run("BEGIN")
         let result: T
         do {
             result = try body()
         } catch {
-            try? run("ROLLBACK") // the error that ended the transaction is the one to report
-            throw error
+            do {
+                try run("ROLLBACK")
+            } catch let failure {
+                throw PostgreSQLError(message: "\(failure.message) (rolling back after: \(error))", sqlState: failure.sqlState,
+                                      isConnectionFailure: true)
+            }
+            throw error // the error that ended the transaction is the one to report
         }
         try run("COMMIT")
         return result

@@ -20,8 +20,11 @@ import Foundation
 internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// The readers: at most their pool's maximum, the writer being one more.
     let readers: ReaderPool<any PostgreSQLConnection>
-    /// Orders the transactions on ``writer`` (recursive, as the store's single lock was).
-    private let writeLock = NSRecursiveLock()
+    /// Orders the transactions on ``writer``. Not recursive: no transaction of a store begins
+    /// inside another of the same store (a save's `beforeCommitting` writes the *other* stores of
+    /// a save, each in its own pool), and a nested `BEGIN` would only have committed the outer
+    /// transaction early.
+    private let writeLock = NSLock()
     /// The writer, under ``writeLock``; `nil` once its session was lost (until the next
     /// transaction connects again) or the pool closed.
     private var writer: (any PostgreSQLConnection)?
@@ -29,13 +32,16 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     private var isClosed = false
     private let connect: () throws -> any PostgreSQLConnection
     private let closedError: () -> Error
+    /// What each transaction on the writer sets for itself (``PostgreSQLTimeouts``).
+    private let timeouts: PostgreSQLTimeouts
 
     /// A pool whose writer is `writer` (the store's opening connection), with at most
     /// `maximumReaders` readers; `connect` makes new connections, `closedError` is thrown to
     /// borrowers once the pool is closed.
-    init(writer: any PostgreSQLConnection, maximumReaders: Int, connect: @escaping () throws -> any PostgreSQLConnection,
-         closedError: @escaping () -> Error) {
+    init(writer: any PostgreSQLConnection, maximumReaders: Int, timeouts: PostgreSQLTimeouts,
+         connect: @escaping () throws -> any PostgreSQLConnection, closedError: @escaping () -> Error) {
         self.writer = writer
+        self.timeouts = timeouts
         readers = ReaderPool(maximum: maximumReaders, connect: connect, close: { $0.close() }, closedError: closedError)
         self.connect = connect
         self.closedError = closedError
@@ -90,7 +96,8 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
         do {
             // READ COMMITTED whatever the database's default: optimistic locking (an update of 0
             // rows is a conflict), `Z_PRIMARYKEY`'s row locks and history numbers rely on it.
-            try connection.run("BEGIN ISOLATION LEVEL READ COMMITTED")
+            // The timeouts in the same round trip.
+            try connection.run("BEGIN ISOLATION LEVEL READ COMMITTED; \(timeouts.settings)")
         } catch {
             if error.isSessionLost { dropWriter() }
             throw error

@@ -66,8 +66,8 @@ extension PostgreSQLStore {
         }
         _ = try connection.execute("""
             INSERT INTO "ATRANSACTION" ("Z_PK", "Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP") \
-            VALUES ($1, \(SQLiteHistory.transactionEntity), NULL, $2, $3, $4, $5, $6)
-            """, [.int(transaction)] + strings + [.double(Date().timeIntervalSinceReferenceDate)])
+            VALUES ($1, \(SQLiteHistory.transactionEntity), NULL, $2, $3, $4, $5, \(Self.serverTimestamp))
+            """, [.int(transaction)] + strings)
         let tombstoneColumns = (0..<history.tombstoneCount).map { ", \"ZTOMBSTONE\($0)\"" }.joined()
         let tombstoneValues = (0..<history.tombstoneCount).map { ", $\($0 + 7)" }.joined()
         let noTombstone = [PostgreSQLParameter](repeating: .null, count: history.tombstoneCount)
@@ -82,6 +82,11 @@ extension PostgreSQLStore {
         }
         return transaction
     }
+
+    /// The server's clock now, in seconds since 2001 (`ZTIMESTAMP`): one clock for every server's
+    /// saves. `clock_timestamp()`, not `now()` (the transaction's start): the transaction row is
+    /// written under the lock of its number, so timestamps follow the numbers.
+    static let serverTimestamp = "(extract(epoch from clock_timestamp()) - 978307200)"
 
     /// The kept values of a row about to be deleted (its entity's tombstone attributes, read in
     /// the save's transaction), as the text of the tombstone columns; `nil` when its entity keeps

@@ -17,7 +17,7 @@ extension PostgreSQLStore {
     func allocateKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] {
         guard count > 0 else { return [] }
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) is read-only") }
-        return try write("allocate keys in") { connection in
+        return try write("allocate keys in") { connection, _ in
             let first = try allocateKeys(root: entity.rootEntity, count: count, on: connection)
             return Array(first..<first + Int64(count))
         }
@@ -36,11 +36,17 @@ extension PostgreSQLStore {
     /// Runs a write in one transaction, mapping a failure to a Core Data error: 133021 for a
     /// unique index's refusal, else 134030 saying what failed (`what` the store), flagged with
     /// ``NSPostgreSQLCommitOutcomeUnknownKey`` when the session was lost after `COMMIT` was sent.
-    private func write<T>(_ what: String, _ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+    /// Run again if it was a deadlock's victim before `body` set its mark's `isCommitting`
+    /// (``saveRetryingDeadlocks(_:)``).
+    private func write<T>(_ what: String, _ body: (any PostgreSQLConnection, CommitMark) throws -> T) throws -> T {
         do {
-            return try inTransaction(body)
+            return try saveRetryingDeadlocks { mark in try inTransaction { try body($0, mark) } }
         } catch let error as PostgreSQLCommitOutcomeUnknown {
             throw commitOutcomeUnknownError(error)
+        } catch let error as PostgreSQLError where error.sqlState == PostgreSQLTimeouts.lockNotAvailable {
+            throw Self.error(error, .persistentStoreSave, "Can't \(what) the PostgreSQL store at \(location): "
+                + "a row it changes stayed locked by another connection for longer than the store's timeout "
+                + "(NSPersistentStoreTimeoutOption, \(PostgreSQLTimeouts(options: options).lockTimeout) ms); nothing was saved")
         } catch let error as PostgreSQLError where error.sqlState == "23505" {
             throw Self.error(error, .constraintMerge, "A uniqueness constraint is violated; nothing was saved")
         } catch let error as PostgreSQLError {
@@ -50,8 +56,11 @@ extension PostgreSQLStore {
 
     func saveInTransaction(_ changes: SaveChanges, beforeCommitting: () throws -> Void) throws -> SaveResult {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) is read-only; nothing was saved") }
-        return try write("save to") { connection in
-            try write(changes, on: connection, beforeCommitting: beforeCommitting)
+        return try write("save to") { connection, mark in
+            try write(changes, on: connection, beforeCommitting: {
+                mark.isCommitting = true
+                try beforeCommitting()
+            })
         }
     }
 
@@ -75,6 +84,7 @@ extension PostgreSQLStore {
         }
         var resolver = TemporaryIDResolver(inserts: inserts, keys: insertedKeys, store: self)
         func resolve(_ id: NSManagedObjectID) -> NSManagedObjectID { resolver.resolve(id) }
+        try lockRows(of: changes, on: connection)
 
         var conflicts: [StoreConflict] = []
         // The values persistent history keeps of deleted rows, by delete position.

@@ -114,14 +114,16 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         }
     }
 
-    /// The store's pool, whose new connections go to `url` as the first one did. (A function of
+    /// The store's pool, whose new connections go to `url` as the first one did; a connection that
+    /// fails throws the client's ``PostgreSQLError``, which the request that needed it reports as
+    /// its own failure (a save's 134030, a read's), not as opening's 134080. (A function of
     /// its own: Swift 6.3.1's region analysis crashes on this closure inside ``open(model:)``.)
     private func makePool(writer: any PostgreSQLConnection, maximumReaders: Int, connector: @escaping PostgreSQLConnector,
                           url: URL) -> PostgreSQLConnectionPool {
         let removedMessage = removedError.localizedDescription
-        let options = options
-        return PostgreSQLConnectionPool(writer: writer, maximumReaders: maximumReaders,
-                                        connect: { try Self.connect(connector, url, options: options) },
+        let password = options?[NSPostgreSQLPasswordOption] as? String
+        return PostgreSQLConnectionPool(writer: writer, maximumReaders: maximumReaders, timeouts: PostgreSQLTimeouts(options: options),
+                                        connect: { try connector(url, password) },
                                         closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
     }
 

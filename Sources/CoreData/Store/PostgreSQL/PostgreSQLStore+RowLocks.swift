@@ -1,0 +1,72 @@
+import Foundation
+
+// Concurrent saves never deadlock on the rows they change.
+//
+// A save writes its deletes, then its updates, each in the context's order, so two servers
+// changing the same rows in other orders (A then B, B then A; or one deleting A and updating B
+// while the other deletes B and updates A) would each hold a row the other waits for, and
+// PostgreSQL would end one of them with 40P01. So before writing, a save locks every existing
+// row it will change in one global order, the order every server uses: table by table (by the
+// root entity's number in the model, which every server shares), and by `Z_PK` within a table,
+// one `SELECT … FOR UPDATE` per table. Saves that share rows then wait for each other instead
+// of crossing, and the later one finds the rows as the earlier one left them: an optimistic
+// locking conflict for the merge policy, or a plain save.
+//
+// The full order of a save's locks: the `Z_PRIMARYKEY` rows of its new keys (by `Z_ENT`), these
+// rows, then the `Z_PRIMARYKEY` row of persistent history's transaction number. What is left
+// (a unique index waiting on another save's uncommitted insert, join-table rows) is rare; a save
+// PostgreSQL ends as a deadlock victim before `beforeCommitting` ran is run again
+// (``PostgreSQLStore/saveRetryingDeadlocks(_:)``).
+extension PostgreSQLStore {
+    /// Locks the rows `changes` deletes or updates, or whose foreign key or order it rewrites, in
+    /// the global order. A save that changes one existing row sends nothing: one row lock alone
+    /// closes no cycle with another save's row locks.
+    /// (A new object's row, inserted by this save, needs no lock.)
+    func lockRows(of changes: SaveChanges, on connection: any PostgreSQLConnection) throws {
+        var keys: [Int: (table: String, keys: [Int64])] = [:]
+        var count = 0
+        func add(_ id: NSManagedObjectID) {
+            guard !id.isTemporaryID, let pk = id.primaryKey else { return }
+            let root = id.entity.rootEntity
+            keys[schema.number(of: root), default: (schema.table(of: root), [])].keys.append(pk)
+            count += 1
+        }
+        for delete in changes.deletes { add(delete.id) }
+        for update in changes.updates { add(update.id) }
+        for update in changes.foreignKeyUpdates { add(update.member) }
+        for order in changes.orderUpdates {
+            if case .foreignKey? = schema.toManyStorage(of: order.relationship) { add(order.member) }
+        }
+        guard count > 1 else { return }
+        for number in keys.keys.sorted() {
+            let (table, list) = keys[number]!
+            // One array parameter (`{1,2,3}`): one prepared statement per table whatever the count.
+            let array = "{" + list.map(String.init).joined(separator: ",") + "}"
+            _ = try connection.execute("SELECT \(Self.pk) FROM \(table) WHERE \(Self.pk) = ANY($1::bigint[]) ORDER BY \(Self.pk) FOR UPDATE",
+                                       [.text(array)])
+        }
+    }
+
+    /// How many times a save that PostgreSQL ended as a deadlock's victim is run again.
+    static let deadlockRetries = 3
+
+    /// Runs `save` (one transaction) again when PostgreSQL ended it as a deadlock's victim
+    /// (SQLSTATE 40P01) before it set its argument's ``CommitMark/isCommitting`` (just before
+    /// `beforeCommitting`): nothing of it was committed, and `beforeCommitting` had not run.
+    func saveRetryingDeadlocks<T>(_ save: (CommitMark) throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            let mark = CommitMark()
+            do {
+                return try save(mark)
+            } catch let error as PostgreSQLError where error.sqlState == "40P01" && !mark.isCommitting && attempt < Self.deadlockRetries {
+                attempt += 1
+            }
+        }
+    }
+}
+
+/// Set by a save once it calls `beforeCommitting`: from then on it is never run again.
+final class CommitMark {
+    var isCommitting = false
+}

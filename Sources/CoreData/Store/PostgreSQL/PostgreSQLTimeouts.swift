@@ -1,0 +1,44 @@
+import Foundation
+
+/// How long a PostgreSQL store's transactions wait, so that no save and no `close()` waits
+/// forever for a server that hangs while it holds rows.
+///
+/// - `lock_timeout`: a statement waiting for a row lock (another server's save) gives up after
+///   ``NSPersistentStoreTimeoutOption`` (seconds; the SQLite store's meaning: how long to wait
+///   for another connection's lock), 30 s when the option is absent. The save then throws
+///   134030 with SQLSTATE `55P03` and nothing is saved.
+/// - `idle_in_transaction_session_timeout`: the server ends a session of this store that sits
+///   in a transaction doing nothing for ``idleGrace`` longer than that (a server that hangs
+///   mid-save), which frees its rows. Longer than the lock timeout: a save across several
+///   stores waits in one store's transaction while the next store's save waits for its locks.
+///
+/// Both are set with `SET LOCAL` in the writer's `BEGIN` (one round trip), so readers that keep
+/// a snapshot open are not ended.
+internal struct PostgreSQLTimeouts {
+    /// `lock_timeout`, in milliseconds.
+    let lockTimeout: Int
+    /// `idle_in_transaction_session_timeout`, in milliseconds.
+    var idleTimeout: Int { lockTimeout + Self.idleGrace }
+
+    /// The lock timeout when ``NSPersistentStoreTimeoutOption`` is absent, in milliseconds.
+    static let defaultLockTimeout = 30_000
+    /// How much longer than the lock timeout a transaction may sit idle, in milliseconds.
+    static let idleGrace = 30_000
+    /// SQLSTATE `lock_not_available`: `lock_timeout` expired.
+    static let lockNotAvailable = "55P03"
+
+    /// The timeouts a store's options ask for.
+    init(options: [AnyHashable: Any]?) {
+        if let seconds = (options?[NSPersistentStoreTimeoutOption] as? NSNumber)?.doubleValue, seconds.isFinite, seconds >= 0 {
+            // 0 would mean "no timeout" to PostgreSQL: the shortest wait instead.
+            lockTimeout = max(1, Int(min(seconds, 2_000_000) * 1000))
+        } else {
+            lockTimeout = Self.defaultLockTimeout
+        }
+    }
+
+    /// The statements that set them for one transaction.
+    var settings: String {
+        "SET LOCAL lock_timeout = \(lockTimeout); SET LOCAL idle_in_transaction_session_timeout = \(idleTimeout)"
+    }
+}

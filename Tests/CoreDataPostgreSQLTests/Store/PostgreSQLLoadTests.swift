@@ -1,0 +1,224 @@
+import Foundation
+import Testing
+@testable import CoreData
+@testable import CoreDataPostgreSQL
+
+/// Issue 26's load test: 4 processes, each with 4 contexts on its coordinator, write the same
+/// rows at once for a fixed number of rounds, under each merge policy.
+///
+/// Four `Counter` rows have a column per writer (`c0`…`c15`, writer = process × 4 + context).
+/// In round r every writer sets its own column of all four rows to r in one save, so every save
+/// changes rows other writers change too: optimistic-locking conflicts, and, in the contexts'
+/// orders, crossing row locks. Exact at the end:
+/// - every save committed once per row: each row's `Z_OPT` is 1 + writers × rounds (a save
+///   refused by the error policy or by endless new conflicts (133020), or whose change the
+///   rollback policy dropped, is written again; nothing is written twice);
+/// - no update is lost: every writer's column is `rounds`, except under the overwrite policy,
+///   whose rule is that a save writes whole rows (other writers' columns as it last read them,
+///   so a column may even be back to 0);
+/// - no deadlock: the server counted none, and no save failed;
+/// - every process's view context converged through remote-change notifications alone (its
+///   objects, read once before the writes, merged from persistent history) to the rows in the
+///   database.
+@Suite("PostgreSQL load", PostgreSQLTestServer.skipUnlessServer, .serialized)
+struct PostgreSQLLoadTests {
+    static let processes = 4
+    static let contextsPerProcess = 4
+    static let rounds = 5
+    static let rows = 4
+    static var writers: Int { processes * contextsPerProcess }
+
+    static var options: [AnyHashable: Any] { [NSPersistentHistoryTrackingKey: true as NSNumber,
+                                              NSPersistentStoreRemoteChangeNotificationPostOptionKey: true as NSNumber] }
+
+    /// `Counter`: a `name`, and an `Integer 64` column per writer.
+    static func model() -> NSManagedObjectModel {
+        let counter = NSEntityDescription()
+        counter.name = "Counter"
+        let name = NSAttributeDescription()
+        name.name = "name"
+        name.attributeType = .stringAttributeType
+        counter.properties = [name] + (0..<writers).map { writer in
+            let column = NSAttributeDescription()
+            column.name = "c\(writer)"
+            column.attributeType = .integer64AttributeType
+            column.defaultValue = 0
+            return column
+        }
+        let model = NSManagedObjectModel()
+        model.entities = [counter]
+        return model
+    }
+
+    static func policy(_ name: String) -> Any {
+        switch name {
+        case "error": NSErrorMergePolicy
+        case "objectTrump": NSMergeByPropertyObjectTrumpMergePolicy
+        case "storeTrump": NSMergeByPropertyStoreTrumpMergePolicy
+        case "overwrite": NSOverwriteMergePolicy
+        default: NSRollbackMergePolicy
+        }
+    }
+
+    @Test(arguments: ["error", "objectTrump", "storeTrump", "overwrite", "rollback"])
+    func fourProcessesOfFourContextsWriteTheSameRows(_ policy: String) async throws {
+        let database = try TemporaryDatabase()
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = try database.coordinator(Self.model(), options: Self.options)
+        try context.performAndWait {
+            for row in 0..<Self.rows { context.insert("Counter", ["name": "row \(row)"]) }
+            try context.save()
+        }
+        let url = database.url.absoluteString
+        await withTaskGroup(of: Void.self) { group in
+            for process in 0..<Self.processes {
+                group.addTask {
+                    await #expect(processExitsWith: .success) { [url = url as String, policy = policy as String, process = process as Int] in
+                        try LoadTestProcess(url: url, policy: policy, process: process).run()
+                    }
+                }
+            }
+        }
+        let columns = (0..<Self.writers).map { "\"ZC\($0)\"" }.joined(separator: ", ")
+        for row in try database.query("SELECT \"Z_OPT\", \(columns) FROM \"ZCOUNTER\"") {
+            #expect(row[0] == String(1 + Self.writers * Self.rounds), "a save was lost or written twice")
+            let values = row.dropFirst().map { Int($0 ?? "") ?? -1 }
+            if policy == "overwrite" {
+                #expect(values.allSatisfy { (0...Self.rounds).contains($0) }, "\(values)")
+            } else {
+                #expect(values == Array(repeating: Self.rounds, count: Self.writers), "an update was lost: \(values)")
+            }
+        }
+        #expect(try database.query("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()") == [["0"]])
+    }
+}
+
+/// One process of the load test (run in a process of its own by an exit test): a coordinator,
+/// four writing contexts and a view context that merges the other processes' saves.
+struct LoadTestProcess {
+    let url: String
+    let policy: String
+    let process: Int
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    func run() throws {
+        NSPersistentStoreCoordinator.registerPostgreSQLStore()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: PostgreSQLLoadTests.model())
+        try coordinator.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil, at: URL(string: url)!,
+                                           options: PostgreSQLLoadTests.options)
+        let view = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        view.persistentStoreCoordinator = coordinator
+        let merger = RemoteChangeMerger(view: view, coordinator: coordinator)
+        let viewed = try view.performAndWait {
+            let objects = try view.objects("Counter", sortedBy: "name")
+            for object in objects { _ = object.value(forKey: "c0") } // read now: later values can only come from merges
+            return objects
+        }
+
+        let failures = Locked<[String]>([])
+        let done = DispatchGroup()
+        for index in 0..<PostgreSQLLoadTests.contextsPerProcess {
+            let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+            context.mergePolicy = PostgreSQLLoadTests.policy(policy)
+            done.enter()
+            context.perform {
+                do {
+                    try write(context, writer: process * PostgreSQLLoadTests.contextsPerProcess + index)
+                } catch {
+                    failures.withLock { $0.append("writer \(index): \(error)") }
+                }
+                done.leave()
+            }
+        }
+        done.wait()
+        if let failure = failures.withLock({ $0.first }) { throw Failure(description: failure) }
+
+        // Every process has written everything once each row's Z_OPT counts every save.
+        let expectedVersion = 1 + PostgreSQLLoadTests.writers * PostgreSQLLoadTests.rounds
+        let columns = (0..<PostgreSQLLoadTests.writers).map { "\"ZC\($0)\"" }.joined(separator: ", ")
+        let connection = try LibPQConnection(url: URL(string: url)!, password: nil)
+        defer { connection.close() }
+        var final: [[Int64]] = []
+        try wait("every process's saves") {
+            let rows = try connection.execute("SELECT \"Z_OPT\", \(columns) FROM \"ZCOUNTER\" ORDER BY \"ZNAME\"", [])
+            guard (0..<rows.count).allSatisfy({ rows.int64($0, 0) == expectedVersion }) else { return false }
+            final = (0..<rows.count).map { row in (0..<PostgreSQLLoadTests.writers).map { rows.int64(row, $0 + 1) } }
+            return true
+        }
+        try wait("the view context's convergence through remote changes") {
+            view.performAndWait {
+                viewed.map { object in (0..<PostgreSQLLoadTests.writers).map { object.value(forKey: "c\($0)") as? Int64 ?? -1 } } == final
+            }
+        }
+        guard merger.merged > 0 else { throw Failure(description: "no remote change was merged") }
+    }
+
+    /// `rounds` saves: in round r, this writer's column of every row becomes r. A save the error
+    /// policy refuses, or whose changes the rollback policy dropped, is written again.
+    private func write(_ context: NSManagedObjectContext, writer: Int) throws {
+        let key = "c\(writer)"
+        let objects = try context.objects("Counter", sortedBy: "name")
+        for round in 1...Int64(PostgreSQLLoadTests.rounds) {
+            var attempts = 0
+            while true {
+                attempts += 1
+                guard attempts <= 50 else { throw Failure(description: "\(key) round \(round): 50 attempts") }
+                for object in objects where object.value(forKey: key) as? Int64 != round { object.setValue(round, forKey: key) }
+                do {
+                    try context.save()
+                } catch let error as NSError where error.code == NSManagedObjectMergeError {
+                    // The error policy's refusal; or, under any policy, a save that met new
+                    // conflicts at each of its attempts to merge (nothing was saved): again.
+                    if policy == "error" {
+                        context.rollback()
+                        context.refreshAllObjects()
+                    }
+                    continue
+                }
+                if objects.allSatisfy({ $0.value(forKey: key) as? Int64 == round }) { break }
+                guard policy == "rollback" else { throw Failure(description: "\(key) round \(round): the \(policy) policy dropped a change") }
+            }
+        }
+    }
+
+    /// Waits up to 30 s for `condition`.
+    private func wait(_ what: String, _ condition: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while try !condition() {
+            guard Date() < deadline else { throw Failure(description: "timed out waiting for \(what)") }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+}
+
+/// Merges every remote change a coordinator posts into a view context: the history after the
+/// last merged token, each transaction's object IDs (`objectIDNotification()`).
+final class RemoteChangeMerger: @unchecked Sendable {
+    private var observer: NSObjectProtocol?
+    private let state = Locked<(token: NSPersistentHistoryToken?, merged: Int)>((nil, 0))
+
+    /// How many transactions were merged.
+    var merged: Int { state.withLock { $0.merged } }
+
+    init(view: NSManagedObjectContext, coordinator: NSPersistentStoreCoordinator) {
+        state.withLock { $0.token = coordinator.currentPersistentHistoryToken(fromStores: nil) }
+        observer = NotificationCenter.default.addObserver(forName: .NSPersistentStoreRemoteChange, object: coordinator, queue: nil) {
+            [state] _ in
+            view.perform {
+                let request = NSPersistentHistoryChangeRequest.fetchHistory(after: state.withLock { $0.token })
+                guard let result = try? view.execute(request) as? NSPersistentHistoryResult,
+                      let transactions = result.result as? [NSPersistentHistoryTransaction] else { return }
+                for transaction in transactions { view.mergeChanges(fromContextDidSave: transaction.objectIDNotification()) }
+                if let last = transactions.last {
+                    state.withLock { $0 = (last.token, $0.merged + transactions.count) }
+                }
+            }
+        }
+    }
+
+    deinit { if let observer { NotificationCenter.default.removeObserver(observer) } }
+}
