@@ -36,7 +36,7 @@ extension PostgreSQLStore {
     /// Runs a write in one transaction, mapping a failure to a Core Data error: 133021 for a
     /// unique index's refusal, else 134030 saying what failed (`what` the store), flagged with
     /// ``NSPostgreSQLCommitOutcomeUnknownKey`` when the session was lost after `COMMIT` was sent.
-    private func write<T>(_ what: String, _ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+    func write<T>(_ what: String, _ body: (any PostgreSQLConnection) throws -> T) throws -> T {
         do {
             return try inTransaction(body)
         } catch let error as PostgreSQLCommitOutcomeUnknown {
