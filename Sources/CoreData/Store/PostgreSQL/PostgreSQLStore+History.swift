@@ -60,14 +60,7 @@ extension PostgreSQLStore {
         // Keys in Z_ENT order: the changes' (16001) before the transaction's (16002).
         var key = try allocateHistoryKeys(SQLiteHistory.changeEntity, count: changeCount, on: connection)
         let transaction = try allocateHistoryKeys(SQLiteHistory.transactionEntity, count: 1, on: connection)
-        var strings: [PostgreSQLParameter] = []
-        for name in [changes.transactionAuthor, history.bundleID, changes.contextName, history.processID] {
-            strings.append(try name.map { .int(try intern($0, on: connection)) } ?? .null)
-        }
-        _ = try connection.execute("""
-            INSERT INTO "ATRANSACTION" ("Z_PK", "Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP") \
-            VALUES ($1, \(SQLiteHistory.transactionEntity), NULL, $2, $3, $4, $5, \(Self.serverTimestamp))
-            """, [.int(transaction)] + strings)
+        try writeHistoryTransaction(transaction, author: changes.transactionAuthor, contextName: changes.contextName, on: connection)
         let tombstoneColumns = (0..<history.tombstoneCount).map { ", \"ZTOMBSTONE\($0)\"" }.joined()
         let tombstoneValues = (0..<history.tombstoneCount).map { ", $\($0 + 7)" }.joined()
         let noTombstone = [PostgreSQLParameter](repeating: .null, count: history.tombstoneCount)
@@ -87,6 +80,20 @@ extension PostgreSQLStore {
     /// saves. `clock_timestamp()`, not `now()` (the transaction's start): the transaction row is
     /// written under the lock of its number, so timestamps follow the numbers.
     static let serverTimestamp = "(extract(epoch from clock_timestamp()) - 978307200)"
+
+    /// Writes the `ATRANSACTION` row numbered `transaction`: its author, context name, bundle
+    /// and process (their names interned in `ATRANSACTIONSTRING`) and the time.
+    func writeHistoryTransaction(_ transaction: Int64, author: String?, contextName: String?, on connection: any PostgreSQLConnection) throws {
+        guard let history else { return }
+        var strings: [PostgreSQLParameter] = []
+        for name in [author, history.bundleID, contextName, history.processID] {
+            strings.append(try name.map { .int(try intern($0, on: connection)) } ?? .null)
+        }
+        _ = try connection.execute("""
+            INSERT INTO "ATRANSACTION" ("Z_PK", "Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP") \
+            VALUES ($1, \(SQLiteHistory.transactionEntity), NULL, $2, $3, $4, $5, \(Self.serverTimestamp))
+            """, [.int(transaction)] + strings)
+    }
 
     /// The kept values of a row about to be deleted (its entity's tombstone attributes, read in
     /// the save's transaction), as the text of the tombstone columns; `nil` when its entity keeps

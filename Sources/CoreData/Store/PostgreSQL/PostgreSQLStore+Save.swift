@@ -38,7 +38,7 @@ extension PostgreSQLStore {
     /// ``NSPostgreSQLCommitOutcomeUnknownKey`` when the session was lost after `COMMIT` was sent.
     /// Run again if it was a deadlock's victim before `body` set its mark's `isCommitting`
     /// (``saveRetryingDeadlocks(_:)``).
-    private func write<T>(_ what: String, _ body: (any PostgreSQLConnection, CommitMark) throws -> T) throws -> T {
+    func write<T>(_ what: String, _ body: (any PostgreSQLConnection, CommitMark) throws -> T) throws -> T {
         do {
             return try saveRetryingDeadlocks { mark in try inTransaction { try body($0, mark) } }
         } catch let error as PostgreSQLCommitOutcomeUnknown {

@@ -170,7 +170,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
 
     deinit { listener?.stop() }
 
-    // MARK: The store API (PostgreSQLStore+Fetch.swift, +Save.swift)
+    // MARK: The store API (PostgreSQLStore+Fetch.swift, +Save.swift, +Batch*.swift)
 
     override func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] { try selectRows(plan) }
     override func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] { try selectIDs(plan) }
@@ -194,6 +194,10 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     override func save(_ changes: SaveChanges, rowCache: StoreRowCache?, beforeCommitting: () throws -> Void) throws -> SaveResult {
         try saveInTransaction(changes, beforeCommitting: beforeCommitting)
     }
+    // Batch requests (PostgreSQLStore+Batch*.swift); no row cache to drop rows from.
+    override func batchInsert(_ insert: BatchInsert, rowCache: StoreRowCache?) throws -> BatchOutcome { try batchInsertInTransaction(insert) }
+    override func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?) throws -> BatchOutcome { try batchUpdateInTransaction(update) }
+    override func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?) throws -> BatchOutcome { try batchDeleteInTransaction(delete) }
 
     // MARK: Metadata
 

@@ -69,104 +69,32 @@ extension SQLiteStore {
         while try statement.step() {}
     }
 
-    /// Deletes the rows `keys` (of `root`'s table) and, by the cascade rule, their related rows,
-    /// applying the delete rules; every row deleted, in order. With persistent history, each
-    /// deleted row is recorded as a delete, and each row that survives with a to-one cleared
-    /// (the nullify rule) as an update of that relationship.
+    /// Deletes the rows `keys` (of `root`'s table) and their related rows by the delete rules
+    /// (``SQLiteSchema/deleteWithRules(_:root:using:)``), with persistent history if `history`
+    /// is given, noting the rows' external data files; every row deleted, in order.
     private func deleteWithRules(_ keys: [FetchedKey], root: NSEntityDescription, history: inout SQLiteBatchHistory?,
                                  on db: SQLiteConnection) throws -> [FetchedKey] {
-        var pending: [(root: NSEntityDescription, keys: [FetchedKey])] = [(root, keys)]
-        var seen: [ObjectIdentifier: Set<Int64>] = [:]
-        var deleted: [FetchedKey] = []
-        // For history: the rows whose to-ones were cleared, by root and key, with those relationships.
-        var cleared: [ObjectIdentifier: [Int64: (key: FetchedKey, changed: [Int])]] = [:]
-        while !pending.isEmpty {
-            let (root, batch) = pending.removeFirst()
-            let fresh = batch.filter { seen[ObjectIdentifier(root), default: []].insert($0.primaryKey).inserted }
-            guard !fresh.isEmpty else { continue }
-            deleted += fresh
-            let all = StoreValue.string(Self.jsonArray(fresh))
-            // The deleted rows' own rules, entity by entity.
-            var entities: [NSEntityDescription] = []
-            for key in fresh where !entities.contains(where: { $0 === key.entity }) { entities.append(key.entity) }
-            for entity in entities {
-                let own = StoreValue.string(Self.jsonArray(fresh.filter { $0.entity === entity }))
-                for index in entity.layout.relationshipIndexes {
-                    guard let relationship = entity.layout.properties[index] as? NSRelationshipDescription,
-                          relationship.deleteRule == .cascadeDeleteRule || relationship.deleteRule == .denyDeleteRule,
-                          let destination = relationship.destinationEntity, let sql = relatedKeysSQL(relationship) else { continue }
-                    let related = try readKeys(db, sql: sql, bindings: [own])
-                    if relationship.deleteRule == .denyDeleteRule, !related.isEmpty {
-                        throw CoreDataError.make(.relationshipDeniedDelete,
-                            "An object of \(entity.name ?? "") can't be deleted: its relationship '\(relationship.name)' has the deny rule and still has objects; nothing was deleted",
-                            extra: [NSValidationKeyErrorKey: relationship.name])
-                    }
-                    if relationship.deleteRule == .cascadeDeleteRule { pending.append((destination.rootEntity, related)) }
-                }
-            }
-            // Nothing left pointing at the rows.
-            for entity in schema.entities {
-                for case let relationship as NSRelationshipDescription in entity.ownProperties {
-                    guard let destination = relationship.destinationEntity else { continue }
-                    if !relationship.isToMany, destination.rootEntity === root, let column = schema.storage(of: entity).columns[relationship.index] {
-                        var clearedColumns = schema.storage(of: entity).entityColumns[relationship.index].map { ", \($0) = NULL" } ?? ""
-                        // The row's position in its owner's ordered to-many goes with the owner.
-                        if let inverse = relationship.inverseRelationship, case let .foreignKey(_, order?, _)? = schema.toManyStorage(of: inverse) {
-                            clearedColumns += ", \(order) = NULL"
-                        }
-                        let sql = "UPDATE \(schema.table(of: entity)) SET \(column) = NULL\(clearedColumns), Z_OPT = Z_OPT + 1 WHERE \(column) IN (SELECT value FROM json_each(?))"
-                        guard history != nil else { try run(sql, [all], on: db); continue }
-                        for key in try readKeys(db, sql: sql + " RETURNING Z_PK, Z_ENT", bindings: [all]) {
-                            cleared[ObjectIdentifier(entity.rootEntity), default: [:]][key.primaryKey, default: (key, [])].changed.append(relationship.index)
-                        }
-                    } else if relationship.isToMany, entity.rootEntity === root,
-                              case let .foreignKey(column, order, true)? = schema.toManyStorage(of: relationship) {
-                        let clearOrder = order.map { ", \($0) = NULL" } ?? ""
-                        try run("UPDATE \(schema.table(of: destination)) SET \(column) = NULL\(clearOrder), Z_OPT = Z_OPT + 1 WHERE \(column) IN (SELECT value FROM json_each(?))", [all], on: db)
-                    }
-                }
-            }
-            for join in schema.joinTables {
-                for (column, side) in [(join.first, join.firstRoot), (join.second, join.secondRoot)] where side == ObjectIdentifier(root) {
-                    try run("DELETE FROM \(SQLiteSchema.quoted(join.name)) WHERE \(SQLiteSchema.quoted(column)) IN (SELECT value FROM json_each(?))", [all], on: db)
-                }
-            }
-            for key in fresh {
-                let storage = schema.storage(of: key.entity)
+        var recorder = history
+        defer { history = recorder }
+        var statements = BatchDeleteStatements(keySet: "(SELECT value FROM json_each(?))", keyList: { .string(Self.jsonArray($0)) },
+                                               readKeys: { sql, keys in try self.readKeys(db, sql: sql, bindings: [keys]) },
+                                               run: { sql, keys in try self.run(sql, [keys], on: db) })
+        statements.tracksHistory = history != nil
+        statements.recordDeletes = { root, condition, keys in try recorder?.record(.delete, root: root, where: condition, [keys], on: db) }
+        statements.recordUpdates = { rows in try recorder?.recordUpdates(rows, on: db) }
+        statements.willDelete = { keys in
+            for key in keys {
+                let storage = self.schema.storage(of: key.entity)
                 guard !storage.externalIndexes.isEmpty else { continue }
-                try noteReplacedExternalFiles(of: key.entity, primaryKey: key.primaryKey, columns: storage.externalIndexes.compactMap { storage.columns[$0] }, on: db)
+                try self.noteReplacedExternalFiles(of: key.entity, primaryKey: key.primaryKey,
+                                                   columns: storage.externalIndexes.compactMap { storage.columns[$0] }, on: db)
             }
-            try history?.record(.delete, root: root, where: "t0.Z_PK IN (SELECT value FROM json_each(?))", [all], on: db)
-            try run("DELETE FROM \(schema.table(of: root)) WHERE Z_PK IN (SELECT value FROM json_each(?))", [all], on: db)
         }
-        // A row cleared and then deleted (by a cascade) is recorded as deleted only.
-        let updated = cleared.flatMap { root, rows in rows.values.filter { seen[root]?.contains($0.key.primaryKey) != true } }
-        try history?.recordUpdates(updated.sorted { ($0.key.entity.layout.entityNumber, $0.key.primaryKey) < ($1.key.entity.layout.entityNumber, $1.key.primaryKey) }, on: db)
-        return deleted
-    }
-
-    /// A query for the `Z_PK, Z_ENT` of the rows `relationship` leads to from the rows whose
-    /// keys are bound, as a JSON array, to its one parameter; `nil` for a transient one.
-    private func relatedKeysSQL(_ relationship: NSRelationshipDescription) -> String? {
-        guard let destination = relationship.destinationEntity else { return nil }
-        let target = schema.table(of: destination)
-        let owners = "(SELECT value FROM json_each(?))"
-        if !relationship.isToMany {
-            guard let column = schema.storage(of: relationship.entity).columns[relationship.index] else { return nil }
-            return "SELECT Z_PK, Z_ENT FROM \(target) WHERE Z_PK IN (SELECT \(column) FROM \(schema.table(of: relationship.entity)) WHERE Z_PK IN \(owners))"
-        }
-        switch schema.toManyStorage(of: relationship) {
-        case let .join(table, source, member, _)?:
-            return "SELECT Z_PK, Z_ENT FROM \(target) WHERE Z_PK IN (SELECT \(member) FROM \(table) WHERE \(source) IN \(owners))"
-        case let .foreignKey(column, _, _)?:
-            return "SELECT Z_PK, Z_ENT FROM \(target) WHERE \(column) IN \(owners)"
-        case nil:
-            return nil
-        }
+        return try schema.deleteWithRules(keys, root: root, using: statements)
     }
 
     /// The keys as a JSON array, bound as one parameter and read with `json_each`.
-    private static func jsonArray(_ keys: [FetchedKey]) -> String {
-        "[" + keys.map { String($0.primaryKey) }.joined(separator: ",") + "]"
+    private static func jsonArray(_ keys: [Int64]) -> String {
+        "[" + keys.map(String.init).joined(separator: ",") + "]"
     }
 }

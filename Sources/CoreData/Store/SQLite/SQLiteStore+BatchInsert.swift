@@ -23,7 +23,7 @@ extension SQLiteStore {
         if !conflictTargets.isEmpty {
             let assignments = columns.filter { !constrained.contains($0) }.map { "\($0) = excluded.\($0)" } + ["Z_OPT = Z_OPT + 1"]
             for target in conflictTargets {
-                sql += " ON CONFLICT (\(target.columns.joined(separator: ", ")))\(target.condition) DO UPDATE SET \(assignments.joined(separator: ", "))"
+                sql += " ON CONFLICT (\(target.columns.joined(separator: ", ")))\(target.condition.map { " WHERE " + $0 } ?? "") DO UPDATE SET \(assignments.joined(separator: ", "))"
             }
             sql += " RETURNING Z_PK"
         }
@@ -116,9 +116,9 @@ extension SQLiteStore {
 
     /// The `ON CONFLICT` targets of `entity`'s uniqueness constraints (its own and its
     /// ancestors'), matching the unique indexes the schema makes for them: their columns, and
-    /// the `WHERE Z_ENT IN (…)` of a partial index.
-    static func upsertTargets(of entity: NSEntityDescription, schema: SQLiteSchema) -> [(columns: [String], condition: String)] {
-        var targets: [(columns: [String], condition: String)] = []
+    /// the condition `Z_ENT IN (…)` of a partial index (`ent` names the column).
+    static func upsertTargets(of entity: NSEntityDescription, schema: SQLiteSchema, ent: String = "Z_ENT") -> [(columns: [String], condition: String?)] {
+        var targets: [(columns: [String], condition: String?)] = []
         let family = entity.rootEntity.layout.entityNumbers.count
         var current: NSEntityDescription? = entity
         while let owner = current {
@@ -128,7 +128,7 @@ extension SQLiteStore {
                 let columns = names.compactMap { owner.layout.nameTable.index(of: $0).flatMap { storage.columns[$0] } }
                 guard !columns.isEmpty, columns.count == names.count else { continue }
                 let condition = family > 1 && owner.layout.entityNumbers.count != family
-                    ? " WHERE Z_ENT IN (" + owner.layout.entityNumbers.map(String.init).joined(separator: ", ") + ")" : ""
+                    ? "\(ent) IN (" + owner.layout.entityNumbers.map(String.init).joined(separator: ", ") + ")" : nil
                 targets.append((columns, condition))
             }
             current = owner.superentity

@@ -12,37 +12,8 @@ extension SQLiteStore {
         let entity = plan.entity
         let storage = schema.storage(of: entity)
         var compiler = PredicateSQLCompiler(entity: entity, schema: schema)
-        var assignments = ["Z_OPT = Z_OPT + 1"]
-        var bindings: [StoreValue] = []
-        for (index, value) in update.assignments {
-            let attribute = entity.layout.properties[index] as! NSAttributeDescription // checked by BatchUpdate
-            guard let column = storage.columns[index] else { throw SQLiteSchema.unmapped(attribute) }
-            switch value {
-            case .constant(let constant):
-                assignments.append("\(column) = ?")
-                bindings.append(try bindable(constant, for: attribute))
-            case .expression(let node):
-                let operand: PredicateSQLCompiler.Operand
-                do {
-                    operand = try compiler.operand(node)
-                } catch {
-                    throw BatchErrors.invalid("NSBatchUpdateRequest: the value of '\(attribute.name)' can't be computed in SQL: \(error.reason)", key: attribute.name)
-                }
-                switch operand {
-                case .value(let fragment, _):
-                    assignments.append("\(column) = \(fragment.sql)")
-                    bindings += fragment.bindings
-                case .constant(let constant):
-                    assignments.append("\(column) = ?")
-                    bindings.append(try bindable(try BatchErrors.storeValue(constant.walkable, for: attribute, row: nil), for: attribute))
-                case .toMany:
-                    throw BatchErrors.invalid("NSBatchUpdateRequest: the value of '\(attribute.name)' is a to-many key path", key: attribute.name)
-                }
-            }
-        }
-        guard compiler.joins.isEmpty else {
-            throw BatchErrors.invalid("NSBatchUpdateRequest: new values may read the row's own attributes only, not key paths through relationships", key: nil)
-        }
+        var (assignments, bindings) = try Self.batchAssignments(update, storage: storage, compiler: &compiler)
+        assignments.insert("Z_OPT = Z_OPT + 1", at: 0)
         let (condition, conditionBindings) = try self.condition(plan, compiler: &compiler)
         let joins = compiler.joins
         let filter = condition.map { joins.isEmpty ? $0 : "t0.Z_PK IN (SELECT t0.Z_PK FROM \(storage.table) t0 \(joins.joined(separator: " ")) WHERE \($0))" }
@@ -72,13 +43,53 @@ extension SQLiteStore {
         }
     }
 
+    /// The `SET` list of a batch update (without its `Z_OPT` bump), with `?` placeholders, and
+    /// the values bound to them: constants bound (a transformable one as its data), expressions
+    /// compiled by `compiler` (in the store's dialect). Shared by the SQLite and PostgreSQL stores.
+    static func batchAssignments(_ update: BatchUpdate, storage: SQLiteSchema.EntityStorage,
+                                 compiler: inout PredicateSQLCompiler) throws -> (assignments: [String], bindings: [StoreValue]) {
+        let entity = update.plan.entity
+        var assignments: [String] = []
+        var bindings: [StoreValue] = []
+        for (index, value) in update.assignments {
+            let attribute = entity.layout.properties[index] as! NSAttributeDescription // checked by BatchUpdate
+            guard let column = storage.columns[index] else { throw SQLiteSchema.unmapped(attribute) }
+            switch value {
+            case .constant(let constant):
+                assignments.append("\(column) = ?")
+                bindings.append(try Self.bindable(constant, for: attribute))
+            case .expression(let node):
+                let operand: PredicateSQLCompiler.Operand
+                do {
+                    operand = try compiler.operand(node)
+                } catch {
+                    throw BatchErrors.invalid("NSBatchUpdateRequest: the value of '\(attribute.name)' can't be computed in SQL: \(error.reason)", key: attribute.name)
+                }
+                switch operand {
+                case .value(let fragment, _):
+                    assignments.append("\(column) = \(fragment.sql)")
+                    bindings += fragment.bindings
+                case .constant(let constant):
+                    assignments.append("\(column) = ?")
+                    bindings.append(try Self.bindable(try BatchErrors.storeValue(constant.walkable, for: attribute, row: nil), for: attribute))
+                case .toMany:
+                    throw BatchErrors.invalid("NSBatchUpdateRequest: the value of '\(attribute.name)' is a to-many key path", key: attribute.name)
+                }
+            }
+        }
+        guard compiler.joins.isEmpty else {
+            throw BatchErrors.invalid("NSBatchUpdateRequest: new values may read the row's own attributes only, not key paths through relationships", key: nil)
+        }
+        return (assignments, bindings)
+    }
+
     /// `body`'s result, its error as a save's (a uniqueness violation as 133021).
     private static func mappingSaveError<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch { throw saveError(error) }
     }
 
     /// A constant as the store binds it: a transformable value as its data.
-    private func bindable(_ value: StoreValue, for attribute: NSAttributeDescription) throws -> StoreValue {
+    private static func bindable(_ value: StoreValue, for attribute: NSAttributeDescription) throws -> StoreValue {
         if case .object(let box) = value { return .data(try TransformableCoding.encode(box.value, for: attribute)) }
         return value
     }

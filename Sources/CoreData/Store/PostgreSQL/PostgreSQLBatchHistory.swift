@@ -1,0 +1,129 @@
+import Foundation
+
+// Persistent history of batch requests on PostgreSQL, as the SQLite store writes it
+// (`SQLiteBatchHistory.swift`): with NSPersistentHistoryTrackingKey on, a batch insert, update or
+// delete that changes rows records, in its own transaction, one `ATRANSACTION` row (the author
+// and name of the context that executed it) and one `ACHANGE` row per changed row, written by
+// `INSERT INTO "ACHANGE" … SELECT` over the rows the request touches with the request's own
+// condition, so a batch of a million rows stays a few statements. Change keys are numbered in
+// the statement (`Z_MAX` + `row_number()`).
+//
+// Keys: the recorder locks the `Z_PRIMARYKEY` rows of changes (16001) and transactions (16002)
+// when it begins, in `Z_ENT` order as every save takes them, and holds them to the commit: its
+// change and transaction numbers are then the next ones, and transaction numbers follow the
+// commits across servers, as a save's do (`PostgreSQLStore+History.swift`). A batch that
+// changed nothing writes no transaction and takes no number.
+
+/// The history of one batch request, written inside its transaction on the writer.
+internal struct PostgreSQLBatchHistory {
+    private let history: SQLiteHistory
+    private let store: PostgreSQLStore
+    /// The transaction's number, written at the end if the batch recorded a change.
+    let transaction: Int64
+    /// The last change key handed out: the next change row is numbered after it.
+    private var lastChange: Int64
+    private var changeCount = 0
+
+    /// The history of a batch request on `store`; `nil` when the store does not track history.
+    init?(store: PostgreSQLStore, on connection: any PostgreSQLConnection) throws {
+        guard let history = store.history else { return nil }
+        self.history = history
+        self.store = store
+        let rows = try connection.execute("""
+            SELECT "Z_MAX" FROM "Z_PRIMARYKEY" WHERE "Z_ENT" IN ($1, $2) ORDER BY "Z_ENT" FOR UPDATE
+            """, [.int(SQLiteHistory.changeEntity), .int(SQLiteHistory.transactionEntity)])
+        guard rows.count == 2 else {
+            throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no rows for persistent history in the PostgreSQL store at \(store.location)")
+        }
+        lastChange = rows.int64(0, 0)
+        transaction = rows.int64(1, 0) + 1
+    }
+
+    /// Records a change of `type` for each row of `root`'s table (aliased `t0`) that `condition`
+    /// selects (every row for `nil`), its `?`s bound to `bindings`: an update's mask names the
+    /// properties `changed`, a delete keeps its tombstone values. Only tracked entities' rows.
+    mutating func record(_ type: NSPersistentHistoryChangeType, root: NSEntityDescription, where condition: String?,
+                         _ bindings: [PostgreSQLParameter], changed: [Int] = [], on connection: any PostgreSQLConnection) throws {
+        let schema: SQLiteSchema = store.schema
+        let family = schema.entities.filter { $0.rootEntity === root.rootEntity }
+        let tracked = family.filter(history.tracks)
+        guard !tracked.isEmpty else { return }
+        var conditions = condition.map { ["(\($0))"] } ?? []
+        if tracked.count < family.count {
+            conditions.append("t0.\(PostgreSQLStore.ent) IN (\(tracked.map { String(schema.number(of: $0)) }.joined(separator: ", ")))")
+        }
+        func byEntity(_ value: (NSEntityDescription) -> String?) -> String {
+            let cases = tracked.compactMap { entity in value(entity).map { " WHEN \(schema.number(of: entity)) THEN \($0)" } }.joined()
+            return cases.isEmpty ? "NULL" : "CASE t0.\(PostgreSQLStore.ent)\(cases) END"
+        }
+        var columns = "\"Z_PK\", \"Z_ENT\", \"Z_OPT\", \"ZCHANGETYPE\", \"ZENTITY\", \"ZENTITYPK\", \"ZTRANSACTIONID\", \"ZCOLUMNS\""
+        var values = "?::bigint + row_number() OVER (ORDER BY t0.\(PostgreSQLStore.pk)), \(SQLiteHistory.changeEntity), NULL, \(type.rawValue), "
+            + "t0.\(PostgreSQLStore.ent), t0.\(PostgreSQLStore.pk), ?::bigint, "
+        values += type == .update ? byEntity { "decode('" + Self.hex(history.mask(of: $0, changed: changed)) + "', 'hex')" } : "NULL"
+        if type == .delete {
+            for position in 0..<history.tombstoneCount {
+                let kept = byEntity { entity in
+                    let indexes = history.tombstones[entity.layout.entityNumber]
+                    guard position < indexes.count, let attribute = entity.layout.properties[indexes[position]] as? NSAttributeDescription,
+                          let column = schema.storage(of: entity).columns[indexes[position]] else { return nil }
+                    return Self.tombstoneText("t0.\(column)", attribute.attributeType)
+                }
+                guard kept != "NULL" else { continue }
+                columns += ", \"ZTOMBSTONE\(position)\""
+                values += ", " + kept
+            }
+        }
+        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let sql = "INSERT INTO \"ACHANGE\" (\(columns)) SELECT \(values) FROM \(schema.table(of: root)) t0\(whereClause)"
+        let added = try connection.execute(PredicateSQLCompiler.Dialect.numberedParameters(sql),
+                                           [.int(lastChange), .int(transaction)] + bindings).affectedRows
+        lastChange += Int64(added)
+        changeCount += added
+    }
+
+    /// Records an update of each row in `rows`, its mask naming the properties `changed`, in one statement.
+    mutating func recordUpdates(_ rows: [(key: FetchedKey, changed: [Int])], on connection: any PostgreSQLConnection) throws {
+        let tracked = rows.filter { history.tracks($0.key.entity) }
+        guard !tracked.isEmpty else { return }
+        let entities = "{" + tracked.map { String(store.schema.number(of: $0.key.entity)) }.joined(separator: ",") + "}"
+        let keys = "{" + tracked.map { String($0.key.primaryKey) }.joined(separator: ",") + "}"
+        let masks = "{" + tracked.map { Self.hex(history.mask(of: $0.key.entity, changed: $0.changed)) }.joined(separator: ",") + "}"
+        let added = try connection.execute("""
+            INSERT INTO "ACHANGE" ("Z_PK", "Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS") \
+            SELECT $1::bigint + u.n, \(SQLiteHistory.changeEntity), NULL, \(NSPersistentHistoryChangeType.update.rawValue), u.e, u.k, $2::bigint, decode(u.m, 'hex') \
+            FROM unnest($3::integer[], $4::bigint[], $5::text[]) WITH ORDINALITY AS u(e, k, m, n)
+            """, [.int(lastChange), .int(transaction), .text(entities), .text(keys), .text(masks)]).affectedRows
+        lastChange += Int64(added)
+        changeCount += added
+    }
+
+    /// Ends the batch's history: if a change was recorded, the keys are counted in
+    /// `Z_PRIMARYKEY` and the transaction row written with the executing context's
+    /// `transactionAuthor` and `name`. The transaction's number, or `nil` if it recorded nothing.
+    func finish(_ author: HistoryAuthor, on connection: any PostgreSQLConnection) throws -> Int64? {
+        guard changeCount > 0 else { return nil }
+        _ = try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = $1 WHERE \"Z_ENT\" = $2", [.int(lastChange), .int(SQLiteHistory.changeEntity)])
+        _ = try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = $1 WHERE \"Z_ENT\" = $2", [.int(transaction), .int(SQLiteHistory.transactionEntity)])
+        try store.writeHistoryTransaction(transaction, author: author.transactionAuthor, contextName: author.contextName, on: connection)
+        return transaction
+    }
+
+    /// The SQL of a kept value of `column` as the text of a `ZTOMBSTONE<i>` column, as a save
+    /// writes it (`PostgreSQLStore.tombstoneText(_:)`): numbers and dates in their exact
+    /// decimal form, data in base64, UUIDs as their strings; `NULL` for object IDs.
+    private static func tombstoneText(_ column: String, _ type: NSAttributeType) -> String {
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .booleanAttributeType,
+             .doubleAttributeType, .floatAttributeType, .decimalAttributeType, .dateAttributeType:
+            return "\(column)::text"
+        case .stringAttributeType, .URIAttributeType: return column
+        case .UUIDAttributeType: return "upper(encode(\(column), 'hex')::uuid::text)"
+        case .objectIDAttributeType: return "NULL"
+        default: return "translate(encode(\(column), 'base64'), E'\\n', '')"
+        }
+    }
+
+    private static func hex(_ data: Data) -> String {
+        data.map { String(format: "%02X", $0) }.joined()
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+// Batch deletes (NSBatchDeleteRequest) on PostgreSQL, in one transaction on the writer, as the
+// SQLite store does them (`SQLiteStore+BatchDelete.swift`): a table that nothing refers to, and a
+// request that wants no IDs, is one `DELETE … WHERE …`. Otherwise the keys are read first and,
+// table by table, the delete rules applied (deny refuses, cascade deletes the related rows in
+// turn), what points at the rows cleared (foreign keys nulled with `Z_OPT + 1`, join-table rows
+// removed) and the rows deleted (`SQLiteSchema+DeleteRules.swift`, shared with the SQLite store).
+// Lists of keys are one parameter each (`IN (SELECT unnest(?::bigint[]))`).
+extension PostgreSQLStore {
+    func batchDeleteInTransaction(_ delete: BatchDelete) throws -> BatchOutcome {
+        let plan = delete.plan
+        let table = schema.table(of: plan.entity)
+        var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema, dialect: .postgreSQL)
+        let (filter, bindings) = try batchFilter(plan, compiler: &compiler)
+        let root = plan.entity.rootEntity
+        let bySQLAlone = !delete.wantsKeys && !hasDependents(root)
+        return try inBatchTransaction("batch delete") { connection in
+            var recorder = try PostgreSQLBatchHistory(store: self, on: connection)
+            let outcome: BatchOutcome
+            if bySQLAlone {
+                try recorder?.record(.delete, root: root, where: filter, bindings, on: connection)
+                let sql = "DELETE FROM \(table) AS t0" + (filter.map { " WHERE \($0)" } ?? "")
+                outcome = BatchOutcome(count: try connection.execute(PredicateSQLCompiler.Dialect.numberedParameters(sql), bindings).affectedRows)
+            } else {
+                let sql = "SELECT t0.\(Self.pk), t0.\(Self.ent) FROM \(table) t0" + (filter.map { " WHERE \($0)" } ?? "")
+                let keys = readKeys(try connection.execute(PredicateSQLCompiler.Dialect.numberedParameters(sql), bindings))
+                let deleted = try deleteWithRules(keys, root: root, history: &recorder, on: connection)
+                outcome = BatchOutcome(count: deleted.count, keys: delete.wantsKeys ? deleted : [])
+            }
+            return (outcome, try recorder?.finish(delete.author, on: connection))
+        }
+    }
+
+    /// Whether deleting rows of `root`'s table touches anything else: relationships of its
+    /// entities, or relationships of any entity to them.
+    private func hasDependents(_ root: NSEntityDescription) -> Bool {
+        schema.entities.contains { entity in
+            if entity.rootEntity === root && !entity.layout.relationshipIndexes.isEmpty { return true }
+            return entity.ownProperties.contains { ($0 as? NSRelationshipDescription)?.destinationEntity?.rootEntity === root }
+        }
+    }
+
+    /// Runs one statement written with `?` placeholders.
+    private func run(_ sql: String, _ parameters: [PostgreSQLParameter], on connection: any PostgreSQLConnection) throws -> any PostgreSQLRows {
+        try connection.execute(PredicateSQLCompiler.Dialect.numberedParameters(sql), parameters)
+    }
+
+    /// Deletes the rows `keys` (of `root`'s table) and their related rows by the delete rules
+    /// (``SQLiteSchema/deleteWithRules(_:root:using:)``, shared with the SQLite store), with
+    /// persistent history if `history` is given; every row deleted, in order.
+    private func deleteWithRules(_ keys: [FetchedKey], root: NSEntityDescription, history: inout PostgreSQLBatchHistory?,
+                                 on connection: any PostgreSQLConnection) throws -> [FetchedKey] {
+        var recorder = history
+        defer { history = recorder }
+        var statements = BatchDeleteStatements(pk: Self.pk, ent: Self.ent, opt: Self.opt, keySet: "(SELECT unnest(?::bigint[]))",
+                                               keyList: { .string(BatchArrays.keyList($0)) },
+                                               readKeys: { sql, keys in self.readKeys(try self.run(sql, [self.parameter(keys)], on: connection)) },
+                                               run: { sql, keys in _ = try self.run(sql, [self.parameter(keys)], on: connection) })
+        statements.tracksHistory = history != nil
+        statements.recordDeletes = { root, condition, keys in
+            try recorder?.record(.delete, root: root, where: condition, [self.parameter(keys)], on: connection)
+        }
+        statements.recordUpdates = { rows in try recorder?.recordUpdates(rows, on: connection) }
+        return try schema.deleteWithRules(keys, root: root, using: statements)
+    }
+}
