@@ -78,6 +78,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
                     let metadata = try Self.readMetadata(connection, location: location)
                     try SQLiteStore.checkCompatibility(metadata, model: model, type: NSPostgreSQLStoreType, location: location,
                                                        ignoringVersions: flag(NSIgnorePersistentStoreVersioningOption))
+                    try openReadOnlyIfHistoryWouldBeLost(connection)
                     self.metadata = metadata
                     identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
                 } else {
