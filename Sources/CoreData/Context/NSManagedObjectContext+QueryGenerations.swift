@@ -1,6 +1,6 @@
 import Foundation
 
-/// Query generations: a context pinned to a generation sees the SQLite stores as they were when
+/// Query generations: a context pinned to a generation sees the SQLite and PostgreSQL stores as they were when
 /// it first read after pinning, for its fetches and for faults that fire later, until it moves.
 /// The generation itself (held WAL read transactions) is `Coordinator/QueryGeneration.swift`.
 extension NSManagedObjectContext {
@@ -30,12 +30,16 @@ extension NSManagedObjectContext {
     /// ``mergeChanges(fromRemoteContextSave:into:)``. Batch requests do not move it. Objects
     /// already loaded keep their values until refreshed (``refreshAllObjects()``).
     ///
-    /// Generations need a SQLite store in WAL mode (the default): with none (an in-memory store,
-    /// or another journal mode set by ``NSSQLitePragmasOption``), `.current` leaves the context
-    /// unpinned, as Apple's contexts "gracefully revert to unpinned behaviour". A held
-    /// generation never blocks a save, but keeps checkpoints from copying later saves into the
-    /// database, so the `-wal` file grows until the context moves, unpins, resets or goes away:
-    /// move contexts to `.current` as soon as an old generation is no longer needed.
+    /// Generations need a SQLite store in WAL mode (the default) or a PostgreSQL store: with
+    /// none (an in-memory store, or another journal mode set by ``NSSQLitePragmasOption``),
+    /// `.current` leaves the context unpinned, as Apple's contexts "gracefully revert to unpinned
+    /// behaviour". A held generation never blocks a save, but keeps checkpoints from copying
+    /// later saves into the database, so the `-wal` file grows until the context moves, unpins,
+    /// resets or goes away: move contexts to `.current` as soon as an old generation is no
+    /// longer needed. On PostgreSQL a generation is a `REPEATABLE READ` transaction on a session
+    /// of its own, beside the store's pool; at most ``NSPersistentStoreConnectionPoolMaxSizeKey``
+    /// generations (4 by default) hold one store at once, and the read that would pin one more
+    /// throws 134070 until another generation ends.
     ///
     /// Throws `NSCoreDataError` (134060) for a token of another coordinator's generation ("this
     /// persistent store coordinator does not have any of the referenced stores"), for one whose
@@ -64,7 +68,7 @@ extension NSManagedObjectContext {
             throw CoreDataError.make(.coreData, "The context has no persistent store coordinator to pin a query generation of")
         }
         if token.isCurrent {
-            let supported = coordinator.persistentStores.contains { ($0 as? SQLiteStore)?.usesWAL == true }
+            let supported = coordinator.persistentStores.contains { ($0 as? any QueryGenerationStore)?.supportsQueryGenerations == true }
             queryGeneration = supported ? QueryGeneration(coordinator: coordinator) : nil
             return
         }

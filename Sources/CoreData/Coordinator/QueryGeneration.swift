@@ -1,26 +1,28 @@
 import Foundation
 import Synchronization
 
-/// One query generation: the state of a coordinator's SQLite stores at one moment, which the
-/// contexts pinned to it read until they move on (`NSManagedObjectContext+QueryGenerations.swift`).
+/// One query generation: the state of a coordinator's stores at one moment, which the contexts
+/// pinned to it read until they move on (`NSManagedObjectContext+QueryGenerations.swift`).
 ///
-/// A generation is a held WAL read transaction: at the first read of a context pinned to it
-/// (not when it is made, as Apple's contexts pin "when they first load data"), it opens one
-/// read-only connection per SQLite store of the coordinator in WAL mode, runs `BEGIN` and a
-/// first read on each, and keeps them. Every later fetch and fault of its contexts runs on those
-/// connections (``SQLiteStore/withReader(_:)`` asks ``current``), so they see the stores as
-/// they were at that moment, whatever is saved meanwhile; writers are never blocked (WAL), and
-/// a reader never sees half a save. A store added to the coordinator afterwards, or one that is
-/// not in WAL mode, is read unpinned, as Apple's contexts "gracefully revert to unpinned
-/// behaviour". Contexts pinned from the same token share the generation, and with it the
-/// connections (the system's SQLite has no `sqlite3_snapshot_open`): their reads take turns
-/// under its lock.
+/// A generation is a held read transaction per store (``QueryGenerationStore``): at the first
+/// read of a context pinned to it (not when it is made, as Apple's contexts pin "when they first
+/// load data"), it asks every store of the coordinator that can for a connection of its own
+/// holding a read transaction begun now, and keeps them. A SQLite store in WAL mode holds a WAL
+/// read transaction (`SQLiteStore+QueryGenerations.swift`); a PostgreSQL store a `REPEATABLE
+/// READ` snapshot (`PostgreSQLStore+QueryGenerations.swift`). Every later fetch and fault of its
+/// contexts runs on those connections (the stores' `withReader` asks ``current``), so they see
+/// the stores as they were at that moment, whatever is saved meanwhile; writers are never
+/// blocked, and a reader never sees half a save. A store added to the coordinator afterwards, or
+/// one that can't hold a read (a SQLite store not in WAL mode), is read unpinned, as Apple's
+/// contexts "gracefully revert to unpinned behaviour". Contexts pinned from the same token share
+/// the generation, and with it the connections: their reads take turns under its lock.
 ///
 /// The generation ends, its transactions rolled back and connections closed, when the last
 /// context that uses it moves, unpins, resets, saves or goes away (tokens refer to it weakly).
-/// While it lasts, checkpoints cannot copy the frames saved after it into the database: the
-/// `-wal` file grows with every save; the first checkpoint after it ends (SQLite's automatic
+/// While it lasts, SQLite's checkpoints cannot copy the frames saved after it into the database:
+/// the `-wal` file grows with every save; the first checkpoint after it ends (SQLite's automatic
 /// one, at the next commit past 1,000 pages) copies them all and the log starts over.
+/// PostgreSQL's vacuum likewise keeps the row versions the snapshot may still read.
 internal final class QueryGeneration: @unchecked Sendable {
     /// The coordinator whose contexts may use the generation.
     weak var coordinator: NSPersistentStoreCoordinator?
@@ -28,7 +30,7 @@ internal final class QueryGeneration: @unchecked Sendable {
     /// another while its statement is stepping, an object's `awakeFromFetch` firing a fault).
     private let lock = NSRecursiveLock()
     /// The stores' pinned connections, made at the first read (under ``lock``).
-    private var pinned: [(store: SQLiteStore, connection: SQLiteConnection)]?
+    private var pinned: [(store: NSPersistentStore, read: PinnedRead)]?
 
     /// How many generations exist: while none does, a read does not look for one (an unpinned
     /// context pays one atomic load per request for the feature). Once a store you write is
@@ -43,7 +45,7 @@ internal final class QueryGeneration: @unchecked Sendable {
     }
 
     deinit {
-        // Each connection's `sqlite3_close_v2` rolls its read transaction back.
+        pinned?.forEach { $0.read.end() }
         Self.live.subtract(1, ordering: .relaxed)
     }
 
@@ -52,20 +54,27 @@ internal final class QueryGeneration: @unchecked Sendable {
 
     /// Runs `body` on the generation's connection to `store`, pinning every store of the
     /// coordinator at the first read; `nil` (and `body` not run) when the generation holds no
-    /// transaction on `store`: it is read unpinned.
-    func withConnection<T>(to store: SQLiteStore, _ body: (SQLiteConnection) throws -> T) throws -> T? {
+    /// transaction on `store`: it is read unpinned. If a store can't pin, the reads already
+    /// begun are ended and the error thrown; the next read tries again.
+    func withConnection<Connection, T>(to store: NSPersistentStore, _ body: (Connection) throws -> T) throws -> T? {
         lock.lock()
         defer { lock.unlock() }
         if pinned == nil {
-            var connections: [(store: SQLiteStore, connection: SQLiteConnection)] = []
-            for candidate in store.persistentStoreCoordinator?.persistentStores ?? [] {
-                guard let candidate = candidate as? SQLiteStore, let connection = try candidate.beginPinnedRead() else { continue }
-                connections.append((candidate, connection))
+            var reads: [(store: NSPersistentStore, read: PinnedRead)] = []
+            do {
+                for candidate in store.persistentStoreCoordinator?.persistentStores ?? [] {
+                    guard let candidate = candidate as? any QueryGenerationStore, let read = try candidate.beginPinnedRead() else { continue }
+                    reads.append((candidate, read))
+                }
+            } catch {
+                reads.forEach { $0.read.end() }
+                throw error
             }
-            pinned = connections
+            pinned = reads
         }
-        guard let connection = pinned!.first(where: { $0.store === store })?.connection else { return nil }
-        return try body(connection)
+        guard let read = pinned!.first(where: { $0.store === store })?.read else { return nil }
+        // The store asking is the one that made the connection, of the type it reads with.
+        return try body(read.connection as! Connection)
     }
 
     // MARK: The generation of the running read

@@ -58,11 +58,12 @@ struct PostgreSQLHistoryTests {
             == [["1", "16002", nil], ["2", "16002", nil], ["3", "16002", nil]])
         #expect(try database.query("SELECT \"ZCHANGETYPE\", \"ZENTITY\", \"ZTRANSACTIONID\" FROM \"ACHANGE\" ORDER BY \"Z_PK\"")
             == [["0", "3", "1"], ["0", "1", "1"], ["1", "3", "2"], ["1", "3", "3"], ["2", "1", "3"]])
-        // A store opened later without the key, and one that never tracked, write no history.
+        // A store opened later without the key is read-only (PostgreSQLHistoryKeyTurnedOffTests),
+        // and one that never tracked writes no history.
         let plain = try Self.context(database, options: nil)
-        try plain.performAndWait {
+        plain.performAndWait {
             plain.insert("Person", ["name": "Bob"])
-            try plain.save()
+            #expect(throws: NSError.self) { try plain.save() }
         }
         #expect(try database.query("SELECT count(*) FROM \"ATRANSACTION\"") == [["3"]])
         let other = try TemporaryDatabase()

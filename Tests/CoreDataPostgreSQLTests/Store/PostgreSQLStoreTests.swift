@@ -8,33 +8,6 @@ import Testing
 /// coordinators (as other servers would), and registration.
 @Suite("PostgreSQL store", PostgreSQLTestServer.skipUnlessServer)
 struct PostgreSQLStoreTests {
-    @Test func seed000ScenarioRunsOnPostgreSQL() throws {
-        let database = try TemporaryDatabase()
-        let manager = try CoreDataManager(modelURL: CoreDataManager.bundledModelURL, storeType: NSPostgreSQLStoreType, storeURL: database.url)
-        let names = (0..<1_000).map { String($0) }
-
-        for name in names.prefix(200) { try manager.insertData(name) }
-        #expect(try manager.count() == 200)
-        #expect(try manager.deleteData() == 200)
-        #expect(try manager.count() == 0)
-
-        try manager.insertDatas(names)
-        #expect(try manager.queryData() == names)
-        #expect(try manager.queryData("500") == ["500"])
-        #expect(try manager.updateData("500") == 1)
-        #expect(try manager.queryData("500").isEmpty)
-        #expect(try manager.queryData("test") == ["test"])
-        #expect(try manager.deleteData("test") == 1)
-        #expect(try manager.count() == 999)
-
-        let reopened = try CoreDataManager(modelURL: CoreDataManager.bundledModelURL, storeType: NSPostgreSQLStoreType, storeURL: database.url)
-        #expect(try reopened.count() == 999)
-        #expect(try reopened.queryData().first == "0")
-        #expect(try reopened.queryData().contains("500") == false)
-        // Keys went on from the 200 deleted ones.
-        #expect(try database.query("SELECT min(\"Z_PK\"), max(\"Z_PK\") FROM \"ZCAR\"") == [["201", "1200"]])
-    }
-
     @Test func theLayoutIsCoreDatasInPostgreSQLTypes() throws {
         let database = try TemporaryDatabase()
         let coordinator = try database.coordinator(PostgreSQLTestModel.make())

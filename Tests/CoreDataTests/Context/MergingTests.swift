@@ -101,9 +101,11 @@ struct MergingTests {
         #expect(invalidated == [id])
     }
 
-    /// Seed 002's "old" stack: two contexts on one coordinator, merged by notification.
-    @Test func mergeRefreshesUpdatesKeepsUnsavedEditsDeletesAndFaultsInInserts() throws {
-        let stack = try TestStack()
+    /// Seed 002's "old" stack: two contexts on one coordinator, merged by notification. On each
+    /// store kind (``TestStoreKind``).
+    @Test(arguments: TestStoreKind.available)
+    func mergeRefreshesUpdatesKeepsUnsavedEditsDeletesAndFaultsInInserts(_ kind: TestStoreKind) throws {
+        let stack = try TestStack(kind)
         stack.insert("Car", ["name": "a", "year": 2001])
         stack.insert("Car", ["name": "b"])
         try stack.context.save()
@@ -218,10 +220,11 @@ struct MergingTests {
 
     /// Seed 004: a temporary context on the shared coordinator. The wrong way (a relationship to
     /// the main context's object) fails cleanly; the right way (`object(with:)`) saves; the
-    /// observer ignores its own context and other coordinators and merges on the main context's queue.
-    @Test(.timeLimit(.minutes(1)))
-    func seed004TemporaryContextAndMerge() throws {
-        let stack = try TestStack()
+    /// observer ignores its own context and other coordinators and merges on the main context's
+    /// queue. On each store kind.
+    @Test(.timeLimit(.minutes(1)), arguments: TestStoreKind.available)
+    func seed004TemporaryContextAndMerge(_ kind: TestStoreKind) throws {
+        let stack = try TestStack(kind)
         let main = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
         main.persistentStoreCoordinator = stack.coordinator
         let team = try main.performAndWait { () throws -> NSManagedObject in

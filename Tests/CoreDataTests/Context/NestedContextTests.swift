@@ -13,9 +13,7 @@ struct NestedContextTests {
         }
     }
 
-    private func storeNames(_ stack: TestStack) throws -> [String] {
-        try RawSQLite.query(stack.url.path, "SELECT ZNAME FROM ZCAR ORDER BY ZNAME").map { $0[0] ?? "?" }
-    }
+    private func storeNames(_ stack: TestStack) throws -> [String] { try stack.storedCarNames() }
 
     @Test func childReadsSeeTheParentsUnsavedChanges() throws {
         let stack = try TestStack()
@@ -186,18 +184,17 @@ struct NestedContextTests {
 
     /// Seed 001: a private "daddy" context on the coordinator, a main-queue default context as
     /// its child, and private background-task contexts under that; the save chain with and
-    /// without waiting.
-    @Test(.timeLimit(.minutes(1)))
-    func seed001ThreeLevels() async throws {
-        let stack = try TestStack()
+    /// without waiting. On each store kind (``TestStoreKind``).
+    @Test(.timeLimit(.minutes(1)), arguments: TestStoreKind.available)
+    func seed001ThreeLevels(_ kind: TestStoreKind) async throws {
+        let stack = try TestStack(kind)
         // The stack is set up on a background queue (a migration may take 30 s): the model, the
         // coordinator and its store, while the caller goes on.
-        let storeURL = stack.directory.appendingPathComponent("Seed001.sqlite")
-        let model = stack.model
+        let (storeURL, storeType, model) = (stack.url, stack.storeType, stack.model)
         let coordinator: NSPersistentStoreCoordinator = try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 let psc = NSPersistentStoreCoordinator(managedObjectModel: model)
-                continuation.resume(with: Result { try psc.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: storeURL, options: nil); return psc })
+                continuation.resume(with: Result { try psc.addPersistentStore(ofType: storeType, configurationName: nil, at: storeURL, options: nil); return psc })
             }
         }
         let daddy = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
@@ -223,7 +220,7 @@ struct NestedContextTests {
             try task.save()
         }
         try await saveDefaultContext(wait: true)
-        func seedStoreCount() throws -> Int { try RawSQLite.query(storeURL.path, "SELECT count(*) FROM ZCAR").first.flatMap { $0[0] }.flatMap { Int($0) } ?? -1 }
+        func seedStoreCount() throws -> Int { try stack.storedCarNames().count }
         #expect(try seedStoreCount() == 10)
 
         let second = backgroundTaskContext()
@@ -262,11 +259,11 @@ struct NestedContextTests {
 
     /// Seed 002: the nested stack — a private persisting context on the coordinator, the main
     /// context its child; the main context saves and the persisting context saves asynchronously.
-    /// A child of the main context fetches from the main thread.
-    @Test(.timeLimit(.minutes(1)))
+    /// A child of the main context fetches from the main thread. On each store kind.
+    @Test(.timeLimit(.minutes(1)), arguments: TestStoreKind.available)
     @MainActor
-    func seed002NestedStackAndChildOfMainFetch() async throws {
-        let stack = try TestStack()
+    func seed002NestedStackAndChildOfMainFetch(_ kind: TestStoreKind) async throws {
+        let stack = try TestStack(kind)
         let persisting = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         persisting.persistentStoreCoordinator = stack.coordinator
         let main = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)

@@ -10,7 +10,7 @@ import Testing
 /// PostgreSQL store for what its dialect does not compile yet (`PredicateSQLDialect.swift`).
 /// Needs a server (`COREDATA_POSTGRES_URL`, docs/POSTGRESQL.md); skips without one.
 @Suite("Predicates agree on the SQLite, in-memory and PostgreSQL stores",
-       .enabled(if: ProcessInfo.processInfo.environment["COREDATA_POSTGRES_URL"].map { !$0.isEmpty } ?? false,
+       .enabled(if: PostgreSQLTestDatabase.server != nil,
                 "No PostgreSQL server: set COREDATA_POSTGRES_URL (`Scripts/postgres-test-server start` prints it)"))
 struct PredicateStoresDifferentialTests {
     /// The world's objects saved in a store of each type, each with the world's key of its objects.
@@ -23,35 +23,21 @@ struct PredicateStoresDifferentialTests {
         let world: PredicateTestWorld
         private(set) var stores: [Store] = []
         private let folder: TemporaryFolder
-        private let database: String
-        private let server: URL
+        private let database: PostgreSQLTestDatabase
 
         init(world: PredicateTestWorld) throws {
             self.world = world
             folder = try TemporaryFolder("predicate-stores")
-            server = URL(string: ProcessInfo.processInfo.environment["COREDATA_POSTGRES_URL"]!)!
-            database = "cd_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
             // A linguistic collation (where "a" < "B"), so that the dialect's byte order
             // (`COLLATE "C"`, SQLite's BINARY) is what makes the stores agree.
-            try LibPQConnection(url: server, password: nil).run("CREATE DATABASE \"\(database)\" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'")
-            var components = URLComponents(url: server, resolvingAgainstBaseURL: false)!
-            components.path = "/" + database
-            NSPersistentStoreCoordinator.registerPostgreSQLStore()
+            database = try PostgreSQLTestDatabase(options: "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'")
             for (type, url) in [(NSSQLiteStoreType, folder.url.appendingPathComponent("Predicates.sqlite")),
-                                (NSInMemoryStoreType, nil), (NSPostgreSQLStoreType, components.url!)] as [(String, URL?)] {
+                                (NSInMemoryStoreType, nil), (NSPostgreSQLStoreType, database.url)] as [(String, URL?)] {
                 let coordinator = NSPersistentStoreCoordinator(managedObjectModel: world.model)
                 try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url)
                 let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
                 context.persistentStoreCoordinator = coordinator
                 stores.append(Store(type: type, context: context, keys: try load(into: context)))
-            }
-        }
-
-        deinit {
-            do {
-                try LibPQConnection(url: server, password: nil).run("DROP DATABASE IF EXISTS \"\(database)\" WITH (FORCE)")
-            } catch {
-                Issue.record("The test database \(database) could not be dropped: \(error)")
             }
         }
 

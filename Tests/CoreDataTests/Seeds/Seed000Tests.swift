@@ -4,7 +4,8 @@ import Foundation
 import Testing
 
 /// Seed 000: the CoreDataManager singleton doing CRUD on `Car(name)`, translated to Swift, run
-/// against a real SQLite file with the model loaded from the Xcode model file the demo ships.
+/// against a real SQLite file (and a PostgreSQL database, with a server) with the model loaded
+/// from the Xcode model file the demo ships.
 @Suite("Seed 000: CoreDataManager")
 struct Seed000Tests {
     private func manager(_ directory: URL) throws -> CoreDataManager {
@@ -17,10 +18,17 @@ struct Seed000Tests {
         return url
     }
 
-    @Test func crudScenario() throws {
+    /// On each store kind (``TestStoreKind``): a SQLite file, and a PostgreSQL database with a server.
+    @Test(arguments: TestStoreKind.available)
+    func crudScenario(_ kind: TestStoreKind) throws {
         let folder = try directory()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let manager = try manager(folder)
+        let database = kind == .postgreSQL ? try PostgreSQLTestDatabase() : nil
+        func open() throws -> CoreDataManager {
+            guard let database else { return try self.manager(folder) }
+            return try CoreDataManager(modelURL: CoreDataManager.bundledModelURL, storeType: NSPostgreSQLStoreType, storeURL: database.url)
+        }
+        let manager = try open()
         let names = (0..<1_000).map { String($0) }
 
         for name in names.prefix(200) { try manager.insertData(name) }
@@ -39,10 +47,14 @@ struct Seed000Tests {
         #expect(try manager.deleteData("test") == 1)
         #expect(try manager.count() == 999)
 
-        let reopened = try self.manager(folder)
+        let reopened = try open()
         #expect(try reopened.count() == 999)
         #expect(try reopened.queryData().first == "0")
         #expect(try reopened.queryData().contains("500") == false)
+        if let database {
+            // Keys went on from the 200 deleted ones.
+            #expect(try database.query("SELECT min(\"Z_PK\"), max(\"Z_PK\") FROM \"ZCAR\"") == [["201", "1200"]])
+        }
     }
 
     @Test func storeHasCoreDataLayout() throws {

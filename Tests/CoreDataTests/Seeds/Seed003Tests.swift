@@ -54,13 +54,10 @@ struct Seed003Tests {
 
     private static func threadID() -> UInt { UInt(bitPattern: Int(bitPattern: pthread_self())) }
 
-    private func storedNames(_ stack: TestStack) throws -> [String] {
-        try RawSQLite.query(stack.url.path, "SELECT ZNAME FROM ZCAR ORDER BY ZNAME").compactMap { $0[0] }
-    }
 
-    @Test(.timeLimit(.minutes(1)))
-    func saveWithBlockAndWaitRunsOnTheCallingThreadAndReachesTheStore() throws {
-        let stack = try TestStack()
+    @Test(.timeLimit(.minutes(1)), arguments: TestStoreKind.available)
+    func saveWithBlockAndWaitRunsOnTheCallingThreadAndReachesTheStore(_ kind: TestStoreKind) throws {
+        let stack = try TestStack(kind)
         let records = MagicalRecord(coordinator: stack.coordinator)
         let caller = Self.threadID()
         var blockThread: UInt = 0
@@ -69,12 +66,12 @@ struct Seed003Tests {
             NSEntityDescription.insertNewObject(forEntityName: "Car", into: local).setValue("code a", forKey: "name")
         }
         #expect(blockThread == caller, "performAndWait runs the block on the calling thread (code a)")
-        #expect(try storedNames(stack) == ["code a"])
+        #expect(try stack.storedCarNames() == ["code a"])
     }
 
-    @Test(.timeLimit(.minutes(1)))
-    func saveWithBlockRunsOnTheContextsQueueAndReachesTheStore() async throws {
-        let stack = try TestStack()
+    @Test(.timeLimit(.minutes(1)), arguments: TestStoreKind.available)
+    func saveWithBlockRunsOnTheContextsQueueAndReachesTheStore(_ kind: TestStoreKind) async throws {
+        let stack = try TestStack(kind)
         let records = MagicalRecord(coordinator: stack.coordinator)
         let caller = Self.threadID()
         let (blockThread, error): (UInt, Error?) = await withCheckedContinuation { continuation in
@@ -86,7 +83,7 @@ struct Seed003Tests {
         }
         #expect(error == nil)
         #expect(blockThread != caller, "perform runs the block on the context's queue, another thread (code b)")
-        #expect(try storedNames(stack) == ["code b"])
+        #expect(try stack.storedCarNames() == ["code b"])
         // The default (main-queue) context sees the saved object through its parent.
         let seen = try records.defaultContext.performAndWait {
             try records.defaultContext.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")).count

@@ -94,28 +94,51 @@ extension NSAttributeDescription {
     func transient() -> NSAttributeDescription { isTransient = true; return self }
 }
 
-/// A coordinator and context on a fresh SQLite file (or in memory) for one test.
+/// A coordinator and context on a fresh SQLite file (or in memory, or a PostgreSQL database:
+/// ``TestStoreKind``) for one test.
 final class TestStack {
     let directory: URL
+    /// The SQLite file's URL, or the PostgreSQL database's.
     let url: URL
     let model: NSManagedObjectModel
     let coordinator: NSPersistentStoreCoordinator
     let context: NSManagedObjectContext
     /// The folder made for this stack (none when the caller gave one), removed with the stack.
     private let folder: TemporaryFolder?
+    /// The PostgreSQL database of a stack on one, dropped with the last stack using it.
+    let database: PostgreSQLTestDatabase?
 
     init(model: NSManagedObjectModel = TestModel.make(), inMemory: Bool = false, directory: URL? = nil,
-         options: [AnyHashable: Any]? = nil) throws {
+         options: [AnyHashable: Any]? = nil, database: PostgreSQLTestDatabase? = nil) throws {
         folder = directory == nil ? try TemporaryFolder() : nil
         self.directory = directory ?? folder!.url
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
-        self.url = self.directory.appendingPathComponent("Test.sqlite")
+        self.url = database?.url ?? self.directory.appendingPathComponent("Test.sqlite")
         self.model = model
+        self.database = database
         coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(ofType: inMemory ? NSInMemoryStoreType : NSSQLiteStoreType, configurationName: nil,
-                                           at: inMemory ? nil : url, options: options)
+        let type = database != nil ? NSPostgreSQLStoreType : inMemory ? NSInMemoryStoreType : NSSQLiteStoreType
+        try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: inMemory ? nil : url, options: options)
         context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
         context.persistentStoreCoordinator = coordinator
+    }
+
+    /// A stack on a new store of `kind`.
+    convenience init(_ kind: TestStoreKind, model: NSManagedObjectModel = TestModel.make()) throws {
+        try self.init(model: model, database: kind == .postgreSQL ? try PostgreSQLTestDatabase() : nil)
+    }
+
+    /// The store's type (``NSSQLiteStoreType``, ``NSPostgreSQLStoreType``, …).
+    var storeType: String { coordinator.persistentStores[0].type }
+
+    /// Rows of `sql` read from the store outside Core Data (quote names, `"ZCAR"`, to read both kinds).
+    func rawRows(_ sql: String) throws -> [[String?]] {
+        try database?.query(sql) ?? RawSQLite.query(url.path, sql)
+    }
+
+    /// The names of the cars in the store, read outside Core Data, sorted (`"?"` for none).
+    func storedCarNames() throws -> [String] {
+        try rawRows("SELECT \"ZNAME\" FROM \"ZCAR\"").map { $0[0] ?? "?" }.sorted()
     }
 
     /// A stack of ``TestModel`` whose entities named in `classes` have those classes.
@@ -125,8 +148,8 @@ final class TestStack {
         try self.init(model: model)
     }
 
-    /// A second, independent stack on the same file (another "process").
-    func reopen() throws -> TestStack { try TestStack(model: model, directory: directory) }
+    /// A second, independent stack on the same file or database (another "process").
+    func reopen() throws -> TestStack { try TestStack(model: model, directory: directory, database: database) }
 
     func newContext() -> NSManagedObjectContext {
         let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)

@@ -123,6 +123,48 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
         }
     }
 
+    // MARK: Query generations
+
+    /// How many query generations hold a session of the pool now.
+    private let pinnedCount = Locked(0)
+
+    /// A new session in a read-only `REPEATABLE READ` transaction whose snapshot is taken now (a
+    /// first statement takes it), for a query generation to read from until it ends
+    /// (``endPinnedReader(_:)``); `nil` when ``ReaderPool/maximum`` generations already hold
+    /// one. Such sessions are the pool's but not its readers', so unpinned reads never wait
+    /// for a generation to end.
+    func beginPinnedReader() throws -> (any PostgreSQLConnection)? {
+        let reserved = pinnedCount.withLock { count in
+            guard count < readers.maximum else { return false }
+            count += 1
+            return true
+        }
+        guard reserved else { return nil }
+        do {
+            let connection = try readers.makeConnection()
+            do {
+                try connection.run("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                _ = try connection.execute("SELECT 1", [])
+            } catch {
+                connection.close()
+                throw error
+            }
+            return connection
+        } catch {
+            pinnedCount.withLock { $0 -= 1 }
+            throw error
+        }
+    }
+
+    /// Ends a generation's session (closing it rolls its transaction back) and frees its place.
+    func endPinnedReader(_ connection: any PostgreSQLConnection) {
+        connection.close()
+        pinnedCount.withLock { $0 -= 1 }
+    }
+
+    /// How many query generations hold a session now (for tests).
+    var pinnedReaders: Int { pinnedCount.withLock { $0 } }
+
     private static func isSessionLost(_ error: Error) -> Bool { (error as? PostgreSQLError)?.isSessionLost == true }
 
     /// Closes the writer once a transaction under way has ended, and the idle readers at once;

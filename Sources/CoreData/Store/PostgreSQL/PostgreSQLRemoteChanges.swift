@@ -17,8 +17,12 @@ import Darwin
 //   token of the last transaction delivered.
 // As the SQLite store (and Apple's framework), it posts for every commit to the store, its own
 // coordinator's included: the listening session hears every session's `NOTIFY`. Commits delivered
-// together are posted once. Removing the store, or dropping it and its coordinator, stops the
-// thread and closes the session.
+// together are posted once. A listening session that is lost (a server restart, a terminated
+// backend, a network failure) is opened again, after 0.1 s, then waits doubling up to 10 s
+// between attempts; once it listens again, one notification is posted (with the store's last
+// history token), so that contexts catch up through history on the commits made while it was
+// away. Removing the store, or dropping it and its coordinator, stops the thread and closes the
+// session.
 
 /// A notification the server delivered to a session that `LISTEN`s: its channel and payload.
 package struct PostgreSQLNotification: Sendable, Hashable {
@@ -38,35 +42,51 @@ package protocol PostgreSQLListeningConnection: PostgreSQLConnection {
     func waitForNotifications(orUntilReadable wake: Int32) throws(PostgreSQLError) -> [PostgreSQLNotification]
 }
 
-/// One listening session and the thread that waits on it; ``stop()`` (or a failure of the
-/// session) ends the thread, which then closes the session.
+/// One listening session and the thread that waits on it; ``stop()`` ends the thread, which then
+/// closes the session. A session that fails is replaced (``reconnect()``).
 internal final class PostgreSQLChangeListener: @unchecked Sendable {
-    private let connection: any PostgreSQLListeningConnection
+    /// The session; only the thread uses it once started (`nil` while reconnecting).
+    private var connection: (any PostgreSQLListeningConnection)?
+    private let channel: String
+    /// Opens a new session (not yet listening), to replace a lost one.
+    private let connect: () throws -> any PostgreSQLListeningConnection
     /// The pipe whose write end ``stop()`` writes to, to wake the thread.
     private let wakeRead: Int32, wakeWrite: Int32
     private struct State {
         var stopping = false
         /// The thread has ended and closed the pipe.
         var finished = false
+        /// How many times a lost session was replaced (for tests).
+        var reconnections = 0
     }
     private let state = Locked(State())
     private let deliver: @Sendable ([PostgreSQLNotification]) -> Void
 
+    /// The first wait before connecting again, and the longest (the wait doubles between failed attempts).
+    static let firstReconnectDelay: TimeInterval = 0.1, longestReconnectDelay: TimeInterval = 10
+
     /// `LISTEN`s on `channel` and starts the thread, which calls `deliver` with each batch of
-    /// notifications the server sends.
+    /// notifications the server sends; `connect` opens a session to replace a lost one.
     init(connection: any PostgreSQLListeningConnection, channel: String,
+         connect: @escaping () throws -> any PostgreSQLListeningConnection,
          deliver: @escaping @Sendable ([PostgreSQLNotification]) -> Void) throws {
-        try connection.run("LISTEN \(SQLiteSchema.quoted(channel))")
+        try Self.listen(on: connection, to: channel)
         var descriptors: [Int32] = [-1, -1]
         guard pipe(&descriptors) == 0 else {
             throw CoreDataError.make(.persistentStoreOpen, "Can't listen for remote changes: pipe() failed (errno \(errno))")
         }
         self.connection = connection
+        self.channel = channel
+        self.connect = connect
         (wakeRead, wakeWrite) = (descriptors[0], descriptors[1])
         self.deliver = deliver
         let thread = Thread { [self] in run() }
         thread.name = "NSPersistentStoreRemoteChangeNotification"
         thread.start()
+    }
+
+    private static func listen(on connection: any PostgreSQLConnection, to channel: String) throws {
+        try connection.run("LISTEN \(SQLiteSchema.quoted(channel))")
     }
 
     /// Wakes the thread and makes it end (it closes the session); returns at once.
@@ -84,33 +104,94 @@ internal final class PostgreSQLChangeListener: @unchecked Sendable {
     /// Whether the thread has ended (for tests).
     var hasFinished: Bool { state.withLock { $0.finished } }
 
+    /// How many times a lost session was replaced (for tests).
+    var reconnections: Int { state.withLock { $0.reconnections } }
+
+    private var isStopping: Bool { state.withLock { $0.stopping } }
+
     private func run() {
-        while !state.withLock({ $0.stopping }) {
+        while let connection, !isStopping {
             do {
                 let notifications = try connection.waitForNotifications(orUntilReadable: wakeRead)
-                if !notifications.isEmpty && !state.withLock({ $0.stopping }) { deliver(notifications) }
+                if !notifications.isEmpty && !isStopping { deliver(notifications) }
             } catch {
-                CoreDataLog.error("Remote change notifications stopped: the listening PostgreSQL session failed: \(error.message)")
-                break
+                connection.close()
+                self.connection = nil
+                if isStopping { break }
+                CoreDataLog.error("The listening PostgreSQL session failed (\(error.message)): connecting again")
+                guard reconnect() else { break }
+                // Commits made while no session listened were not delivered: one notification
+                // (with the store's last history token) lets contexts catch up through history.
+                if !isStopping { deliver([PostgreSQLNotification(channel: channel, payload: "")]) }
             }
         }
-        connection.close()
+        connection?.close()
+        connection = nil
         state.withLock { state in
             state.finished = true
             close(wakeRead)
             close(wakeWrite)
         }
     }
+
+    /// Opens a listening session again, waiting before each attempt (0.1 s, then twice as long
+    /// as the last time, up to 10 s); `false` if ``stop()`` was called meanwhile.
+    private func reconnect() -> Bool {
+        var delay = Self.firstReconnectDelay
+        while waitForStop(delay) == false {
+            do {
+                let session = try connect()
+                do {
+                    try Self.listen(on: session, to: channel)
+                } catch {
+                    session.close()
+                    throw error
+                }
+                connection = session
+                state.withLock { $0.reconnections += 1 }
+                return true
+            } catch {
+                delay = min(delay * 2, Self.longestReconnectDelay)
+                CoreDataLog.error("The listening PostgreSQL session could not connect again (\(error.localizedDescription)): trying again in \(delay) s")
+            }
+        }
+        return false
+    }
+
+    /// Sleeps `seconds`, or less if ``stop()`` wakes the thread; whether it did.
+    private func waitForStop(_ seconds: TimeInterval) -> Bool {
+        var descriptor = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, Int32(seconds * 1000))
+        return ready > 0 || isStopping
+    }
 }
 
 extension PostgreSQLStore {
     /// Opens the listening session (``NSPersistentStoreRemoteChangeNotificationPostOptionKey``);
     /// 134080 naming the cause if it can't.
-    func startListening(_ connector: PostgreSQLConnector) throws {
+    func startListening(_ connector: @escaping PostgreSQLConnector) throws {
         guard let url else { return }
+        let (password, location) = (options?[NSPostgreSQLPasswordOption] as? String, location)
+        let connect = { try Self.listeningSession(connector, url, password: password, location: location) }
+        let listening = try connect()
+        do {
+            let listener = try PostgreSQLChangeListener(connection: listening, channel: identifier, connect: connect) { [weak self] notifications in
+                self?.postRemoteChange(notifications)
+            }
+            listenerLock.withLock { self.listener = listener }
+        } catch {
+            listening.close()
+            throw Self.error(error, .persistentStoreOpen, "Can't listen for remote changes to the PostgreSQL store at \(location)")
+        }
+    }
+
+    /// A new session of the store's database that can wait for notifications; 134080 naming
+    /// the cause if it can't.
+    private static func listeningSession(_ connector: PostgreSQLConnector, _ url: URL, password: String?,
+                                         location: String) throws -> any PostgreSQLListeningConnection {
         let session: any PostgreSQLConnection
         do {
-            session = try connector(url, options?[NSPostgreSQLPasswordOption] as? String)
+            session = try connector(url, password)
         } catch {
             throw Self.error(error, .persistentStoreOpen, "Can't listen for remote changes to the PostgreSQL store at \(location)")
         }
@@ -119,15 +200,7 @@ extension PostgreSQLStore {
             throw CoreDataError.make(.persistentStoreOpen,
                 "The PostgreSQL client can't wait for notifications: remote change notifications of the store at \(location) are not available")
         }
-        do {
-            let listener = try PostgreSQLChangeListener(connection: listening, channel: identifier) { [weak self] notifications in
-                self?.postRemoteChange(notifications)
-            }
-            listenerLock.withLock { self.listener = listener }
-        } catch {
-            listening.close()
-            throw Self.error(error, .persistentStoreOpen, "Can't listen for remote changes to the PostgreSQL store at \(location)")
-        }
+        return listening
     }
 
     /// Ends the remote change notifications: the thread ends and closes its session.

@@ -15,9 +15,20 @@ import Foundation
 // every save takes them, so saves never wait on each other in a cycle.
 //
 // Tombstones (`ZTOMBSTONE<i>`) are `text` columns, as their values are of every type.
-// Not yet: opening read-only a store whose history would get holes (a store opened without the
-// key records nothing).
+// A store whose history has rows, opened without the key, opens read-only (as Apple's).
 extension PostgreSQLStore {
+    /// Opens read-only, as Apple's store and the SQLite store do, a store opened read-write
+    /// without ``NSPersistentHistoryTrackingKey`` whose persistent history has rows: saves without
+    /// the key would leave holes in the history other servers rely on. The open succeeds; saves
+    /// then fail (134030). Once the history is purged, the store opens read-write without the key.
+    func openReadOnlyIfHistoryWouldBeLost(_ connection: any PostgreSQLConnection) throws {
+        guard !isReadOnly, !SQLiteHistory.isRequested(by: options) else { return }
+        guard try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"ATRANSACTION\"")]).text(0, 0) == "t",
+              try connection.execute("SELECT EXISTS (SELECT 1 FROM \"ATRANSACTION\")", []).text(0, 0) == "t" else { return }
+        CoreDataLog.warning("Store opened without NSPersistentHistoryTrackingKey but previously had been opened with NSPersistentHistoryTrackingKey - Forcing into Read Only mode store at '\(location)'")
+        isReadOnly = true
+    }
+
     /// Makes the history tables and their `Z_PRIMARYKEY` rows if the database lacks them, in the
     /// opening's transaction (under its advisory lock).
     func createHistoryTables(_ history: SQLiteHistory, on connection: any PostgreSQLConnection) throws {

@@ -44,13 +44,16 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         return try pool.inTransaction(body)
     }
 
-    /// Runs `body` with a reader (``PostgreSQLConnectionPool/withReader(_:)``).
+    /// Runs `body` with a reader (``PostgreSQLConnectionPool/withReader(_:)``); a request of a
+    /// context pinned to a query generation on the generation's session instead
+    /// (`PostgreSQLStore+QueryGenerations.swift`).
     func withReader<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+        if let generation = QueryGeneration.current, let result = try generation.withConnection(to: self, body) { return result }
         guard let pool else { throw removedError }
         return try pool.withReader(body)
     }
 
-    private var removedError: NSError {
+    var removedError: NSError {
         CoreDataError.make(.persistentStoreOperation, "The PostgreSQL store at \(location) has been removed from its coordinator")
     }
 
@@ -75,6 +78,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
                     let metadata = try Self.readMetadata(connection, location: location)
                     try SQLiteStore.checkCompatibility(metadata, model: model, type: NSPostgreSQLStoreType, location: location,
                                                        ignoringVersions: flag(NSIgnorePersistentStoreVersioningOption))
+                    try openReadOnlyIfHistoryWouldBeLost(connection)
                     self.metadata = metadata
                     identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
                 } else {

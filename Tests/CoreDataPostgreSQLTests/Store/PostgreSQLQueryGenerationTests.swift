@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+@testable import CoreData
+@testable import CoreDataPostgreSQL
+
+/// Query generations on the PostgreSQL store: a pinned context reads one `REPEATABLE READ`
+/// snapshot until it moves (as `QueryGenerationTests` on SQLite), whatever this coordinator or
+/// another server saves meanwhile.
+@Suite("PostgreSQL query generations", PostgreSQLTestServer.skipUnlessServer)
+struct PostgreSQLQueryGenerationTests {
+    /// A database with Ann owning cars "a" and "b", and a private-queue context on a new
+    /// coordinator of it (`options` the store's).
+    private func databaseWithCars(options: [AnyHashable: Any]? = nil) throws -> (TemporaryDatabase, NSPersistentStoreCoordinator, ann: NSManagedObjectID) {
+        let database = try TemporaryDatabase()
+        let coordinator = try database.coordinator(PostgreSQLTestModel.make(), options: options)
+        let writer = context(coordinator)
+        let ann = try writer.performAndWait {
+            let ann = writer.insert("Person", ["name": "Ann"])
+            writer.insert("Car", ["name": "a", "owner": ann])
+            writer.insert("Car", ["name": "b", "owner": ann])
+            try writer.save()
+            return ann.objectID
+        }
+        return (database, coordinator, ann)
+    }
+
+    private func context(_ coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+
+    private func names(_ context: NSManagedObjectContext) throws -> [String] {
+        try context.performAndWait { try context.objects("Car", sortedBy: "name").compactMap { $0.value(forKey: "name") as? String } }
+    }
+
+    private func count(_ context: NSManagedObjectContext) throws -> Int {
+        try context.performAndWait { try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Car")) }
+    }
+
+    /// Renames "a" to "A", deletes "b", inserts "c", and saves, in `context`.
+    private func changeEverything(in context: NSManagedObjectContext) throws {
+        try context.performAndWait {
+            for car in try context.objects("Car") {
+                if car.value(forKey: "name") as? String == "a" { car.setValue("A", forKey: "name") } else { context.delete(car) }
+            }
+            context.insert("Car", ["name": "c"])
+            try context.save()
+        }
+    }
+
+    private func store(_ coordinator: NSPersistentStoreCoordinator) throws -> PostgreSQLStore {
+        try #require(coordinator.persistentStores.first as? PostgreSQLStore)
+    }
+
+    @Test func aPinnedContextReadsItsSnapshotWhateverAnotherServerSaves() throws {
+        let (database, coordinator, ann) = try databaseWithCars()
+        let reader = context(coordinator)
+        let faults = try reader.performAndWait {
+            try reader.setQueryGenerationFrom(.current)
+            #expect(reader.queryGenerationToken != nil)
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            request.includesPropertyValues = false
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            return try reader.fetch(request) // pins
+        }
+        // Another server, and this coordinator, change everything.
+        try changeEverything(in: context(try database.coordinator(PostgreSQLTestModel.make())))
+        try reader.performAndWait {
+            #expect(faults.map(\.isFault) == [true, true])
+            #expect(faults.compactMap { $0.value(forKey: "name") as? String } == ["a", "b"], "faults fired later read the snapshot")
+            let owner = try reader.existingObject(with: ann)
+            #expect((owner.value(forKey: "cars") as? Set<NSManagedObject>)?.count == 2, "a to-many fault too")
+            let dictionaries = NSFetchRequest<NSDictionary>(entityName: "Car")
+            dictionaries.resultType = .dictionaryResultType
+            dictionaries.propertiesToFetch = ["name"]
+            dictionaries.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            #expect(try reader.fetch(dictionaries).compactMap { $0["name"] as? String } == ["a", "b"])
+        }
+        #expect(try names(reader) == ["a", "b"])
+        #expect(try count(reader) == 2)
+
+        // A context pinned from its token reads the same snapshot; an unpinned one the latest.
+        let sharing = context(coordinator)
+        try sharing.performAndWait { try sharing.setQueryGenerationFrom(reader.performAndWait { reader.queryGenerationToken }) }
+        #expect(try names(sharing) == ["a", "b"])
+        #expect(try names(context(coordinator)) == ["A", "c"])
+        #expect(try store(coordinator).pool?.pinnedReaders == 1, "contexts sharing a generation share its session")
+
+        // Moving on: the next reads see the latest.
+        try reader.performAndWait {
+            try reader.setQueryGenerationFrom(.current)
+            reader.refreshAllObjects()
+            #expect(faults[0].value(forKey: "name") as? String == "A")
+        }
+        #expect(try names(reader) == ["A", "c"])
+        #expect(try count(reader) == 2)
+    }
+
+    @Test func aSaveOfItsOwnMovesItAndTheSessionEndsWithTheGeneration() throws {
+        let (database, coordinator, _) = try databaseWithCars()
+        let pool = try #require(try store(coordinator).pool)
+        let reader = context(coordinator)
+        try reader.performAndWait { try reader.setQueryGenerationFrom(.current) }
+        #expect(try count(reader) == 2)
+        #expect(pool.pinnedReaders == 1)
+        try changeEverything(in: context(try database.coordinator(PostgreSQLTestModel.make())))
+        #expect(try count(reader) == 2)
+
+        try reader.performAndWait {
+            reader.insert("Car", ["name": "d"])
+            try reader.save() // written against the latest data; the context moves to the latest generation
+        }
+        #expect(try names(reader) == ["A", "c", "d"])
+        #expect(pool.pinnedReaders == 1, "the old generation's session was closed")
+
+        try reader.performAndWait { try reader.setQueryGenerationFrom(nil) }
+        #expect(pool.pinnedReaders == 0)
+        #expect(try database.query("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_xmin IS NOT NULL AND state LIKE 'idle in transaction%'")
+            == [["0"]], "no session of the database is left holding a snapshot")
+    }
+
+    @Test func generationsAreBoundedAndNeverStarveUnpinnedReads() throws {
+        let (database, coordinator, _) = try databaseWithCars(options: [NSPersistentStoreConnectionPoolMaxSizeKey: 1 as NSNumber])
+        defer { withExtendedLifetime(database) {} }
+        let first = context(coordinator), second = context(coordinator)
+        try first.performAndWait { try first.setQueryGenerationFrom(.current) }
+        try second.performAndWait { try second.setQueryGenerationFrom(.current) }
+        #expect(try count(first) == 2)
+
+        let error = #expect(throws: NSError.self) { try count(second) }
+        #expect(error?.domain == NSCocoaErrorDomain)
+        #expect(error?.code == NSPersistentStoreOperationError)
+        #expect(error?.localizedDescription.contains("NSPersistentStoreConnectionPoolMaxSizeKey") == true)
+        #expect(try names(context(coordinator)) == ["a", "b"], "an unpinned read does not wait for the generation")
+
+        try first.performAndWait { try first.setQueryGenerationFrom(nil) }
+        #expect(try count(second) == 2, "the place is free again once a generation ends")
+    }
+}
