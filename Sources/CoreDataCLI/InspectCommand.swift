@@ -1,7 +1,6 @@
 import ArgumentParser
 import CoreData
 import CoreDataExamples
-import CoreDataPostgreSQL
 import Foundation
 
 /// `coredata inspect STORE [--model PATH.xcdatamodeld]`: a store's metadata, entities and row
@@ -19,7 +18,7 @@ struct InspectCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let inspector = StoreInspector(url: try storeURL())
+            let inspector = StoreInspector(url: try StoreArgument.url(store))
             print(try inspector.report())
             if let model {
                 print("")
@@ -28,16 +27,5 @@ struct InspectCommand: ParsableCommand {
         } catch let error as NSError {
             throw CommandFailure("Can't inspect \(StoreInspector.displayName(of: store)): \(error.localizedDescription) (\(error.domain) \(error.code))")
         }
-    }
-
-    /// The store's URL: a `postgres://` URL as given (and the PostgreSQL store registered), or a file's.
-    private func storeURL() throws -> URL {
-        let lowered = store.lowercased()
-        guard lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") else { return URL(fileURLWithPath: store) }
-        guard let url = URL(string: store) else {
-            throw NSError(domain: NSCocoaErrorDomain, code: 134080, userInfo: [NSLocalizedDescriptionKey: "Not a URL: \(store)"])
-        }
-        NSPersistentStoreCoordinator.registerPostgreSQLStore()
-        return url
     }
 }

@@ -4,22 +4,23 @@ import Foundation
 
 /// `coredata migrate STORE --model PATH.xcdatamodeld [--mapping DIR] [--to VERSION] [--dry-run]`:
 /// migrates a store to a version of its model (through a mapping model, or lightweight migration),
-/// or with `--dry-run` prints what it would do.
+/// or with `--dry-run` prints what it would do. `STORE` is a SQLite file or a PostgreSQL store's
+/// `postgres://` URL (lightweight migration only, in one transaction).
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Migrate a Core Data SQLite store to another version of its model.",
-        discussion: "Finds the version of the model that wrote the store and the mapping to the target version (the current one unless --to names another): a mapping model (.xcmappingmodel) for the two versions, in --mapping's folder or beside the model, or else the inferred one. Prints it, then migrates the store, with a progress bar on standard error when it is a terminal: through the mapping model into a new file whose contents then replace the store's in one transaction, or in place in one transaction. --dry-run prints the plan and changes nothing."
+        abstract: "Migrate a Core Data store (a SQLite file or a postgres:// URL) to another version of its model.",
+        discussion: "Finds the version of the model that wrote the store and the mapping to the target version (the current one unless --to names another): a mapping model (.xcmappingmodel) for the two versions, in --mapping's folder or beside the model, or else the inferred one. Prints it, then migrates the store, with a progress bar on standard error when it is a terminal: through the mapping model into a new file whose contents then replace the store's in one transaction, or in place in one transaction (a PostgreSQL store: in place, as transactional DDL). --dry-run prints the plan and changes nothing."
     )
 
-    @Argument(help: "The store file (.sqlite).") var store: String
+    @Argument(help: "The store file (.sqlite), or a PostgreSQL store's postgres:// URL.") var store: String
     @Option(help: "The versioned model (.xcdatamodeld).") var model: String
     @Option(name: .customLong("to"), help: "The version to migrate to (default: the model's current version).") var version: String?
     @Option(help: "A folder of mapping models (.xcmappingmodel), searched before the model's own folder.") var mapping: String?
     @Flag(help: "Print the mapping and change nothing.") var dryRun = false
 
     func run() throws {
-        let tool = StoreMigrationTool(store: URL(fileURLWithPath: store), model: URL(fileURLWithPath: model), to: version,
+        let tool = StoreMigrationTool(store: try StoreArgument.url(store), model: URL(fileURLWithPath: model), to: version,
                                       mappingFolder: mapping.map { URL(fileURLWithPath: $0, isDirectory: true) })
         do {
             print(try tool.plan())
@@ -33,7 +34,7 @@ struct MigrateCommand: ParsableCommand {
                 reasons.append(underlying.localizedDescription)
                 next = underlying.userInfo[NSUnderlyingErrorKey] as? NSError
             }
-            throw CommandFailure("Can't migrate \(store): \(reasons.joined(separator: ": ")) (\(error.domain) \(error.code))")
+            throw CommandFailure("Can't migrate \(StoreInspector.displayName(of: store)): \(reasons.joined(separator: ": ")) (\(error.domain) \(error.code))")
         }
     }
 

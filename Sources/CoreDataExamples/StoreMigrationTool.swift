@@ -3,7 +3,9 @@ import Foundation
 
 /// `coredata migrate STORE --model PATH.xcdatamodeld [--mapping DIR] [--to VERSION] [--dry-run]`:
 /// which version of a model wrote a store, the mapping that migrates it to another version, and
-/// the migration itself.
+/// the migration itself. The store is a SQLite file or a PostgreSQL store's `postgres://` URL
+/// (with `CoreDataPostgreSQL`'s `registerPostgreSQLStore()` called first), which migrates only
+/// through the inferred mapping.
 ///
 /// The mapping is the one a store open would use: a mapping model (`.xcmappingmodel`) for the two
 /// versions, in `mappingFolder` or where the app's are found (beside the `.xcdatamodeld`, the
@@ -17,7 +19,7 @@ import Foundation
 /// print(try tool.migrate())   // Migrated … in 0.21 s
 /// ```
 public struct StoreMigrationTool: Sendable {
-    /// The store file (`.sqlite`).
+    /// The store file (`.sqlite`), or a PostgreSQL store's `postgres://` URL.
     public let store: URL
     /// The versioned model (`.xcdatamodeld`).
     public let model: URL
@@ -33,6 +35,9 @@ public struct StoreMigrationTool: Sendable {
         self.targetVersion = targetVersion
         self.mappingFolder = mappingFolder
     }
+
+    /// The store's type and where it is, for messages (a URL's password masked).
+    private var inspector: StoreInspector { StoreInspector(url: store) }
 
     /// The mapping model for the two versions: in ``mappingFolder``, else where a store open looks.
     func mappingModel(_ versions: Versions) -> NSMappingModel? {
@@ -56,11 +61,11 @@ public struct StoreMigrationTool: Sendable {
                 NSLocalizedDescriptionKey: "There is no folder of mapping models at \(folder.path)", NSFilePathErrorKey: folder.path,
             ])
         }
-        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: store)
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: inspector.storeType, at: store)
         let versions = try StoreInspector.versions(of: model)
         guard let source = versions.first(where: { $0.model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) }) else {
             throw NSError(domain: NSCocoaErrorDomain, code: NSMigrationMissingSourceModelError, userInfo: [
-                NSLocalizedDescriptionKey: "None of the \(versions.count) versions of \(model.lastPathComponent) wrote the store at \(store.path) (coredata inspect --model says which entities differ); it can't be migrated",
+                NSLocalizedDescriptionKey: "None of the \(versions.count) versions of \(model.lastPathComponent) wrote the store at \(inspector.location) (coredata inspect --model says which entities differ); it can't be migrated",
             ])
         }
         let destination: (name: String, model: NSManagedObjectModel)
@@ -91,7 +96,7 @@ public struct StoreMigrationTool: Sendable {
     /// model and the change can't be inferred, naming the entity and property.
     public func plan() throws -> String {
         let versions = try versions()
-        var lines = ["Store: \(store.path)", "Written by version: \(versions.source.name)", "Migrate to version: \(versions.destination.name)"]
+        var lines = ["Store: \(inspector.location)", "Written by version: \(versions.source.name)", "Migrate to version: \(versions.destination.name)"]
         guard versions.source.name != versions.destination.name else {
             lines.append("Nothing to migrate: the store is at that version.")
             return lines.joined(separator: "\n")
@@ -158,7 +163,7 @@ public struct StoreMigrationTool: Sendable {
     public func migrate(reportingProgress report: (@Sendable (Double) -> Void)? = nil) throws -> String {
         let versions = try versions()
         guard versions.source.name != versions.destination.name else {
-            return "Nothing to migrate: the store at \(store.path) is at version \(versions.destination.name)."
+            return "Nothing to migrate: the store at \(inspector.location) is at version \(versions.destination.name)."
         }
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: versions.destination.model)
         let start = Date()
@@ -180,16 +185,21 @@ public struct StoreMigrationTool: Sendable {
                 queue.sync {} // no sample after the last one
             }
             if let mapping = mappingModel(versions) {
+                guard !inspector.isPostgreSQL else {
+                    throw NSError(domain: NSCocoaErrorDomain, code: NSMigrationError, userInfo: [
+                        NSLocalizedDescriptionKey: "A PostgreSQL store migrates only through the inferred mapping (lightweight migration), and a mapping model maps these versions",
+                    ])
+                }
                 try NSPersistentStoreCoordinator.migrateStore(at: store, from: versions.source.model, to: versions.destination.model, mapping: mapping)
             }
-            added = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: store, options: [
+            added = try coordinator.addPersistentStore(ofType: inspector.storeType, configurationName: nil, at: store, options: [
                 NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true,
             ])
         }
         report?(1)
         let seconds = Date().timeIntervalSince(start)
         try coordinator.remove(added)
-        return String(format: "Migrated %@ from version %@ to %@ in %.2f s.", store.path, versions.source.name, versions.destination.name, seconds)
+        return String(format: "Migrated %@ from version %@ to %@ in %.2f s.", inspector.location, versions.source.name, versions.destination.name, seconds)
     }
 
     /// A text progress bar for `fraction` (0 to 1): `[##########··········]  50%`.

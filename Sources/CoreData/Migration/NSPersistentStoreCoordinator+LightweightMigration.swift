@@ -42,7 +42,7 @@ extension NSPersistentStoreCoordinator {
         // Another coordinator or process may have migrated it since it was refused.
         if destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return }
         guard let source = ModelSearch.sourceModel(forStoreMetadata: metadata, destination: destination) else {
-            throw SQLiteLightweightMigration.missingSourceModel(url, metadata)
+            throw SQLiteLightweightMigration.missingSourceModel(url.path, metadata)
         }
         if let mapping = NSMappingModel(from: nil, forSourceModel: source, destinationModel: destination) {
             try SQLiteHeavyweightMigration.migrateStore(at: url, options: store.options, from: source, to: destination, mapping: mapping,
@@ -50,19 +50,12 @@ extension NSPersistentStoreCoordinator {
             return
         }
         guard store.flag(NSInferMappingModelAutomaticallyOption) else {
-            throw CoreDataError.make(.migrationMissingMappingModel,
-                "Can't find mapping model for migration of the store at \(url.path): no mapping model of the app's maps its model to the current one, and NSInferMappingModelAutomaticallyOption is not set",
-                extra: [NSFilePathErrorKey: url.path, "reason": "Can't find mapping model for migration", "sourceModel": source, "destinationModel": destination])
+            throw SQLiteLightweightMigration.missingMappingModel(url.path, source: source, destination: destination, inference: nil)
         }
         do {
             try SQLiteLightweightMigration.migrateStore(at: url, from: source, to: destination)
         } catch let error as NSError where error.domain == NSCocoaErrorDomain && error.code == NSInferredMappingModelError {
-            // As Apple's coordinator reports it: no mapping model found or inferred, the
-            // inference's own error (entity, property, reason) underneath.
-            throw CoreDataError.make(.migrationMissingMappingModel,
-                "Can't find or automatically infer a mapping model to migrate the store at \(url.path): \(error.localizedDescription)",
-                extra: [NSUnderlyingErrorKey: error, NSFilePathErrorKey: url.path, "reason": "Can't find or automatically infer mapping model for migration",
-                        "sourceModel": source, "destinationModel": destination])
+            throw SQLiteLightweightMigration.missingMappingModel(url.path, source: source, destination: destination, inference: error)
         } catch {
             throw SQLiteStore.openError(error.asNSError ?? (error as NSError), url: url)
         }

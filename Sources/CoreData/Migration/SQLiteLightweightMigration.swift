@@ -17,8 +17,13 @@ import Foundation
 //   kept), and the metadata carries the destination model's version hashes.
 // A non-optional property left without a value (no default, rows present) throws
 // `NSMigrationError` (134110) naming it before anything is written; any failure rolls back.
+//
+// The plan is the same for a PostgreSQL store's database (`PostgreSQLStore+Migration.swift`):
+// what differs between the two (the catalog, column types, DDL, indexes, metadata) is asked of
+// the ``LightweightMigrationDatabase``; the statements here quote every name and use `?`.
 
-/// One in-place migration of an open SQLite file from its source model to a destination model.
+/// One in-place migration of an open SQLite file (or a PostgreSQL store's database) from its
+/// source model to a destination model.
 internal struct SQLiteLightweightMigration {
     /// How a destination column of an entity's rows gets its value from the entity's source row.
     enum Feed {
@@ -38,7 +43,8 @@ internal struct SQLiteLightweightMigration {
         case lowestKey(table: String, match: String)
     }
 
-    let db: SQLiteConnection
+    /// The database rewritten: the SQLite file, or a PostgreSQL store's database.
+    let db: any LightweightMigrationDatabase
     let destination: NSManagedObjectModel
     /// The file as it is, read with the source model.
     let from: SQLiteSchema
@@ -48,10 +54,18 @@ internal struct SQLiteLightweightMigration {
     private var destinationOf: [ObjectIdentifier: NSEntityDescription] = [:]
     private var entityMappings: [ObjectIdentifier: NSEntityMapping] = [:]
 
+    /// The migration of the open SQLite file `db`, its layout read from the file.
     init(db: SQLiteConnection, source: NSManagedObjectModel, destination: NSManagedObjectModel, mapping: NSMappingModel) throws {
-        self.db = db
+        self.init(database: SQLiteMigrationDatabase(db: db), layout: try SQLiteSchema(model: source, reading: db),
+                  source: source, destination: destination, mapping: mapping)
+    }
+
+    /// The migration of `database`, whose layout is `layout` (of the model `source`).
+    init(database: any LightweightMigrationDatabase, layout: SQLiteSchema, source: NSManagedObjectModel,
+         destination: NSManagedObjectModel, mapping: NSMappingModel) {
+        db = database
         self.destination = destination
-        from = try SQLiteSchema(model: source, reading: db)
+        from = layout
         to = SQLiteSchema(model: destination)
         let sources = source.entitiesByName, destinations = destination.entitiesByName
         for entityMapping in mapping.entityMappings ?? [] {
@@ -91,7 +105,7 @@ internal struct SQLiteLightweightMigration {
             var source = source
             if !source.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) {
                 guard let found = ModelSearch.sourceModel(forStoreMetadata: metadata, destination: destination) else {
-                    throw missingSourceModel(url, metadata)
+                    throw missingSourceModel(url.path, metadata)
                 }
                 source = found
             }
@@ -105,11 +119,32 @@ internal struct SQLiteLightweightMigration {
         }
     }
 
-    /// `NSMigrationMissingSourceModelError` (134130): no model the app ships wrote the store.
-    static func missingSourceModel(_ url: URL, _ metadata: [String: Any]) -> NSError {
+    /// `NSMigrationMissingSourceModelError` (134130): no model the app ships wrote the store at
+    /// `location` (a file's path, or a PostgreSQL store's URL without its password).
+    static func missingSourceModel(_ location: String, _ metadata: [String: Any]) -> NSError {
         CoreDataError.make(.migrationMissingSourceModel,
-            "Can't find the model that wrote the store at \(url.path) (its version hashes match none of the models found), so it can't be migrated; it was left untouched",
-            extra: [NSFilePathErrorKey: url.path, "metadata": metadata, "reason": "Can't find model for source store"])
+            "Can't find the model that wrote the store at \(location) (its version hashes match none of the models found), so it can't be migrated; it was left untouched",
+            extra: [NSFilePathErrorKey: location, "metadata": metadata, "reason": "Can't find model for source store"])
+    }
+
+    /// `NSMigrationMissingMappingModelError` (134140) for the store at `location`: no mapping
+    /// model of the app's maps `source` to `destination`, and inference is off (`inference`
+    /// `nil`) or failed (as Apple's coordinator reports it: the inference's own error, with its
+    /// entity, property and reason, underneath).
+    static func missingMappingModel(_ location: String, source: NSManagedObjectModel, destination: NSManagedObjectModel,
+                                    inference: NSError?) -> NSError {
+        var extra: [String: Any] = [NSFilePathErrorKey: location, "sourceModel": source, "destinationModel": destination]
+        guard let inference else {
+            extra["reason"] = "Can't find mapping model for migration"
+            return CoreDataError.make(.migrationMissingMappingModel,
+                "Can't find mapping model for migration of the store at \(location): no mapping model of the app's maps its model to the current one, and NSInferMappingModelAutomaticallyOption is not set",
+                extra: extra)
+        }
+        extra["reason"] = "Can't find or automatically infer mapping model for migration"
+        extra[NSUnderlyingErrorKey] = inference
+        return CoreDataError.make(.migrationMissingMappingModel,
+            "Can't find or automatically infer a mapping model to migrate the store at \(location): \(inference.localizedDescription)",
+            extra: extra)
     }
 
     /// `NSMigrationConstraintViolationError` (134111) for a SQLite constraint failure: the rows
@@ -129,8 +164,6 @@ internal struct SQLiteLightweightMigration {
         for entity in to.entities { feeds[ObjectIdentifier(entity)] = try self.feeds(entity) }
         try checkMandatoryValues(feeds)
 
-        let indexes = to.joinTables.map(SQLiteSchema.indexStatement) + to.indexes
-        let destinationIndexes = Set(indexes.map(Self.normalized))
         var kept = Set<String>() // upper-cased names of tables migrated in place
         var alterations: [(create: [String], copy: [(String, [StoreValue])])] = []
         var rebuilt: [SQLiteSchema.Table] = []
@@ -145,38 +178,35 @@ internal struct SQLiteLightweightMigration {
         // The copies come first, the ALTERs last: a copy may read a column that an ALTER drops.
         var steps: [(create: [String], copy: [(String, [StoreValue])])] = []
         for join in to.joinTables where try !joinTableIsKept(join) {
-            steps.append(([SQLiteSchema.createStatement(join)], try joinCopy(join, kept: kept)))
+            steps.append(([db.createStatement(join)], try joinCopy(join, kept: kept)))
         }
         for join in to.joinTables where try joinTableIsKept(join) { kept.insert(join.name.uppercased()) }
         for table in rebuilt {
-            steps.append(([SQLiteSchema.createStatement(table)], copyPlan(table, family: family(of: table), feeds: feeds, kept: kept)))
+            steps.append(([db.createStatement(table, in: to)], copyPlan(table, family: family(of: table), feeds: feeds, kept: kept)))
         }
         steps += alterations
         // The model's old tables (other tables of the file, such as Apple's history, are left alone).
         let managed = Set(from.tables.map { $0.name.uppercased() } + from.joinTables.map { $0.name.uppercased() })
         // Their indexes that the new layout lacks, or that belong to tables about to be replaced, go first.
-        for (name, table, sql) in try fileIndexes() where managed.contains(table.uppercased())
-        && (!kept.contains(table.uppercased()) || !destinationIndexes.contains(Self.normalized(sql))) {
-            try db.execute("DROP INDEX \(SQLiteSchema.quoted(name))")
-        }
+        try db.dropIndexes(ofTables: managed, kept: kept, destination: to)
         // Old tables are set aside under temporary names, read by the copies, then dropped.
         let old = managed.subtracting(kept)
-        for name in try fileTables() where old.contains(name.uppercased()) {
-            try db.execute("ALTER TABLE \(SQLiteSchema.quoted(name)) RENAME TO \(SQLiteSchema.quoted(Self.aside(name)))")
+        for name in try db.tableNames() where old.contains(name.uppercased()) {
+            try db.setAside(name, as: Self.aside(name))
         }
         progress?.totalUnitCount = Int64(steps.count + 2)
         for step in steps {
-            for statement in step.create { try db.execute(statement) }
-            for (sql, bindings) in step.copy { try execute(sql, bindings) }
+            for statement in step.create { try db.execute(statement, []) }
+            for (sql, bindings) in step.copy { try db.execute(sql, bindings) }
             progress?.completedUnitCount += 1
         }
-        for name in try fileTables() where name.hasPrefix(Self.asidePrefix) {
-            try db.execute("DROP TABLE \(SQLiteSchema.quoted(name))")
+        for name in try db.tableNames() where name.hasPrefix(Self.asidePrefix) {
+            try db.execute("DROP TABLE \(SQLiteSchema.quoted(name))", [])
         }
-        for sql in indexes { try db.execute(sql) }
+        try db.createIndexes(of: to)
         progress?.completedUnitCount += 1
         try rewritePrimaryKeys()
-        try writeMetadata(metadata)
+        try db.writeMetadata(metadata, of: destination)
         progress?.completedUnitCount += 1
     }
 
@@ -226,7 +256,7 @@ internal struct SQLiteLightweightMigration {
                 if case .null? = fill { fill = nil }
                 if let old, attribute.isOptional || !old.isOptional { fill = nil }
                 if let oldColumn, let oldType = (old as? NSAttributeDescription)?.attributeType,
-                   let sql = Self.conversion(oldColumn, from: oldType, to: attribute.attributeType) {
+                   let sql = db.conversion(oldColumn, from: oldType, to: attribute.attributeType) {
                     result.append((attribute.columnName, .converted(oldColumn, sql: sql, fill: fill)))
                 } else if let fill {
                     result.append((attribute.columnName, .fill(oldColumn, fill)))
@@ -282,7 +312,7 @@ internal struct SQLiteLightweightMigration {
                         result.append((Self.unquote(order), .copy(Self.unquote(oldOrder))))
                     } else if let key {
                         result.append((Self.unquote(order), .computed(
-                            "CASE WHEN \(key) IS NULL THEN NULL ELSE row_number() OVER (PARTITION BY \(key) ORDER BY s.Z_PK) END")))
+                            "CASE WHEN \(key) IS NULL THEN NULL ELSE row_number() OVER (PARTITION BY \(key) ORDER BY s.\"Z_PK\") END")))
                     } else {
                         result.append((Self.unquote(order), .null))
                     }
@@ -292,27 +322,9 @@ internal struct SQLiteLightweightMigration {
         return result
     }
 
-    /// The SQL that converts the values of the source row's `column`, of an attribute of type
-    /// `from`, into the storage of an attribute of type `to` (a change inference allows only
-    /// between numbers and Booleans), or `nil` when they are stored alike. A number made a
-    /// Boolean is `value != 0`; a Double, Float or Decimal made an integer is truncated toward
-    /// zero (as `NSNumber.int64Value` does); a `DECIMAL` column (numeric affinity) keeps integers
-    /// and reals as they are, and the store reads both back as decimals.
-    static func conversion(_ column: String, from: NSAttributeType, to: NSAttributeType) -> String? {
-        let value = "s." + SQLiteSchema.quoted(column)
-        if to == .booleanAttributeType && from != .booleanAttributeType { return "(CAST(\(value) AS REAL) <> 0)" }
-        let type = SQLiteSchema.sqlType(to)
-        guard type != SQLiteSchema.sqlType(from) else { return nil }
-        switch type {
-        case "INTEGER": return "CAST(\(value) AS INTEGER)"
-        case "FLOAT": return "CAST(\(value) AS REAL)"
-        default: return value
-        }
-    }
-
     /// The lowest `keyColumn` of the old join `table`'s rows whose `rowColumn` is the source row's key.
     private static func joined(_ table: String, keyOf keyColumn: String, where rowColumn: String) -> String {
-        "(SELECT min(j.\(keyColumn)) FROM \(SQLiteSchema.quoted(aside(unquote(table)))) j WHERE j.\(rowColumn) = s.Z_PK)"
+        "(SELECT min(j.\(keyColumn)) FROM \(SQLiteSchema.quoted(aside(unquote(table)))) j WHERE j.\(rowColumn) = s.\"Z_PK\")"
     }
 
     /// The `Z_ENT` column of a to-one relationship into a hierarchy: the old one's values
@@ -349,7 +361,7 @@ internal struct SQLiteLightweightMigration {
                     condition = " AND \(SQLiteSchema.quoted(column)) IS NULL"
                 default: continue
                 }
-                let count = try db.scalarInt("SELECT count(*) FROM \(table) WHERE Z_ENT = \(number)\(condition)") ?? 0
+                let count = try db.scalarInt("SELECT count(*) FROM \(table) WHERE \"Z_ENT\" = \(number)\(condition)", []) ?? 0
                 guard count > 0 else { continue }
                 let name = entity.name ?? ""
                 let what = property is NSAttributeDescription ? "is non-optional and has no default value" : "is a non-optional relationship"
@@ -378,9 +390,9 @@ internal struct SQLiteLightweightMigration {
         var statements: [(String, [StoreValue])] = []
         let removed = from.entities.filter { $0.rootEntity === first.rootEntity && destinationOf[ObjectIdentifier($0)] == nil }
         if !removed.isEmpty {
-            statements.append(("DELETE FROM \(name) WHERE Z_ENT IN (\(removed.map { String(from.number(of: $0)) }.joined(separator: ", ")))", []))
+            statements.append(("DELETE FROM \(name) WHERE \"Z_ENT\" IN (\(removed.map { String(from.number(of: $0)) }.joined(separator: ", ")))", []))
         }
-        let existing = try columns(of: oldTable.name)
+        let existing = try db.columns(of: oldTable.name)
         let wanted = Set(table.columns.map { $0.name.uppercased() })
         let renamed = Self.renamedColumns(family.map { feeds[ObjectIdentifier($0)] ?? [] }, existing: existing, wanted: wanted)
         let renamedFrom = Set(renamed.values.map { $0.uppercased() })
@@ -388,7 +400,7 @@ internal struct SQLiteLightweightMigration {
             if let old = renamed[column.name.uppercased()] {
                 statements.append(("ALTER TABLE \(name) RENAME COLUMN \(SQLiteSchema.quoted(old)) TO \(SQLiteSchema.quoted(column.name))", []))
             } else {
-                statements.append(("ALTER TABLE \(name) ADD COLUMN \(SQLiteSchema.quoted(column.name)) \(column.type)", []))
+                statements.append(("ALTER TABLE \(name) ADD COLUMN \(SQLiteSchema.quoted(column.name)) \(db.columnType(column, of: table, in: to))", []))
             }
         }
         for column in existing where !wanted.contains(column.uppercased()) && !renamedFrom.contains(column.uppercased()) {
@@ -403,9 +415,9 @@ internal struct SQLiteLightweightMigration {
                 case .null: continue
                 case .copy(let old) where current(old): continue
                 case .fill(nil, let value):
-                    statements.append(("UPDATE \(name) SET \(quoted) = ? WHERE Z_ENT = \(to.number(of: entity))", [value]))
+                    statements.append(("UPDATE \(name) SET \(quoted) = ? WHERE \"Z_ENT\" = \(to.number(of: entity))", [value]))
                 case .fill(let old?, let value) where current(old):
-                    statements.append(("UPDATE \(name) SET \(quoted) = ? WHERE Z_ENT = \(to.number(of: entity)) AND \(quoted) IS NULL", [value]))
+                    statements.append(("UPDATE \(name) SET \(quoted) = ? WHERE \"Z_ENT\" = \(to.number(of: entity)) AND \(quoted) IS NULL", [value]))
                 default: return nil
                 }
             }
@@ -453,7 +465,7 @@ internal struct SQLiteLightweightMigration {
         family.compactMap { entity in
             guard let source = sourceOf[ObjectIdentifier(entity)] else { return nil }
             var columns = ["Z_PK", "Z_ENT", "Z_OPT"].map(SQLiteSchema.quoted)
-            var values = ["s.Z_PK", String(to.number(of: entity)), "s.Z_OPT"]
+            var values = ["s.\"Z_PK\"", String(to.number(of: entity)), "s.\"Z_OPT\""]
             var bindings: [StoreValue] = []
             for (column, feed) in feeds[ObjectIdentifier(entity)] ?? [] {
                 let value: String
@@ -467,13 +479,13 @@ internal struct SQLiteLightweightMigration {
                     value = fill == nil ? sql : "coalesce(\(sql), ?)"
                     if let fill { bindings.append(fill) }
                 case .computed(let sql): value = sql
-                case let .lowestKey(other, match): value = "(SELECT min(t.Z_PK) FROM \(Self.read(other, kept: kept)) t WHERE t.\(match) = s.Z_PK)"
+                case let .lowestKey(other, match): value = "(SELECT min(t.\"Z_PK\") FROM \(Self.read(other, kept: kept)) t WHERE t.\(match) = s.\"Z_PK\")"
                 }
                 columns.append(SQLiteSchema.quoted(column))
                 values.append(value)
             }
             let oldTable = Self.aside(Self.unquote(from.table(of: source)))
-            let sql = "INSERT INTO \(SQLiteSchema.quoted(table.name)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(SQLiteSchema.quoted(oldTable)) s WHERE s.Z_ENT = \(from.number(of: source))"
+            let sql = "INSERT INTO \(SQLiteSchema.quoted(table.name)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(SQLiteSchema.quoted(oldTable)) s WHERE s.\"Z_ENT\" = \(from.number(of: source))"
             return (sql, bindings)
         }
     }
@@ -515,11 +527,11 @@ internal struct SQLiteLightweightMigration {
             (ownerKey, memberKey, oldOrder, from) = (oldSource, oldDestination, order, read(table) + " s")
         case let .foreignKey(column, order, _)?:
             // A one-to-many made many-to-many: each member row names its owner.
-            (ownerKey, memberKey, oldOrder, from) = (column, "Z_PK", order, read(self.from.table(of: old.destinationEntity!)) + " s WHERE s.\(column) IS NOT NULL")
+            (ownerKey, memberKey, oldOrder, from) = (column, "\"Z_PK\"", order, read(self.from.table(of: old.destinationEntity!)) + " s WHERE s.\(column) IS NOT NULL")
         case nil:
             // A to-one made to-many: each owner row names its member.
             guard let column = self.from.column(of: old) else { return [] }
-            (ownerKey, memberKey, oldOrder, from) = ("Z_PK", column, nil, read(self.from.table(of: old.entity!)) + " s WHERE s.\(column) IS NOT NULL")
+            (ownerKey, memberKey, oldOrder, from) = ("\"Z_PK\"", column, nil, read(self.from.table(of: old.entity!)) + " s WHERE s.\(column) IS NOT NULL")
         }
         var columns = [source, destination], values = ["s.\(ownerKey)", "s.\(memberKey)"]
         if let order {
@@ -535,68 +547,28 @@ internal struct SQLiteLightweightMigration {
     /// The temporary name of an old table while its rows are copied.
     static func aside(_ name: String) -> String { asidePrefix + name }
 
-    private func fileTables() throws -> [String] {
-        let statement = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-        defer { statement.finalize() }
-        var names: [String] = []
-        while try statement.step() { names.append(statement.string(0)) }
-        return names
-    }
-
-    /// The indexes made by `CREATE INDEX` (not SQLite's own), with their tables and SQL.
-    private func fileIndexes() throws -> [(name: String, table: String, sql: String)] {
-        let statement = try db.prepare("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
-        defer { statement.finalize() }
-        var indexes: [(name: String, table: String, sql: String)] = []
-        while try statement.step() { indexes.append((statement.string(0), statement.string(1), statement.string(2))) }
-        return indexes
-    }
-
-    /// An index's SQL without `IF NOT EXISTS` and with single spaces, for comparing.
-    private static func normalized(_ sql: String) -> String {
-        sql.replacingOccurrences(of: "IF NOT EXISTS ", with: "").split(whereSeparator: \.isWhitespace).joined(separator: " ")
-    }
-
-    private func columns(of table: String) throws -> [String] {
-        let statement = try db.prepare("PRAGMA table_info(\(SQLiteSchema.quoted(table)))")
-        defer { statement.finalize() }
-        var names: [String] = []
-        while try statement.step() { names.append(statement.string(1)) }
-        return names
-    }
-
-    private func execute(_ sql: String, _ bindings: [StoreValue]) throws {
-        let statement = try db.prepare(sql)
-        defer { statement.finalize() }
-        for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
-        _ = try statement.step()
-    }
-
     /// `Z_PRIMARYKEY` for the new numbers: one row per destination entity, each keeping the
     /// `Z_MAX` of its source entity (a root at least its table's highest `Z_PK`), so that no key
     /// is handed out twice.
     private func rewritePrimaryKeys() throws {
-        var oldMax: [String: Int64] = [:]
         // Apple's ancillary entities (persistent history's, from 16001) keep their rows.
-        let rows = try db.prepare("SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT < \(SQLiteHistory.entityOffset)")
-        while try rows.step() { if !rows.isNull(0) { oldMax[rows.string(0)] = rows.int64(1) } }
-        rows.finalize()
-        try db.execute("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT < \(SQLiteHistory.entityOffset)")
+        let ours = "\"Z_ENT\" < \(SQLiteHistory.entityOffset)"
+        var max: [ObjectIdentifier: Int64] = [:]
         for entity in to.entities {
-            var max = sourceOf[ObjectIdentifier(entity)].flatMap { $0.name.flatMap { oldMax[$0] } } ?? 0
+            var value = try sourceOf[ObjectIdentifier(entity)].flatMap { $0.name }.flatMap {
+                try db.scalarInt("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_NAME\" = ? AND \(ours)", [.string($0)])
+            } ?? 0
             if entity.superentity == nil {
-                max = Swift.max(max, try db.scalarInt("SELECT max(Z_PK) FROM \(to.table(of: entity))") ?? 0)
+                value = Swift.max(value, try db.scalarInt("SELECT max(\"Z_PK\") FROM \(to.table(of: entity))", []) ?? 0)
             }
-            try execute("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)", [
-                .int(Int64(to.number(of: entity))), .string(entity.name ?? ""),
-                .int(Int64(entity.superentity.map { to.number(of: $0) } ?? 0)), .int(max)])
+            max[ObjectIdentifier(entity)] = value
         }
-    }
-
-    /// The store's metadata with the destination model's keys (version hashes, identifiers,
-    /// checksum); the app's own keys are kept. The cached model of Apple's store is dropped.
-    private func writeMetadata(_ metadata: [String: Any]) throws {
-        try Self.writeMetadata(metadata, of: destination, to: db)
+        try db.execute("DELETE FROM \"Z_PRIMARYKEY\" WHERE \(ours)", [])
+        for entity in to.entities {
+            try db.execute("INSERT INTO \"Z_PRIMARYKEY\" (\"Z_ENT\", \"Z_NAME\", \"Z_SUPER\", \"Z_MAX\") VALUES (?, ?, ?, ?)", [
+                .int(Int64(to.number(of: entity))), .string(entity.name ?? ""),
+                .int(Int64(entity.superentity.map { to.number(of: $0) } ?? 0)), .int(max[ObjectIdentifier(entity)] ?? 0)])
+        }
     }
 
     /// Writes a migrated store's metadata on `db`: the store's own keys and UUID from `metadata`

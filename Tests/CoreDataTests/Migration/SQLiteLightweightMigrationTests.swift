@@ -88,15 +88,18 @@ import Testing
 
     /// Version 1 with two people (one without a name), two cars owned by the first, one note.
     static func v1Store(_ folder: TemporaryFolder, _ model: NSManagedObjectModel = M.v1()) throws -> URL {
-        try makeStore(model, in: folder) { context in
-            let ann = Self.insert("Person", ["name": "Ann", "age": 40], into: context)
-            _ = Self.insert("Person", ["age": 7], into: context)
-            let a = Self.insert("Car", ["model": "A", "year": 1999], into: context)
-            let b = Self.insert("Car", ["model": "B", "year": 2020], into: context)
-            a.setValue(ann, forKey: "owner")
-            b.setValue(ann, forKey: "owner")
-            _ = Self.insert("Note", ["text": "hello"], into: context)
-        }
+        try makeStore(model, in: folder, fillV1)
+    }
+
+    /// Version 1's rows: two people (one without a name), two cars owned by the first, one note.
+    static func fillV1(_ context: NSManagedObjectContext) {
+        let ann = Self.insert("Person", ["name": "Ann", "age": 40], into: context)
+        _ = Self.insert("Person", ["age": 7], into: context)
+        let a = Self.insert("Car", ["model": "A", "year": 1999], into: context)
+        let b = Self.insert("Car", ["model": "B", "year": 2020], into: context)
+        a.setValue(ann, forKey: "owner")
+        b.setValue(ann, forKey: "owner")
+        _ = Self.insert("Note", ["text": "hello"], into: context)
     }
 
     /// A store of version 1 (``v1Store(_:_:)``) migrated to `destination`, and a context on it.

@@ -41,26 +41,53 @@ internal struct PostgreSQLLayout {
     var statements: [String] {
         var sql: [String] = []
         for table in schema.tables {
-            let types = columnTypes(of: table.root)
-            let columns = table.columns.map { column -> String in
-                switch column.name {
-                case "Z_PK": return "\"Z_PK\" bigint PRIMARY KEY"
-                case "Z_ENT", "Z_OPT": return "\(Self.q(column.name)) integer"
-                default: return "\(Self.q(column.name)) \(types[column.name] ?? "bigint")"
-                }
-            }
-            sql.append("CREATE TABLE \(Self.q(table.name)) (\(columns.joined(separator: ", ")))")
+            sql.append(createStatement(table))
             sql.append(contentsOf: indexes(of: table))
         }
         for join in schema.joinTables {
-            let (first, second) = (Self.q(join.first), Self.q(join.second))
-            let columns = ["\(first) bigint", "\(second) bigint"] + join.orderColumns.map { "\(Self.q($0)) bigint" }
-            sql.append("CREATE TABLE \(Self.q(join.name)) (\(columns.joined(separator: ", ")), PRIMARY KEY (\(first), \(second)))")
-            sql.append("CREATE INDEX \(Self.q("\(join.name)_\(join.second)_INDEX")) ON \(Self.q(join.name)) (\(second), \(first))")
+            sql.append(Self.createStatement(join))
+            sql.append(Self.indexStatement(join))
         }
         sql.append("CREATE TABLE \"Z_PRIMARYKEY\" (\"Z_ENT\" integer PRIMARY KEY, \"Z_NAME\" text, \"Z_SUPER\" integer, \"Z_MAX\" bigint)")
         sql.append("CREATE TABLE \"Z_METADATA\" (\"Z_VERSION\" integer PRIMARY KEY, \"Z_UUID\" text, \"Z_PLIST\" bytea)")
         return sql
+    }
+
+    /// Every index of a new store (of entity tables and join tables), in order.
+    var indexStatements: [String] {
+        schema.tables.flatMap(indexes(of:)) + schema.joinTables.map(Self.indexStatement)
+    }
+
+    /// The `CREATE TABLE` of an entity table.
+    func createStatement(_ table: SQLiteSchema.Table) -> String {
+        let types = columnTypes(of: table.root)
+        let columns = table.columns.map { "\(Self.q($0.name)) \(Self.type(of: $0, in: types))" }
+        return "CREATE TABLE \(Self.q(table.name)) (\(columns.joined(separator: ", ")))"
+    }
+
+    /// The type of `column` of `table`, as an added column gets it (without `PRIMARY KEY`).
+    func columnType(_ column: SQLiteSchema.Column, of table: SQLiteSchema.Table) -> String {
+        Self.type(of: column, in: columnTypes(of: table.root)).replacingOccurrences(of: " PRIMARY KEY", with: "")
+    }
+
+    private static func type(of column: SQLiteSchema.Column, in types: [String: String]) -> String {
+        switch column.name {
+        case "Z_PK": return "bigint PRIMARY KEY"
+        case "Z_ENT", "Z_OPT": return "integer"
+        default: return types[column.name] ?? "bigint"
+        }
+    }
+
+    /// The `CREATE TABLE` of a join table: its two key columns the primary key.
+    static func createStatement(_ join: SQLiteSchema.JoinTableSpec) -> String {
+        let (first, second) = (q(join.first), q(join.second))
+        let columns = ["\(first) bigint", "\(second) bigint"] + join.orderColumns.map { "\(q($0)) bigint" }
+        return "CREATE TABLE \(q(join.name)) (\(columns.joined(separator: ", ")), PRIMARY KEY (\(first), \(second)))"
+    }
+
+    /// The index on a join table's second column.
+    static func indexStatement(_ join: SQLiteSchema.JoinTableSpec) -> String {
+        "CREATE INDEX \(q("\(join.name)_\(join.second)_INDEX")) ON \(q(join.name)) (\(q(join.second)), \(q(join.first)))"
     }
 
     /// The PostgreSQL type of each attribute column and to-one entity column of `root`'s table, by

@@ -205,7 +205,10 @@ extension PostgreSQLStore {
 
     /// A value as a statement parameter: Booleans as 0/1, dates as seconds since 2001-01-01,
     /// UUIDs as their 16 bytes, URLs as text, decimals as `numeric`, to-ones as their key.
-    func parameter(_ value: StoreValue) -> PostgreSQLParameter {
+    func parameter(_ value: StoreValue) -> PostgreSQLParameter { Self.parameter(value) }
+
+    /// A value as a statement parameter (see the instance method).
+    static func parameter(_ value: StoreValue) -> PostgreSQLParameter {
         switch value {
         case .null, .object: return .null // an object is transformed before it is saved
         case .int(let v): return .int(v)

@@ -75,9 +75,8 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
                 _ = try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int(Self.layoutLockKey)])
                 let exists = try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"Z_METADATA\"")])
                 if exists.text(0, 0) == "t" {
-                    let metadata = try Self.readMetadata(connection, location: location)
-                    try SQLiteStore.checkCompatibility(metadata, model: model, type: NSPostgreSQLStoreType, location: location,
-                                                       ignoringVersions: flag(NSIgnorePersistentStoreVersioningOption))
+                    // Migrated first if another model wrote it and the options ask for it (+Migration.swift).
+                    let metadata = try compatibleMetadata(on: connection, model: model)
                     try openReadOnlyIfHistoryWouldBeLost(connection)
                     self.metadata = metadata
                     identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
@@ -86,9 +85,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
                         throw CoreDataError.make(.persistentStoreOpen, "Can't create a read-only store: the database at \(location) has no Core Data store")
                     }
                     let uuid = UUID().uuidString
-                    var metadata = SQLiteStore.makeMetadata(model: model, uuid: uuid)
-                    metadata[NSStoreTypeKey] = NSPostgreSQLStoreType
-                    metadata["_NSAutoVacuumLevel"] = nil
+                    let metadata = Self.makeMetadata(model: model, uuid: uuid)
                     try PostgreSQLLayout(schema: schema).create(on: connection)
                     try Self.writeMetadata(metadata, uuid: uuid, on: connection)
                     self.metadata = metadata
@@ -204,6 +201,14 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     override func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?) throws -> BatchOutcome { try batchDeleteInTransaction(delete) }
 
     // MARK: Metadata
+
+    /// The metadata of a new store of `model` (the SQLite store's keys but its file's own).
+    static func makeMetadata(model: NSManagedObjectModel, uuid: String) -> [String: Any] {
+        var metadata = SQLiteStore.makeMetadata(model: model, uuid: uuid)
+        metadata[NSStoreTypeKey] = NSPostgreSQLStoreType
+        metadata["_NSAutoVacuumLevel"] = nil
+        return metadata
+    }
 
     static func readMetadata(_ connection: any PostgreSQLConnection, location: String) throws -> [String: Any] {
         let rows = try connection.execute("SELECT \"Z_UUID\", \"Z_PLIST\" FROM \"Z_METADATA\" WHERE \"Z_VERSION\" = 1", [])
