@@ -2,9 +2,10 @@ import Foundation
 
 // `returnsDistinctResults` in the SQL stores: which orders of distinct rows are defined.
 // `SELECT DISTINCT a … ORDER BY b` (b not selected) sorts each distinct `a` by the `b` of
-// whichever of its rows SQLite met first, an answer SQL leaves undefined (and PostgreSQL
-// refuses, 42P10); so the SQLite and PostgreSQL stores refuse such a fetch alike (134091),
-// and sort distinct rows only by what they fetch.
+// whichever of its rows SQLite met first, an answer SQL leaves undefined and PostgreSQL
+// refuses (42P10). The SQLite store answers as Apple's does (SQLite's order: an app written
+// against Apple's store runs unchanged); the PostgreSQL store refuses such a fetch (134091)
+// and sorts distinct rows only by what they fetch.
 
 extension DictionaryPlan {
     /// The position of the fetched column that `key` sorts by: the column named by the key

@@ -102,7 +102,6 @@ extension SQLiteStore {
     /// The SELECT of a dictionary plan and how to read each of its columns.
     private func dictionaryQuery(_ plan: DictionaryPlan) throws -> (SQLFragment, [ColumnReader]) {
         let fetch = plan.fetch
-        try plan.checkDistinctOrder()
         var compiler = PredicateSQLCompiler(entity: fetch.entity, schema: schema)
         var conditions: [SQLFragment] = []
         if let condition = entityCondition(fetch) { conditions.append(SQLFragment(condition)) }
