@@ -302,6 +302,10 @@ struct PredicateStoresDifferentialTests {
                 $0.sortDescriptors = [NSSortDescriptor(key: "total", ascending: false)]
                 $0.fetchLimit = 2
                 $0.fetchOffset = 1 }),
+            // (Not floor:(score): SQLite keeps -0.0 as 0, so its floor is 0.0, PostgreSQL's -0.0 as in memory.)
+            ("functions", { $0.propertiesToFetch = ["name", expression("root", "sqrt:", "year"), expression("n", "length:", "name"),
+                                                   expression("upper", "uppercase:", "name"), expression("low", "floor:", "year"),
+                                                   expression("e", "exp:", "score")] }),
             ("a predicate with a LIKE and arithmetic", { $0.predicate = NSPredicate(format: "name LIKE 'a*' OR year + 1 > 2000")
                 $0.propertiesToFetch = ["name", "year"] }),
         ]
