@@ -133,7 +133,9 @@ extension PredicateSQLCompiler {
         }
         // Addition, subtraction and multiplication are SQLite's own operators: on integers they give
         // an integer, and a real on overflow, as the evaluator does; NULL gives NULL either way.
-        if dialect == .postgreSQL, let computed = postgreSQLArithmetic(name, operands) { return computed }
+        if dialect == .postgreSQL, let computed = postgreSQLArithmetic(name, operands) ?? postgreSQLFunction(name, operands) {
+            return computed
+        }
         let operators = ["add:to:": "+", "from:subtract:": "-", "multiply:by:": "*"]
         if let op = operators[name], arguments.count == 3 {
             // PostgreSQL fails on an integer overflow where SQLite goes on in floating point.

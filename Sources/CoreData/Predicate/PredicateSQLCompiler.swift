@@ -242,8 +242,7 @@ internal struct PredicateSQLCompiler {
                 let column = SQLFragment(alias + "." + name)
                 if isLast { return .value(column, Self.kind(of: attribute)) }
                 if offset == path.count - 2, let value = Self.valueKey(path[offset + 1], of: column, Self.kind(of: attribute)) {
-                    try requireSQLite(for: value, "the key \(path[offset + 1]) of a string")
-                    return value
+                    return dialect == .postgreSQL ? postgreSQLValueKey(path[offset + 1], of: column, value) : value
                 }
                 throw CompileError(reason: "keypath \(path.joined(separator: ".")) continues past the attribute \(key)")
             }

@@ -15,9 +15,10 @@ import Foundation
 // - `LIKE` and `MATCHES` with constant patterns (`PredicateSQLPostgreSQLStrings.swift`);
 //   arithmetic, `@sum`/`@avg` and integers compared with doubles
 //   (`PredicateSQLPostgreSQLNumbers.swift`).
+// - the other functions of stored values SQLite runs through `cd_fn` (division, `sqrt:`, …,
+//   `length:`, `uppercase:`; `PredicateSQLPostgreSQLFunctions.swift`).
 // What else SQLite runs through the store's own functions (`cd_fold`, `cd_strop`, `cd_fn`:
-// `[cd]` folding, patterns read from columns, functions of strings, division and the other
-// functions) and its collations (localized sorts) has no exact PostgreSQL form yet: it throws
+// `[cd]` folding, patterns read from columns, `modulus:by:` of doubles) and its collations (localized sorts) has no exact PostgreSQL form yet: it throws
 // `unsupportedPredicate` (134091) rather than compiling to something that would select other rows.
 
 extension PredicateSQLCompiler {
@@ -76,11 +77,6 @@ extension PredicateSQLCompiler {
     func requireSQLite(_ what: String) throws(CompileError) {
         guard dialect == .postgreSQL else { return }
         throw CompileError(reason: "\(what) is not supported by the PostgreSQL store yet")
-    }
-
-    /// ``requireSQLite(_:)`` for a key of a value (`name.length`): the string keys go through `cd_fn`.
-    func requireSQLite(for operand: Operand, _ what: String) throws(CompileError) {
-        if case .value(let fragment, _) = operand, fragment.sql.hasPrefix("cd_fn(") { try requireSQLite(what) }
     }
 
     /// ``requireSQLite(_:)`` for a comparison of strings that SQLite runs through `cd_fold` or

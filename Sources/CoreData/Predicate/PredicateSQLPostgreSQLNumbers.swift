@@ -12,8 +12,7 @@ import Foundation
 //   for no values.
 // - an integer compared with a double (`year > score`) exactly, as SQLite compares an INTEGER
 //   with a REAL (PostgreSQL would turn the integer into a double, which rounds past 2^53).
-// Division, `modulus:by:`, `sqrt:` and the other functions can give infinities or NaN, which
-// PostgreSQL orders and compares unlike the evaluator: they still throw 134091.
+// Division, `modulus:by:`, `sqrt:` and the other functions are `PredicateSQLPostgreSQLFunctions.swift`.
 
 extension PredicateSQLCompiler {
     /// `+`, `-`, `*`, unary `-` and `abs:` of numbers in PostgreSQL; `nil` for other functions

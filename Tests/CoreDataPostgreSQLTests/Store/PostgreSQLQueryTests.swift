@@ -28,6 +28,27 @@ struct PostgreSQLQueryTests {
         }
     }
 
+    /// `uppercase:`, `lowercase:` and `length:` of stored strings are Swift's `uppercased()`,
+    /// `lowercased()` and `utf16.count`: full mappings (`ß` → `SS`), `Σ` → `σ` also at the end of a
+    /// word (ICU's contextual final sigma is not Swift's), surrogate pairs counted twice.
+    @Test func stringFunctionsAreSwifts() throws {
+        let database = try TemporaryDatabase()
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = try database.coordinator(PostgreSQLTestModel.make())
+        let names = ["ΟΔΟΣ", "Σ", "straße", "ǅ", "İstanbul", "ﬁx", "ŉ", "😀x", "e\u{301}", "ΆΣ ΣΑ"]
+        try context.performAndWait {
+            for name in names { context.insert("Person", ["name": name]) }
+            try context.save()
+            for name in names {
+                for (function, value) in [("uppercase:", name.uppercased()), ("lowercase:", name.lowercased())] {
+                    let found = try context.objects("Person", "\(function)(name) == %@", [value]).compactMap { $0.value(forKey: "name") as? String }
+                    #expect(found.contains(name), "\(function)(\(name)) is not \(value): \(found)")
+                }
+                #expect(try context.objects("Person", "name == %@ AND name.length == %@", [name, name.utf16.count]).count == 1, "\(name)")
+            }
+        }
+    }
+
     /// Each connection keeps at most `preparedStatementLimit` statements prepared; one used
     /// again after it was deallocated is prepared anew.
     @Test func preparedStatementsStayBounded() throws {
