@@ -36,6 +36,21 @@ struct PostgreSQLStoreTests {
         #expect(try database.query("SELECT \"Z_UUID\" FROM \"Z_METADATA\"") == [[coordinator.persistentStores[0].identifier]])
     }
 
+    @Test func stringColumnsAreByteOrderedAndFetchIndexesAreMade() throws {
+        let database = try TemporaryDatabase()
+        let model = PostgreSQLTestModel.make()
+        let car = model.entitiesByName["Car"]!
+        car.indexes = [NSFetchIndexDescription(name: "byName", elements: [NSFetchIndexElementDescription(property: car.propertiesByName["name"]!, collationType: .binary)])]
+        _ = try database.coordinator(model)
+        // Text columns compare byte by byte whatever the database's collation, as the dialect's
+        // comparisons and sorts do, so an index on them serves those.
+        #expect(try database.query("""
+            SELECT column_name, collation_name FROM information_schema.columns WHERE table_name = 'ZPERSON' AND data_type = 'text' ORDER BY column_name
+            """) == [["ZHOMEPAGE", "C"], ["ZNAME", "C"]])
+        // The fetch index, named as Apple's SQLite store names it (it was not made at all).
+        #expect(try database.query("SELECT indexname FROM pg_indexes WHERE tablename = 'ZCAR' AND indexname LIKE 'Z\\_Car\\_%'") == [["Z_Car_byName"]])
+    }
+
     @Test func valuesAndRelationshipsRoundTripThroughASecondCoordinator() throws {
         let database = try TemporaryDatabase()
         let model = PostgreSQLTestModel.make()

@@ -97,7 +97,10 @@ internal struct PostgreSQLLayout {
         for entity in schema.entities where entity.rootEntity === root {
             for property in entity.ownProperties where property.isStoredInRow {
                 if let attribute = property as? NSAttributeDescription {
-                    types[attribute.columnName] = Self.type(of: attribute.attributeType)
+                    let type = Self.type(of: attribute.attributeType)
+                    // Strings compare and sort byte by byte (SQLite's BINARY) whatever the
+                    // database's collation, so their indexes serve the predicates' comparisons.
+                    types[attribute.columnName] = type == "text" ? "text COLLATE \"C\"" : type
                 } else if let entityColumn = (property as? NSRelationshipDescription)?.entityColumn {
                     types[entityColumn] = "integer"
                 }
@@ -137,6 +140,19 @@ internal struct PostgreSQLLayout {
                 } else if let relationship = property as? NSRelationshipDescription {
                     index([relationship.columnName], named: "\(name)_\(relationship.columnName)_INDEX")
                 }
+            }
+        }
+        // The entities' fetch indexes (`NSFetchIndexDescription`), named as Apple's SQLite store
+        // names them (`Z_<entity>_<index>`).
+        for entity in family {
+            for fetchIndex in entity.indexes {
+                let columns = fetchIndex.elements.compactMap { element -> String? in
+                    guard let propertyName = element.property?.name ?? element.propertyName,
+                          let property = entity.layout.propertiesByName[propertyName], property.isStoredInRow else { return nil }
+                    return Self.q(property.columnName) + (element.isAscending ? " ASC" : " DESC")
+                }
+                guard !columns.isEmpty else { continue }
+                sql.append("CREATE INDEX \(Self.q("Z_\(entity.name ?? "")_\(fetchIndex.name)")) ON \(Self.q(name)) (\(columns.joined(separator: ", ")))")
             }
         }
         for entity in schema.entities {
