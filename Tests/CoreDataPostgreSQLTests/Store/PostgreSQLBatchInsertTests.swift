@@ -181,4 +181,38 @@ struct PostgreSQLBatchInsertTests {
         #expect(error.domain == NSCocoaErrorDomain && error.code == 134030)
         #expect(try stack.rows("SELECT count(*) FROM \"ZCAR\"") == [["0"]])
     }
+
+    /// A batch insert that PostgreSQL ends as a deadlock's victim (a trigger raises 40P01 at its
+    /// first row, once: a sequence counts outside transactions) is not run again, as a save is:
+    /// its handler has given its rows. It throws 134030 and inserts nothing; the caller's second
+    /// request inserts every row once.
+    @Test func aDeadlocksVictimThrowsAndInsertsNothing() throws {
+        let stack = try PostgreSQLBatchStack()
+        try stack.database.run("""
+            CREATE SEQUENCE cd_attempts;
+            CREATE FUNCTION cd_victim() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF nextval('cd_attempts') = 1 THEN RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01'; END IF; RETURN NEW; END $$;
+            CREATE TRIGGER cd_victim BEFORE INSERT ON "ZCAR" FOR EACH ROW EXECUTE FUNCTION cd_victim();
+            """)
+        func threeCars() -> NSBatchInsertRequest {
+            var count = 0
+            let request = NSBatchInsertRequest(entityName: "Car") { dictionary in
+                guard count < 3 else { return true }
+                count += 1
+                dictionary["name"] = "c\(count)"
+                return false
+            }
+            request.resultType = .count
+            return request
+        }
+        let error = try #require(throws: NSError.self) { try stack.context.execute(threeCars()) }
+        #expect(error.domain == NSCocoaErrorDomain && error.code == NSPersistentStoreSaveError)
+        #expect(error.userInfo[NSPostgreSQLStateErrorKey] as? String == "40P01")
+        #expect(error.localizedDescription.contains("deadlock"))
+        #expect(try stack.rows("SELECT count(*) FROM \"ZCAR\"") == [["0"]])
+
+        #expect((try stack.context.execute(threeCars()) as? NSBatchInsertResult)?.result as? Int == 3)
+        #expect(try stack.rows("SELECT \"Z_PK\", \"ZNAME\" FROM \"ZCAR\" ORDER BY 1") == [["1", "c1"], ["2", "c2"], ["3", "c3"]])
+        #expect(try stack.rows("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_NAME\" = 'Car'") == [["3"]])
+    }
 }

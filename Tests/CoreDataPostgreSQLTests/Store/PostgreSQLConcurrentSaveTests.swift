@@ -103,4 +103,61 @@ struct PostgreSQLConcurrentSaveTests {
         #expect(try database.query("SELECT \"ZNAME\", \"Z_OPT\" FROM \"ZPERSON\"") == [["Anna", "2"]])
         #expect(try database.query("SELECT last_value FROM cd_attempts") == [["2"]])
     }
+
+    /// With persistent history, a save (which locks its rows, then history's key rows) and another
+    /// server's batch update or delete of the same rows (which locks its rows first too) never
+    /// wait for each other in a cycle. The save renames Ann and Bob and stops at a gate (a trigger
+    /// on `ZPERSON`) holding both rows; the batch request on every person then waits for Ann's
+    /// row; the gate opens: the save commits, then the batch request. The server counts no deadlock.
+    @Test(arguments: ["update", "delete"])
+    func aSaveAndABatchRequestOfTheSameRowsWithHistoryDoNotDeadlock(_ kind: String) throws {
+        let database = try TemporaryDatabase()
+        let tracking: [AnyHashable: Any] = [NSPersistentHistoryTrackingKey: true as NSNumber]
+        let saving = try database.context(options: tracking, saving: ["Ann", "Bob"])
+        let updating = try database.context(options: tracking, saving: [])
+        try saving.performAndWait {
+            let people = try saving.objects("Person", sortedBy: "name")
+            people[0].setValue("Annie", forKey: "name")
+            people[1].setValue("Bobby", forKey: "name")
+        }
+        try database.run("""
+            CREATE FUNCTION cd_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN PERFORM pg_advisory_xact_lock_shared(11); RETURN NEW; END $$;
+            CREATE TRIGGER cd_gate BEFORE UPDATE ON "ZPERSON" FOR EACH ROW EXECUTE FUNCTION cd_gate();
+            """)
+        let gate = try LibPQConnection(url: database.url, password: nil)
+        try gate.run("SELECT pg_advisory_lock(11)")
+        let errors = Locked<[NSError]>([])
+        let done = DispatchGroup()
+        done.enter()
+        saving.perform {
+            do { try saving.save() } catch { errors.withLock { $0.append(error as NSError) } }
+            done.leave()
+        }
+        try database.waitForSessionsWaitingOnLocks(1) // the save, holding both rows, at the gate
+        done.enter()
+        updating.perform {
+            let update = NSBatchUpdateRequest(entityName: "Person")
+            update.propertiesToUpdate = ["age": 7]
+            let request: NSPersistentStoreRequest = kind == "update" ? update : NSBatchDeleteRequest(fetchRequest: NSFetchRequest<any NSFetchRequestResult>(entityName: "Person"))
+            do { _ = try updating.execute(request) } catch { errors.withLock { $0.append(error as NSError) } }
+            done.leave()
+        }
+        try database.waitForSessionsWaitingOnLocks(2) // the batch request, waiting for Ann's row
+        try gate.run("SELECT pg_advisory_unlock(11)")
+        #expect(done.wait(timeout: .now() + 60) == .success, "the save and the batch \(kind) did not end")
+        gate.close()
+        #expect(errors.withLock { $0 }.isEmpty)
+        #expect(try database.query("SELECT \"ZNAME\", \"ZAGE\", \"Z_OPT\" FROM \"ZPERSON\" ORDER BY 1")
+                == (kind == "update" ? [["Annie", "7", "3"], ["Bobby", "7", "3"]] : []))
+        #expect(try database.query("SELECT count(*) FROM \"ATRANSACTION\"") == [["3"]])
+        // The sessions end (so the server counts what they met), then the server's count.
+        for context in [saving, updating] {
+            let coordinator = context.persistentStoreCoordinator!
+            for store in coordinator.persistentStores { try coordinator.remove(store) }
+        }
+        try database.waitUntil("SELECT count(*) = 0 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try database.query("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()") == [["0"]])
+    }
 }

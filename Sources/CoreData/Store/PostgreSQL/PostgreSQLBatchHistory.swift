@@ -9,7 +9,9 @@ import Foundation
 // the statement (`Z_MAX` + `row_number()`).
 //
 // Keys: the recorder locks the `Z_PRIMARYKEY` rows of changes (16001) and transactions (16002)
-// when it begins, in `Z_ENT` order as every save takes them, and holds them to the commit: its
+// when it begins, in `Z_ENT` order as every save takes them, and holds them to the commit. A batch
+// update or delete has locked the rows it changes before (``PostgreSQLStore/lockRows(of:where:_:on:)``),
+// as a save locks its rows before history's keys, so the two never wait for each other in a cycle: its
 // change and transaction numbers are then the next ones, and transaction numbers follow the
 // commits across servers, as a save's do (`PostgreSQLStore+History.swift`). A batch that
 // changed nothing writes no transaction and takes no number.

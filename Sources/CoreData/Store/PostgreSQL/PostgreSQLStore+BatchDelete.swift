@@ -16,19 +16,23 @@ extension PostgreSQLStore {
         let root = plan.entity.rootEntity
         let bySQLAlone = !delete.wantsKeys && !hasDependents(root)
         return try inBatchTransaction("batch delete") { connection in
-            var recorder = try PostgreSQLBatchHistory(store: self, on: connection)
-            let outcome: BatchOutcome
+            // The rows first, in the global order (`Z_PK`), then history's keys, as a save takes them.
             if bySQLAlone {
+                try lockRows(of: table, where: filter, bindings, on: connection)
+                var recorder = try PostgreSQLBatchHistory(store: self, on: connection)
                 try recorder?.record(.delete, root: root, where: filter, bindings, on: connection)
                 let sql = "DELETE FROM \(table) AS t0" + (filter.map { " WHERE \($0)" } ?? "")
-                outcome = BatchOutcome(count: try connection.execute(PredicateSQLCompiler.Dialect.numberedParameters(sql), bindings).affectedRows)
+                let outcome = BatchOutcome(count: try connection.execute(PredicateSQLCompiler.Dialect.numberedParameters(sql), bindings).affectedRows)
+                return (outcome, try recorder?.finish(delete.author, on: connection))
             } else {
                 let sql = "SELECT t0.\(Self.pk), t0.\(Self.ent) FROM \(table) t0" + (filter.map { " WHERE \($0)" } ?? "")
+                    + " ORDER BY t0.\(Self.pk) FOR UPDATE OF t0"
                 let keys = readKeys(try connection.execute(PredicateSQLCompiler.Dialect.numberedParameters(sql), bindings))
+                var recorder = try PostgreSQLBatchHistory(store: self, on: connection)
                 let deleted = try deleteWithRules(keys, root: root, history: &recorder, on: connection)
-                outcome = BatchOutcome(count: deleted.count, keys: delete.wantsKeys ? deleted : [])
+                let outcome = BatchOutcome(count: deleted.count, keys: delete.wantsKeys ? deleted : [])
+                return (outcome, try recorder?.finish(delete.author, on: connection))
             }
-            return (outcome, try recorder?.finish(delete.author, on: connection))
         }
     }
 

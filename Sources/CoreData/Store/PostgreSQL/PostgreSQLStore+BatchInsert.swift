@@ -39,7 +39,8 @@ extension PostgreSQLStore {
         }
         let transformable = slots.map { $0.type == .transformableAttributeType || $0.type == .undefinedAttributeType }
         let root = entity.rootEntity
-        return try inBatchTransaction("batch insert into") { connection in
+        // Never run twice: the rows are read once (``BatchInsertRows`` does not rewind).
+        return try inBatchTransaction("batch insert", isRerunnable: false) { connection in
             let locked = try connection.execute("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = $1 FOR UPDATE", [.int(Int64(schema.number(of: root)))])
             guard locked.count == 1 else {
                 throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity \(root.name ?? "") in the PostgreSQL store at \(location)")

@@ -19,6 +19,8 @@ extension PostgreSQLStore {
         sql = PredicateSQLCompiler.Dialect.numberedParameters(sql)
         bindings += filterBindings
         return try inBatchTransaction("batch update") { connection in
+            // The rows first, in the global order, then history's keys, as a save takes them.
+            try lockRows(of: storage.table, where: filter, filterBindings, on: connection)
             // Persistent history: the rows the UPDATE is about to change.
             var recorder = try PostgreSQLBatchHistory(store: self, on: connection)
             try recorder?.record(.update, root: entity, where: filter, filterBindings, changed: update.assignments.map(\.index), on: connection)

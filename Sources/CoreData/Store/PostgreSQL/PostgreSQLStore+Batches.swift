@@ -8,13 +8,15 @@ import Foundation
 extension PostgreSQLStore {
     /// Runs a batch request's `body` in one transaction on the writer; `body` returns what it did
     /// and the number of the history transaction it wrote, if any. `what` names the request in
-    /// messages ("batch update").
-    func inBatchTransaction(_ what: String,
+    /// messages ("batch update"). A deadlock's victim is run again only if `isRerunnable`: an update
+    /// or a delete is its statements again, but a batch insert has read its rows (a handler is not
+    /// called twice for the same rows), so its deadlock is thrown (134030) and nothing inserted.
+    func inBatchTransaction(_ what: String, isRerunnable: Bool = true,
                             _ body: (any PostgreSQLConnection) throws -> (BatchOutcome, Int64?)) throws -> BatchOutcome {
         guard !isReadOnly else {
             throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) is read-only; the \(what) changed nothing")
         }
-        return try write("run a \(what) on") { connection, _ in
+        return try write("run a \(what) on", retryingDeadlocks: isRerunnable) { connection, _ in
             let (outcome, transaction) = try body(connection)
             if outcome.count > 0 { try notifyCommit(transaction: transaction, on: connection) }
             return outcome

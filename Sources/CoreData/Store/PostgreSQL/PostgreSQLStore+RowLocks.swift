@@ -47,6 +47,16 @@ extension PostgreSQLStore {
         }
     }
 
+    /// Locks the rows of `table` (aliased `t0`) that `condition` selects (every row for `nil`), its
+    /// `?`s bound to `bindings`, in the global order (`Z_PK` order: a batch request changes one
+    /// table), in one statement that sends no row back. A batch update or delete takes them before
+    /// persistent history's key rows, as a save does (rows, then history), so the two never wait
+    /// for each other in a cycle.
+    func lockRows(of table: String, where condition: String?, _ bindings: [PostgreSQLParameter], on connection: any PostgreSQLConnection) throws {
+        let rows = "SELECT FROM \(table) t0" + (condition.map { " WHERE \($0)" } ?? "") + " ORDER BY t0.\(Self.pk) FOR UPDATE OF t0"
+        _ = try connection.execute(PredicateSQLCompiler.Dialect.numberedParameters("SELECT count(*) FROM (\(rows)) AS locked"), bindings)
+    }
+
     /// How many times a save that PostgreSQL ended as a deadlock's victim is run again.
     static let deadlockRetries = 3
 

@@ -37,16 +37,21 @@ extension PostgreSQLStore {
     /// unique index's refusal, else 134030 saying what failed (`what` the store), flagged with
     /// ``NSPostgreSQLCommitOutcomeUnknownKey`` when the session was lost after `COMMIT` was sent.
     /// Run again if it was a deadlock's victim before `body` set its mark's `isCommitting`
-    /// (``saveRetryingDeadlocks(_:)``).
-    func write<T>(_ what: String, _ body: (any PostgreSQLConnection, CommitMark) throws -> T) throws -> T {
+    /// (``saveRetryingDeadlocks(_:)``), unless `retryingDeadlocks` is `false` (a body that cannot
+    /// run twice, as a batch insert reading its rows once): the deadlock is then 134030.
+    func write<T>(_ what: String, retryingDeadlocks: Bool = true, _ body: (any PostgreSQLConnection, CommitMark) throws -> T) throws -> T {
         do {
-            return try saveRetryingDeadlocks { mark in try inTransaction { try body($0, mark) } }
+            func attempt(_ mark: CommitMark) throws -> T { try inTransaction { try body($0, mark) } }
+            return try retryingDeadlocks ? saveRetryingDeadlocks(attempt) : attempt(CommitMark())
         } catch let error as PostgreSQLCommitOutcomeUnknown {
             throw commitOutcomeUnknownError(error)
         } catch let error as PostgreSQLError where error.sqlState == PostgreSQLTimeouts.lockNotAvailable {
             throw Self.error(error, .persistentStoreSave, "Can't \(what) the PostgreSQL store at \(location): "
                 + "a row it changes stayed locked by another connection for longer than the store's timeout "
                 + "(NSPersistentStoreTimeoutOption, \(PostgreSQLTimeouts(options: options).lockTimeout) ms); nothing was saved")
+        } catch let error as PostgreSQLError where error.sqlState == "40P01" {
+            throw Self.error(error, .persistentStoreSave, "Can't \(what) the PostgreSQL store at \(location): "
+                + "the server ended it to break a deadlock with another connection's transaction; nothing was saved")
         } catch let error as PostgreSQLError where error.sqlState == "23505" {
             throw Self.error(error, .constraintMerge, "A uniqueness constraint is violated; nothing was saved")
         } catch let error as PostgreSQLError {
