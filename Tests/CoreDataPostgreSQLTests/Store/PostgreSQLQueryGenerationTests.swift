@@ -120,6 +120,41 @@ struct PostgreSQLQueryGenerationTests {
             == [["0"]], "no session of the database is left holding a snapshot")
     }
 
+    @Test func aReadTheServerFailsLeavesTheGenerationReadingItsSnapshot() throws {
+        let (database, coordinator, ann) = try databaseWithCars()
+        let writer = context(coordinator)
+        try writer.performAndWait {
+            try writer.existingObject(with: ann).setValue(1e300, forKey: "score")
+            try writer.save()
+        }
+        let reader = context(coordinator), sharing = context(coordinator)
+        try reader.performAndWait { try reader.setQueryGenerationFrom(.current) }
+        #expect(try names(reader) == ["a", "b"]) // pins
+        try sharing.performAndWait { try sharing.setQueryGenerationFrom(reader.performAndWait { reader.queryGenerationToken }) }
+        try changeEverything(in: context(try database.coordinator(PostgreSQLTestModel.make())))
+
+        // 1e300 * 1e300 overflows a double precision: the server fails the statement (22003).
+        let error = #expect(throws: NSError.self) {
+            try reader.performAndWait {
+                let request = NSFetchRequest<NSManagedObject>(entityName: "Person")
+                request.predicate = NSPredicate(format: "score * 1e300 > 0")
+                return try reader.fetch(request)
+            }
+        }
+        #expect(error?.domain == NSCocoaErrorDomain && error?.code == NSPersistentStoreOperationError)
+        #expect(error?.userInfo[NSPostgreSQLStateErrorKey] as? String == "22003")
+
+        // The generation's transaction was not aborted (25P02): its contexts still read its snapshot.
+        #expect(try names(reader) == ["a", "b"])
+        #expect(try count(sharing) == 2)
+        try reader.performAndWait {
+            let owner = try reader.existingObject(with: ann)
+            #expect((owner.value(forKey: "cars") as? Set<NSManagedObject>)?.count == 2, "a fault fired after the failure")
+        }
+        #expect(try names(context(coordinator)) == ["A", "c"])
+        #expect(try store(coordinator).pool?.pinnedReaders == 1)
+    }
+
     @Test func generationsAreBoundedAndNeverStarveUnpinnedReads() throws {
         let (database, coordinator, _) = try databaseWithCars(options: [NSPersistentStoreConnectionPoolMaxSizeKey: 1 as NSNumber])
         defer { withExtendedLifetime(database) {} }

@@ -374,6 +374,36 @@ struct PostgreSQLLightweightMigrationTests {
         #expect(try Self.contents(refused) == untouched)
     }
 
+    @Test func aMigrationWaitingLongerThanTheTimeoutForATableAnotherSessionReadsIsRefusedAndUntouched() throws {
+        let folder = try TemporaryFolder()
+        let (database, v2) = try Self.bundleStore(Self.versions, current: "V2", in: folder)
+        let before = try Self.contents(database)
+        // Another server's session reading the table the migration alters, as a pinned query
+        // generation does: it holds ACCESS SHARE until its transaction ends. (The server ends it
+        // after 20 s idle, so that a migration that waited for it fails this test, not hangs it.)
+        let reader = try LibPQConnection(url: database.url, password: nil)
+        defer { reader.close() }
+        try reader.run("SET idle_in_transaction_session_timeout = '20s'; BEGIN")
+        _ = try reader.execute("SELECT count(*) FROM \"ZPERSON\"", [])
+
+        var options = AutomaticMigrationTests.migrate
+        options[NSPersistentStoreTimeoutOption] = 1
+        let started = Date()
+        let error = S.error { _ = try Self.open(database, v2, options: options) }
+        #expect(Date().timeIntervalSince(started) < 10, "it waited no longer than the timeout")
+        #expect(error?.domain == NSCocoaErrorDomain && error?.code == NSMigrationError)
+        #expect(error?.userInfo[NSPostgreSQLStateErrorKey] as? String == "55P03")
+        #expect(error?.localizedDescription.contains("NSPersistentStoreTimeoutOption") == true)
+        #expect(error?.localizedDescription.contains("left untouched") == true)
+        try reader.run("COMMIT")
+        #expect(try Self.contents(database) == before)
+
+        // Once the reader's transaction ended, opening migrates.
+        let context = try Self.open(database, v2, options: options)
+        let people = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person"))
+        #expect(people.count == 2 && people.allSatisfy { $0.value(forKey: "age") as? Int == 18 })
+    }
+
     @Test func twoServersAddingTheOldStoreAtOnceBothOpenItWhileAnotherHasItOpen() throws {
         let folder = try TemporaryFolder()
         let (database, v2) = try Self.bundleStore(Self.versions, current: "V2", in: folder)

@@ -130,9 +130,9 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
 
     /// A new session in a read-only `REPEATABLE READ` transaction whose snapshot is taken now (a
     /// first statement takes it), for a query generation to read from until it ends
-    /// (``endPinnedReader(_:)``); `nil` when ``ReaderPool/maximum`` generations already hold
-    /// one. Such sessions are the pool's but not its readers', so unpinned reads never wait
-    /// for a generation to end.
+    /// (``endPinnedReader(_:)``), with ``pinnedSavepoint`` set; `nil` when ``ReaderPool/maximum``
+    /// generations already hold one. Such sessions are the pool's but not its readers', so
+    /// unpinned reads never wait for a generation to end.
     func beginPinnedReader() throws -> (any PostgreSQLConnection)? {
         let reserved = pinnedCount.withLock { count in
             guard count < readers.maximum else { return false }
@@ -143,8 +143,8 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
         do {
             let connection = try readers.makeConnection()
             do {
-                try connection.run("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                _ = try connection.execute("SELECT 1", [])
+                // One round trip; `SELECT 1` takes the snapshot.
+                try connection.run("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SELECT 1; SAVEPOINT \(Self.pinnedSavepoint)")
             } catch {
                 connection.close()
                 throw error
@@ -152,6 +152,32 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
             return connection
         } catch {
             pinnedCount.withLock { $0 -= 1 }
+            throw error
+        }
+    }
+
+    /// The savepoint a generation's session keeps set after its snapshot is taken. A statement
+    /// that fails (an invalid regular expression, an overflow, a cancel) aborts the transaction
+    /// down to it; ``withPinnedReader(_:_:)`` rolls back to it, which keeps the snapshot (it is the
+    /// transaction's) and the savepoint, so the generation's next reads run as before. Nothing
+    /// is written in the read-only transaction, so the savepoint is never released between reads.
+    static let pinnedSavepoint = "\"query_generation\""
+
+    /// Runs `body` (a pinned context's read) on `connection`, a generation's session: if the
+    /// server fails a statement of it, the session is rolled back to ``pinnedSavepoint`` (one
+    /// round trip, only then) and the error thrown, so that one failed read does not fail every
+    /// later read of the contexts sharing the generation (SQLSTATE `25P02`). A lost session is
+    /// left as it is: the generation can't get its snapshot back.
+    static func withPinnedReader<T>(_ connection: any PostgreSQLConnection, _ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+        do {
+            return try body(connection)
+        } catch let error as PostgreSQLError where !error.isSessionLost {
+            do {
+                try connection.run("ROLLBACK TO SAVEPOINT \(pinnedSavepoint)")
+            } catch let failure {
+                throw PostgreSQLError(message: "\(error.message) (and rolling back to the query generation's savepoint failed: \(failure.message))",
+                                      sqlState: error.sqlState, isConnectionFailure: error.isConnectionFailure)
+            }
             throw error
         }
     }

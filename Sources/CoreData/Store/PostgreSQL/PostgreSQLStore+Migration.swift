@@ -8,11 +8,16 @@ import Foundation
 // `ALTER TABLE`, the others are rebuilt and their rows copied, then the indexes, `Z_PRIMARYKEY`
 // and the metadata are a new store's. Anything that fails rolls all of it back; a second server
 // opening the store meanwhile waits for the lock, then finds the store migrated and opens it.
+// The DDL waits for the tables' locks no longer than `NSPersistentStoreTimeoutOption`
+// (``PostgreSQLTimeouts``): a session reading a table (another server's pinned query generation,
+// a long read) holds a lock that `ALTER TABLE` waits for, and every statement of every server on
+// that table would queue behind the waiting migration.
 
 extension PostgreSQLStore {
     /// The metadata of the store in the database, read in the opening's transaction on
     /// `connection`, after migrating the store to `model` if another model wrote it and the
-    /// options ask for it (134100 if they don't).
+    /// options ask for it (134100 if they don't); 134110 if a table it changes stays locked by
+    /// another session longer than `NSPersistentStoreTimeoutOption`.
     func compatibleMetadata(on connection: any PostgreSQLConnection, model: NSManagedObjectModel) throws -> [String: Any] {
         let metadata = try Self.readMetadata(connection, location: location)
         do {
@@ -23,7 +28,15 @@ extension PostgreSQLStore {
             // A staged migration manager (not supported here) would take over: refused as it is.
             guard !isReadOnly, flag(NSMigratePersistentStoresAutomaticallyOption),
                   options?[NSPersistentStoreStagedMigrationManagerOptionKey] == nil else { throw error }
-            try migrate(on: connection, metadata: metadata, to: model)
+            let timeouts = PostgreSQLTimeouts(options: options)
+            try connection.run(timeouts.lockTimeoutSetting)
+            do {
+                try migrate(on: connection, metadata: metadata, to: model)
+            } catch let error as PostgreSQLError where error.sqlState == PostgreSQLTimeouts.lockNotAvailable {
+                throw Self.error(error, .migration, "Can't migrate the PostgreSQL store at \(location): a table it changes stayed "
+                    + "locked by another session (a read, a query generation or a save of another server) for longer than the "
+                    + "store's timeout (NSPersistentStoreTimeoutOption, \(timeouts.lockTimeout) ms); the store was left untouched")
+            }
             return try Self.readMetadata(connection, location: location)
         }
     }

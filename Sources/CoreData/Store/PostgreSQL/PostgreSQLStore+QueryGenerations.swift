@@ -4,7 +4,9 @@ import Foundation
 /// a generation holds a `REPEATABLE READ` transaction on a session of its own, whose snapshot
 /// is the database as it was at the generation's first read. The pinned contexts' fetches,
 /// counts and faults run in it; contexts sharing a generation share the session, their reads
-/// taking turns. The session is closed (its transaction rolled back) when the generation ends.
+/// taking turns. A read the server fails (an overflow, a cancel) rolls the session back to the
+/// savepoint it keeps (``PostgreSQLConnectionPool/withPinnedReader(_:_:)``): the next reads still
+/// see the snapshot. The session is closed (its transaction rolled back) when the generation ends.
 ///
 /// Bounded: at most ``NSPersistentStoreConnectionPoolMaxSizeKey`` generations (4 by default)
 /// hold a session of one store at once. Those sessions are not the pool's readers, so unpinned

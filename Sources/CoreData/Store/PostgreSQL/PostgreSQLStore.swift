@@ -46,9 +46,15 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
 
     /// Runs `body` with a reader (``PostgreSQLConnectionPool/withReader(_:)``); a request of a
     /// context pinned to a query generation on the generation's session instead
-    /// (`PostgreSQLStore+QueryGenerations.swift`).
+    /// (`PostgreSQLStore+QueryGenerations.swift`), where a statement that fails leaves the session
+    /// usable (``PostgreSQLConnectionPool/withPinnedReader(_:_:)``).
     func withReader<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
-        if let generation = QueryGeneration.current, let result = try generation.withConnection(to: self, body) { return result }
+        if let generation = QueryGeneration.current,
+           let result = try generation.withConnection(to: self, { (session: any PostgreSQLConnection) in
+               try PostgreSQLConnectionPool.withPinnedReader(session, body)
+           }) {
+            return result
+        }
         guard let pool else { throw removedError }
         return try pool.withReader(body)
     }

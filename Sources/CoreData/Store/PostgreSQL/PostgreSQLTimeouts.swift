@@ -39,6 +39,10 @@ internal struct PostgreSQLTimeouts {
 
     /// The statements that set them for one transaction.
     var settings: String {
-        "SET LOCAL lock_timeout = \(lockTimeout); SET LOCAL idle_in_transaction_session_timeout = \(idleTimeout)"
+        "\(lockTimeoutSetting); SET LOCAL idle_in_transaction_session_timeout = \(idleTimeout)"
     }
+
+    /// The statement that sets the lock timeout for the rest of a transaction (a migration's DDL
+    /// in the opening's transaction, `PostgreSQLStore+Migration.swift`).
+    var lockTimeoutSetting: String { "SET LOCAL lock_timeout = \(lockTimeout)" }
 }
