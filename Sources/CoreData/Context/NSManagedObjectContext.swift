@@ -207,7 +207,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     deinit {
         if let autoMergeObserver { NotificationCenter.default.removeObserver(autoMergeObserver) }
         Self.detach(takeRegisteredObjects()) // strong, while we detach them
-        deliverStoreRegistrations()
+        deliverStoreRegistrationsAsContextGoes()
     }
 
     /// The registered objects, the new ones not yet registered under a temporary ID included

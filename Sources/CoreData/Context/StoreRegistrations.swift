@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Which objects of the stores you write (`NSIncrementalStore`) a context started and stopped
 /// using, for the stores' `managedObjectContextDidRegisterObjects(with:)` and
@@ -17,7 +18,9 @@ import Foundation
 /// lock, on its queue, at the end of the operation that registered them (a fetch, a save,
 /// `object(with:)`, `existingObject(with:)`, `obtainPermanentIDs(for:)`, a reset, each
 /// `perform` block; never inside a store request) or, for objects that went in between, at the
-/// next such operation.
+/// next such operation. A context that goes inside a store request (its last reference dropped
+/// there) hands its noted IDs on (``handOn(_:)``): the next delivery of any context outside a
+/// request (the end of the operation whose request it was) delivers them with its own.
 /// Registrations go before unregistrations, so a store's count never drops below the objects
 /// in use.
 internal struct StoreRegistrations {
@@ -44,6 +47,34 @@ internal struct StoreRegistrations {
         registered = []
         unregistered = []
         return taken
+    }
+
+    /// The IDs of contexts that went inside a store request, where the stores can't be called
+    /// (the request's store is in the middle of it, and another store's request lock may be
+    /// held by a thread that waits for this one's); ``hasHandedOn`` tells, with no lock, that
+    /// there are some.
+    private static let handedOn = Locked(StoreRegistrations())
+    private static let hasHandedOn = Atomic<Bool>(false)
+
+    /// Keeps `registrations`, of a context that goes inside a store request, for the next
+    /// delivery outside one (``takeHandedOn(into:)``).
+    static func handOn(_ registrations: StoreRegistrations) {
+        handedOn.withLock { kept in
+            kept.registered += registrations.registered
+            kept.unregistered += registrations.unregistered
+            hasHandedOn.store(true, ordering: .relaxed)
+        }
+    }
+
+    /// Adds the IDs handed on by contexts that went (``handOn(_:)``) to these, and forgets them there.
+    mutating func takeHandedOn() {
+        guard Self.hasHandedOn.load(ordering: .relaxed) else { return }
+        let kept = Self.handedOn.withLock { kept in
+            Self.hasHandedOn.store(false, ordering: .relaxed)
+            return kept.take()
+        }
+        registered += kept.registered
+        unregistered += kept.unregistered
     }
 
     /// The permanent ID of `object` under the registry key (`value`, `owner`): its own, or one
@@ -96,7 +127,15 @@ extension NSManagedObjectContext {
     @inline(__always)
     internal func deliverStoreRegistrations() {
         guard RequestingContext.inUse.load(ordering: .relaxed) else { return }
-        deliverPendingStoreRegistrations()
+        deliverPendingStoreRegistrations(contextGoes: false)
+    }
+
+    /// ``deliverStoreRegistrations()`` from the context's `deinit`: inside a store request, the
+    /// IDs are handed on (``StoreRegistrations/handOn(_:)``) rather than kept for a later
+    /// operation the context will never have.
+    internal func deliverStoreRegistrationsAsContextGoes() {
+        guard RequestingContext.inUse.load(ordering: .relaxed) else { return }
+        deliverPendingStoreRegistrations(contextGoes: true)
     }
 
     /// Whether the context's registry ever held an object of a store you write (for tests).
@@ -107,14 +146,20 @@ extension NSManagedObjectContext {
     }
 
     @inline(never)
-    private func deliverPendingStoreRegistrations() {
+    private func deliverPendingStoreRegistrations(contextGoes: Bool) {
         // Not inside a store request (a store's `execute` calling `object(with:)`): the store
         // hears of the objects once its request has returned, at the end of the operation.
-        guard RequestingContext.current == nil else { return }
+        let inRequest = RequestingContext.current != nil
+        guard !inRequest || contextGoes else { return }
         var pending = StoreRegistrations()
         withRegistryLock { registry in
             if !registry.storeRegistrations.isEmpty { pending = registry.storeRegistrations.take() }
         }
+        if inRequest {
+            if !pending.isEmpty { StoreRegistrations.handOn(pending) }
+            return
+        }
+        pending.takeHandedOn()
         if !pending.isEmpty { pending.deliver() }
     }
 }

@@ -469,7 +469,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The results are in the order of `writes`; a store without changes is not written to.
     /// Each store records the rows it wrote in the row cache before the next save on it can commit.
     ///
-    /// The stores are nested in the order of their files' paths or other stores' URLs (``saveOrderKey(of:)``; stores without a URL first,
+    /// The stores are nested in the order of their files' paths or other stores' UUIDs (``saveOrderKey(of:)``; stores without a URL first,
     /// in the order the coordinator holds them), whatever order the save met them in: two
     /// coordinators on the same files, whatever order they added them in, take the files' write
     /// locks in the same order, and so never wait for each other in a circle.
@@ -502,11 +502,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// What orders a store among a save's stores: its file's path; for a store that is no file
-    /// (a PostgreSQL database), its URL whole, since two servers' `postgres://a/cars` and
-    /// `postgres://b/cars` share a path; "" for a store without a URL.
+    /// (a PostgreSQL database), its ``NSPersistentStore/identifier``, the UUID every server
+    /// reads from the database (its URL is no key: two servers may spell one database
+    /// differently, `localhost` or `127.0.0.1`, with a user, a port or `?sslmode=` or without, and
+    /// would nest its saves in opposite orders); "" for a store without a URL.
     static func saveOrderKey(of store: NSPersistentStore) -> String {
         guard let url = store.url else { return "" }
-        return url.isFileURL ? url.standardizedFileURL.path : url.absoluteString
+        return url.isFileURL ? url.standardizedFileURL.path : store.identifier ?? ""
     }
 
     /// Writes `writes` at `order[step...]`, each store's inside the previous one's transaction.

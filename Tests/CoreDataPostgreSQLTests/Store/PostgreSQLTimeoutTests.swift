@@ -127,13 +127,4 @@ struct PostgreSQLTransactionTests {
         #expect(connection.statements == ["BEGIN", "ROLLBACK"])
         #expect(pool.openConnections == 0, "the reader went back to the pool inside its transaction")
     }
-
-    @Test func storesOfTwoServersWithTheSamePathAreOrderedApart() {
-        let stores = ["postgres://a/cars", "postgres://b/cars"].map {
-            NSPersistentStore(persistentStoreCoordinator: nil, configurationName: nil, at: URL(string: $0)!)
-        }
-        #expect(NSPersistentStoreCoordinator.saveOrderKey(of: stores[0]) < NSPersistentStoreCoordinator.saveOrderKey(of: stores[1]))
-        let file = NSPersistentStore(persistentStoreCoordinator: nil, configurationName: nil, at: URL(fileURLWithPath: "/tmp/x/../cars.sqlite"))
-        #expect(NSPersistentStoreCoordinator.saveOrderKey(of: file) == "/tmp/cars.sqlite")
-    }
 }

@@ -11,6 +11,8 @@ import Foundation
 ///   in a transaction doing nothing for ``idleGrace`` longer than that (a server that hangs
 ///   mid-save), which frees its rows. Longer than the lock timeout: a save across several
 ///   stores waits in one store's transaction while the next store's save waits for its locks.
+///   A nested save that takes longer than the grace ends the outer store's session: a limit
+///   (docs/POSTGRESQL.md, "Not yet").
 ///
 /// Both are set with `SET LOCAL` in the writer's `BEGIN` (one round trip), so readers that keep
 /// a snapshot open are not ended.

@@ -41,6 +41,8 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
     var registrationMistakes: [String] = []
     /// Run at each registration callback, after counting (for the tests: a store that calls back).
     var onRegistration: (@Sendable () -> Void)?
+    /// Run at the start of each `execute` (for the tests: something that happens inside a store request).
+    var onExecute: (@Sendable () -> Void)?
 
     static func register() {
         NSPersistentStoreCoordinator.registerStoreClass(DictionaryStore.self, forStoreType: storeType)
@@ -63,6 +65,7 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
 
     override func execute(_ request: NSPersistentStoreRequest, with context: NSManagedObjectContext?) throws -> Any {
         calls["execute", default: 0] += 1
+        onExecute?()
         contexts["execute"] = context.map(ObjectIdentifier.init)
         if let save = request as? NSSaveChangesRequest { return try execute(save) }
         if let delete = request as? NSBatchDeleteRequest { return try execute(delete) }

@@ -157,6 +157,34 @@ struct IncrementalStoreRegistrationTests {
         #expect(stack.store.registrationMistakes.isEmpty)
     }
 
+    @Test("A context that goes inside another context's store request: its objects are unregistered when that request's operation ends")
+    func contextGoingInsideAStoreRequest() throws {
+        let stack = try Stack()
+        let writer = stack.context()
+        for name in ["Ada", "Bea"] { _ = stack.person(name, in: writer) }
+        try writer.save()
+        writer.reset()
+
+        nonisolated(unsafe) var going: NSManagedObjectContext? = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        going!.persistentStoreCoordinator = stack.coordinator
+        nonisolated(unsafe) var held: [NSManagedObject]? = try going!.performAndWait {
+            try going!.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person"))
+        }
+        #expect(stack.store.interest.values.sorted() == [1, 1])
+        // The last references to the context and its objects go inside the other context's fetch,
+        // on its thread: the context's deinit can't call the store there.
+        stack.store.onExecute = { held = nil; going = nil }
+        let other = stack.context()
+        let fetched = try other.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person"))
+        stack.store.onExecute = nil
+        #expect(going == nil && held == nil)
+        #expect(stack.store.interest.values.sorted() == [1, 1], "the other context's objects only")
+        withExtendedLifetime(fetched) {}
+        other.reset()
+        #expect(stack.store.interest.isEmpty, "the counts balance")
+        #expect(stack.store.registrationMistakes.isEmpty)
+    }
+
     @Test("A context on the built-in stores notes nothing: their IDs are told apart by their tag's bits")
     func builtInStoresNoteNothing() throws {
         let stack = try TestStack()
