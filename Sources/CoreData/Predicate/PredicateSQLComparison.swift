@@ -195,6 +195,9 @@ extension PredicateSQLCompiler {
             switch try bind(value, for: kind, options) {
             case .null: equal = "(" + column + " IS NULL)"
             case .mismatch: equal = .alwaysFalse
+            case .value(let bound) where dialect == .postgreSQL:
+                // Not `IS NOT DISTINCT FROM`, which no index serves; never NULL all the same.
+                equal = "(" + column + " IS NOT NULL AND " + column + " = " + SQLFragment.bind(bound) + ")"
             case .value(let bound): equal = "(" + Self.folded(column, kind, options) + dialect.isOperator + SQLFragment.bind(bound) + ")"
             }
             return op == .equalTo ? equal : Self.negate(equal)

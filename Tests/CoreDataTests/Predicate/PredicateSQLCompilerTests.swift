@@ -25,6 +25,18 @@ struct PredicateSQLCompilerTests {
         #expect(nullTest.sql == "(t0.\"ZOWNER\" IS NULL)")
     }
 
+    @Test("PostgreSQL: equality with a value is `=` an index serves (not IS NOT DISTINCT FROM), never NULL")
+    func postgreSQLEqualityUsesIndexes() throws {
+        let world = try PredicateTestWorld(seed: 1, people: 2, cars: 2, clubs: 1)
+        func sql(_ format: String) throws -> String {
+            var compiler = PredicateSQLCompiler(entity: world.car, dialect: .postgreSQL)
+            return try compiler.compile(try NSPredicate(validatingFormat: format, argumentArray: []).predicateTree()).sql
+        }
+        #expect(try sql("name == 'x'") == "(t0.\"ZNAME\" IS NOT NULL AND t0.\"ZNAME\" = ?)")
+        #expect(try sql("name != 'x'") == "(NOT (t0.\"ZNAME\" IS NOT NULL AND t0.\"ZNAME\" = ?))")
+        #expect(try sql("name == nil") == "(t0.\"ZNAME\" IS NULL)")
+    }
+
     @Test("Values are bound in Core Data's column encoding")
     func bindings() throws {
         let world = try PredicateTestWorld(seed: 1, people: 2, cars: 2, clubs: 1)
