@@ -49,6 +49,26 @@ struct StoreMigrationToolTests {
         #expect(try tool.migrate().hasPrefix("Nothing to migrate"))
     }
 
+    @Test(.enabled(if: PostgreSQLTestDatabase.server != nil, "a PostgreSQL server (COREDATA_POSTGRES_URL)"))
+    func aPostgreSQLStoreIsPlannedAndMigratedByItsURL() throws {
+        let folder = try TemporaryFolder()
+        let bundle = try Self.writeBundle(in: folder.url)
+        let model = try #require(NSManagedObjectModel(contentsOf: bundle.appendingPathComponent("Items.xcdatamodel")))
+        let stack = try TestStack(.postgreSQL, model: model)
+        stack.insert("Item", ["name": "a", "n": 5])
+        stack.insert("Item", ["name": "b"])
+        try stack.context.save()
+        try stack.coordinator.remove(stack.coordinator.persistentStores[0])
+        let tool = StoreMigrationTool(store: stack.url, model: bundle)
+        let plan = try tool.plan()
+        #expect(plan.contains("Written by version: Items") && plan.contains("Migrate to version: Items 2"), "\(plan)")
+        #expect(try stack.rawRows("SELECT \"ZNAME\", \"ZN\" FROM \"ZITEM\" ORDER BY \"Z_PK\"") == [["a", "5"], ["b", nil]]) // a plan changes nothing
+        let report = try tool.migrate()
+        #expect(report.contains("from version Items to Items 2"), "\(report)")
+        #expect(try stack.rawRows("SELECT \"ZNAME\", \"ZCOUNT\" FROM \"ZITEM\" ORDER BY \"Z_PK\"") == [["a", "5"], ["b", "0"]])
+        #expect(try tool.migrate().hasPrefix("Nothing to migrate"))
+    }
+
     @Test func unknownVersionsAreErrorsAndTheStoreIsLeftAlone() throws {
         let folder = try TemporaryFolder()
         let bundle = try Self.writeBundle(in: folder.url)
