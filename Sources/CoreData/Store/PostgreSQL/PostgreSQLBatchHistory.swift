@@ -61,7 +61,7 @@ internal struct PostgreSQLBatchHistory {
         var columns = "\"Z_PK\", \"Z_ENT\", \"Z_OPT\", \"ZCHANGETYPE\", \"ZENTITY\", \"ZENTITYPK\", \"ZTRANSACTIONID\", \"ZCOLUMNS\""
         var values = "?::bigint + row_number() OVER (ORDER BY t0.\(PostgreSQLStore.pk)), \(SQLiteHistory.changeEntity), NULL, \(type.rawValue), "
             + "t0.\(PostgreSQLStore.ent), t0.\(PostgreSQLStore.pk), ?::bigint, "
-        values += type == .update ? byEntity { "decode('" + Self.hex(history.mask(of: $0, changed: changed)) + "', 'hex')" } : "NULL"
+        values += type == .update ? byEntity { "decode('" + PredicateSQLCompiler.hex(history.mask(of: $0, changed: changed)) + "', 'hex')" } : "NULL"
         if type == .delete {
             for position in 0..<history.tombstoneCount {
                 let kept = byEntity { entity in
@@ -89,7 +89,7 @@ internal struct PostgreSQLBatchHistory {
         guard !tracked.isEmpty else { return }
         let entities = "{" + tracked.map { String(store.schema.number(of: $0.key.entity)) }.joined(separator: ",") + "}"
         let keys = "{" + tracked.map { String($0.key.primaryKey) }.joined(separator: ",") + "}"
-        let masks = "{" + tracked.map { Self.hex(history.mask(of: $0.key.entity, changed: $0.changed)) }.joined(separator: ",") + "}"
+        let masks = "{" + tracked.map { PredicateSQLCompiler.hex(history.mask(of: $0.key.entity, changed: $0.changed)) }.joined(separator: ",") + "}"
         let added = try connection.execute("""
             INSERT INTO "ACHANGE" ("Z_PK", "Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS") \
             SELECT $1::bigint + u.n, \(SQLiteHistory.changeEntity), NULL, \(NSPersistentHistoryChangeType.update.rawValue), u.e, u.k, $2::bigint, decode(u.m, 'hex') \
@@ -123,9 +123,5 @@ internal struct PostgreSQLBatchHistory {
         case .objectIDAttributeType: return "NULL"
         default: return "translate(encode(\(column), 'base64'), E'\\n', '')"
         }
-    }
-
-    private static func hex(_ data: Data) -> String {
-        data.map { String(format: "%02X", $0) }.joined()
     }
 }

@@ -148,7 +148,7 @@ internal struct BatchArrays {
             return String(v)
         case .numeric(let v): return v
         case .text(let v): return quoted(v)
-        case .bytes(let v): return quoted("\\x" + v.map { String(format: "%02x", $0) }.joined())
+        case .bytes(let v): return quoted("\\x" + PredicateSQLCompiler.hex(v))
         }
     }
 

@@ -58,7 +58,7 @@ internal struct SQLiteBatchHistory {
         }
         var columns = "Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS"
         var values = "NULL, \(SQLiteHistory.changeEntity), NULL, \(type.rawValue), t0.Z_ENT, t0.Z_PK, ?, "
-        values += type == .update ? byEntity { "X'" + Self.hex(history.mask(of: $0, changed: changed)) + "'" } : "NULL"
+        values += type == .update ? byEntity { "X'" + PredicateSQLCompiler.hex(history.mask(of: $0, changed: changed)) + "'" } : "NULL"
         if type == .delete {
             for position in 0..<history.tombstoneCount {
                 let kept = byEntity { entity in
@@ -103,9 +103,5 @@ internal struct SQLiteBatchHistory {
         try db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, (SELECT max(Z_PK) FROM ACHANGE)) WHERE Z_ENT = \(SQLiteHistory.changeEntity)")
         try db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = \(transaction) WHERE Z_ENT = \(SQLiteHistory.transactionEntity)")
         try history.writeTransaction(transaction, author: author.transactionAuthor, contextName: author.contextName, on: db)
-    }
-
-    private static func hex(_ data: Data) -> String {
-        data.map { String(format: "%02X", $0) }.joined()
     }
 }
