@@ -46,7 +46,7 @@ extension NSManagedObjectContext {
                         : nil
                     for key in keys[start..<end] {
                         let idKey = IDKey(store: store.tag, root: key.entity.layout.rootNumber, value: key.primaryKey)
-                        if let existing = registry[idKey]?.takeUnretainedValue() {
+                        if let existing = registry.object(for: idKey) {
                             if existing._isFault && !existing._hasData && existing._fetchBatch == nil { existing._fetchBatch = batch }
                             objects.append(existing)
                             continue
@@ -85,7 +85,7 @@ extension NSManagedObjectContext {
         loaded.reserveCapacity(rows.count)
         withRegistryLock { registry in
             for row in rows {
-                guard let object = registry[row.key]?.takeUnretainedValue() else { continue }
+                guard let object = registry.object(for: row.key) else { continue }
                 if object._fetchBatch === batch { object._fetchBatch = nil }
                 if object._isFault && !object._hasData {
                     object.adopt(row.snapshot)

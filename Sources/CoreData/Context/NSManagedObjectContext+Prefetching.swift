@@ -60,7 +60,7 @@ extension NSManagedObjectContext {
                 let rows = try readingAtGeneration { try coordinator.rows(primaryKeys: keys, root: root, in: store) }
                 withRegistryLock { registry in
                     for row in rows {
-                        if let object = registry[row.key]?.takeUnretainedValue(), object._isFault && !object._hasData { object.adopt(row.snapshot) }
+                        if let object = registry.object(for: row.key), object._isFault && !object._hasData { object.adopt(row.snapshot) }
                     }
                 }
             }

@@ -207,22 +207,34 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     deinit {
         if let autoMergeObserver { NotificationCenter.default.removeObserver(autoMergeObserver) }
         Self.detach(takeRegisteredObjects()) // strong, while we detach them
+        waitForDeallocatingObjects()
         deliverStoreRegistrationsAsContextGoes()
     }
 
     /// The registered objects, the new ones not yet registered under a temporary ID included
-    /// (``register(_:key:)``), each once; the registry is emptied.
+    /// (``register(_:key:)``), each once; the registry is emptied. Objects being deallocated on
+    /// another thread at this moment are left out, and awaited (``waitForDeallocatingObjects()``).
     private func takeRegisteredObjects() -> [NSManagedObject] {
         let newObjects = unregisteredNewObjects
         return registry.withLock { registry in
-            var objects = registry.values.map { $0.takeUnretainedValue() }
+            var (objects, deallocating) = registry.objects()
             registry.removeAll()
+            registry.awaitedDeinits.formUnion(deallocating)
             objects += newObjects
             // Cut loose under the lock: an `objectID` getter on another thread then registers
             // none of them in the emptied registry (``makeID(of:)``).
             for object in objects { object._context = nil }
             return objects
         }
+    }
+
+    /// Waits until the objects that were being deallocated on other threads as this context
+    /// went have left its registry: each one's `deinit` takes the registry's lock through the
+    /// pointer to this context it read, which must stay valid until then. (Rare: the last
+    /// references to a context and to one of its objects dropped at the same moment on two
+    /// threads. The wait is for `deinit`s that only need the lock.)
+    private func waitForDeallocatingObjects() {
+        while registry.withLock({ !$0.awaitedDeinits.isEmpty }) { sched_yield() }
     }
 
     /// New objects that are registered without being in the registry: inserted ones (and deleted
@@ -371,7 +383,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     internal func unregister(_ object: NSManagedObject) {
         let key = object.idKey
         registry.withLock { registry in
-            if let current = registry[key], current.takeUnretainedValue() === object { registry[key] = nil }
+            if let current = registry[key], current.toOpaque() == Unmanaged.passUnretained(object).toOpaque() { registry[key] = nil }
         }
         retained[object.idKey] = nil
     }
@@ -477,7 +489,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     internal func registered(_ key: IDKey, followingForwarding: Bool) -> NSManagedObject? {
-        if let object = registry.withLock({ $0[key]?.takeUnretainedValue() }) { return object }
+        if let object = registry.withLock({ $0.object(for: key) }) { return object }
         return followingForwarding ? registeredFollowingForwarding(key) : nil
     }
 
@@ -578,7 +590,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The objects registered in the context.
     open var registeredObjects: Set<NSManagedObject> {
         checkQueue("registeredObjects")
-        let objects = registry.withLock { $0.values.map { $0.takeUnretainedValue() } }
+        let objects = registry.withLock { $0.objects().objects }
         return Set(objects + unregisteredNewObjects)
     }
 

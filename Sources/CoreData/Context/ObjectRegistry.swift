@@ -1,3 +1,5 @@
+internal import CoreDataShims
+
 /// A context's objects by ID: an open-addressing hash table keyed by `IDKey`, holding objects
 /// unretained. Every fetched object is inserted and every deallocated one removed, so this is on
 /// the fetch hot path.
@@ -27,6 +29,11 @@ internal struct ObjectRegistry {
     private var used = 0 // live entries plus tombstones
     /// How many times the table was rebuilt (for tests: a churn must not rebuild it per insert).
     private(set) var rebuilds = 0
+    /// The addresses of objects that were in the table when their context went, but were being
+    /// deallocated on another thread (``objects``): the context waits until each has left in its
+    /// `deinit` (``remove(_:ifObjectAt:)``), which reaches the context through a pointer it read
+    /// before it waited for this lock.
+    var awaitedDeinits: Set<UInt> = []
     /// The IDs of a store you write that entered or left the table since the context last told
     /// the stores (`StoreRegistrations.swift`); always empty for the built-in stores' objects.
     var storeRegistrations = StoreRegistrations()
@@ -56,6 +63,22 @@ internal struct ObjectRegistry {
         return Int(truncatingIfNeeded: (h << 4) | UInt64(bitPattern: value & 15))
     }
 
+    /// The object under `key`, retained for the caller; `nil` if there is none, or if its last
+    /// strong reference went on another thread and its `deinit` is waiting for this lock to
+    /// remove it (a reference taken now would outlive the object). A caller that puts a new
+    /// object under the key replaces the dying one, whose `deinit` then leaves the new one alone.
+    mutating func object(for key: IDKey) -> NSManagedObject? {
+        self[key].flatMap(Self.retainedUnlessDeallocating)
+    }
+
+    /// `object`, retained, or `nil` if it is being deallocated (`coredata_try_retain`).
+    @inline(__always)
+    static func retainedUnlessDeallocating(_ object: Unmanaged<NSManagedObject>) -> NSManagedObject? {
+        coredata_try_retain(object.toOpaque()) ? object.takeRetainedValue() : nil
+    }
+
+    /// The key's entry, unretained: for comparing addresses and for registering; reading an
+    /// object through it is ``object(for:)``.
     subscript(key: IDKey) -> Unmanaged<NSManagedObject>? {
         mutating get {
             moveDeferredIntoTable()
@@ -181,6 +204,7 @@ internal struct ObjectRegistry {
     mutating func remove(_ key: IDKey, ifObjectAt address: UnsafeMutableRawPointer) {
         let owner = key.packedOwner
         let bits = UInt(bitPattern: address)
+        if !awaitedDeinits.isEmpty { awaitedDeinits.remove(bits) }
         if deferredHead < deferred.count {
             // Saved objects dying in the order they were saved leave the deferred list.
             let entry = deferred[deferredHead]
@@ -243,6 +267,7 @@ internal struct ObjectRegistry {
     /// Empties the table (a reset, or the context going): the keys of stores you write are noted
     /// as unregistered.
     mutating func removeAll() {
+        let awaited = awaitedDeinits
         var registrations = storeRegistrations
         if registrations.everNoted {
             for slot in slots where slot.isLive && IDKey.isReported(owner: slot.owner) {
@@ -251,6 +276,7 @@ internal struct ObjectRegistry {
         }
         self = ObjectRegistry()
         storeRegistrations = registrations
+        awaitedDeinits = awaited
     }
 
     /// The table size for `needed` live keys: the smallest power of two (16 at least) they fill
@@ -267,12 +293,21 @@ internal struct ObjectRegistry {
         return capacity
     }
 
-    /// The registered objects.
-    var values: [Unmanaged<NSManagedObject>] {
-        mutating get {
-            moveDeferredIntoTable()
-            return slots.compactMap { $0.isLive ? Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: $0.bits)!) : nil }
+    /// The registered objects, retained, and the addresses of those being deallocated on another
+    /// thread, which are left out (``object(for:)``).
+    mutating func objects() -> (objects: [NSManagedObject], deallocating: [UInt]) {
+        moveDeferredIntoTable()
+        var objects: [NSManagedObject] = []
+        var deallocating: [UInt] = []
+        objects.reserveCapacity(count)
+        for slot in slots where slot.isLive {
+            if let object = Self.retainedUnlessDeallocating(Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: slot.bits)!)) {
+                objects.append(object)
+            } else {
+                deallocating.append(slot.bits)
+            }
         }
+        return (objects, deallocating)
     }
 }
 

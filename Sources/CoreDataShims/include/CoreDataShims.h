@@ -2,6 +2,22 @@
 #define COREDATA_SHIMS_H
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/// The Swift runtime's own atomic "retain unless deallocating" (`HeapObject.h`; exported by
+/// `libswiftCore` on every platform): a strong reference count that has reached zero is never
+/// raised again. It returns the object, retained, or `NULL` (not a `bool`: the runtime of
+/// Swift 6 declares `HeapObject *swift_tryRetain(HeapObject *)`).
+void *swift_tryRetain(void *object);
+
+/// Retains the Swift object at `object` unless its last strong reference is gone and it is being
+/// deallocated (possibly on another thread). A context's registry holds its objects unretained:
+/// an object released on another thread has its `deinit` wait for the registry's lock to leave
+/// it, and a strong reference taken under that lock in the meantime would outlive the object.
+static inline bool coredata_try_retain(void *object) {
+    return swift_tryRetain(object) != NULL;
+}
 
 /// Asks the processor to start bringing the cache line holding `address` in (a hint: it never
 /// faults, and nothing waits for it). A bulk save reads buffers that were written thousands of
