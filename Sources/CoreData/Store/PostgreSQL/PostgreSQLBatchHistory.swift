@@ -46,37 +46,7 @@ internal struct PostgreSQLBatchHistory {
     /// properties `changed`, a delete keeps its tombstone values. Only tracked entities' rows.
     mutating func record(_ type: NSPersistentHistoryChangeType, root: NSEntityDescription, where condition: String?,
                          _ bindings: [PostgreSQLParameter], changed: [Int] = [], on connection: any PostgreSQLConnection) throws {
-        let schema: SQLiteSchema = store.schema
-        let family = schema.entities.filter { $0.rootEntity === root.rootEntity }
-        let tracked = family.filter(history.tracks)
-        guard !tracked.isEmpty else { return }
-        var conditions = condition.map { ["(\($0))"] } ?? []
-        if tracked.count < family.count {
-            conditions.append("t0.\(PostgreSQLStore.ent) IN (\(tracked.map { String(schema.number(of: $0)) }.joined(separator: ", ")))")
-        }
-        func byEntity(_ value: (NSEntityDescription) -> String?) -> String {
-            let cases = tracked.compactMap { entity in value(entity).map { " WHEN \(schema.number(of: entity)) THEN \($0)" } }.joined()
-            return cases.isEmpty ? "NULL" : "CASE t0.\(PostgreSQLStore.ent)\(cases) END"
-        }
-        var columns = "\"Z_PK\", \"Z_ENT\", \"Z_OPT\", \"ZCHANGETYPE\", \"ZENTITY\", \"ZENTITYPK\", \"ZTRANSACTIONID\", \"ZCOLUMNS\""
-        var values = "?::bigint + row_number() OVER (ORDER BY t0.\(PostgreSQLStore.pk)), \(SQLiteHistory.changeEntity), NULL, \(type.rawValue), "
-            + "t0.\(PostgreSQLStore.ent), t0.\(PostgreSQLStore.pk), ?::bigint, "
-        values += type == .update ? byEntity { "decode('" + PredicateSQLCompiler.hex(history.mask(of: $0, changed: changed)) + "', 'hex')" } : "NULL"
-        if type == .delete {
-            for position in 0..<history.tombstoneCount {
-                let kept = byEntity { entity in
-                    let indexes = history.tombstones[entity.layout.entityNumber]
-                    guard position < indexes.count, let attribute = entity.layout.properties[indexes[position]] as? NSAttributeDescription,
-                          let column = schema.storage(of: entity).columns[indexes[position]] else { return nil }
-                    return Self.tombstoneText("t0.\(column)", attribute.attributeType)
-                }
-                guard kept != "NULL" else { continue }
-                columns += ", \"ZTOMBSTONE\(position)\""
-                values += ", " + kept
-            }
-        }
-        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        let sql = "INSERT INTO \"ACHANGE\" (\(columns)) SELECT \(values) FROM \(schema.table(of: root)) t0\(whereClause)"
+        guard let sql = history.batchChangeInsert(type, root: root, where: condition, changed: changed, schema: store.schema, spelling: Self.spelling) else { return }
         let added = try connection.execute(PredicateSQLCompiler.Dialect.numberedParameters(sql),
                                            [.int(lastChange), .int(transaction)] + bindings).affectedRows
         lastChange += Int64(added)
@@ -109,6 +79,15 @@ internal struct PostgreSQLBatchHistory {
         try store.writeHistoryTransaction(transaction, author: author.transactionAuthor, contextName: author.contextName, on: connection)
         return transaction
     }
+
+    /// How this store writes a batch's change rows: quoted names, keys numbered from `Z_MAX`
+    /// (the statement's first parameter, the transaction its second), tombstones as text.
+    private static let spelling = BatchChangeSpelling(
+        name: { "\"\($0)\"" },
+        primaryKey: "?::bigint + row_number() OVER (ORDER BY t0.\(PostgreSQLStore.pk))",
+        transaction: "?::bigint",
+        bytes: { "decode('" + PredicateSQLCompiler.hex($0) + "', 'hex')" },
+        tombstone: { column, attribute in tombstoneText(column, attribute.attributeType) })
 
     /// The SQL of a kept value of `column` as the text of a `ZTOMBSTONE<i>` column, as a save
     /// writes it (`PostgreSQLStore.tombstoneText(_:)`): numbers and dates in their exact

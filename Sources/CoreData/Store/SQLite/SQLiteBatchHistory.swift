@@ -44,34 +44,8 @@ internal struct SQLiteBatchHistory {
     /// properties `changed`, a delete keeps its tombstone columns. Only tracked entities' rows.
     mutating func record(_ type: NSPersistentHistoryChangeType, root: NSEntityDescription, where condition: String?,
                          _ bindings: [StoreValue], changed: [Int] = [], on db: SQLiteConnection) throws {
-        let schema: SQLiteSchema = store.schema
-        let family = schema.entities.filter { $0.rootEntity === root.rootEntity }
-        let tracked = family.filter(history.tracks)
-        guard !tracked.isEmpty else { return }
-        var conditions = condition.map { ["(\($0))"] } ?? []
-        if tracked.count < family.count {
-            conditions.append("t0.Z_ENT IN (\(tracked.map { String(schema.number(of: $0)) }.joined(separator: ", ")))")
-        }
-        func byEntity(_ value: (NSEntityDescription) -> String?) -> String {
-            let cases = tracked.compactMap { entity in value(entity).map { " WHEN \(schema.number(of: entity)) THEN \($0)" } }.joined()
-            return cases.isEmpty ? "NULL" : "CASE t0.Z_ENT\(cases) END"
-        }
-        var columns = "Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS"
-        var values = "NULL, \(SQLiteHistory.changeEntity), NULL, \(type.rawValue), t0.Z_ENT, t0.Z_PK, ?, "
-        values += type == .update ? byEntity { "X'" + PredicateSQLCompiler.hex(history.mask(of: $0, changed: changed)) + "'" } : "NULL"
-        if type == .delete {
-            for position in 0..<history.tombstoneCount {
-                let kept = byEntity { entity in
-                    let indexes = history.tombstones[entity.layout.entityNumber]
-                    return position < indexes.count ? schema.storage(of: entity).columns[indexes[position]].map { "t0.\($0)" } : nil
-                }
-                guard kept != "NULL" else { continue }
-                columns += ", ZTOMBSTONE\(position)"
-                values += ", " + kept
-            }
-        }
-        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        let statement = try db.cached("INSERT INTO ACHANGE (\(columns)) SELECT \(values) FROM \(schema.table(of: root)) t0\(whereClause)")
+        guard let sql = history.batchChangeInsert(type, root: root, where: condition, changed: changed, schema: store.schema, spelling: Self.spelling) else { return }
+        let statement = try db.cached(sql)
         defer { statement.reset() }
         statement.bind(transaction, at: 1)
         for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 2)) }
@@ -104,4 +78,11 @@ internal struct SQLiteBatchHistory {
         try db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = \(transaction) WHERE Z_ENT = \(SQLiteHistory.transactionEntity)")
         try history.writeTransaction(transaction, author: author.transactionAuthor, contextName: author.contextName, on: db)
     }
+
+    /// How this store writes a batch's change rows: bare names, keys numbered by SQLite,
+    /// tombstones as the columns' own values.
+    private static let spelling = BatchChangeSpelling(
+        name: { $0 }, primaryKey: "NULL", transaction: "?",
+        bytes: { "X'" + PredicateSQLCompiler.hex($0) + "'" },
+        tombstone: { column, _ in column })
 }
