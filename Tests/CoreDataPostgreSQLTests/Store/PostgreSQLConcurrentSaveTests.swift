@@ -74,13 +74,7 @@ struct PostgreSQLConcurrentSaveTests {
     /// store's under the store-trump and rollback policies (Bobby stays).
     @Test(arguments: [("objectTrump", [String]()), ("overwrite", []), ("storeTrump", ["Bobby"]), ("rollback", ["Bobby"])])
     func crossingSavesWaitAndMergeByThePolicy(_ name: String, _ expected: [String]) throws {
-        let policy: Any = switch name {
-        case "objectTrump": NSMergeByPropertyObjectTrumpMergePolicy
-        case "storeTrump": NSMergeByPropertyStoreTrumpMergePolicy
-        case "overwrite": NSOverwriteMergePolicy
-        default: NSRollbackMergePolicy
-        }
-        let (error, people) = try crossingSaves(policy)
+        let (error, people) = try crossingSaves(TemporaryDatabase.mergePolicy(named: name))
         #expect(error == nil)
         #expect(people == expected.map { [$0] })
     }
@@ -151,13 +145,6 @@ struct PostgreSQLConcurrentSaveTests {
         #expect(try database.query("SELECT \"ZNAME\", \"ZAGE\", \"Z_OPT\" FROM \"ZPERSON\" ORDER BY 1")
                 == (kind == "update" ? [["Annie", "7", "3"], ["Bobby", "7", "3"]] : []))
         #expect(try database.query("SELECT count(*) FROM \"ATRANSACTION\"") == [["3"]])
-        // The sessions end (so the server counts what they met), then the server's count.
-        for context in [saving, updating] {
-            let coordinator = context.persistentStoreCoordinator!
-            for store in coordinator.persistentStores { try coordinator.remove(store) }
-        }
-        try database.waitUntil("SELECT count(*) = 0 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
-        Thread.sleep(forTimeInterval: 0.5)
-        #expect(try database.query("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()") == [["0"]])
+        #expect(try database.deadlocksCounted(removingTheStoresOf: [saving, updating]) == 0)
     }
 }

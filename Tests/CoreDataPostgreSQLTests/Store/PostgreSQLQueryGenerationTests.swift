@@ -172,4 +172,36 @@ struct PostgreSQLQueryGenerationTests {
         try first.performAndWait { try first.setQueryGenerationFrom(nil) }
         #expect(try count(second) == 2, "the place is free again once a generation ends")
     }
+
+    /// The generation's session ended by the server (here an administrator's
+    /// `pg_terminate_backend`; a timeout or a lost network ends it alike): its snapshot is gone,
+    /// so the pinned contexts' reads throw 134070 naming the lost generation, every time, and
+    /// never read the current data in its place. A context moved to `.current` reads again.
+    @Test func aLostGenerationSessionFailsItsReadsUntilTheContextMoves() throws {
+        let (database, coordinator, _) = try databaseWithCars()
+        let reader = context(coordinator), sharing = context(coordinator)
+        try reader.performAndWait { try reader.setQueryGenerationFrom(.current) }
+        #expect(try names(reader) == ["a", "b"]) // pins
+        try sharing.performAndWait { try sharing.setQueryGenerationFrom(reader.performAndWait { reader.queryGenerationToken }) }
+        try changeEverything(in: context(try database.coordinator(PostgreSQLTestModel.make())))
+        #expect(try database.query("""
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = current_database() AND backend_xmin IS NOT NULL AND state LIKE 'idle in transaction%'
+            """) == [["t"]], "the generation's session, the only one holding a snapshot")
+
+        for read in [{ _ = try names(reader) }, { _ = try count(reader) }, { _ = try names(sharing) }] {
+            let error = #expect(throws: NSError.self) { try read() }
+            #expect(error?.domain == NSCocoaErrorDomain && error?.code == NSPersistentStoreOperationError)
+            #expect(error?.localizedDescription.contains("query generation") == true, "\(String(describing: error))")
+            #expect(error?.localizedDescription.contains("setQueryGenerationFrom(.current)") == true)
+        }
+        #expect(try store(coordinator).pool?.pinnedReaders == 1, "the lost session keeps its place until the generation ends")
+
+        try reader.performAndWait { try reader.setQueryGenerationFrom(.current) }
+        #expect(try names(reader) == ["A", "c"], "a new generation, of the latest data")
+        #expect(throws: NSError.self, "the other context is still pinned to the lost one") { try count(sharing) }
+        try sharing.performAndWait { try sharing.setQueryGenerationFrom(nil) }
+        #expect(try count(sharing) == 2)
+        #expect(try store(coordinator).pool?.pinnedReaders == 1, "the lost generation's place was freed")
+    }
 }

@@ -39,4 +39,65 @@ extension TemporaryDatabase {
     func waitForSessionsWaitingOnLocks(_ count: Int) throws {
         try waitUntil("SELECT count(*) >= \(count) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
     }
+
+    /// The deadlocks the server counted in this database, once the stores of `contexts`'
+    /// coordinators are removed and every session of the database has ended (the server counts
+    /// what a session met when it ends).
+    func deadlocksCounted(removingTheStoresOf contexts: [NSManagedObjectContext]) throws -> Int? {
+        for context in contexts {
+            let coordinator = context.persistentStoreCoordinator!
+            for store in coordinator.persistentStores { try coordinator.remove(store) }
+        }
+        try waitUntil("SELECT count(*) = 0 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        Thread.sleep(forTimeInterval: 0.5)
+        let count = try query("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()").first?.first ?? nil
+        return count.flatMap { Int($0) }
+    }
+
+    /// Runs `bodies` at once, with a gate: a trigger on `table` holds each update of its rows
+    /// (its row locked) until every body waits for a lock. Each body starts its work on a queue
+    /// of its own and calls the closure it is given when done; the next body starts once the
+    /// ones before wait (the first at the gate, the next ones for a row or at the gate). Returns
+    /// once all are done (records an issue after 60 s).
+    func runAtGate(on table: String, _ bodies: [(@escaping @Sendable () -> Void) -> Void]) throws {
+        try run("""
+            CREATE FUNCTION cd_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN PERFORM pg_advisory_xact_lock_shared(11); RETURN NEW; END $$;
+            CREATE TRIGGER cd_gate BEFORE UPDATE ON "\(table)" FOR EACH ROW EXECUTE FUNCTION cd_gate();
+            """)
+        let gate = try LibPQConnection(url: url, password: nil)
+        defer { gate.close() }
+        try gate.run("SELECT pg_advisory_lock(11)")
+        let done = DispatchGroup()
+        for (number, body) in bodies.enumerated() {
+            done.enter()
+            body { done.leave() }
+            try waitForSessionsWaitingOnLocks(number + 1)
+        }
+        try gate.run("SELECT pg_advisory_unlock(11)")
+        #expect(done.wait(timeout: .now() + 60) == .success, "the transactions at the gate did not end")
+    }
+
+    /// A body for ``runAtGate(on:_:)``: runs `work` on `context`'s queue, and notes what it
+    /// throws in `errors` under `name`.
+    static func atGate(_ context: NSManagedObjectContext, _ name: String, _ errors: Locked<[String: NSError]>,
+                       _ work: @escaping @Sendable () throws -> Void) -> (@escaping @Sendable () -> Void) -> Void {
+        { done in
+            context.perform {
+                do { try work() } catch { errors.withLock { $0[name] = error as NSError } }
+                done()
+            }
+        }
+    }
+
+    /// The merge policy a test argument names: "error", "objectTrump", "storeTrump", "overwrite", "rollback".
+    static func mergePolicy(named name: String) -> Any {
+        switch name {
+        case "objectTrump": NSMergeByPropertyObjectTrumpMergePolicy
+        case "storeTrump": NSMergeByPropertyStoreTrumpMergePolicy
+        case "overwrite": NSOverwriteMergePolicy
+        case "rollback": NSRollbackMergePolicy
+        default: NSErrorMergePolicy
+        }
+    }
 }

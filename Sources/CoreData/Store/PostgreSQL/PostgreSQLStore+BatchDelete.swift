@@ -26,8 +26,11 @@ extension PostgreSQLStore {
                 return (outcome, try recorder?.finish(delete.author, on: connection))
             } else {
                 let sql = "SELECT t0.\(Self.pk), t0.\(Self.ent) FROM \(table) t0" + (filter.map { " WHERE \($0)" } ?? "")
-                    + " ORDER BY t0.\(Self.pk) FOR UPDATE OF t0"
-                let keys = readKeys(try connection.execute(PredicateSQLCompiler.Dialect.numberedParameters(sql), bindings))
+                    + " ORDER BY t0.\(Self.pk)"
+                // Every row the rules will write, in the global order, before writing any
+                // (`PostgreSQLStore+BatchDeleteLocks.swift`); then the rows as they are now locked.
+                try lockRowsTheRulesReach(readKeys(try run(sql, bindings, on: connection)), root: root, on: connection)
+                let keys = readKeys(try run(sql + " FOR UPDATE OF t0", bindings, on: connection))
                 var recorder = try PostgreSQLBatchHistory(store: self, on: connection)
                 let deleted = try deleteWithRules(keys, root: root, history: &recorder, on: connection)
                 let outcome = BatchOutcome(count: deleted.count, keys: delete.wantsKeys ? deleted : [])
@@ -46,7 +49,7 @@ extension PostgreSQLStore {
     }
 
     /// Runs one statement written with `?` placeholders.
-    private func run(_ sql: String, _ parameters: [PostgreSQLParameter], on connection: any PostgreSQLConnection) throws -> any PostgreSQLRows {
+    func run(_ sql: String, _ parameters: [PostgreSQLParameter], on connection: any PostgreSQLConnection) throws -> any PostgreSQLRows {
         try connection.execute(PredicateSQLCompiler.Dialect.numberedParameters(sql), parameters)
     }
 
@@ -57,15 +60,20 @@ extension PostgreSQLStore {
                                  on connection: any PostgreSQLConnection) throws -> [FetchedKey] {
         var recorder = history
         defer { history = recorder }
-        var statements = BatchDeleteStatements(pk: Self.pk, ent: Self.ent, opt: Self.opt, keySet: "(SELECT unnest(?::bigint[]))",
-                                               keyList: { .string(BatchArrays.keyList($0)) },
-                                               readKeys: { sql, keys in self.readKeys(try self.run(sql, [self.parameter(keys)], on: connection)) },
-                                               run: { sql, keys in _ = try self.run(sql, [self.parameter(keys)], on: connection) })
+        var statements = deleteStatements(on: connection)
         statements.tracksHistory = history != nil
         statements.recordDeletes = { root, condition, keys in
             try recorder?.record(.delete, root: root, where: condition, [self.parameter(keys)], on: connection)
         }
         statements.recordUpdates = { rows in try recorder?.recordUpdates(rows, on: connection) }
         return try schema.deleteWithRules(keys, root: root, using: statements)
+    }
+
+    /// The statements of the delete rules (``SQLiteSchema/deleteWithRules(_:root:using:)``) on `connection`.
+    func deleteStatements(on connection: any PostgreSQLConnection) -> BatchDeleteStatements {
+        BatchDeleteStatements(pk: Self.pk, ent: Self.ent, opt: Self.opt, keySet: "(SELECT unnest(?::bigint[]))",
+                              keyList: { .string(BatchArrays.keyList($0)) },
+                              readKeys: { sql, keys in self.readKeys(try self.run(sql, [self.parameter(keys)], on: connection)) },
+                              run: { sql, keys in _ = try self.run(sql, [self.parameter(keys)], on: connection) })
     }
 }

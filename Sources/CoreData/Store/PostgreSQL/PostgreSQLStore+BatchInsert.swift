@@ -12,7 +12,8 @@ import Foundation
 // one constraint and refuses two rows of one statement that update the same row, so an upsert
 // goes row by row, in order: `INSERT … ON CONFLICT DO NOTHING RETURNING`, then, if the row was
 // not inserted, an `UPDATE` of the row that holds its values under the first constraint that
-// matches (the first `ON CONFLICT` clause that SQLite's statement matches).
+// matches (the first `ON CONFLICT` clause that SQLite's statement matches). The stored rows an
+// upsert updates are locked first, in the global order (`PostgreSQLStore+UpsertLocks.swift`).
 extension PostgreSQLStore {
     /// The most rows sent in one statement, and the most bytes of values.
     private static let rowsPerStatement = 4096, bytesPerStatement = 8 << 20
@@ -33,9 +34,12 @@ extension PostgreSQLStore {
             + "SELECT u.k, \(storage.number), 1\(columns.map { ", u." + $0 }.joined()) FROM \(source)"
         if !targets.isEmpty { sql += " ON CONFLICT DO NOTHING RETURNING \(Self.pk)" }
         let assignments = columns.filter { !constrained.contains($0) }.map { "\($0) = u.\($0)" } + ["\(Self.opt) = t0.\(Self.opt) + 1"]
-        let updates = targets.map { target in
-            let matches = target.columns.map { "t0.\($0) = u.\($0)" } + (target.condition.map { [$0] } ?? [])
-            return "UPDATE \(storage.table) AS t0 SET \(assignments.joined(separator: ", ")) FROM \(source) WHERE \(matches.joined(separator: " AND ")) RETURNING t0.\(Self.pk)"
+        // A row of `t0` that holds a row of `u`'s values under each constraint.
+        let conflicts = targets.map { target in
+            (target.columns.map { "t0.\($0) = u.\($0)" } + (target.condition.map { [$0] } ?? [])).joined(separator: " AND ")
+        }
+        let updates = conflicts.map { matches in
+            "UPDATE \(storage.table) AS t0 SET \(assignments.joined(separator: ", ")) FROM \(source) WHERE \(matches) RETURNING t0.\(Self.pk)"
         }
         let transformable = slots.map { $0.type == .transformableAttributeType || $0.type == .undefinedAttributeType }
         let root = entity.rootEntity
@@ -50,7 +54,7 @@ extension PostgreSQLStore {
             var outcome = BatchOutcome()
             var upserted: [Int64] = [] // the keys of rows an upsert updated, kept for history
             var arrays = BatchArrays(columns: slots.count)
-            func send() throws {
+            func send(row: Int) throws {
                 guard arrays.rows > 0 else { return }
                 let result = try connection.execute(sql, arrays.parameters)
                 if targets.isEmpty || result.count == 1 {
@@ -63,7 +67,7 @@ extension PostgreSQLStore {
                         if updated.count > 0 { key = updated.int64(0, 0) }
                     }
                     guard let key else {
-                        throw CoreDataError.make(.constraintMerge, "Batch insert row \(rows.row): a uniqueness constraint is violated; nothing was inserted")
+                        throw CoreDataError.make(.constraintMerge, "Batch insert row \(row): a uniqueness constraint is violated; nothing was inserted")
                     }
                     if insert.wantsKeys { outcome.keys.append(FetchedKey(entity: entity, primaryKey: key)) }
                     upserted.append(key)
@@ -71,18 +75,31 @@ extension PostgreSQLStore {
                 outcome.count += arrays.rows
                 arrays = BatchArrays(columns: slots.count)
             }
-            while try rows.next() {
-                arrays.append(key: next + Int64(arrays.rows))
-                for offset in slots.indices {
-                    var value = rows.values[slots[offset].index]
-                    if transformable[offset], case .object(let box) = value {
-                        value = .data(try TransformableCoding.encode(box.value, for: slots[offset].attribute))
-                    }
-                    arrays.append(parameter(value), column: offset)
+            // An upsert's rows, read first: the stored rows they update are locked before any is written.
+            var upserts: [(row: Int, values: [PostgreSQLParameter])] = []
+            func value(_ offset: Int) throws -> PostgreSQLParameter {
+                var value = rows.values[slots[offset].index]
+                if transformable[offset], case .object(let box) = value {
+                    value = .data(try TransformableCoding.encode(box.value, for: slots[offset].attribute))
                 }
-                if !targets.isEmpty || arrays.rows == Self.rowsPerStatement || arrays.bytes >= Self.bytesPerStatement { try send() }
+                return parameter(value)
             }
-            try send()
+            while try rows.next() {
+                if !targets.isEmpty {
+                    upserts.append((rows.row, try slots.indices.map(value)))
+                    continue
+                }
+                arrays.append(key: next + Int64(arrays.rows))
+                for offset in slots.indices { arrays.append(try value(offset), column: offset) }
+                if arrays.rows == Self.rowsPerStatement || arrays.bytes >= Self.bytesPerStatement { try send(row: rows.row) }
+            }
+            try send(row: rows.row)
+            try lockRowsUpdated(by: upserts.map(\.values), table: storage.table, source: source, conflicts: conflicts, on: connection)
+            for (row, values) in upserts {
+                arrays.append(key: next)
+                for (offset, value) in values.enumerated() { arrays.append(value, column: offset) }
+                try send(row: row)
+            }
             if next > first + 1 {
                 _ = try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = $1 WHERE \"Z_ENT\" = $2", [.int(next - 1), .int(Int64(schema.number(of: root)))])
             }

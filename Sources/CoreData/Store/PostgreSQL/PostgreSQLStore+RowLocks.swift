@@ -38,6 +38,12 @@ extension PostgreSQLStore {
             if case .foreignKey? = schema.toManyStorage(of: order.relationship) { add(order.member) }
         }
         guard count > 1 else { return }
+        try lockRows(keys, on: connection)
+    }
+
+    /// Locks the rows `keys` lists by their root entity's number in the model, in the global
+    /// order: table by table in the order of those numbers, by `Z_PK` within a table.
+    func lockRows(_ keys: [Int: (table: String, keys: [Int64])], on connection: any PostgreSQLConnection) throws {
         for number in keys.keys.sorted() {
             let (table, list) = keys[number]!
             // One array parameter (`{1,2,3}`): one prepared statement per table whatever the count.

@@ -51,7 +51,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     func withReader<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
         if let generation = QueryGeneration.current,
            let result = try generation.withConnection(to: self, { (session: any PostgreSQLConnection) in
-               try PostgreSQLConnectionPool.withPinnedReader(session, body)
+               try readPinned(session, body)
            }) {
             return result
         }

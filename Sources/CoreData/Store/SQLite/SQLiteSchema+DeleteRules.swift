@@ -104,7 +104,7 @@ extension SQLiteSchema {
 
     /// A query for the `Z_PK, Z_ENT` of the rows `relationship` leads to from the rows whose
     /// keys are bound to its one parameter; `nil` for a transient one.
-    private func relatedKeysSQL(_ relationship: NSRelationshipDescription, _ sql: BatchDeleteStatements) -> String? {
+    func relatedKeysSQL(_ relationship: NSRelationshipDescription, _ sql: BatchDeleteStatements) -> String? {
         guard let destination = relationship.destinationEntity else { return nil }
         let target = table(of: destination)
         let (pk, ent, owners) = (sql.pk, sql.ent, sql.keySet)
