@@ -132,15 +132,22 @@ extension PredicateSQLCompiler {
         dialect == .postgreSQL && kind.isString ? fragment + " COLLATE \"C\"" : fragment
     }
 
-    /// A PostgreSQL `ORDER BY` term: strings and URLs byte by byte (`compare:` only), `NULL`
+    /// A PostgreSQL `ORDER BY` term: strings and URLs byte by byte (`compare:`), or their
+    /// `[c]` folds byte by byte (`caseInsensitiveCompare:`, as SQLite's `cd_fold(…, 1)`), or in
+    /// the store's ICU collations (the localized selectors, ``PostgreSQLCollations``), `NULL`
     /// first ascending and last descending.
     func postgreSQLOrderTerm(_ column: String, _ kind: ValueKind, _ key: SortKey) throws -> String {
         var term = column
         if kind.isString || kind.isCompatible(with: .url) {
-            guard key.comparison == .compare else {
-                throw PredicateErrors.unsupportedSort("\(key.comparison.selectorName ?? "a comparator") (key \(key.keyPath)) is not supported by the PostgreSQL store yet; sort with compare:")
+            let fold = "\(PostgreSQLFoldFunction.name)(\(term), \(ComparisonOptions.caseInsensitive.rawValue))"
+            switch key.comparison {
+            case .compare: term += " COLLATE \"C\""
+            case .caseInsensitiveCompare: term = fold + " COLLATE \"C\""
+            case .localizedCaseInsensitiveCompare: term = fold + " COLLATE \"\(PostgreSQLCollations.name(key.comparison)!)\""
+            case .localizedCompare, .localizedStandardCompare: term += " COLLATE \"\(PostgreSQLCollations.name(key.comparison)!)\""
+            default:
+                throw PredicateErrors.unsupportedSort("\(key.comparison.selectorName ?? "a comparator") (key \(key.keyPath)) cannot be used in a fetch")
             }
-            term += " COLLATE \"C\""
         }
         return term + (key.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
     }

@@ -94,7 +94,7 @@ struct PostgreSQLFoldFunctionTests {
         #expect(skipped < strings.count, "every string skipped")
     }
 
-    @Test("A role that can't create the function opens the store; a [c] fetch then throws 134091 naming the function")
+    @Test("A role that can't create the function and collations opens the store; a [c] fetch or a localized sort then throws 134091 naming them")
     func roleWithoutCreatePrivilege() throws {
         let role = "cd_reader_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         try PostgreSQLTestServer.run("CREATE ROLE \"\(role)\" LOGIN")
@@ -103,6 +103,9 @@ struct PostgreSQLFoldFunctionTests {
             let (database, connection) = try Self.database()
             defer { connection.close() }
             try connection.run("DROP FUNCTION cd_fold_v1(text, integer)")
+            for row in try database.query("SELECT collname FROM pg_collation WHERE collname LIKE 'cd_localized_%'") {
+                try connection.run("DROP COLLATION \"\(row[0]!)\"")
+            }
             try connection.run("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO \"\(role)\"")
             let coordinator = NSPersistentStoreCoordinator(managedObjectModel: PostgreSQLTestModel.make())
             try coordinator.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil,
@@ -120,6 +123,15 @@ struct PostgreSQLFoldFunctionTests {
                     #expect(error.code == NSPersistentStoreUnsupportedRequestTypeError)
                     #expect(error.localizedDescription.contains("cd_fold_v1"))
                     #expect(error.localizedDescription.contains("CREATE privilege"))
+                }
+                let sorted = NSFetchRequest<NSManagedObject>(entityName: "Person")
+                sorted.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true, selector: "localizedCompare:")]
+                do {
+                    _ = try context.fetch(sorted)
+                    Issue.record("a localized sort was answered without its collation")
+                } catch let error as NSError {
+                    #expect(error.code == NSPersistentStoreUnsupportedRequestTypeError)
+                    #expect(error.localizedDescription.contains("cd_localized_"))
                 }
             }
             let found = try database.query("SELECT to_regprocedure('cd_fold_v1(text,integer)') IS NOT NULL")

@@ -409,4 +409,23 @@ struct PredicateStoresDifferentialTests {
             }
         }
     }
+
+    @Test("Sorts with caseInsensitiveCompare: and the localized selectors agree on SQLite and PostgreSQL",
+          arguments: ["caseInsensitiveCompare:", "localizedCompare:", "localizedCaseInsensitiveCompare:", "localizedStandardCompare:"])
+    func sortSelectors(selector: String) throws {
+        let stores = try Stores(world: PredicateTestWorld(seed: 12))
+        for key in ["name", "owner.name", "link"] {
+            for ascending in [true, false] {
+                var orders: [String: [Int64]] = [:]
+                for store in stores.stores where store.type != NSInMemoryStoreType {
+                    orders[store.type] = try store.context.performAndWait {
+                        let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+                        request.sortDescriptors = [NSSortDescriptor(key: key, ascending: ascending, selector: selector)]
+                        return try store.context.fetch(request).map { store.keys[$0.objectID]! }
+                    }
+                }
+                #expect(orders[NSPostgreSQLStoreType] == orders[NSSQLiteStoreType], "\(selector) \(key) \(ascending ? "ascending" : "descending")")
+            }
+        }
+    }
 }
