@@ -38,14 +38,18 @@ enum PostgreSQLCollations {
     /// Creates the current locale's collations that are missing, when the server has ICU and
     /// the role may create them.
     static func install(on connection: any PostgreSQLConnection) throws(PostgreSQLError) {
-        let state = try connection.execute(
-            "SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collprovider = 'i'), coalesce(has_schema_privilege(current_schema(), 'CREATE'), false)", [])
-        guard state.text(0, 0) == "t", state.text(0, 1) == "t" else { return }
         let locale = tag(.current)
         // A tag with a Unicode extension already (`en-US-u-va-posix`) takes `kn` inside it.
         let numeric = locale.contains("-u-") ? locale + "-kn" : locale + "-u-kn"
-        for (comparison, icu) in [(SortKey.Comparison.localizedCompare, locale), (.localizedStandardCompare, numeric)] {
-            try connection.run("CREATE COLLATION IF NOT EXISTS \"\(name(comparison)!)\" (provider = icu, locale = '\(icu)', deterministic = false)")
+        let collations = [(name(.localizedCompare)!, locale), (name(.localizedStandardCompare)!, numeric)]
+        // Looked up first: `IF NOT EXISTS` would send a notice, which libpq prints, at every opening.
+        let state = try connection.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collprovider = 'i'), coalesce(has_schema_privilege(current_schema(), 'CREATE'), false), "
+            + "to_regcollation($1) IS NOT NULL, to_regcollation($2) IS NOT NULL",
+            collations.map { .text("\"" + $0.0 + "\"") })
+        guard state.text(0, 0) == "t", state.text(0, 1) == "t" else { return }
+        for (index, (name, icu)) in collations.enumerated() where state.text(0, 2 + index) == "f" {
+            try connection.run("CREATE COLLATION \"\(name)\" (provider = icu, locale = '\(icu)', deterministic = false)")
         }
     }
 

@@ -8,7 +8,7 @@ import Foundation
 /// The store creates it when it opens, in its opening's transaction (under the advisory lock that
 /// orders openings), if the database has none and the role may create in its schema. The
 /// function is plain SQL built from Foundation's own answers per code point
-/// (``PostgreSQLFoldTables.swift``, made by `Scripts/generate-postgresql-fold-tables.swift`):
+/// (`PostgreSQLFoldTables.swift`, made by `Scripts/generate-postgresql-fold-tables.swift`):
 ///
 /// - ASCII text (as many characters as bytes): `lower` for `[c]` (ASCII only under `"C"`), as it is for `[d]`;
 /// - otherwise, for `[d]`, the marks Foundation removes after a letter of Latin, Greek or
