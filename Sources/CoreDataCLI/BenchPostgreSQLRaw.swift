@@ -1,4 +1,5 @@
 import CLibPQ
+import CoreData
 import Foundation
 
 // libpq's C API doing the benchmark's work on a PostgreSQL server: the baseline of
@@ -120,6 +121,7 @@ enum RawPostgreSQLBench {
             let db = try RawPQConnection(url: database)
             try db.execute("CREATE TABLE product (id bigint PRIMARY KEY, code text, name text, category text, amount bigint)")
             try db.execute("CREATE INDEX product_code ON product (code)")
+            try db.execute(PostgreSQLFoldFunction.createSQL)   // (e)'s [cd], as the store creates it
             try db.prepare("insert", "INSERT INTO product (id, code, name, category, amount) VALUES ($1, $2, $3, $4, $5)",
                            types: [RawPQConnection.int8, RawPQConnection.text, RawPQConnection.text, RawPQConnection.text, RawPQConnection.int8])
             try db.execute("BEGIN")
@@ -197,31 +199,13 @@ enum RawPostgreSQLBench {
         }
     }
 
-    /// (e) as a client does it without a server-side fold matching Foundation's `[cd]`: a
-    /// cursor over the table in key order, fetched 64 rows at a time, each name folded in the
-    /// client (as raw SQLite's `bench_begins_cd` folds in the client), until 7 match.
+    /// (e) with the fold the store uses, `cd_fold_v1` (which the store creates; made with the
+    /// table here): the prefix folded in the client once per query, each name by the server.
     private static func measurePrefixSearches(_ db: RawPQConnection, _ prefixes: [String], columns: String) throws -> BenchSample {
-        try db.prepare("fetch", "FETCH 64 FROM products", types: [])
-        return try BenchMeter.measure {
-            var sum = 0
-            for prefix in prefixes {
-                let folded = PredicateBench.folded(prefix)
-                var found: [PredicateBench.ProductRow] = []
-                try db.execute("BEGIN; DECLARE products NO SCROLL CURSOR FOR " + columns + " ORDER BY id")
-                while found.count < PredicateBench.prefixLimit {
-                    let result = try db.run("fetch", [], [], [])
-                    defer { PQclear(result) }
-                    let count = PQntuples(result)
-                    if count == 0 { break }
-                    for row in 0..<count where found.count < PredicateBench.prefixLimit
-                        && PredicateBench.hasFoldedPrefix(PQValue.text(result, row, 2), folded) {
-                        found += readProducts(result, rows: row..<(row + 1))
-                    }
-                }
-                try db.execute("CLOSE products; COMMIT")
-                sum &+= sumOfAmounts(found)
-            }
-            return sum
+        try db.prepare("select", columns + " WHERE strpos(\(PostgreSQLFoldFunction.name)(name, 3), $1) = 1 ORDER BY id LIMIT \(PredicateBench.prefixLimit)",
+                       types: [RawPQConnection.text])
+        return try measureQueries(db, prefixes) { prefix, run in
+            try withTextParameters([PredicateBench.folded(prefix)]) { pointers, lengths in try run(pointers, lengths) }
         }
     }
 

@@ -220,7 +220,7 @@ enum BenchEngine: String, CaseIterable, Sendable {
         case .raw: "one prepared statement per workload, rebound per query, rows read into a small class, `bench_begins_cd` (a function folding as the library does)"
         case .grdb: "the query interface on `Record` subclasses (`filter`, `fetchOne(key:)`, `select`/`group`), all queries in one `pool.read`"
         case .grdbStatements: "cached statements and `Row` cursors, all queries in one `pool.read`"
-        case .libpq: "one prepared statement per workload, rebound per query; (e) a cursor in key order, 64 rows per `FETCH`, names folded in the client until 7 match"
+        case .libpq: "one prepared statement per workload, rebound per query; (e) `strpos(cd_fold_v1(name, 3), $1) = 1 ORDER BY id LIMIT 7`, the store's fold function, the prefix folded in the client"
         }
     }
 }

@@ -166,9 +166,11 @@ extension PredicateSQLCompiler {
         return .value(.int(key))
     }
 
-    /// The column as compared: folded by `cd_fold` for `[c]`/`[d]` on strings.
-    private static func folded(_ column: SQLFragment, _ kind: ValueKind, _ options: ComparisonOptions) -> SQLFragment {
+    /// The column as compared: folded by `cd_fold` (SQLite) or `cd_fold_v1` (PostgreSQL) for
+    /// `[c]`/`[d]` on strings.
+    private func folded(_ column: SQLFragment, _ kind: ValueKind, _ options: ComparisonOptions) -> SQLFragment {
         guard kind.isString, !options.isEmpty else { return column }
+        if dialect == .postgreSQL { return postgreSQLFolded(column, options) }
         return "cd_fold(" + column + ", \(options.rawValue))"
     }
 
@@ -182,13 +184,14 @@ extension PredicateSQLCompiler {
     }
 
     private func stringFunction(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
-        if dialect == .postgreSQL { return try postgreSQLStringOperator(op, lhs, rhs) }
+        if dialect == .postgreSQL {
+            return try postgreSQLStringOperator(op, postgreSQLFolded(lhs, options), postgreSQLFolded(rhs, options), options)
+        }
         return "cd_strop(\(Self.stringOperatorCode(op)!), " + lhs + ", " + rhs + ", \(options.rawValue))"
     }
 
     /// `column op constant`.
     private mutating func compareColumn(_ column: SQLFragment, _ kind: ValueKind, _ op: ComparisonOperator, _ value: PredicateValue, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
-        try requireSQLite(forStrings: kind, op, options)
         switch op {
         case .equalTo, .notEqualTo:
             let equal: SQLFragment
@@ -197,13 +200,13 @@ extension PredicateSQLCompiler {
             case .mismatch: equal = .alwaysFalse
             case .value(let bound) where dialect == .postgreSQL:
                 // Not `IS NOT DISTINCT FROM`, which no index serves; never NULL all the same.
-                equal = "(" + column + " IS NOT NULL AND " + column + " = " + SQLFragment.bind(bound) + ")"
-            case .value(let bound): equal = "(" + Self.folded(column, kind, options) + dialect.isOperator + SQLFragment.bind(bound) + ")"
+                equal = "(" + column + " IS NOT NULL AND " + folded(column, kind, options) + " = " + SQLFragment.bind(bound) + ")"
+            case .value(let bound): equal = "(" + folded(column, kind, options) + dialect.isOperator + SQLFragment.bind(bound) + ")"
             }
             return op == .equalTo ? equal : Self.negate(equal)
         case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
             guard kind.isOrdered, case .value(let bound) = try bind(value, for: kind, options) else { return .alwaysFalse }
-            return "(" + column + " IS NOT NULL AND " + ordered(Self.folded(column, kind, options), kind) + " \(Self.sqlOperator(op)) " + SQLFragment.bind(bound) + ")"
+            return "(" + column + " IS NOT NULL AND " + ordered(folded(column, kind, options), kind) + " \(Self.sqlOperator(op)) " + SQLFragment.bind(bound) + ")"
         case .between:
             guard case .collection(let bounds) = value, bounds.count == 2 else { return .alwaysFalse }
             let low = try compareColumn(column, kind, .greaterThanOrEqualTo, bounds[0], options)
@@ -223,9 +226,9 @@ extension PredicateSQLCompiler {
                 }
                 let nullTest: SQLFragment = includesNull ? "(" + column + " IS NULL)" : .alwaysFalse
                 guard !bound.isEmpty else { return nullTest }
-                if dialect == .postgreSQL { return Self.or(nullTest, Self.postgreSQLMembership(column, bound)) }
+                if dialect == .postgreSQL { return Self.or(nullTest, Self.postgreSQLMembership(column, folded(column, kind, options), bound)) }
                 let list = (dialect == .sqlite ? Self.jsonList(bound) : nil) ?? "(" + SQLFragment.joined(bound, separator: ", ") + ")"
-                let member = "(" + column + " IS NOT NULL AND " + Self.folded(column, kind, options) + " IN " + list + ")"
+                let member = "(" + column + " IS NOT NULL AND " + folded(column, kind, options) + " IN " + list + ")"
                 return Self.or(nullTest, member)
             case .string(let text):
                 if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) can only be compared with nil in a fetch") }
@@ -312,7 +315,6 @@ extension PredicateSQLCompiler {
     /// `constant op column` for the operators that cannot be swapped.
     private mutating func compareConstant(_ value: PredicateValue, _ op: ComparisonOperator, _ column: SQLFragment, _ kind: ValueKind, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
         if case .unsupported(let what) = kind { throw CompileError(reason: "\(what) cannot be compared in a fetch") }
-        try requireSQLite(forStrings: kind, op, options)
         switch (op, value) {
         case (.contains, .collection):
             // {a, b} CONTAINS column: the column is one of them.
@@ -332,8 +334,6 @@ extension PredicateSQLCompiler {
     private mutating func compareColumns(_ a: SQLFragment, _ aKind: ValueKind, _ op: ComparisonOperator, _ b: SQLFragment, _ bKind: ValueKind, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
         if case .unsupported(let what) = aKind { throw CompileError(reason: "\(what) cannot be compared in a fetch") }
         if case .unsupported(let what) = bKind { throw CompileError(reason: "\(what) cannot be compared in a fetch") }
-        try requireSQLite(forStrings: aKind, op, options)
-        try requireSQLite(forStrings: bKind, op, options)
         let compatible = aKind.isCompatible(with: bKind)
         if dialect == .postgreSQL, aKind.isNumeric, bKind.isNumeric, aKind.isInteger != bKind.isInteger,
            let mixed = postgreSQLMixedComparison(a, aKind, op, b) {
@@ -342,13 +342,13 @@ extension PredicateSQLCompiler {
         switch op {
         case .equalTo, .notEqualTo:
             let equal: SQLFragment = compatible
-                ? "(" + Self.folded(a, aKind, options) + dialect.isOperator + Self.folded(b, bKind, options) + ")"
+                ? "(" + folded(a, aKind, options) + dialect.isOperator + folded(b, bKind, options) + ")"
                 : "(" + a + " IS NULL AND " + b + " IS NULL)"
             return op == .equalTo ? equal : Self.negate(equal)
         case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
             guard compatible, aKind.isOrdered else { return .alwaysFalse }
-            return "(" + a + " IS NOT NULL AND " + b + " IS NOT NULL AND " + ordered(Self.folded(a, aKind, options), aKind)
-                + " \(Self.sqlOperator(op)) " + ordered(Self.folded(b, bKind, options), bKind) + ")"
+            return "(" + a + " IS NOT NULL AND " + b + " IS NOT NULL AND " + ordered(folded(a, aKind, options), aKind)
+                + " \(Self.sqlOperator(op)) " + ordered(folded(b, bKind, options), bKind) + ")"
         case .in, .contains, .beginsWith, .endsWith, .like, .matches:
             guard aKind.isString, bKind.isString else { return .alwaysFalse }
             return try stringFunction(op, a, b, options)

@@ -10,15 +10,18 @@ import Foundation
 // - `NULL` sorts first ascending and last descending, as in SQLite (PostgreSQL's default is
 //   the reverse);
 // - placeholders are `$1…$n` (``Dialect/numberedParameters(_:)``, once the SQL is whole).
-// - `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `IN` a string, without `[c]`/`[d]`, are `strpos` and
-//   `right` on the bytes of the text (``postgreSQLStringOperator(_:_:_:)``).
+// - `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `IN` a string are `strpos` and `right` on the
+//   bytes of the text (``postgreSQLStringOperator(_:_:_:_:)``);
+// - `[c]`/`[d]` fold through `cd_fold_v1`, a SQL function the store creates
+//   (`PredicateSQLPostgreSQLFolding.swift`, `PostgreSQLFoldFunction.swift`), where SQLite's
+//   `cd_fold` runs Swift.
 // - `LIKE` and `MATCHES` with constant patterns (`PredicateSQLPostgreSQLStrings.swift`);
 //   arithmetic, `@sum`/`@avg` and integers compared with doubles
 //   (`PredicateSQLPostgreSQLNumbers.swift`).
 // - the other functions of stored values SQLite runs through `cd_fn` (division, `sqrt:`, …,
 //   `length:`, `uppercase:`; `PredicateSQLPostgreSQLFunctions.swift`).
 // What else SQLite runs through the store's own functions (`cd_fold`, `cd_strop`, `cd_fn`:
-// `[cd]` folding, patterns read from columns, `modulus:by:` of doubles) and its collations (localized sorts) has no exact PostgreSQL form yet: it throws
+// `MATCHES` with `[c]`/`[d]`, patterns read from columns, `modulus:by:` of doubles) and its collations (localized sorts) has no exact PostgreSQL form yet: it throws
 // `unsupportedPredicate` (134091) rather than compiling to something that would select other rows.
 
 extension PredicateSQLCompiler {
@@ -79,21 +82,19 @@ extension PredicateSQLCompiler {
         throw CompileError(reason: "\(what) is not supported by the PostgreSQL store yet")
     }
 
-    /// ``requireSQLite(_:)`` for a comparison of strings that SQLite runs through `cd_fold` or
-    /// `cd_strop` and PostgreSQL cannot yet run exactly: `[c]`/`[d]`.
-    func requireSQLite(forStrings kind: ValueKind, _ op: ComparisonOperator, _ options: ComparisonOptions) throws(CompileError) {
-        guard dialect == .postgreSQL, kind.isString else { return }
-        if !options.isEmpty { try requireSQLite("a [c] or [d] string comparison") }
-    }
-
-    /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `IN` (a substring) without `[c]`/`[d]`, in
-    /// PostgreSQL, as ``PredicateStrings/evaluate(_:_:_:options:)`` judges them: by the bytes of
+    /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS` and `IN` (a substring) in PostgreSQL, as ``PredicateStrings/evaluate(_:_:_:options:)`` judges them: by the bytes of
     /// the UTF-8 text (`strpos` and `right` work on whole characters of valid UTF-8, which is the
     /// same), an empty pattern matching nothing, NULL on either side matching nothing.
     /// `LIKE` and `MATCHES` are ``postgreSQLLike(_:_:)`` and ``postgreSQLMatches(_:_:)``.
-    func postgreSQLStringOperator(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment) throws(CompileError) -> SQLFragment {
+    /// With `[c]`/`[d]` the operands come folded (``postgreSQLFolded(_:_:)``); `MATCHES` with
+    /// them throws.
+    func postgreSQLStringOperator(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment,
+                                  _ options: ComparisonOptions = []) throws(CompileError) -> SQLFragment {
         if op == .like { return try postgreSQLLike(lhs, rhs) }
-        if op == .matches { return try postgreSQLMatches(lhs, rhs) }
+        if op == .matches {
+            if !options.isEmpty { try requireSQLite("MATCHES with [c] or [d]") }
+            return try postgreSQLMatches(lhs, rhs)
+        }
         // The text searched and the pattern: `a IN b` is `b CONTAINS a`.
         let (text, pattern) = op == .in ? (rhs, lhs) : (lhs, rhs)
         let test: SQLFragment
@@ -131,15 +132,22 @@ extension PredicateSQLCompiler {
         dialect == .postgreSQL && kind.isString ? fragment + " COLLATE \"C\"" : fragment
     }
 
-    /// A PostgreSQL `ORDER BY` term: strings and URLs byte by byte (`compare:` only), `NULL`
+    /// A PostgreSQL `ORDER BY` term: strings and URLs byte by byte (`compare:`), or their
+    /// `[c]` folds byte by byte (`caseInsensitiveCompare:`, as SQLite's `cd_fold(…, 1)`), or in
+    /// the store's ICU collations (the localized selectors, ``PostgreSQLCollations``), `NULL`
     /// first ascending and last descending.
     func postgreSQLOrderTerm(_ column: String, _ kind: ValueKind, _ key: SortKey) throws -> String {
         var term = column
         if kind.isString || kind.isCompatible(with: .url) {
-            guard key.comparison == .compare else {
-                throw PredicateErrors.unsupportedSort("\(key.comparison.selectorName ?? "a comparator") (key \(key.keyPath)) is not supported by the PostgreSQL store yet; sort with compare:")
+            let fold = "\(PostgreSQLFoldFunction.name)(\(term), \(ComparisonOptions.caseInsensitive.rawValue))"
+            switch key.comparison {
+            case .compare: term += " COLLATE \"C\""
+            case .caseInsensitiveCompare: term = fold + " COLLATE \"C\""
+            case .localizedCaseInsensitiveCompare: term = fold + " COLLATE \"\(PostgreSQLCollations.name(key.comparison)!)\""
+            case .localizedCompare, .localizedStandardCompare: term += " COLLATE \"\(PostgreSQLCollations.name(key.comparison)!)\""
+            default:
+                throw PredicateErrors.unsupportedSort("\(key.comparison.selectorName ?? "a comparator") (key \(key.keyPath)) cannot be used in a fetch")
             }
-            term += " COLLATE \"C\""
         }
         return term + (key.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
     }

@@ -8,10 +8,11 @@ import Foundation
 
 extension PredicateSQLCompiler {
     /// `column` equal to one of `items` (bound values, as the `IN` list binds them), NULL
-    /// never: `(column IS NOT NULL AND (column = ANY(CAST(? AS bigint[])) OR …))`, one array
+    /// never: `(column IS NOT NULL AND (compared = ANY(CAST(? AS bigint[])) OR …))`, where
+    /// `compared` is the column as compared (folded for `[c]`/`[d]`), one array
     /// per PostgreSQL type among the items. A value no column can hold (text with a NUL, an
     /// object without a key) is left out: it equals nothing.
-    static func postgreSQLMembership(_ column: SQLFragment, _ items: [SQLFragment]) -> SQLFragment {
+    static func postgreSQLMembership(_ column: SQLFragment, _ compared: SQLFragment, _ items: [SQLFragment]) -> SQLFragment {
         var arrays: [(type: String, elements: [String])] = []
         for item in items {
             guard let value = item.bindings.first, let (type, element) = postgreSQLArrayElement(value) else { continue }
@@ -23,7 +24,7 @@ extension PredicateSQLCompiler {
         }
         guard !arrays.isEmpty else { return .alwaysFalse }
         let tests = arrays.map { array in
-            column + " = ANY(CAST(" + SQLFragment.bind(.string("{" + array.elements.joined(separator: ",") + "}")) + " AS \(array.type)[]))"
+            compared + " = ANY(CAST(" + SQLFragment.bind(.string("{" + array.elements.joined(separator: ",") + "}")) + " AS \(array.type)[]))"
         }
         let any = tests.count == 1 ? tests[0] : "(" + SQLFragment.joined(tests, separator: " OR ") + ")"
         return "(" + column + " IS NOT NULL AND " + any + ")"

@@ -102,6 +102,10 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
                     if !isReadOnly { try createHistoryTables(history, on: connection) }
                     self.history = history
                 }
+                if !isReadOnly {
+                    try PostgreSQLFoldFunction.install(on: connection)   // [c]/[d]
+                    try PostgreSQLCollations.install(on: connection)     // localized sorts
+                }
             }
         } catch let error as PostgreSQLError {
             connection.close()
@@ -248,6 +252,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     /// ``NSPostgreSQLStateErrorKey``).
     static func error(_ error: Error, _ code: CoreDataError.Code, _ what: String) -> NSError {
         guard let failure = error as? PostgreSQLError else { return error as NSError }
+        if let missing = PostgreSQLFoldFunction.missingError(failure) ?? PostgreSQLCollations.missingError(failure) { return missing }
         var info: [String: Any] = [NSPostgreSQLMessageErrorKey: failure.message]
         if let state = failure.sqlState { info[NSPostgreSQLStateErrorKey] = state }
         return CoreDataError.make(code, "\(what): \(failure.message)", extra: info)
