@@ -200,7 +200,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// already hold the address).
     private var _contextReference: Unmanaged<NSManagedObjectContext>? {
         @inline(__always) get {
-            let bits = _contextBits.load(ordering: .acquiring)
+            let bits = _contextBits.load(ordering: .acquiring) & ~1 // (the low bit: claimed by `deinit`)
             return bits == 0 ? nil : Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
         }
         @inline(__always) set {
@@ -399,10 +399,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     deinit {
         defer { releaseObjectID() }
-        // `_context` read once, and kept without a retain: the context outlives its registered
-        // objects (it detaches them when it goes).
-        guard let context = _contextReference else { return }
-        let key: IDKey
+        // The context, claimed once and kept without a retain: a context that goes (or meets
+        // this object in its registry) from now on waits for this `deinit` to leave its registry.
+        guard let context = claimContextAtDeinit() else { return }
+        let key: IDKey?
         if let id = _objectID {
             key = id.key
         } else if let store = _idStore {
@@ -410,10 +410,45 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         } else if _idPrimaryKey != 0 {
             key = IDKey(store: IDKey.temporaryStore, root: layout.rootNumber, value: _idPrimaryKey)
         } else {
-            return
+            key = nil
         }
         let address = Unmanaged.passUnretained(self).toOpaque()
         context._withUnsafeGuaranteedRef { $0.unregisterOnDeinit(key, address: address) }
+    }
+
+    /// At `deinit`: marks the context word claimed (the context's address with its low bit set)
+    /// and returns the context, or `nil` if the object has none. A context that meets the object
+    /// in its registry while it is being deallocated (its strong count at zero) clears the word
+    /// first if it can (``detachDeallocating(from:)``): this `deinit` then never reaches it.
+    private func claimContextAtDeinit() -> Unmanaged<NSManagedObjectContext>? {
+        var bits = _contextBits.load(ordering: .acquiring)
+        while bits != 0 {
+            let (exchanged, original) = _contextBits.compareExchange(expected: bits, desired: bits | 1, ordering: .acquiringAndReleasing)
+            if exchanged { return Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits)!) }
+            bits = original
+        }
+        return nil
+    }
+
+    /// What a context did with an object of its registry that is being deallocated.
+    internal enum Deallocating {
+        /// Its `deinit` had not claimed the context yet: the word is cleared, and the `deinit`
+        /// will not reach the context (which removes the object's entry itself).
+        case detached
+        /// Its `deinit` claimed this context: it will remove its entry, and the context waits
+        /// for that if it goes first.
+        case willUnregister
+        /// Its `deinit` will not reach this context (it is not the object's context).
+        case notOfThisContext
+    }
+
+    /// For a context (its address: `context`) that meets this object in its registry while it is
+    /// being deallocated, under the registry's lock (the object's memory stays until its
+    /// `deinit`, which needs that lock if it reaches the context, is over).
+    internal func detachDeallocating(from context: UInt) -> Deallocating {
+        let (exchanged, original) = _contextBits.compareExchange(expected: context, desired: 0, ordering: .acquiringAndReleasing)
+        if exchanged { return .detached }
+        return original == context | 1 ? .willUnregister : .notOfThisContext
     }
 
     /// Gives back the reference ``_objectID``'s word owns (at `deinit`).

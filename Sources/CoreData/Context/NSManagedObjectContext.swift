@@ -194,6 +194,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             queue = DispatchQueue(label: "NSManagedObjectContext")
         }
         super.init()
+        let address = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
+        registry.withLock { $0.contextBits = address }
         if type != .mainQueueConcurrencyType {
             queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
         }
@@ -217,9 +219,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     private func takeRegisteredObjects() -> [NSManagedObject] {
         let newObjects = unregisteredNewObjects
         return registry.withLock { registry in
-            var (objects, deallocating) = registry.objects()
+            var objects = registry.objects()
             registry.removeAll()
-            registry.awaitedDeinits.formUnion(deallocating)
             objects += newObjects
             // Cut loose under the lock: an `objectID` getter on another thread then registers
             // none of them in the emptied registry (``makeID(of:)``).
@@ -228,11 +229,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Waits until the objects that were being deallocated on other threads as this context
-    /// went have left its registry: each one's `deinit` takes the registry's lock through the
-    /// pointer to this context it read, which must stay valid until then. (Rare: the last
-    /// references to a context and to one of its objects dropped at the same moment on two
-    /// threads. The wait is for `deinit`s that only need the lock.)
+    /// Waits until the objects being deallocated on other threads whose `deinit` had already
+    /// claimed this context (``NSManagedObject/Deallocating/willUnregister``) have left its
+    /// registry: each one's `deinit` takes the registry's lock through its pointer to this
+    /// context, which must stay valid until then. (Rare: the last references to a context and
+    /// to one of its objects dropped at the same moment on two threads. Those `deinit`s run no
+    /// user code any more; they only need the lock.)
     private func waitForDeallocatingObjects() {
         while registry.withLock({ !$0.awaitedDeinits.isEmpty }) { sched_yield() }
     }
@@ -480,8 +482,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     internal var registryHolds: Int { registry.holds }
 
     /// Called from an object's `deinit`: removes `key` if it is the object's (`address`).
-    internal func unregisterOnDeinit(_ key: IDKey, address: UnsafeMutableRawPointer) {
-        registry.withLock { $0.remove(key, ifObjectAt: address) }
+    internal func unregisterOnDeinit(_ key: IDKey?, address: UnsafeMutableRawPointer) {
+        registry.withLock { registry in
+            if let key { registry.remove(key, ifObjectAt: address) } else { registry.awaitedDeinits.remove(UInt(bitPattern: address)) }
+        }
     }
 
     internal func registered(_ key: IDKey) -> NSManagedObject? {
@@ -590,7 +594,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The objects registered in the context.
     open var registeredObjects: Set<NSManagedObject> {
         checkQueue("registeredObjects")
-        let objects = registry.withLock { $0.objects().objects }
+        let objects = registry.withLock { $0.objects() }
         return Set(objects + unregisteredNewObjects)
     }
 

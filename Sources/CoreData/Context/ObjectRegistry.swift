@@ -29,10 +29,12 @@ internal struct ObjectRegistry {
     private var used = 0 // live entries plus tombstones
     /// How many times the table was rebuilt (for tests: a churn must not rebuild it per insert).
     private(set) var rebuilds = 0
-    /// The addresses of objects that were in the table when their context went, but were being
-    /// deallocated on another thread (``objects``): the context waits until each has left in its
-    /// `deinit` (``remove(_:ifObjectAt:)``), which reaches the context through a pointer it read
-    /// before it waited for this lock.
+    /// The address of the context whose registry this is (`NSManagedObject`'s context word).
+    var contextBits: UInt = 0
+    /// The addresses of objects met in the table while being deallocated whose `deinit` had
+    /// already claimed the context (``meetDeallocating(_:value:owner:)``): the context waits, if
+    /// it goes, until each has left (``remove(_:ifObjectAt:)``), since each reaches it through
+    /// its pointer.
     var awaitedDeinits: Set<UInt> = []
     /// The IDs of a store you write that entered or left the table since the context last told
     /// the stores (`StoreRegistrations.swift`); always empty for the built-in stores' objects.
@@ -68,7 +70,25 @@ internal struct ObjectRegistry {
     /// remove it (a reference taken now would outlive the object). A caller that puts a new
     /// object under the key replaces the dying one, whose `deinit` then leaves the new one alone.
     mutating func object(for key: IDKey) -> NSManagedObject? {
-        self[key].flatMap(Self.retainedUnlessDeallocating)
+        guard let entry = self[key] else { return nil }
+        if let object = Self.retainedUnlessDeallocating(entry) { return object }
+        meetDeallocating(entry, value: key.value, owner: key.packedOwner)
+        return nil
+    }
+
+    /// An entry whose object is being deallocated (its strong count reached zero; its `deinit`
+    /// runs on another thread, or further up this one's stack, as when the object's own stored
+    /// properties held the last reference to the context): if the `deinit` has not claimed the
+    /// context yet, the object is detached and its entry removed here, and the `deinit` never
+    /// reaches the context; if it has, the `deinit` removes the entry, and the context waits for
+    /// that if it goes first (``awaitedDeinits``).
+    private mutating func meetDeallocating(_ entry: Unmanaged<NSManagedObject>, value: Int64, owner: Int64) {
+        // The entry goes first, while the object's memory is certain to be there (a `deinit`
+        // that reaches this context can't end before this lock is let go); then the word.
+        remove(value: value, owner: owner, ifObjectAt: entry.toOpaque())
+        if entry._withUnsafeGuaranteedRef({ $0.detachDeallocating(from: contextBits) }) == .willUnregister {
+            awaitedDeinits.insert(UInt(bitPattern: entry.toOpaque()))
+        }
     }
 
     /// `object`, retained, or `nil` if it is being deallocated (`coredata_try_retain`).
@@ -202,13 +222,16 @@ internal struct ObjectRegistry {
     /// Removes `key` if it holds the object at `address` (an object's `deinit`: a key whose
     /// object was never registered, or has moved, is left alone).
     mutating func remove(_ key: IDKey, ifObjectAt address: UnsafeMutableRawPointer) {
-        let owner = key.packedOwner
+        remove(value: key.value, owner: key.packedOwner, ifObjectAt: address)
+    }
+
+    private mutating func remove(value: Int64, owner: Int64, ifObjectAt address: UnsafeMutableRawPointer) {
         let bits = UInt(bitPattern: address)
         if !awaitedDeinits.isEmpty { awaitedDeinits.remove(bits) }
         if deferredHead < deferred.count {
             // Saved objects dying in the order they were saved leave the deferred list.
             let entry = deferred[deferredHead]
-            if entry.bits == bits && entry.value == key.value && owner == deferredOwner {
+            if entry.bits == bits && entry.value == value && owner == deferredOwner {
                 deferredHead += 1
                 count -= 1
                 if deferredHead == deferred.count { deferred = []; deferredHead = 0 }
@@ -216,11 +239,11 @@ internal struct ObjectRegistry {
             }
             insertDeferred()
         }
-        var index = Self.hash(key.value, owner) & mask
+        var index = Self.hash(value, owner) & mask
         while true {
             let slot = slots[index]
             if slot.bits == 0 { return }
-            if slot.bits == bits && slot.value == key.value && slot.owner == owner {
+            if slot.bits == bits && slot.value == value && slot.owner == owner {
                 // (The object is in its `deinit`: its entity and store are still there to read.)
                 if IDKey.isReported(owner: owner) { storeRegistrations.noteUnregistered(Unmanaged.fromOpaque(address), key: slot.value, owner: owner) }
                 slots[index].bits = Slot.tombstone
@@ -293,21 +316,24 @@ internal struct ObjectRegistry {
         return capacity
     }
 
-    /// The registered objects, retained, and the addresses of those being deallocated on another
-    /// thread, which are left out (``object(for:)``).
-    mutating func objects() -> (objects: [NSManagedObject], deallocating: [UInt]) {
+    /// The registered objects, retained; those being deallocated are left out
+    /// (``meetDeallocating(_:value:owner:)``).
+    mutating func objects() -> [NSManagedObject] {
         moveDeferredIntoTable()
         var objects: [NSManagedObject] = []
-        var deallocating: [UInt] = []
+        var deallocating: [Slot] = []
         objects.reserveCapacity(count)
         for slot in slots where slot.isLive {
             if let object = Self.retainedUnlessDeallocating(Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: slot.bits)!)) {
                 objects.append(object)
             } else {
-                deallocating.append(slot.bits)
+                deallocating.append(slot)
             }
         }
-        return (objects, deallocating)
+        for slot in deallocating {
+            meetDeallocating(Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: slot.bits)!), value: slot.value, owner: slot.owner)
+        }
+        return objects
     }
 }
 

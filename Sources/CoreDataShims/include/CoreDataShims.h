@@ -5,18 +5,35 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/// The Swift runtime's own atomic "retain unless deallocating" (`HeapObject.h`; exported by
-/// `libswiftCore` on every platform): a strong reference count that has reached zero is never
-/// raised again. It returns the object, retained, or `NULL` (not a `bool`: the runtime of
-/// Swift 6 declares `HeapObject *swift_tryRetain(HeapObject *)`).
+#if defined(__APPLE__)
+/// Clang's ARC runtime functions (`objc_initWeak` stores nil for an object being deallocated).
+void *objc_initWeak(void **location, void *value);
+void *objc_loadWeakRetained(void **location);
+void objc_destroyWeak(void **location);
+#else
+/// The Swift runtime's own atomic "retain unless deallocating" (`HeapObject.h`, C calling
+/// convention): a strong reference count that has reached zero is never raised again. It
+/// returns the object, retained, or `NULL` (not a `bool`: the runtime of Swift 5 and 6 declares
+/// `HeapObject *swift_tryRetain(HeapObject *)`).
 void *swift_tryRetain(void *object);
+#endif
 
-/// Retains the Swift object at `object` unless its last strong reference is gone and it is being
-/// deallocated (possibly on another thread). A context's registry holds its objects unretained:
-/// an object released on another thread has its `deinit` wait for the registry's lock to leave
-/// it, and a strong reference taken under that lock in the meantime would outlive the object.
+/// Retains the object at `object` (an `NSManagedObject`) unless its last strong reference is
+/// gone and it is being deallocated (possibly on another thread). A context's registry holds
+/// its objects unretained: an object released on another thread has its `deinit` wait for the
+/// registry's lock to leave it, and a strong reference taken under that lock in the meantime
+/// would outlive the object. (On Apple platforms `NSManagedObject` is an `NSObject`, counted by
+/// the Objective-C runtime, not Swift's: there a weak reference's load does it.)
 static inline bool coredata_try_retain(void *object) {
+#if defined(__APPLE__)
+    void *weak = NULL;
+    objc_initWeak(&weak, object);
+    void *retained = objc_loadWeakRetained(&weak);
+    objc_destroyWeak(&weak);
+    return retained != NULL;
+#else
     return swift_tryRetain(object) != NULL;
+#endif
 }
 
 /// Asks the processor to start bringing the cache line holding `address` in (a hint: it never

@@ -22,6 +22,7 @@ struct DeallocationRaceTests {
             return car
         }
         #expect(context.registeredObject(for: id) == nil, "the dying object is not handed out")
+        #expect(context.registryCount == 0, "it was detached: its deinit, which had not reached the context, never will")
         let fresh = context.object(with: id)
         #expect(fresh.value(forKey: "name") as? String == "a")
         #expect(context.registeredObject(for: id) === fresh)
@@ -31,8 +32,8 @@ struct DeallocationRaceTests {
     }
 
     /// A context whose last reference goes while one of its objects is being deallocated on
-    /// another thread leaves that object out of the objects it detaches, and goes only once the
-    /// object's `deinit` has left its registry.
+    /// another thread (its `deinit` not yet at the context) leaves that object out of the objects
+    /// it retains and detaches it: the context goes at once, and the `deinit` never reaches it.
     @Test func aContextGoingWaitsForAnObjectBeingDeallocated() throws {
         let stack = try TestStack(model: Self.model())
         stack.insert("Car", ["name": "a"])
@@ -51,14 +52,37 @@ struct DeallocationRaceTests {
         }
         let contextGone = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
-            holder.value = nil // the context's deinit: it waits for the paused object's
+            holder.value = nil
             contextGone.signal()
         }
-        #expect(contextGone.wait(timeout: .now() + 0.2) == .timedOut, "the context waits for the dying object's deinit")
+        #expect(contextGone.wait(timeout: .now() + 10) == .success, "the context does not wait for a deinit that will not reach it")
         pause.resumeAndWait()
-        #expect(contextGone.wait(timeout: .now() + 10) == .success)
         #expect(kept?.managedObjectContext == nil, "the living object was detached")
         #expect(kept?.value(forKey: "name") as? String == "b")
+    }
+
+    /// An object whose own stored property holds the last reference to its context: the
+    /// context goes inside the object's teardown, on the same thread, before `NSManagedObject`'s
+    /// `deinit` runs. It must neither wait for that `deinit` (further up the same stack) nor be
+    /// reached by it once gone.
+    @Test func aContextReleasedByItsObjectsTeardownGoes() throws {
+        let stack = try TestStack(model: Self.model())
+        stack.insert("Car", ["name": "a"])
+        try stack.context.save()
+        let holder: Handoff<NSManagedObject>
+        do {
+            let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = stack.coordinator
+            let car = try context.performAndWait { try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))[0] }
+            (car as! PausingCar).owner = context
+            holder = Handoff(car)
+        }
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            holder.value = nil // the car, then (from its stored property) the context
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success, "the release finished")
     }
 
     private static func model() -> NSManagedObjectModel {
@@ -111,6 +135,8 @@ final class Pause: @unchecked Sendable {
 /// at zero) stops until its ``Pause`` is resumed.
 final class PausingCar: NSManagedObject {
     var pause: Pause?
+    /// Holds a context strongly (``DeallocationRaceTests/aContextReleasedByItsObjectsTeardownGoes()``).
+    var owner: NSManagedObjectContext?
 
     deinit {
         if let pause {

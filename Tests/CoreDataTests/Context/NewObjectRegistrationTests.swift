@@ -188,7 +188,7 @@ struct NewObjectRegistrationTests {
         for n in [0, 1, 5] { #expect(registry[key(n)] == nil) }
         for n in [2, 3, 4, 6, 7, 8, 9] { #expect(registry[key(n)]?.takeUnretainedValue() === objects[n]) }
         #expect(registry[key(0, store: 2)]?.takeUnretainedValue() === other)
-        #expect(registry.objects().objects.count == 8)
+        #expect(registry.objects().count == 8)
         // A lookup first, then the deaths: from the table.
         registry.registerLater(Unmanaged.passUnretained(objects[0]), key: key(0))
         #expect(registry[key(0)]?.takeUnretainedValue() === objects[0])

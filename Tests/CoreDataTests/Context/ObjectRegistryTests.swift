@@ -30,7 +30,7 @@ struct ObjectRegistryTests {
             }
         }
         #expect(registry.count == reference.count)
-        #expect(registry.objects().objects.count == reference.count)
+        #expect(registry.objects().count == reference.count)
         registry.removeAll()
         #expect(registry.count == 0)
     }
