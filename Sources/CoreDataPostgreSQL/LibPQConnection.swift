@@ -5,8 +5,7 @@ import Foundation
 /// A session with a PostgreSQL server over libpq: the store's ``PostgreSQLConnection``.
 ///
 /// Parameters go in binary (typed, with lengths: no value is ever written into the SQL text, and
-/// a string is never cut at a NUL); results come back as text, parsed here, or in binary when the
-/// store asks (its rows: `LibPQRows+Binary.swift`). Each statement is
+/// a string is never cut at a NUL); results come back as text, parsed here. Each statement is
 /// prepared once per connection, per SQL and parameter types, and kept (`cd1`, `cd2`, …), at
 /// most ``preparedStatementLimit`` of them: preparing one more first deallocates the one used
 /// least recently.
@@ -99,16 +98,12 @@ final class LibPQConnection: PostgreSQLConnection {
     }
 
     func execute(_ sql: String, _ parameters: [PostgreSQLParameter]) throws(PostgreSQLError) -> any PostgreSQLRows {
-        try execute(sql, parameters, binaryResults: false)
-    }
-
-    func execute(_ sql: String, _ parameters: [PostgreSQLParameter], binaryResults: Bool) throws(PostgreSQLError) -> any PostgreSQLRows {
         var encoded = LibPQParameters()
         encoded.encode(parameters)
         let name = try statementName(sql, types: encoded.types)
         roundTrips += 1
         let result = encoded.withValues { values, lengths, formats in
-            PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, binaryResults ? 1 : 0)
+            PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 0)
         }
         do {
             try check(result, sql: sql)
@@ -154,7 +149,7 @@ final class LibPQConnection: PostgreSQLConnection {
     }
 }
 
-/// The rows of one result, in text or binary form, parsed as they are read. A row or column the result
+/// The rows of one result, in text form, parsed as they are read. A row or column the result
 /// doesn't have (an answer of another shape than the statement's caller expects) reads as NULL
 /// does, never past the result (libpq has no value there).
 final class LibPQRows: PostgreSQLRows {
@@ -163,15 +158,12 @@ final class LibPQRows: PostgreSQLRows {
     let affectedRows: Int
     /// How many columns each row has.
     let columnCount: Int
-    /// Each column's type when the values are in binary (empty in text).
-    private let binaryTypes: [Oid]
 
     init(_ result: OpaquePointer) {
         self.result = result
         count = Int(PQntuples(result))
         columnCount = Int(PQnfields(result))
         affectedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
-        binaryTypes = columnCount > 0 && PQfformat(result, 0) == 1 ? (0..<Int32(columnCount)).map { PQftype(result, $0) } : []
     }
 
     deinit { PQclear(result) }
@@ -179,41 +171,32 @@ final class LibPQRows: PostgreSQLRows {
     /// Whether the result has a value at `row`, `column`.
     private func has(_ row: Int, _ column: Int) -> Bool { row >= 0 && row < count && column >= 0 && column < columnCount }
 
-    /// The length in bytes of the value at `row`, `column` (which the result has).
-    private func length(_ row: Int, _ column: Int) -> Int { Int(PQgetlength(result, Int32(row), Int32(column))) }
-
     func isNull(_ row: Int, _ column: Int) -> Bool { !has(row, column) || PQgetisnull(result, Int32(row), Int32(column)) != 0 }
 
     func int64(_ row: Int, _ column: Int) -> Int64 {
         guard has(row, column) else { return 0 }
-        let value = PQgetvalue(result, Int32(row), Int32(column))!
-        guard binaryTypes.isEmpty else { return Self.binaryInt64(value, length: length(row, column), type: binaryTypes[column]) }
-        return strtoll(value, nil, 10)
+        return strtoll(PQgetvalue(result, Int32(row), Int32(column)), nil, 10)
     }
 
     /// `Infinity`, `-Infinity` and `NaN` as strtod reads them; finite values in the server's
     /// shortest exact form (PostgreSQL 12 and later).
     func double(_ row: Int, _ column: Int) -> Double {
         guard has(row, column) else { return 0 }
-        let value = PQgetvalue(result, Int32(row), Int32(column))!
-        guard binaryTypes.isEmpty else { return Self.binaryDouble(value, length: length(row, column), type: binaryTypes[column]) }
-        return strtod(value, nil)
+        return strtod(PQgetvalue(result, Int32(row), Int32(column)), nil)
     }
 
     func text(_ row: Int, _ column: Int) -> String {
         guard has(row, column) else { return "" }
-        let length = length(row, column)
-        if !binaryTypes.isEmpty { return Self.binaryText(PQgetvalue(result, Int32(row), Int32(column))!, length: length, type: binaryTypes[column]) }
+        let length = Int(PQgetlength(result, Int32(row), Int32(column)))
         return PQgetvalue(result, Int32(row), Int32(column)).withMemoryRebound(to: UInt8.self, capacity: length) {
             String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
         }
     }
 
-    /// `bytea` as it is in binary, or in the server's hex output (`\x0a1b…`) in text.
+    /// `bytea` in the server's hex output (`\x0a1b…`).
     func bytes(_ row: Int, _ column: Int) -> Data {
         guard has(row, column) else { return Data() }
-        let length = length(row, column)
-        if !binaryTypes.isEmpty { return Data(bytes: PQgetvalue(result, Int32(row), Int32(column))!, count: length) }
+        let length = Int(PQgetlength(result, Int32(row), Int32(column)))
         guard length >= 2 else { return Data() }
         return PQgetvalue(result, Int32(row), Int32(column)).withMemoryRebound(to: UInt8.self, capacity: length) { text in
             func nibble(_ c: UInt8) -> UInt8 {

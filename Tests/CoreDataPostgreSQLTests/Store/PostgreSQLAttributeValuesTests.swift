@@ -4,7 +4,7 @@ import Testing
 @testable import CoreDataPostgreSQL
 
 /// Every attribute type's values, limits included, saved and fetched back by another coordinator
-/// (rows come back in binary: each type's decoding).
+/// (each type's decoding).
 @Suite("PostgreSQL: attribute values", PostgreSQLTestServer.skipUnlessServer)
 struct PostgreSQLAttributeValuesTests {
     private func model() -> NSManagedObjectModel {

@@ -54,10 +54,6 @@ package protocol PostgreSQLConnection: AnyObject {
     /// Runs one statement whose values are bound to `$1…$n` (`parameters`, in order). The
     /// connection may prepare it once and keep it for the same SQL with the same parameter types.
     func execute(_ sql: String, _ parameters: [PostgreSQLParameter]) throws(PostgreSQLError) -> any PostgreSQLRows
-    /// ``execute(_:_:)``, the rows sent in binary if `binaryResults` and the connection can: for
-    /// results of many values of the store's column types, read then without parsing. The rows
-    /// read the same either way.
-    func execute(_ sql: String, _ parameters: [PostgreSQLParameter], binaryResults: Bool) throws(PostgreSQLError) -> any PostgreSQLRows
     /// Runs statements without parameters or results (DDL, `BEGIN`, `COMMIT`, `ROLLBACK`).
     func run(_ sql: String) throws(PostgreSQLError)
     /// Runs `statements` in order as ``execute(_:_:)`` would, their results unread, and throws
@@ -90,11 +86,6 @@ package struct PostgreSQLError: Error, Sendable {
 package typealias PostgreSQLConnector = @Sendable (_ url: URL, _ password: String?) throws(PostgreSQLError) -> any PostgreSQLConnection
 
 extension PostgreSQLConnection {
-    /// The rows in the connection's one form: for connections that read no binary results.
-    package func execute(_ sql: String, _ parameters: [PostgreSQLParameter], binaryResults: Bool) throws(PostgreSQLError) -> any PostgreSQLRows {
-        try execute(sql, parameters)
-    }
-
     /// One statement after the other, a round trip each: for connections that send no pipeline.
     package func executeAll(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError) {
         for statement in statements { _ = try execute(statement.sql, statement.parameters) }

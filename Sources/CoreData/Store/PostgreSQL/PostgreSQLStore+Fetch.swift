@@ -2,9 +2,8 @@ import Foundation
 
 // The PostgreSQL store's reads: fetches (rows, IDs, keys, counts), faults, rows by keys
 // (batches and prefetching) and to-many relationships, each one statement on the store's
-// connection. Queries are compiled in the PostgreSQL dialect; rows come back in binary (values of
-// the store's column types, read without parsing) and are decoded here by the SQLite store's row
-// plans (which column holds which property).
+// connection. Queries are compiled in the PostgreSQL dialect; values come back as text and are
+// decoded here by the SQLite store's row plans (which column holds which property).
 extension PostgreSQLStore {
     /// `t0."Z_PK"`-style names of the fixed columns.
     static let pk = "\"Z_PK\"", ent = "\"Z_ENT\"", opt = "\"Z_OPT\""
@@ -58,7 +57,7 @@ extension PostgreSQLStore {
     func selectRows(_ plan: FetchPlan) throws -> [FetchedRow] {
         let decoder = decoders[plan.entity.layout.rootNumber]!
         let (sql, parameters) = try query(plan, columns: decoder.selectList)
-        return try read { connection in try decodeRows(try connection.execute(sql, parameters, binaryResults: true), decoder: decoder) }
+        return try read { connection in try decodeRows(try connection.execute(sql, parameters), decoder: decoder) }
     }
 
     func selectIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {
@@ -87,8 +86,7 @@ extension PostgreSQLStore {
     /// The row of `entity`'s table with key `pk`, on `connection` (inside a save, too).
     func readRow(_ entity: NSEntityDescription, _ pk: Int64, on connection: any PostgreSQLConnection) throws -> RowSnapshot? {
         let decoder = decoders[entity.layout.rootNumber]!
-        let rows = try connection.execute("SELECT \(decoder.selectList) FROM \(schema.table(of: entity)) t0 WHERE t0.\(Self.pk) = $1", [.int(pk)],
-                                          binaryResults: true)
+        let rows = try connection.execute("SELECT \(decoder.selectList) FROM \(schema.table(of: entity)) t0 WHERE t0.\(Self.pk) = $1", [.int(pk)])
         return try decodeRows(rows, decoder: decoder).first?.snapshot
     }
 
@@ -98,7 +96,7 @@ extension PostgreSQLStore {
             var result: [FetchedRow] = []
             try Self.forEachChunk(of: primaryKeys) { list, parameters in
                 let sql = "SELECT \(decoder.selectList) FROM \(schema.table(of: root)) t0 WHERE t0.\(Self.pk) IN (\(list))"
-                result += try decodeRows(try connection.execute(sql, parameters, binaryResults: true), decoder: decoder)
+                result += try decodeRows(try connection.execute(sql, parameters), decoder: decoder)
             }
             return result
         }
@@ -120,7 +118,7 @@ extension PostgreSQLStore {
             var result: [RelatedRow] = []
             try Self.forEachChunk(of: owners) { list, parameters in
                 let sql = "SELECT \(decoder.selectList), \(ownerColumn) FROM \(from) WHERE \(ownerColumn) IN (\(list)) ORDER BY \(ownerColumn), \(order)t0.\(Self.pk)"
-                let rows = try connection.execute(sql, parameters, binaryResults: true)
+                let rows = try connection.execute(sql, parameters)
                 for (index, row) in try decodeRows(rows, decoder: decoder, keepingIndexes: true) {
                     result.append(RelatedRow(owner: rows.int64(index, decoder.columnCount), row: row))
                 }
