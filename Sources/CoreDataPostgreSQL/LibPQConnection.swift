@@ -16,6 +16,8 @@ final class LibPQConnection: PostgreSQLConnection {
     /// Counts statements run (the clock of `lastUse`) and names prepared ones.
     private var uses = 0
     private var statementsPrepared = 0
+    /// How many times this connection waited for the server's answer (tests read it).
+    internal var roundTrips = 0
     /// The most statements a connection keeps prepared on the server.
     static let preparedStatementLimit = 200
 
@@ -89,57 +91,19 @@ final class LibPQConnection: PostgreSQLConnection {
     }
 
     func run(_ sql: String) throws(PostgreSQLError) {
+        roundTrips += 1
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result, sql: sql)
     }
 
     func execute(_ sql: String, _ parameters: [PostgreSQLParameter]) throws(PostgreSQLError) -> any PostgreSQLRows {
-        var types: [Oid] = []
-        var formats: [Int32] = []
-        var lengths: [Int32] = []
-        var offsets: [Int] = []
-        var buffer: [UInt8] = []
-        for parameter in parameters {
-            offsets.append(buffer.count)
-            var format: Int32 = 1
-            switch parameter {
-            case .null:
-                types.append(0)
-                offsets[offsets.count - 1] = -1
-            case .int(let value):
-                types.append(20)
-                withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
-            case .double(let value):
-                types.append(701)
-                withUnsafeBytes(of: value.bitPattern.bigEndian) { buffer.append(contentsOf: $0) }
-            case .text(let value):
-                types.append(25)
-                buffer.append(contentsOf: value.utf8)
-            case .bytes(let value):
-                types.append(17)
-                buffer.append(contentsOf: value)
-            case .numeric(let value):
-                types.append(1700)
-                format = 0
-                buffer.append(contentsOf: value.utf8)
-                buffer.append(0)
-            }
-            formats.append(format)
-            lengths.append(Int32(buffer.count - offsets[offsets.count - 1]))
-        }
-        let name = try statementName(sql, types: types)
-        let result = buffer.withUnsafeBufferPointer { bytes -> OpaquePointer? in
-            // A non-NULL pointer even for an empty value (libpq takes NULL for SQL NULL).
-            var empty: UInt8 = 0
-            return withUnsafePointer(to: &empty) { emptyPointer in
-                let pointers: [UnsafePointer<CChar>?] = offsets.map { offset in
-                    guard offset >= 0 else { return nil }
-                    let base = offset < bytes.count ? bytes.baseAddress! + offset : emptyPointer
-                    return UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self)
-                }
-                return PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 0)
-            }
+        var encoded = LibPQParameters()
+        encoded.encode(parameters)
+        let name = try statementName(sql, types: encoded.types)
+        roundTrips += 1
+        let result = encoded.withValues { values, lengths, formats in
+            PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 0)
         }
         do {
             try check(result, sql: sql)
@@ -151,7 +115,7 @@ final class LibPQConnection: PostgreSQLConnection {
     }
 
     /// The name of the statement prepared for `sql` with parameters of `types`, prepared now if new.
-    private func statementName(_ sql: String, types: [Oid]) throws(PostgreSQLError) -> String {
+    func statementName(_ sql: String, types: [Oid]) throws(PostgreSQLError) -> String {
         let key = PreparedKey(sql: sql, types: types)
         uses += 1
         if let entry = prepared[key] {
@@ -166,6 +130,7 @@ final class LibPQConnection: PostgreSQLConnection {
         }
         statementsPrepared += 1
         let name = "cd\(statementsPrepared)"
+        roundTrips += 1
         let result = PQprepare(handle, name, sql, Int32(types.count), types)
         defer { PQclear(result) }
         try check(result, sql: sql)

@@ -22,6 +22,17 @@ package enum PostgreSQLParameter: Sendable, Hashable {
     case numeric(String)
 }
 
+/// One statement and the values of its `$1…$n`, as ``PostgreSQLConnection/executeAll(_:)`` takes them.
+package struct PostgreSQLStatement {
+    package var sql: String
+    package var parameters: [PostgreSQLParameter]
+
+    package init(sql: String, parameters: [PostgreSQLParameter]) {
+        self.sql = sql
+        self.parameters = parameters
+    }
+}
+
 /// The rows of one statement, read by row and column (both from 0). Values are read in the form
 /// of their column's type; a NULL reads as 0, `""` or empty data (ask ``isNull(_:_:)`` first).
 package protocol PostgreSQLRows: AnyObject {
@@ -45,6 +56,11 @@ package protocol PostgreSQLConnection: AnyObject {
     func execute(_ sql: String, _ parameters: [PostgreSQLParameter]) throws(PostgreSQLError) -> any PostgreSQLRows
     /// Runs statements without parameters or results (DDL, `BEGIN`, `COMMIT`, `ROLLBACK`).
     func run(_ sql: String) throws(PostgreSQLError)
+    /// Runs `statements` in order as ``execute(_:_:)`` would, their results unread, and throws
+    /// the first one's error that fails (those after it do not run). The connection may send many
+    /// of them before it reads their results (one round trip, not one each). Only inside a
+    /// transaction: a failure leaves it to be rolled back.
+    func executeAll(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError)
     /// Ends the session; the connection is not used afterwards.
     func close()
 }
@@ -70,6 +86,11 @@ package struct PostgreSQLError: Error, Sendable {
 package typealias PostgreSQLConnector = @Sendable (_ url: URL, _ password: String?) throws(PostgreSQLError) -> any PostgreSQLConnection
 
 extension PostgreSQLConnection {
+    /// One statement after the other, a round trip each: for connections that send no pipeline.
+    package func executeAll(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError) {
+        for statement in statements { _ = try execute(statement.sql, statement.parameters) }
+    }
+
     /// Runs `body` in one transaction: committed if it returns, rolled back if it throws. A
     /// session that can't roll back is still inside the transaction (its snapshot, its locks):
     /// it throws an error that says the session is lost (``PostgreSQLError/isSessionLost``), so

@@ -128,7 +128,7 @@ extension PostgreSQLStore {
                 let slot = SQLiteStore.InsertSlot(property: property, storage: storage)
                 if let entityColumn = slot.entityColumn { assignments.append("\(entityColumn) = $\(parameters.count + 1)") }
                 assignments.append("\(column) = $\(parameters.count + (slot.entityColumn == nil ? 1 : 2))")
-                parameters += self.parameters(slot, update.values, resolve: resolve)
+                appendParameters(slot, update.values, to: &parameters, resolve: resolve)
             }
             parameters += [.int(pk), .int(update.expectedVersion)]
             let sql = "UPDATE \(storage.table) SET \(assignments.joined(separator: ", ")) WHERE \(Self.pk) = $\(parameters.count - 1) AND \(Self.opt) = $\(parameters.count)"
@@ -137,20 +137,7 @@ extension PostgreSQLStore {
                                                persisted: try readRow(update.id.entity, pk, on: connection)))
             }
         }
-        for (insert, pk) in zip(inserts, insertedKeys) {
-            let storage = schema.storage(of: insert.entity)
-            var columns = [Self.pk, Self.ent, Self.opt]
-            var parameters: [PostgreSQLParameter] = [.int(pk), .int(Int64(storage.number)), .int(1)]
-            for index in insert.entity.layout.rowIndexes {
-                guard let column = storage.columns[index] else { continue }
-                let slot = SQLiteStore.InsertSlot(property: insert.entity.layout.properties[index], storage: storage)
-                if let entityColumn = slot.entityColumn { columns.append(entityColumn) }
-                columns.append(column)
-                parameters += self.parameters(slot, insert.values, resolve: resolve)
-            }
-            let placeholders = (1...parameters.count).map { "$\($0)" }.joined(separator: ", ")
-            _ = try connection.execute("INSERT INTO \(storage.table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", parameters)
-        }
+        try insertRows(inserts, keys: insertedKeys, resolve: resolve, on: connection)
         if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
         for (rows, insert) in [(changes.joinDeletes, false), (changes.joinInserts, true)] {
             for row in rows {
@@ -189,21 +176,22 @@ extension PostgreSQLStore {
         return SaveResult(insertedKeys: insertedKeys)
     }
 
-    /// The parameters of one property of a row: its entity column's first when it has one (a
-    /// to-one whose destination has sub-entities), then its value.
-    private func parameters(_ slot: SQLiteStore.InsertSlot, _ values: PropertyValues,
-                            resolve: (NSManagedObjectID) -> NSManagedObjectID) -> [PostgreSQLParameter] {
+    /// Appends the parameters of one property of a row to `parameters`: its entity column's
+    /// first when it has one (a to-one whose destination has sub-entities), then its value.
+    func appendParameters(_ slot: SQLiteStore.InsertSlot, _ values: PropertyValues, to parameters: inout [PostgreSQLParameter],
+                          resolve: (NSManagedObjectID) -> NSManagedObjectID) {
         let value = values[slot.index]
         if slot.isObjectIDAttribute {
             // Kept as the ID's URI, as the SQLite store keeps it.
-            guard case .objectID(let id) = value, !resolve(id).isTemporaryID else { return [.null] }
-            return [.text(resolve(id).uriRepresentation().absoluteString)]
+            guard case .objectID(let id) = value, !resolve(id).isTemporaryID else { return parameters.append(.null) }
+            return parameters.append(.text(resolve(id).uriRepresentation().absoluteString))
         }
         if case .objectID(let id) = value {
             let target = resolve(id)
-            let key = target.primaryKey.map(PostgreSQLParameter.int) ?? .null
-            return slot.entityColumn == nil ? [key] : [.int(Int64(schema.number(of: target.entity))), key]
+            if slot.entityColumn != nil { parameters.append(.int(Int64(schema.number(of: target.entity)))) }
+            return parameters.append(target.primaryKey.map(PostgreSQLParameter.int) ?? .null)
         }
-        return slot.entityColumn == nil ? [parameter(value)] : [.null, parameter(value)]
+        if slot.entityColumn != nil { parameters.append(.null) }
+        parameters.append(parameter(value))
     }
 }
