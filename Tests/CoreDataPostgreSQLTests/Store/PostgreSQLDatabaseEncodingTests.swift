@@ -38,4 +38,27 @@ struct PostgreSQLDatabaseEncodingTests {
         }
         #expect(try database.query("SELECT to_regprocedure('cd_fold_v1(text,integer)') IS NULL") == [["t"]])
     }
+
+    /// A UTF8 database whose server refuses `CREATE FUNCTION` (an event trigger here; a policy or
+    /// an extension there): the refusal is rolled back to its savepoint, the store opens, and a
+    /// `[c]` query throws 134091.
+    @Test func aRefusedCreateLeavesTheFunctionMissing() throws {
+        let database = try TemporaryDatabase()
+        let connection = try LibPQConnection(url: database.url, password: nil)
+        try connection.run("""
+            CREATE FUNCTION refuse() RETURNS event_trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$;
+            CREATE EVENT TRIGGER refuse ON ddl_command_start WHEN TAG IN ('CREATE FUNCTION') EXECUTE FUNCTION refuse();
+            """)
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = try database.coordinator(PostgreSQLTestModel.make())
+        try context.performAndWait {
+            context.insert("Person", ["name": "Ann"])
+            try context.save()
+            let folded = NSFetchRequest<NSManagedObject>(entityName: "Person")
+            folded.predicate = NSPredicate(format: "name ==[c] %@", "ann")
+            let error = #expect(throws: NSError.self) { try context.fetch(folded) }
+            #expect(error?.code == 134091)
+        }
+        #expect(try database.query("SELECT count(*) FROM \"ZPERSON\"") == [["1"]])
+    }
 }
