@@ -38,7 +38,7 @@ extension NSManagedObjectContext {
     /// ``resolveLockingConflict(of:persisted:type:)``'s work, without telling observers.
     private func resolveLockingConflictUnobserved(of object: NSManagedObject, persisted: RowSnapshot?, type: NSMergePolicyType) {
         guard let persisted else {
-            forgetDeletedElsewhere(object)
+            forgetDeletedElsewhereAndReferences(object)
             return
         }
         let storeWins = type == .rollbackMergePolicyType || type == .mergeByPropertyStoreTrumpMergePolicyType
@@ -82,6 +82,27 @@ extension NSManagedObjectContext {
             for index in object.layout.rowIndexes { object.insertChanged(index) }
         case .errorMergePolicyType:
             break
+        }
+    }
+
+    /// An object whose row another context deleted leaves the context (its changes dropped, under
+    /// every policy: there is no row left to write them to), and the objects here that point at
+    /// it no longer do, as the nullify rule would: the save's own objects drop it from their
+    /// relationships (the retried save writes that), and the unchanged ones it held loaded are
+    /// refreshed (they read what the delete left in the store). Otherwise a save's object would
+    /// still point at it, out of every context, and the retried save fail with 133010.
+    private func forgetDeletedElsewhereAndReferences(_ deleted: NSManagedObject) {
+        var pointing = inserted.objects + updated.objects
+        for index in deleted.layout.relationshipIndexes {
+            switch deleted._relations[index] {
+            case .toOne(let other?)?: pointing.append(other)
+            case .toMany(let list)?: pointing += list.objects
+            default: break
+            }
+        }
+        forgetDeletedElsewhere(deleted)
+        for other in pointing where other._context === self && other !== deleted {
+            if other.hasChanges { other.dropReferences(to: deleted) } else { refresh(other, mergeChanges: false) }
         }
     }
 
@@ -211,6 +232,18 @@ extension NSManagedObjectContext {
 }
 
 extension NSManagedObject {
+    /// Takes `target` out of this object's relationships, on this side only (`target` has left
+    /// the context), marking them changed.
+    fileprivate func dropReferences(to target: NSManagedObject) {
+        for index in layout.relationshipIndexes {
+            switch _relations[index] {
+            case .toOne(let other)?: if other === target { rawSetToOne(nil, at: index) }
+            case .toMany(let list)?: if list.contains(target) { rawRemove(target, fromManyAt: index) }
+            case nil: if case .objectID(let id) = _values[index], id == target.objectID { rawSetToOne(nil, at: index) }
+            }
+        }
+    }
+
     /// The object's current values at `indexes` (to-one relationships as IDs), read once.
     fileprivate func constrainedValues(at indexes: [Int]) -> [StoreValue] {
         let values = persistentValues()

@@ -67,7 +67,10 @@ open class NSMergePolicy: NSObject, @unchecked Sendable {
     /// - rollback: the object's changes are discarded; it takes the store's values.
     ///
     /// A row deleted from the store takes its object out of the context under every policy but
-    /// error (there is no row left to write to). A delete that met a changed row goes ahead under
+    /// error (there is no row left to write to), its changes dropped; the objects of the context
+    /// that pointed at it no longer do, as the nullify rule would (changed ones drop it from
+    /// their relationships, which the save writes; unchanged ones are refreshed from the store).
+    /// Apple's documentation says nothing of this case. A delete that met a changed row goes ahead under
     /// object trump and overwrite and is undone under store trump and rollback; what the delete's
     /// rules did to other objects (cascaded deletes, nullified relationships) is not undone: the
     /// policy sees the conflicting object only. Relationships a policy puts back are set through

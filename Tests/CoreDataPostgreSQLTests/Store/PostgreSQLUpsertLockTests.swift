@@ -8,16 +8,18 @@ import Testing
 /// deadlock (`PostgreSQLStore+UpsertLocks.swift`); the later one meets the earlier one's changes.
 @Suite("PostgreSQL upsert locks", PostgreSQLTestServer.skipUnlessServer)
 struct PostgreSQLUpsertLockTests {
-    /// `Item`: a unique `code` and a `value`.
+    /// `Item`: a unique `code`, a `value` and a `blob`.
     private static func model() -> NSManagedObjectModel {
         let item = NSEntityDescription()
         item.name = "Item"
-        let code = NSAttributeDescription(), value = NSAttributeDescription()
+        let code = NSAttributeDescription(), value = NSAttributeDescription(), blob = NSAttributeDescription()
         code.name = "code"
         code.attributeType = .stringAttributeType
         value.name = "value"
         value.attributeType = .integer64AttributeType
-        item.properties = [code, value]
+        blob.name = "blob"
+        blob.attributeType = .binaryDataAttributeType
+        item.properties = [code, value, blob]
         item.uniquenessConstraints = [["code"]]
         let model = NSManagedObjectModel()
         model.entities = [item]
@@ -75,5 +77,45 @@ struct PostgreSQLUpsertLockTests {
         } else {
             #expect(error == nil)
         }
+    }
+
+    /// Items "c0"…"c9" saved, then upserted in reverse order with "c10"…"c13" and a large blob
+    /// each, the store sending `rowsPerStatement` rows a statement (the lock step's matching and
+    /// locking too): the rows the upsert leaves.
+    private func upsert(rowsPerStatement: Int) throws -> (keys: [Int64], rows: [[String?]]) {
+        let database = try TemporaryDatabase()
+        let coordinator = try database.coordinator(Self.model())
+        let store = try #require(coordinator.persistentStores.first as? PostgreSQLStore)
+        store.batchRowsPerStatement = rowsPerStatement
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        let keys = try context.performAndWait { () throws -> [Int64] in
+            for number in 0..<10 { context.insert("Item", ["code": "c\(number)", "value": number]) }
+            try context.save()
+            let blob = Data(repeating: 7, count: 256 << 10)
+            let request = NSBatchInsertRequest(entityName: "Item", objects: (0..<14).reversed().map { number in
+                ["code": "c\(number)", "value": 100 + number, "blob": blob + Data([UInt8(number)])]
+            })
+            request.resultType = .objectIDs
+            let ids = (try context.execute(request) as? NSBatchInsertResult)?.result as? [NSManagedObjectID]
+            return (ids ?? []).compactMap(\.primaryKey)
+        }
+        let rows = try database.query("SELECT \"Z_PK\", \"Z_OPT\", \"ZCODE\", \"ZVALUE\", length(\"ZBLOB\"), get_byte(\"ZBLOB\", length(\"ZBLOB\") - 1) FROM \"ZITEM\" ORDER BY \"Z_PK\"")
+        return (keys, rows)
+    }
+
+    /// An upsert whose lock step is split across several statements (`PostgreSQLStore+UpsertLocks.swift`)
+    /// updates and inserts as one that sends them all at once.
+    @Test func anUpsertLocksItsRowsInChunks() throws {
+        let chunked = try upsert(rowsPerStatement: 3)
+        #expect(chunked.keys == [11, 12, 13, 14] + (1...10).reversed())
+        // Keys 1…10: c0…c9 updated; 11…14: c13…c10 inserted in the request's order.
+        let expected: [[String?]] = (1...14).map { key in
+            let number = key <= 10 ? key - 1 : 24 - key
+            return [String(key), key <= 10 ? "2" : "1", "c\(number)", String(100 + number), String((256 << 10) + 1), String(number)]
+        }
+        #expect(chunked.rows == expected)
+        let whole = try upsert(rowsPerStatement: 4096)
+        #expect(whole.keys == chunked.keys && whole.rows == chunked.rows)
     }
 }

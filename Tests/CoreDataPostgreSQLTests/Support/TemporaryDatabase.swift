@@ -34,11 +34,13 @@ final class TemporaryDatabase {
     let url: URL
 
     /// A new empty database; `owner` makes another role its owner (the role may then create
-    /// tables in it).
-    init(owner: String? = nil) throws {
+    /// tables in it); `encoding` another encoding than the server's (`LATIN1`, `SQL_ASCII`), with the
+    /// `C` locale.
+    init(owner: String? = nil, encoding: String? = nil) throws {
         NSPersistentStoreCoordinator.registerPostgreSQLStore()
         name = "cd_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        try PostgreSQLTestServer.run("CREATE DATABASE \"\(name)\"" + (owner.map { " OWNER \"\($0)\"" } ?? ""))
+        try PostgreSQLTestServer.run("CREATE DATABASE \"\(name)\"" + (owner.map { " OWNER \"\($0)\"" } ?? "")
+            + (encoding.map { " ENCODING '\($0)' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0" } ?? ""))
         url = Self.url(database: name)
     }
 

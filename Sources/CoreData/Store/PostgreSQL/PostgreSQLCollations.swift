@@ -12,8 +12,8 @@ import Foundation
 ///   compared by value (`item2` before `item10`).
 ///
 /// The locale is the process's at the time the store opens (`Locale.current`), which creates the
-/// collations then, in its opening's transaction, when the server has ICU and the role may create
-/// in the schema; a sort whose collation is missing throws 134091 (``missingError(_:)``).
+/// collations then, in its opening's transaction, when the server has ICU, the database's encoding
+/// is `UTF8` and the role may create in the schema (``PostgreSQLDatabaseObjects``); a sort whose collation is missing throws 134091 (``missingError(_:)``).
 ///
 /// ```swift
 /// PostgreSQLCollations.name(.localizedStandardCompare, locale: Locale(identifier: "en_001"))
@@ -36,7 +36,7 @@ enum PostgreSQLCollations {
     }
 
     /// Creates the current locale's collations that are missing, when the server has ICU and
-    /// the role may create them.
+    /// the store may create them (``PostgreSQLDatabaseObjects``); one the server refuses is left missing.
     static func install(on connection: any PostgreSQLConnection) throws(PostgreSQLError) {
         let locale = tag(.current)
         // A tag with a Unicode extension already (`en-US-u-va-posix`) takes `kn` inside it.
@@ -44,12 +44,12 @@ enum PostgreSQLCollations {
         let collations = [(name(.localizedCompare)!, locale), (name(.localizedStandardCompare)!, numeric)]
         // Looked up first: `IF NOT EXISTS` would send a notice, which libpq prints, at every opening.
         let state = try connection.execute(
-            "SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collprovider = 'i'), coalesce(has_schema_privilege(current_schema(), 'CREATE'), false), "
+            "SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collprovider = 'i'), \(PostgreSQLDatabaseObjects.mayCreate), "
             + "to_regcollation($1) IS NOT NULL, to_regcollation($2) IS NOT NULL",
             collations.map { .text("\"" + $0.0 + "\"") })
         guard state.text(0, 0) == "t", state.text(0, 1) == "t" else { return }
         for (index, (name, icu)) in collations.enumerated() where state.text(0, 2 + index) == "f" {
-            try connection.run("CREATE COLLATION \"\(name)\" (provider = icu, locale = '\(icu)', deterministic = false)")
+            try PostgreSQLDatabaseObjects.create("CREATE COLLATION \"\(name)\" (provider = icu, locale = '\(icu)', deterministic = false)", on: connection)
         }
     }
 
@@ -58,7 +58,7 @@ enum PostgreSQLCollations {
     static func missingError(_ failure: PostgreSQLError) -> NSError? {
         guard failure.sqlState == "42704", failure.message.contains("cd_localized_") else { return nil }
         return CoreDataError.make(.unsupportedRequestType,
-            "A localized sort needs an ICU collation in the PostgreSQL database, which is missing: the store creates the collations of the locale current when it opens, if the server has ICU and the role has the CREATE privilege on the schema (\(failure.message))",
+            "A localized sort needs an ICU collation in the PostgreSQL database, which is missing: the store creates the collations of the locale current when it opens, if the server has ICU; \(PostgreSQLDatabaseObjects.whyMissing) (\(failure.message))",
             extra: [NSPostgreSQLMessageErrorKey: failure.message, NSPostgreSQLStateErrorKey: "42704"])
     }
 }

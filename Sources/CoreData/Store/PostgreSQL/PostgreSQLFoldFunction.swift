@@ -6,7 +6,8 @@ import Foundation
 /// `options` is the ``ComparisonOptions`` raw value: 1 `[c]`, 2 `[d]`, 3 `[cd]`.
 ///
 /// The store creates it when it opens, in its opening's transaction (under the advisory lock that
-/// orders openings), if the database has none and the role may create in its schema. The
+/// orders openings), if the database has none, its encoding is `UTF8` and the role may create in
+/// its schema (``PostgreSQLDatabaseObjects``). The
 /// function is plain SQL built from Foundation's own answers per code point
 /// (`PostgreSQLFoldTables.swift`, made by `Scripts/generate-postgresql-fold-tables.swift`):
 ///
@@ -28,13 +29,14 @@ import Foundation
 package enum PostgreSQLFoldFunction {
     package static let name = "cd_fold_v1"
 
-    /// Creates the function when the database has none and the role may create it; a role that
-    /// may not leaves it missing, and a `[c]`/`[d]` query then fails with 134091 (``missingError(_:)``).
+    /// Creates the function when the database has none and the store may create it
+    /// (``PostgreSQLDatabaseObjects``); otherwise, or if the server refuses it, it is left
+    /// missing, and a `[c]`/`[d]` query then fails with 134091 (``missingError(_:)``).
     static func install(on connection: any PostgreSQLConnection) throws(PostgreSQLError) {
         let state = try connection.execute(
-            "SELECT to_regprocedure('\(name)(text,integer)') IS NOT NULL, coalesce(has_schema_privilege(current_schema(), 'CREATE'), false)", [])
+            "SELECT to_regprocedure('\(name)(text,integer)') IS NOT NULL, \(PostgreSQLDatabaseObjects.mayCreate)", [])
         guard state.text(0, 0) == "f", state.text(0, 1) == "t" else { return }
-        try connection.run(createSQL)
+        try PostgreSQLDatabaseObjects.create(createSQL, on: connection)
     }
 
     /// The error of a query that met a database without the function (SQLSTATE 42883 naming it),
@@ -42,7 +44,7 @@ package enum PostgreSQLFoldFunction {
     static func missingError(_ failure: PostgreSQLError) -> NSError? {
         guard failure.sqlState == "42883", failure.message.contains(name) else { return nil }
         return CoreDataError.make(.unsupportedRequestType,
-            "A [c] or [d] string comparison needs the function \(name) in the PostgreSQL database, which is missing: the store creates it when it is opened by a role with the CREATE privilege on the schema (\(failure.message))",
+            "A [c] or [d] string comparison needs the function \(name) in the PostgreSQL database, which is missing: \(PostgreSQLDatabaseObjects.whyMissing) (\(failure.message))",
             extra: [NSPostgreSQLMessageErrorKey: failure.message, NSPostgreSQLStateErrorKey: "42883"])
     }
 

@@ -15,8 +15,8 @@ import Foundation
 // matches (the first `ON CONFLICT` clause that SQLite's statement matches). The stored rows an
 // upsert updates are locked first, in the global order (`PostgreSQLStore+UpsertLocks.swift`).
 extension PostgreSQLStore {
-    /// The most rows sent in one statement, and the most bytes of values.
-    private static let rowsPerStatement = 4096, bytesPerStatement = 8 << 20
+    /// The most bytes of values sent in one statement (and the most rows, ``batchRowsPerStatement``).
+    static let bytesPerStatement = 8 << 20
 
     func batchInsertInTransaction(_ insert: BatchInsert) throws -> BatchOutcome {
         let entity = insert.entity
@@ -27,9 +27,14 @@ extension PostgreSQLStore {
         let targets = SQLiteStore.upsertTargets(of: entity, schema: schema, ent: "t0.\(Self.ent)")
         let constrained = Set(targets.flatMap(\.columns))
         // The rows as arrays: the keys, then each column's values.
-        let source = "unnest($1::bigint[]" + slots.enumerated().map { offset, slot in
-            ", $\(offset + 2)::\(PostgreSQLLayout.type(of: slot.attribute.attributeType))[]"
-        }.joined() + ") AS u(k\(columns.map { ", " + $0 }.joined()))"
+        func unnest(_ offsets: [Int]) -> String {
+            "unnest($1::bigint[]" + offsets.enumerated().map { parameter, offset in
+                ", $\(parameter + 2)::\(PostgreSQLLayout.type(of: slots[offset].attribute.attributeType))[]"
+            }.joined() + ") AS u(k\(offsets.map { ", " + columns[$0] }.joined()))"
+        }
+        let source = unnest(Array(slots.indices))
+        // An upsert's lock step needs only the constrained columns (`PostgreSQLStore+UpsertLocks.swift`).
+        let lockColumns = slots.indices.filter { constrained.contains(columns[$0]) }
         var sql = "INSERT INTO \(storage.table) (\(Self.pk), \(Self.ent), \(Self.opt)\(columns.map { ", " + $0 }.joined())) "
             + "SELECT u.k, \(storage.number), 1\(columns.map { ", u." + $0 }.joined()) FROM \(source)"
         if !targets.isEmpty { sql += " ON CONFLICT DO NOTHING RETURNING \(Self.pk)" }
@@ -91,10 +96,11 @@ extension PostgreSQLStore {
                 }
                 arrays.append(key: next + Int64(arrays.rows))
                 for offset in slots.indices { arrays.append(try value(offset), column: offset) }
-                if arrays.rows == Self.rowsPerStatement || arrays.bytes >= Self.bytesPerStatement { try send(row: rows.row) }
+                if arrays.rows == batchRowsPerStatement || arrays.bytes >= Self.bytesPerStatement { try send(row: rows.row) }
             }
             try send(row: rows.row)
-            try lockRowsUpdated(by: upserts.map(\.values), table: storage.table, source: source, conflicts: conflicts, on: connection)
+            try lockRowsUpdated(by: upserts.map(\.values), columns: lockColumns, table: storage.table, source: unnest(lockColumns),
+                                conflicts: conflicts, on: connection)
             for (row, values) in upserts {
                 arrays.append(key: next)
                 for (offset, value) in values.enumerated() { arrays.append(value, column: offset) }

@@ -29,6 +29,10 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     var listener: PostgreSQLChangeListener?
     /// Guards ``listener``.
     let listenerLock = NSLock()
+    /// The most rows a batch insert sends in one statement, and the most an upsert's lock step
+    /// matches or locks in one (`PostgreSQLStore+UpsertLocks.swift`); tests make it small, before
+    /// the store is used, to split a batch.
+    var batchRowsPerStatement = 4096
 
     override var type: String { NSPostgreSQLStoreType }
 
