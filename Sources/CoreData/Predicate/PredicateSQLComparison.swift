@@ -185,7 +185,9 @@ extension PredicateSQLCompiler {
 
     private func stringFunction(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment, _ options: ComparisonOptions) throws(CompileError) -> SQLFragment {
         if dialect == .postgreSQL {
-            return try postgreSQLStringOperator(op, postgreSQLFolded(lhs, options), postgreSQLFolded(rhs, options), options)
+            // (The NULL tests read the operands unfolded: a fold is NULL exactly for NULL, and
+            // PostgreSQL would run the fold function once more for each.)
+            return try postgreSQLStringOperator(op, postgreSQLFolded(lhs, options), postgreSQLFolded(rhs, options), options, unfolded: (lhs, rhs))
         }
         return "cd_strop(\(Self.stringOperatorCode(op)!), " + lhs + ", " + rhs + ", \(options.rawValue))"
     }

@@ -86,24 +86,27 @@ extension PredicateSQLCompiler {
     /// the UTF-8 text (`strpos` and `right` work on whole characters of valid UTF-8, which is the
     /// same), an empty pattern matching nothing, NULL on either side matching nothing.
     /// `LIKE` and `MATCHES` are ``postgreSQLLike(_:_:)`` and ``postgreSQLMatches(_:_:)``.
-    /// With `[c]`/`[d]` the operands come folded (``postgreSQLFolded(_:_:)``); `MATCHES` with
-    /// them throws.
+    /// With `[c]`/`[d]` the operands come folded (``postgreSQLFolded(_:_:)``), and `unfolded`
+    /// as they were, for the NULL tests; `MATCHES` with them throws.
     func postgreSQLStringOperator(_ op: ComparisonOperator, _ lhs: SQLFragment, _ rhs: SQLFragment,
-                                  _ options: ComparisonOptions = []) throws(CompileError) -> SQLFragment {
-        if op == .like { return try postgreSQLLike(lhs, rhs) }
+                                  _ options: ComparisonOptions = [],
+                                  unfolded: (SQLFragment, SQLFragment)? = nil) throws(CompileError) -> SQLFragment {
+        let (lhsNull, rhsNull) = unfolded ?? (lhs, rhs)
+        if op == .like { return try postgreSQLLike(lhs, rhs, unfoldedText: lhsNull) }
         if op == .matches {
             if !options.isEmpty { try requireSQLite("MATCHES with [c] or [d]") }
             return try postgreSQLMatches(lhs, rhs)
         }
         // The text searched and the pattern: `a IN b` is `b CONTAINS a`.
         let (text, pattern) = op == .in ? (rhs, lhs) : (lhs, rhs)
+        let (textNull, patternNull) = op == .in ? (rhsNull, lhsNull) : (lhsNull, rhsNull)
         let test: SQLFragment
         switch op {
         case .beginsWith: test = "strpos(" + text + ", " + pattern + ") = 1"
         case .endsWith: test = "right(" + text + ", length(" + pattern + ")) = " + pattern
         default: test = "strpos(" + text + ", " + pattern + ") > 0"
         }
-        return "(" + text + " IS NOT NULL AND " + pattern + " IS NOT NULL AND " + pattern + " <> '' AND " + test + ")"
+        return "(" + textNull + " IS NOT NULL AND " + patternNull + " IS NOT NULL AND " + pattern + " <> '' AND " + test + ")"
     }
 
     /// A number compared with a column of the other kind of number, bound so that PostgreSQL

@@ -23,11 +23,12 @@ extension PredicateSQLCompiler {
     /// try compiler.postgreSQLLike("t0.\"ZNAME\"", .bind(.string("a*b?")))
     /// // (t0."ZNAME" IS NOT NULL AND t0."ZNAME" COLLATE "C" LIKE ?), bound to "a%b_"
     /// ```
-    func postgreSQLLike(_ text: SQLFragment, _ pattern: SQLFragment) throws(CompileError) -> SQLFragment {
+    /// `unfoldedText` is `text` before a `[c]`/`[d]` fold, for the NULL test.
+    func postgreSQLLike(_ text: SQLFragment, _ pattern: SQLFragment, unfoldedText: SQLFragment? = nil) throws(CompileError) -> SQLFragment {
         guard pattern.sql == "?", pattern.bindings.count == 1, case .string(let like) = pattern.bindings[0] else {
             throw CompileError(reason: "LIKE with a pattern that is not a constant is not supported by the PostgreSQL store yet")
         }
-        return "(" + text + " IS NOT NULL AND " + text + " COLLATE \"C\" LIKE " + .bind(.string(Self.postgreSQLLikePattern(like))) + ")"
+        return "(" + (unfoldedText ?? text) + " IS NOT NULL AND " + text + " COLLATE \"C\" LIKE " + .bind(.string(Self.postgreSQLLikePattern(like))) + ")"
     }
 
     /// Core Data's `LIKE` pattern as PostgreSQL's (`a*b?` is `a%b_`, `100%` is `100\%`).

@@ -37,6 +37,20 @@ struct PredicateSQLCompilerTests {
         #expect(try sql("name == nil") == "(t0.\"ZNAME\" IS NULL)")
     }
 
+    @Test("PostgreSQL: a [c]/[d] string operator folds its column once (the NULL tests read it unfolded)")
+    func postgreSQLFoldsAColumnOnce() throws {
+        let world = try PredicateTestWorld(seed: 1, people: 2, cars: 2, clubs: 1)
+        func sql(_ format: String) throws -> String {
+            var compiler = PredicateSQLCompiler(entity: world.car, dialect: .postgreSQL)
+            return try compiler.compile(try NSPredicate(validatingFormat: format, argumentArray: []).predicateTree()).sql
+        }
+        for format in ["name BEGINSWITH[cd] 'x'", "name ENDSWITH[c] 'x'", "name CONTAINS[d] 'x'", "name LIKE[cd] 'x*'", "'x' IN[c] name"] {
+            let compiled = try sql(format)
+            #expect(compiled.components(separatedBy: "cd_fold_v1(").count - 1 == 1, "\(format): \(compiled)")
+            #expect(compiled.contains("t0.\"ZNAME\" IS NOT NULL"), "\(format): \(compiled)")
+        }
+    }
+
     @Test("Values are bound in Core Data's column encoding")
     func bindings() throws {
         let world = try PredicateTestWorld(seed: 1, people: 2, cars: 2, clubs: 1)
