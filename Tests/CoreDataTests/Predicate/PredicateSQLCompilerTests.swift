@@ -25,13 +25,16 @@ struct PredicateSQLCompilerTests {
         #expect(nullTest.sql == "(t0.\"ZOWNER\" IS NULL)")
     }
 
+    /// `format`'s predicate compiled in the PostgreSQL dialect.
+    private static func postgreSQL(_ format: String, entity: NSEntityDescription) throws -> String {
+        var compiler = PredicateSQLCompiler(entity: entity, dialect: .postgreSQL)
+        return try compiler.compile(try NSPredicate(validatingFormat: format, argumentArray: []).predicateTree()).sql
+    }
+
     @Test("PostgreSQL: equality with a value is `=` an index serves (not IS NOT DISTINCT FROM), never NULL")
     func postgreSQLEqualityUsesIndexes() throws {
         let world = try PredicateTestWorld(seed: 1, people: 2, cars: 2, clubs: 1)
-        func sql(_ format: String) throws -> String {
-            var compiler = PredicateSQLCompiler(entity: world.car, dialect: .postgreSQL)
-            return try compiler.compile(try NSPredicate(validatingFormat: format, argumentArray: []).predicateTree()).sql
-        }
+        func sql(_ format: String) throws -> String { try Self.postgreSQL(format, entity: world.car) }
         #expect(try sql("name == 'x'") == "(t0.\"ZNAME\" IS NOT NULL AND t0.\"ZNAME\" = ?)")
         #expect(try sql("name != 'x'") == "(NOT (t0.\"ZNAME\" IS NOT NULL AND t0.\"ZNAME\" = ?))")
         #expect(try sql("name == nil") == "(t0.\"ZNAME\" IS NULL)")
@@ -40,10 +43,7 @@ struct PredicateSQLCompilerTests {
     @Test("PostgreSQL: a [c]/[d] string operator folds its column once (the NULL tests read it unfolded)")
     func postgreSQLFoldsAColumnOnce() throws {
         let world = try PredicateTestWorld(seed: 1, people: 2, cars: 2, clubs: 1)
-        func sql(_ format: String) throws -> String {
-            var compiler = PredicateSQLCompiler(entity: world.car, dialect: .postgreSQL)
-            return try compiler.compile(try NSPredicate(validatingFormat: format, argumentArray: []).predicateTree()).sql
-        }
+        func sql(_ format: String) throws -> String { try Self.postgreSQL(format, entity: world.car) }
         for format in ["name BEGINSWITH[cd] 'x'", "name ENDSWITH[c] 'x'", "name CONTAINS[d] 'x'", "name LIKE[cd] 'x*'", "'x' IN[c] name"] {
             let compiled = try sql(format)
             #expect(compiled.components(separatedBy: "cd_fold_v1(").count - 1 == 1, "\(format): \(compiled)")
