@@ -22,7 +22,7 @@ extension PostgreSQLStore {
         guard reached.values.reduce(0, { $0 + $1.keys.count }) > 1 else { return }
         var locks: [Int: (table: String, keys: [Int64])] = [:]
         for (root, rows) in reached.values where !rows.isEmpty {
-            locks[schema.number(of: root)] = (schema.table(of: root), rows.sorted())
+            locks[schema.number(of: root)] = (schema.table(of: root), Array(rows)) // (sorted by lockRows)
         }
         try lockRows(locks, on: connection)
     }

@@ -46,10 +46,19 @@ extension PostgreSQLStore {
     func lockRows(_ keys: [Int: (table: String, keys: [Int64])], on connection: any PostgreSQLConnection) throws {
         for number in keys.keys.sorted() {
             let (table, list) = keys[number]!
-            // One array parameter (`{1,2,3}`): one prepared statement per table whatever the count.
-            let array = "{" + list.map(String.init).joined(separator: ",") + "}"
-            _ = try connection.execute("SELECT \(Self.pk) FROM \(table) WHERE \(Self.pk) = ANY($1::bigint[]) ORDER BY \(Self.pk) FOR UPDATE",
-                                       [.text(array)])
+            try lockRows(list, of: table, on: connection)
+        }
+    }
+
+    /// Locks the rows `keys` of `table` in `Z_PK` order, in statements of
+    /// ``batchRowsPerStatement`` keys at the most, taken in key order, that send no row back.
+    func lockRows(_ keys: [Int64], of table: String, on connection: any PostgreSQLConnection) throws {
+        let sorted = keys.sorted()
+        // One array parameter (`{1,2,3}`): one prepared statement per table whatever the count.
+        let lock = "SELECT count(*) FROM (SELECT FROM \(table) WHERE \(Self.pk) = ANY($1::bigint[]) ORDER BY \(Self.pk) FOR UPDATE) AS locked"
+        for start in stride(from: 0, to: sorted.count, by: batchRowsPerStatement) {
+            let chunk = sorted[start..<min(start + batchRowsPerStatement, sorted.count)]
+            _ = try connection.execute(lock, [.text(BatchArrays.keyList(Array(chunk)))])
         }
     }
 

@@ -37,11 +37,6 @@ extension PostgreSQLStore {
             if arrays.rows == batchRowsPerStatement || arrays.bytes >= Self.bytesPerStatement { try send() }
         }
         try send()
-        let sorted = keys.sorted()
-        let lock = "SELECT count(*) FROM (SELECT FROM \(table) WHERE \(Self.pk) = ANY($1::bigint[]) ORDER BY \(Self.pk) FOR UPDATE) AS locked"
-        for start in stride(from: 0, to: sorted.count, by: batchRowsPerStatement) {
-            let chunk = sorted[start..<min(start + batchRowsPerStatement, sorted.count)]
-            _ = try connection.execute(lock, [.text(BatchArrays.keyList(Array(chunk)))])
-        }
+        try lockRows(Array(keys), of: table, on: connection)
     }
 }
