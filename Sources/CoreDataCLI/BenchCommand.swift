@@ -167,9 +167,9 @@ struct BenchCommand: ParsableCommand {
                 progress("  \(repetition + 1)/\(repetitions) \(Self.pad(engine.title, 15)) \(Self.time(sample.seconds))\(note)")
             }
         }
-        if engines.contains(.coreData), engines.contains(.raw),
+        if engines.contains(.coreData), let baseline = [BenchEngine.raw, .libpq].first(where: engines.contains),
            let floor = NumberFloor.seconds(workload, size: size, repetitions: repetitions) {
-            result.note = NumberFloor.note(floor: floor, coreData: result.median(.coreData), raw: result.median(.raw))
+            result.note = NumberFloor.note(floor: floor, coreData: result.median(.coreData), raw: result.median(baseline), rawTitle: baseline.title)
         }
         return result
     }

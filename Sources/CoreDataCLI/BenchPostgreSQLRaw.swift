@@ -53,13 +53,15 @@ enum RawPostgreSQLBench {
             let database = try folder.prepared("raw-pg-fetch-\(size)") { () throws -> URL in
                 let database = try folder.freshStore("raw-fetch")
                 let db = try RawPQConnection(url: database)
-                try db.execute(createItems)
-                try db.execute("INSERT INTO item SELECT i, i, i, i, i, i, i, i, i, i FROM generate_series(0, \(size - 1)) AS i")
+                // Keyed as the store's table is, and read in key order: the order the store's
+                // fetch gives (by `Z_PK`, insertion order) and raw SQLite's read gives (by rowid).
+                try db.execute("CREATE TABLE item (id bigint PRIMARY KEY, i0 bigint, i1 bigint, i2 bigint, i3 bigint, i4 bigint, i5 bigint, i6 bigint, i7 bigint, i8 bigint, i9 bigint)")
+                try db.execute("INSERT INTO item SELECT i + 1, i, i, i, i, i, i, i, i, i, i FROM generate_series(0, \(size - 1)) AS i")
                 return database
             }
             return {
                 let db = try RawPQConnection(url: database)
-                try db.prepare("select", "SELECT i0, i1, i2, i3, i4, i5, i6, i7, i8, i9 FROM item", types: [])
+                try db.prepare("select", "SELECT i0, i1, i2, i3, i4, i5, i6, i7, i8, i9 FROM item ORDER BY id", types: [])
                 return try BenchMeter.measure {
                     let result = try db.run("select", [], [], [])
                     defer { PQclear(result) }

@@ -277,10 +277,12 @@ enum NumberFloor {
     @inline(never)
     static func box(_ i: Int) -> Any? { NSNumber(value: Int64(i)) }
 
-    /// The line under the table: the floor, and swift-coredata's time above it, over raw SQLite's.
-    static func note(floor: Double, coreData: Double, raw: Double) -> String {
-        String(format: "Foundation's `NSNumber` work alone (no store) took %.1f ms in this run, %.2f× raw SQLite's time; swift-coredata's time above it is %.2f× raw SQLite's.",
-               floor * 1000, floor / raw, (coreData - floor) / raw)
+    /// The line under the table: the floor, and swift-coredata's time above it, over the raw
+    /// engine's (raw SQLite, or raw libpq on a PostgreSQL run).
+    static func note(floor: Double, coreData: Double, raw: Double, rawTitle: String) -> String {
+        "Foundation's `NSNumber` work alone (no store) took \(String(format: "%.1f", floor * 1000)) ms in this run, "
+            + "\(String(format: "%.2f", floor / raw))× \(rawTitle)'s time; swift-coredata's time above it is "
+            + "\(String(format: "%.2f", (coreData - floor) / raw))× \(rawTitle)'s."
     }
 }
 

@@ -54,6 +54,19 @@ struct LibPQConnectionTests {
         #expect(try connection.execute("SELECT $1::float8", [.double(2.5)]).double(0, 0) == 2.5)
     }
 
+    /// Integers are read by hand in `int8out`'s form; 19-digit values and other text (a `bool`
+    /// column, say) go to `strtoll`, as every value did before.
+    @Test func integersReadAtEveryLength() throws {
+        let connection = try LibPQConnection(url: PostgreSQLTestServer.url!, password: nil)
+        let values: [Int64] = [0, -1, 7, -42, 123_456_789_012_345_678, -123_456_789_012_345_678,
+                               999_999_999_999_999_999, 1_000_000_000_000_000_000, Int64.max, Int64.min, Int64.min + 1]
+        let rows = try connection.execute("SELECT v FROM unnest($1::bigint[]) WITH ORDINALITY AS t(v, n) ORDER BY n",
+                                          [.text("{" + values.map(String.init).joined(separator: ",") + "}")])
+        #expect((0..<rows.count).map { rows.int64($0, 0) } == values)
+        let text = try connection.execute("SELECT ' 12', '12x', '', '+5', 'abc'", [])
+        #expect((0..<5).map { text.int64(0, $0) } == [12, 12, 0, 5, 0])
+    }
+
     @Test func aStringWithNULIsRefusedNotCut() throws {
         let connection = try LibPQConnection(url: PostgreSQLTestServer.url!, password: nil)
         #expect(throws: PostgreSQLError.self) { try connection.execute("SELECT $1::text", [.text("a\u{0}b")]) }

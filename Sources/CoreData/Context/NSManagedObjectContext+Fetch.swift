@@ -26,6 +26,14 @@ extension NSManagedObjectContext {
         default:
             let objects = try fetchObjects(request, entity: entity)
             if T.self == NSManagedObject.self { return unsafeBitCast(objects, to: [T].self) }
+            if T.self == (any NSFetchRequestResult).self {
+                // `NSFetchRequest<NSFetchRequestResult>`, as much Core Data code writes it: every
+                // object is one, so each is wrapped without a dynamic cast (a conformance lookup).
+                var wrapped: [any NSFetchRequestResult] = []
+                wrapped.reserveCapacity(objects.count)
+                for object in objects { wrapped.append(object) }
+                return unsafeBitCast(wrapped, to: [T].self)
+            }
             if let cls = T.self as? NSManagedObject.Type,
                entity.layout.descendants.allSatisfy({ $0.layout.instanceClass.isSubclass(of: cls) }) {
                 return unsafeBitCast(objects, to: [T].self)

@@ -54,6 +54,15 @@ extension PostgreSQLStore {
         }
     }
 
+    /// A fetch's rows lent one by one to `body` (the context's hot path): the result is read
+    /// whole on a reader, which goes back to the pool before the first row is decoded.
+    func selectRows(_ plan: FetchPlan, each body: (consuming LentRow) throws -> Void) throws {
+        let decoder = decoders[plan.entity.layout.rootNumber]!
+        let (sql, parameters) = try query(plan, columns: decoder.selectList)
+        let rows = try read { connection in try connection.execute(sql, parameters) }
+        try lendRows(rows, decoder: decoder) { _, row in try body(row) }
+    }
+
     func selectRows(_ plan: FetchPlan) throws -> [FetchedRow] {
         let decoder = decoders[plan.entity.layout.rootNumber]!
         let (sql, parameters) = try query(plan, columns: decoder.selectList)
@@ -157,24 +166,53 @@ extension PostgreSQLStore {
 
     /// The rows of a query selecting `decoder.selectList` first.
     func decodeRows(_ rows: any PostgreSQLRows, decoder: SQLiteRowDecoder) throws -> [FetchedRow] {
-        try decodeRows(rows, decoder: decoder, keepingIndexes: false).map(\.row)
+        var result: [FetchedRow] = []
+        result.reserveCapacity(rows.count)
+        lendRows(rows, decoder: decoder) { _, row in result.append(row.fetchedRow) }
+        return result
     }
 
     /// ``decodeRows(_:decoder:)`` with the index of each row in `rows`.
     func decodeRows(_ rows: any PostgreSQLRows, decoder: SQLiteRowDecoder, keepingIndexes: Bool) throws -> [(index: Int, row: FetchedRow)] {
         var result: [(index: Int, row: FetchedRow)] = []
         result.reserveCapacity(rows.count)
+        lendRows(rows, decoder: decoder) { index, row in result.append((index, row.fetchedRow)) }
+        return result
+    }
+
+    /// Lends each row of a query selecting `decoder.selectList` first to `body`, with its index
+    /// in `rows` (see ``LentRow``: valid while `decoder` is); rows of entities outside the
+    /// family are skipped. The one decoding path of every read.
+    @inline(__always)
+    func lendRows(_ rows: any PostgreSQLRows, decoder: SQLiteRowDecoder, to body: (Int, consuming LentRow) throws -> Void) rethrows {
+        let plans = decoder.plans
         for row in 0..<rows.count {
             let number = Int(rows.int64(row, 1))
-            guard number >= 0, number < decoder.plans.count, let plan = decoder.plans[number] else { continue }
-            var values = plan.entity.layout.nullValues()
-            for slot in plan.slots where !rows.isNull(row, Int(slot.column)) {
-                values[slot.index] = value(slot, rows, row)
-            }
-            let snapshot = RowSnapshot(entity: plan.entity, values: values, version: rows.int64(row, 2))
-            result.append((row, FetchedRow(store: self, primaryKey: rows.int64(row, 0), snapshot: snapshot)))
+            guard number >= 0, number < plans.count, let plan = plans[number] else { continue }
+            try body(row, LentRow(store: self, entity: plan.entity, primaryKey: rows.int64(row, 0),
+                                  values: decodeValues(rows, row, plan), version: rows.int64(row, 2)))
         }
-        return result
+    }
+
+    /// The values of `row` by property index, as `plan` decodes them; written in place over
+    /// the `.null`s a new buffer starts with (as the SQLite store's `decodeValues`).
+    @inline(__always)
+    func decodeValues(_ rows: any PostgreSQLRows, _ row: Int, _ plan: SQLiteRowDecoder.Plan) -> PropertyValues {
+        if plan.slots.isEmpty { return PropertyValues(nullsOf: plan.shape) }
+        let storage = plan.shape.newNulls()
+        let writer = PropertyValues.Initializer(storage)
+        for slot in plan.slots {
+            let column = Int(slot.column)
+            if case .int = slot.kind {
+                // One call per integer column: NULL reads as 0, so only then is it checked.
+                let value = rows.int64(row, column)
+                if value != 0 || !rows.isNull(row, column) { writer.initializeInt64(value, at: slot.index) }
+                continue
+            }
+            if rows.isNull(row, column) { continue }
+            writer.initialize(value(slot, rows, row), at: slot.index)
+        }
+        return PropertyValues(consume storage)
     }
 
     /// The value of a non-NULL column in its property's storage form (`.null` if unreadable).

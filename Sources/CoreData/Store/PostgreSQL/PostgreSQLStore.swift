@@ -188,6 +188,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     // MARK: The store API (PostgreSQLStore+Fetch.swift, +Save.swift, +Batch*.swift)
 
     override func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] { try selectRows(plan) }
+    override func fetchRows(_ plan: FetchPlan, each body: (consuming LentRow) throws -> Void) throws { try selectRows(plan, each: body) }
     override func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] { try selectIDs(plan) }
     override func fetchKeys(_ plan: FetchPlan) throws -> [FetchedKey] { try selectKeys(plan) }
     override func count(_ plan: FetchPlan) throws -> Int { try selectCount(plan) }
