@@ -13,6 +13,11 @@ extension LibPQConnection {
     static let statementsPerPipeline = 1000
 
     func executeAll(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError) {
+        _ = try executeAllKeepingRows(statements)
+    }
+
+    func executeAllKeepingRows(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError) -> [any PostgreSQLRows] {
+        var kept: [any PostgreSQLRows] = []
         var encoded = LibPQParameters()
         var start = 0
         while start < statements.count {
@@ -36,13 +41,16 @@ extension LibPQConnection {
                 }
                 end += 1
             }
-            try pipeline(statements[start..<end], names: names, encoded: &encoded)
+            try pipeline(statements[start..<end], names: names, encoded: &encoded, keeping: &kept)
             start = end
         }
+        return kept
     }
 
-    /// Sends `statements` (prepared as `names`) in one pipeline and reads their results.
-    private func pipeline(_ statements: ArraySlice<PostgreSQLStatement>, names: [String], encoded: inout LibPQParameters) throws(PostgreSQLError) {
+    /// Sends `statements` (prepared as `names`) in one pipeline and reads their results, adding
+    /// the rows of those marked `returnsRows` to `kept`.
+    private func pipeline(_ statements: ArraySlice<PostgreSQLStatement>, names: [String], encoded: inout LibPQParameters,
+                          keeping kept: inout [any PostgreSQLRows]) throws(PostgreSQLError) {
         guard PQenterPipelineMode(handle) == 1 else { throw lost("can't enter pipeline mode", statements) }
         for (statement, name) in zip(statements, names) {
             encoded.encode(statement.parameters)
@@ -63,13 +71,22 @@ extension LibPQConnection {
                 guard index <= statements.endIndex, PQstatus(handle) == CONNECTION_OK else { throw lost("lost the session", statements) }
                 continue
             }
-            defer { PQclear(result) }
             switch PQresultStatus(result) {
             case PGRES_PIPELINE_SYNC:
+                PQclear(result)
                 break reading
-            case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_PIPELINE_ABORTED:
+            case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
+                if index < statements.endIndex, statements[index].returnsRows {
+                    kept.append(LibPQRows(result)) // which clears it
+                } else {
+                    PQclear(result)
+                }
+                continue
+            case PGRES_PIPELINE_ABORTED:
+                PQclear(result)
                 continue
             default:
+                defer { PQclear(result) }
                 guard failure == nil else { continue }
                 let sql = index < statements.endIndex ? statements[index].sql : statements[statements.startIndex].sql
                 let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }

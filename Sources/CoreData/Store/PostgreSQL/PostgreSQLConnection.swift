@@ -26,10 +26,13 @@ package enum PostgreSQLParameter: Sendable, Hashable {
 package struct PostgreSQLStatement {
     package var sql: String
     package var parameters: [PostgreSQLParameter]
+    /// Whether ``PostgreSQLConnection/executeAllKeepingRows(_:)`` keeps its rows.
+    package var returnsRows: Bool
 
-    package init(sql: String, parameters: [PostgreSQLParameter]) {
+    package init(sql: String, parameters: [PostgreSQLParameter] = [], returnsRows: Bool = false) {
         self.sql = sql
         self.parameters = parameters
+        self.returnsRows = returnsRows
     }
 }
 
@@ -61,6 +64,10 @@ package protocol PostgreSQLConnection: AnyObject {
     /// of them before it reads their results (one round trip, not one each). Only inside a
     /// transaction: a failure leaves it to be rolled back.
     func executeAll(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError)
+    /// ``executeAll(_:)``, returning the rows of the statements marked
+    /// ``PostgreSQLStatement/returnsRows``, in order. Transaction control (`BEGIN`, `COMMIT`,
+    /// `SET LOCAL`) may be among the statements, one to a statement.
+    func executeAllKeepingRows(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError) -> [any PostgreSQLRows]
     /// Ends the session; the connection is not used afterwards.
     func close()
 }
@@ -88,7 +95,17 @@ package typealias PostgreSQLConnector = @Sendable (_ url: URL, _ password: Strin
 extension PostgreSQLConnection {
     /// One statement after the other, a round trip each: for connections that send no pipeline.
     package func executeAll(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError) {
-        for statement in statements { _ = try execute(statement.sql, statement.parameters) }
+        _ = try executeAllKeepingRows(statements)
+    }
+
+    /// One statement after the other, a round trip each: for connections that send no pipeline.
+    package func executeAllKeepingRows(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError) -> [any PostgreSQLRows] {
+        var kept: [any PostgreSQLRows] = []
+        for statement in statements {
+            let rows = try execute(statement.sql, statement.parameters)
+            if statement.returnsRows { kept.append(rows) }
+        }
+        return kept
     }
 
     /// Runs `body` in one transaction: committed if it returns, rolled back if it throws. A

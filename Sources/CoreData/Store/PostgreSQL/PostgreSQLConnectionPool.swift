@@ -53,43 +53,70 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// throws. Throws ``PostgreSQLCommitOutcomeUnknown`` when the session was lost after `COMMIT`
     /// was sent.
     func inTransaction<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+        try inTransaction(prelude: []) { connection, _ in (try body(connection), []) }
+    }
+
+    /// ``inTransaction(_:)`` in fewer round trips. `prelude` runs first, in a short transaction of
+    /// its own that commits before this one begins, in the round trip of its `BEGIN` (a save's
+    /// new keys: `Z_PRIMARYKEY`'s rows are then locked for one statement, not until the save
+    /// commits); `body` gets the rows of its statements marked `returnsRows`. The statements
+    /// `body` returns are sent with `COMMIT`, in its round trip (a save's notification).
+    func inTransaction<T>(prelude: [PostgreSQLStatement],
+                          _ body: (any PostgreSQLConnection, [any PostgreSQLRows]) throws -> (T, withCommit: [PostgreSQLStatement])) throws -> T {
         writeLock.lock()
         defer { writeLock.unlock() }
-        let connection = try begunWriter()
+        let (connection, preludeRows) = try begunWriter(prelude: prelude)
         let result: T
+        let withCommit: [PostgreSQLStatement]
         do {
-            result = try body(connection)
+            (result, withCommit) = try body(connection, preludeRows)
         } catch {
-            // The error that ended the transaction is the one to report; a writer that cannot
-            // roll back is in no state to be used again.
-            if Self.isSessionLost(error) {
-                dropWriter()
-            } else {
-                do { try connection.run("ROLLBACK") } catch { dropWriter() }
-            }
+            rollBack(connection, after: error)
             throw error
         }
         do {
-            try connection.run("COMMIT")
+            if withCommit.isEmpty {
+                try connection.run("COMMIT")
+            } else {
+                try connection.executeAll(withCommit + [PostgreSQLStatement(sql: "COMMIT")])
+            }
         } catch where error.isSessionLost {
             dropWriter()
             throw PostgreSQLCommitOutcomeUnknown(cause: error)
+        } catch {
+            // A statement sent with `COMMIT` failed (and `COMMIT` did not run), or `COMMIT` did:
+            // either way nothing was committed.
+            rollBack(connection, after: error)
+            throw error
         }
         return result
     }
 
-    /// The writer with a transaction begun: on a new session if `BEGIN` found the last one gone
-    /// (nothing of the transaction has run, so beginning again is safe). Under ``writeLock``.
-    private func begunWriter() throws -> any PostgreSQLConnection {
-        do {
-            return try beginOnWriter()
-        } catch let error as PostgreSQLError where error.isSessionLost {
-            return try beginOnWriter()
+    /// Ends a failed transaction. The error that ended it is the one to report; a writer that
+    /// cannot roll back is in no state to be used again.
+    private func rollBack(_ connection: any PostgreSQLConnection, after error: Error) {
+        if Self.isSessionLost(error) {
+            dropWriter()
+        } else {
+            do { try connection.run("ROLLBACK") } catch { dropWriter() }
         }
     }
 
-    /// The writer, connected now if there is none, with `BEGIN` run; dropped if its session is lost.
-    private func beginOnWriter() throws -> any PostgreSQLConnection {
+    /// The writer with a transaction begun, and the rows of `prelude`: on a new session if the
+    /// round trip found the last one gone (nothing of the transaction has run, so beginning again
+    /// is safe; a prelude that ran and committed then runs again: a save's keys, of which the
+    /// first are then never used). Under ``writeLock``.
+    private func begunWriter(prelude: [PostgreSQLStatement]) throws -> (any PostgreSQLConnection, [any PostgreSQLRows]) {
+        do {
+            return try beginOnWriter(prelude: prelude)
+        } catch let error as PostgreSQLError where error.isSessionLost {
+            return try beginOnWriter(prelude: prelude)
+        }
+    }
+
+    /// The writer, connected now if there is none, with `prelude` run and committed and `BEGIN`
+    /// run; dropped if its session is lost.
+    private func beginOnWriter(prelude: [PostgreSQLStatement]) throws -> (any PostgreSQLConnection, [any PostgreSQLRows]) {
         if isClosed { throw closedError() }
         let connection = try writer ?? connect()
         writer = connection
@@ -97,13 +124,34 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
             // READ COMMITTED whatever the database's default: optimistic locking (an update of 0
             // rows is a conflict), `Z_PRIMARYKEY`'s row locks and history numbers rely on it.
             // The timeouts in the same round trip.
-            try connection.run("BEGIN ISOLATION LEVEL READ COMMITTED; \(timeouts.settings)")
+            if prelude.isEmpty {
+                try connection.run("BEGIN ISOLATION LEVEL READ COMMITTED; \(timeouts.settings)")
+                return (connection, [])
+            }
+            // The prelude's commit need not wait for its WAL to reach the disk: the transaction
+            // that uses its keys commits after it, and a commit that waits flushes the WAL up to
+            // its own record, this one's included.
+            let settings = timeouts.statements.map { PostgreSQLStatement(sql: $0) }
+            let statements = [PostgreSQLStatement(sql: "BEGIN ISOLATION LEVEL READ COMMITTED"),
+                              PostgreSQLStatement(sql: "SET LOCAL synchronous_commit = off")] + settings + prelude
+                + [PostgreSQLStatement(sql: "COMMIT"), PostgreSQLStatement(sql: "BEGIN ISOLATION LEVEL READ COMMITTED")] + settings
+            let rows: [any PostgreSQLRows]
+            do {
+                rows = try connection.executeAllKeepingRows(statements)
+            } catch {
+                // A statement failed: the transaction it was in is open, aborted; end it.
+                if !Self.isSessionLost(error) { rollBack(connection, after: error) }
+                throw error
+            }
+            return (connection, rows)
         } catch {
-            if error.isSessionLost { dropWriter() }
+            if Self.isSessionLost(error) { dropWriter() }
             throw error
         }
-        return connection
     }
+
+    /// The writer, for tests that count its round trips.
+    var writerForTests: (any PostgreSQLConnection)? { writeLock.withLock { writer } }
 
     /// Closes the writer and forgets it; the next transaction connects again. Under ``writeLock``.
     private func dropWriter() {

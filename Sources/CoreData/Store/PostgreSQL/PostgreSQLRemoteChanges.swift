@@ -212,9 +212,15 @@ extension PostgreSQLStore {
         listener?.stop()
     }
 
-    /// Sends the notification of a save, in its transaction: the server delivers it at the commit.
+    /// Sends the notification of a write, in its transaction: the server delivers it at the commit.
     func notifyCommit(transaction: Int64?, on connection: any PostgreSQLConnection) throws {
-        _ = try connection.execute("SELECT pg_notify($1, $2)", [.text(identifier), .text(transaction.map(String.init) ?? "")])
+        let notification = commitNotification(transaction: transaction)
+        _ = try connection.execute(notification.sql, notification.parameters)
+    }
+
+    /// The statement that sends the notification of a write (a save sends it with its `COMMIT`).
+    func commitNotification(transaction: Int64?) -> PostgreSQLStatement {
+        PostgreSQLStatement(sql: "SELECT pg_notify($1, $2)", parameters: [.text(identifier), .text(transaction.map(String.init) ?? "")])
     }
 
     /// Posts `.NSPersistentStoreRemoteChange` from the store's coordinator (on the listening

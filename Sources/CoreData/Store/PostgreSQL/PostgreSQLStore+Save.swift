@@ -4,10 +4,12 @@ import Foundation
 // connection (`PostgreSQLConnectionPool.swift`), never run twice.
 //
 // Keys come from `Z_PRIMARYKEY`: `UPDATE … SET "Z_MAX" = "Z_MAX" + n … RETURNING "Z_MAX"` locks
-// the root entity's row until the transaction ends (as `SELECT … FOR UPDATE` would, in one
-// round trip), so coordinators on other machines wait for it and never get the same keys. A
-// save takes those rows in `Z_ENT` order, so two saves never wait for each other's key rows in
-// a cycle.
+// the root entity's row, so coordinators on other machines wait for it and never get the same
+// keys. A save takes its keys in a short transaction of their own, committed in the round trip
+// that begins the save's (``PostgreSQLConnectionPool/inTransaction(prelude:_:)``): the rows are
+// locked for that statement, not until the save commits, so saves of many servers into one
+// table run side by side (measured: docs/POSTGRESQL.md, "Keys"). A save that fails leaves its
+// keys unused. The rows are taken in `Z_ENT` order.
 //
 // Optimistic locking: an update or delete names the row's `Z_OPT` as the saving context read
 // it; a row that no longer has it changes nothing, and is reported as the SQLite store reports
@@ -25,8 +27,18 @@ extension PostgreSQLStore {
 
     /// The first of `count` new keys of `root`'s table (they follow each other), in the caller's transaction.
     private func allocateKeys(root: NSEntityDescription, count: Int, on connection: any PostgreSQLConnection) throws -> Int64 {
-        let rows = try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + $1 WHERE \"Z_ENT\" = $2 RETURNING \"Z_MAX\"",
-                                          [.int(Int64(count)), .int(Int64(schema.number(of: root)))])
+        let statement = keyStatement(root: root, count: count)
+        return try firstKey(of: root, count: count, in: try connection.execute(statement.sql, statement.parameters))
+    }
+
+    /// The statement taking `count` new keys of `root`'s table.
+    private func keyStatement(root: NSEntityDescription, count: Int) -> PostgreSQLStatement {
+        PostgreSQLStatement(sql: "UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + $1 WHERE \"Z_ENT\" = $2 RETURNING \"Z_MAX\"",
+                            parameters: [.int(Int64(count)), .int(Int64(schema.number(of: root)))], returnsRows: true)
+    }
+
+    /// The first of the `count` keys ``keyStatement(root:count:)`` took, from its rows.
+    private func firstKey(of root: NSEntityDescription, count: Int, in rows: any PostgreSQLRows) throws -> Int64 {
         guard rows.count == 1 else {
             throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity \(root.name ?? "") in the PostgreSQL store at \(location)")
         }
@@ -40,8 +52,16 @@ extension PostgreSQLStore {
     /// (``saveRetryingDeadlocks(_:)``), unless `retryingDeadlocks` is `false` (a body that cannot
     /// run twice, as a batch insert reading its rows once): the deadlock is then 134030.
     func write<T>(_ what: String, retryingDeadlocks: Bool = true, _ body: (any PostgreSQLConnection, CommitMark) throws -> T) throws -> T {
+        try write(what, retryingDeadlocks: retryingDeadlocks, prelude: []) { connection, _, mark in (try body(connection, mark), []) }
+    }
+
+    /// ``write(_:retryingDeadlocks:_:)`` with a prelude and statements sent with `COMMIT`
+    /// (``PostgreSQLConnectionPool/inTransaction(prelude:_:)``); a deadlock's victim runs its
+    /// prelude again.
+    func write<T>(_ what: String, retryingDeadlocks: Bool = true, prelude: [PostgreSQLStatement],
+                  _ body: (any PostgreSQLConnection, [any PostgreSQLRows], CommitMark) throws -> (T, withCommit: [PostgreSQLStatement])) throws -> T {
         do {
-            func attempt(_ mark: CommitMark) throws -> T { try inTransaction { try body($0, mark) } }
+            func attempt(_ mark: CommitMark) throws -> T { try inTransaction(prelude: prelude) { try body($0, $1, mark) } }
             return try retryingDeadlocks ? saveRetryingDeadlocks(attempt) : attempt(CommitMark())
         } catch let error as PostgreSQLCommitOutcomeUnknown {
             throw commitOutcomeUnknownError(error)
@@ -61,26 +81,31 @@ extension PostgreSQLStore {
 
     func saveInTransaction(_ changes: SaveChanges, beforeCommitting: () throws -> Void) throws -> SaveResult {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) is read-only; nothing was saved") }
-        return try write("save to") { connection, mark in
-            try write(changes, on: connection, beforeCommitting: {
+        // New keys per root table, taken in `Z_ENT` order before the save's transaction begins.
+        var counts: [Int: (root: NSEntityDescription, count: Int)] = [:]
+        for insert in changes.inserts where insert.isTemporary {
+            counts[schema.number(of: insert.entity.rootEntity), default: (insert.entity.rootEntity, 0)].count += 1
+        }
+        let numbers = counts.keys.sorted()
+        let prelude = numbers.map { keyStatement(root: counts[$0]!.root, count: counts[$0]!.count) }
+        return try write("save to", prelude: prelude) { connection, keyRows, mark in
+            var next: [Int: Int64] = [:]
+            for (number, rows) in zip(numbers, keyRows) {
+                next[number] = try firstKey(of: counts[number]!.root, count: counts[number]!.count, in: rows)
+            }
+            return try write(changes, keys: next, on: connection, beforeCommitting: {
                 mark.isCommitting = true
                 try beforeCommitting()
             })
         }
     }
 
-    /// One save inside the caller's transaction.
-    private func write(_ changes: SaveChanges, on connection: any PostgreSQLConnection, beforeCommitting: () throws -> Void) throws -> SaveResult {
+    /// One save inside the caller's transaction, its new keys starting at `next` (by root
+    /// entity number); the notification to send with `COMMIT` comes back with the result.
+    private func write(_ changes: SaveChanges, keys next: [Int: Int64], on connection: any PostgreSQLConnection,
+                       beforeCommitting: () throws -> Void) throws -> (SaveResult, withCommit: [PostgreSQLStatement]) {
         let inserts = changes.inserts
-        // New keys per root table, allocated in `Z_ENT` order.
-        var counts: [Int: (root: NSEntityDescription, count: Int)] = [:]
-        for insert in inserts where insert.isTemporary {
-            counts[schema.number(of: insert.entity.rootEntity), default: (insert.entity.rootEntity, 0)].count += 1
-        }
-        var next: [Int: Int64] = [:]
-        for number in counts.keys.sorted() {
-            next[number] = try allocateKeys(root: counts[number]!.root, count: counts[number]!.count, on: connection)
-        }
+        var next = next
         var insertedKeys = inserts.map { $0.primaryKey ?? 0 }
         for offset in inserts.indices where inserts[offset].isTemporary {
             let number = schema.number(of: inserts[offset].entity.rootEntity)
@@ -171,9 +196,8 @@ extension PostgreSQLStore {
             }
         }
         let transaction = try history.flatMap { try recordHistory(changes, insertedKeys: insertedKeys, tombstones: tombstones, history: $0, on: connection) }
-        try notifyCommit(transaction: transaction, on: connection)
         try beforeCommitting()
-        return SaveResult(insertedKeys: insertedKeys)
+        return (SaveResult(insertedKeys: insertedKeys), [commitNotification(transaction: transaction)])
     }
 
     /// Appends the parameters of one property of a row to `parameters`: its entity column's

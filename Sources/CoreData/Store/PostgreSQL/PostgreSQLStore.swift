@@ -48,6 +48,14 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         return try pool.inTransaction(body)
     }
 
+    /// ``inTransaction(_:)`` with a prelude and statements sent with `COMMIT`
+    /// (``PostgreSQLConnectionPool/inTransaction(prelude:_:)``).
+    func inTransaction<T>(prelude: [PostgreSQLStatement],
+                          _ body: (any PostgreSQLConnection, [any PostgreSQLRows]) throws -> (T, withCommit: [PostgreSQLStatement])) throws -> T {
+        guard let pool else { throw removedError }
+        return try pool.inTransaction(prelude: prelude, body)
+    }
+
     /// Runs `body` with a reader (``PostgreSQLConnectionPool/withReader(_:)``); a request of a
     /// context pinned to a query generation on the generation's session instead
     /// (`PostgreSQLStore+QueryGenerations.swift`), where a statement that fails leaves the session

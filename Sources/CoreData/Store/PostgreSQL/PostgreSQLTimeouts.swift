@@ -40,9 +40,10 @@ internal struct PostgreSQLTimeouts {
     }
 
     /// The statements that set them for one transaction.
-    var settings: String {
-        "\(lockTimeoutSetting); SET LOCAL idle_in_transaction_session_timeout = \(idleTimeout)"
-    }
+    var settings: String { statements.joined(separator: "; ") }
+
+    /// ``settings``, one statement each (for a pipeline, which takes one per statement).
+    var statements: [String] { [lockTimeoutSetting, "SET LOCAL idle_in_transaction_session_timeout = \(idleTimeout)"] }
 
     /// The statement that sets the lock timeout for the rest of a transaction (a migration's DDL
     /// in the opening's transaction, `PostgreSQLStore+Migration.swift`).
