@@ -5,8 +5,9 @@ import Testing
 
 /// A save's keys are taken in a short transaction of their own, in the round trip that begins the
 /// save's (`PostgreSQLConnectionPool.inTransaction(prelude:_:)`), and its notification goes with
-/// its `COMMIT`: `Z_PRIMARYKEY`'s row is not held while the save runs, so other servers' saves
-/// into the same table go on meanwhile, and an insert-only save costs three round trips.
+/// its inserts: `Z_PRIMARYKEY`'s row is not held while the save runs, so other servers' saves
+/// into the same table go on meanwhile, and an insert-only save costs three round trips. Tables
+/// with uniqueness constraints keep their key row to the commit.
 @Suite("PostgreSQL save keys and round trips", PostgreSQLTestServer.skipUnlessServer)
 struct PostgreSQLSaveKeysTests {
     /// The first server's save of "Gated" waits inside its transaction (a trigger on `ZPERSON`
@@ -48,10 +49,10 @@ struct PostgreSQLSaveKeysTests {
         #expect(try database.query("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_NAME\" = 'Person'") == [["2"]])
     }
 
-    /// An insert-only save: its keys and `BEGIN` in one round trip, its inserts in one, its
-    /// notification and `COMMIT` in one. A save whose keys come back from no row fails and
-    /// leaves the writer usable.
-    @Test func aTransactionWithAPreludeTakesThreeRoundTrips() throws {
+    /// A transaction with a prelude: its keys and `BEGIN` in one round trip; a body that fails
+    /// rolls back its own work but not the prelude's; a prelude that fails is thrown, and the
+    /// writer goes on.
+    @Test func aTransactionWithAPreludeTakesOneRoundTripToBegin() throws {
         let database = try TemporaryDatabase()
         try database.run("CREATE TABLE counter (id integer PRIMARY KEY, value bigint); INSERT INTO counter VALUES (1, 0); CREATE TABLE item (id bigint)")
         let writer = try LibPQConnection(url: database.url, password: nil)
@@ -65,35 +66,69 @@ struct PostgreSQLSaveKeysTests {
                 #expect(rows.count == 1)
                 let last = rows[0].int64(0, 0)
                 try connection.executeAll((last - 4...last).map { PostgreSQLStatement(sql: "INSERT INTO item VALUES ($1)", parameters: [.int($0)]) })
-                return (last - 4, [PostgreSQLStatement(sql: "SELECT pg_notify($1, $2)", parameters: [.text("cd_test"), .text("1")])])
+                return last - 4
             }
         }
         #expect(try insertFive() == 1) // the first prepares each statement (a round trip each)
         let before = writer.roundTrips
         #expect(try insertFive() == 6)
-        #expect(writer.roundTrips - before == 3)
+        #expect(writer.roundTrips - before == 3) // keys and BEGIN, the inserts, COMMIT
         #expect(try database.query("SELECT count(*), min(id), max(id) FROM item") == [["10", "1", "10"]])
 
-        // A statement sent with COMMIT that fails: nothing of the transaction is committed; the
-        // prelude's transaction was.
-        #expect(throws: PostgreSQLError.self) {
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
             try pool.inTransaction(prelude: [take]) { connection, _ in
                 try connection.executeAll([PostgreSQLStatement(sql: "INSERT INTO item VALUES ($1)", parameters: [.int(99)])])
-                return ((), [PostgreSQLStatement(sql: "SELECT 1 / $1", parameters: [.int(0)])])
+                throw Refused()
             }
         }
         #expect(try database.query("SELECT count(*), max(id) FROM item") == [["10", "10"]])
         #expect(try database.query("SELECT value FROM counter") == [["15"]])
 
-        // A prelude that fails: the error is thrown, and the writer goes on.
         let missing = PostgreSQLStatement(sql: "UPDATE no_such_table SET value = 1 RETURNING value", returnsRows: true)
-        #expect(throws: PostgreSQLError.self) { try pool.inTransaction(prelude: [missing]) { _, _ in ((), []) } }
+        #expect(throws: PostgreSQLError.self) { try pool.inTransaction(prelude: [missing]) { _, _ in } }
         try pool.inTransaction { connection in _ = try connection.execute("INSERT INTO item VALUES ($1)", [PostgreSQLParameter.int(6)]) }
         #expect(try database.query("SELECT count(*), max(id) FROM item") == [["11", "10"]])
     }
 
+    /// Two servers inserting crossing unique values into one table: the first save inserts "b",
+    /// then waits at a gate before "a"; the second (inserting "a", then "b") waits for the first's
+    /// key row, which a table with uniqueness constraints keeps to the commit, instead of taking
+    /// "a" and waiting for "b" while the first would wait for its "a" (a deadlock). It then meets
+    /// the first's rows as a constraint conflict (133021). The server counts no deadlock.
+    @Test func crossingUniqueValuesWaitForTheKeyRowAndDoNotDeadlock() throws {
+        let database = try TemporaryDatabase()
+        let (first, second) = try database.contextsOfTwoCoordinators(PostgreSQLTestModel.make())
+        try database.run("""
+            CREATE FUNCTION cd_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW."ZLABEL" = 'a' AND NEW."Z_PK" = 2 THEN PERFORM pg_advisory_xact_lock_shared(11); END IF; RETURN NEW; END $$;
+            CREATE TRIGGER cd_gate BEFORE INSERT ON "ZTAG" FOR EACH ROW EXECUTE FUNCTION cd_gate();
+            """)
+        let gate = try LibPQConnection(url: database.url, password: nil)
+        try gate.run("SELECT pg_advisory_lock(11)")
+        let errors = Locked<[Int: NSError]>([:])
+        let done = DispatchGroup()
+        for (number, (context, labels)) in [(first, ["b", "a"]), (second, ["a", "b"])].enumerated() {
+            done.enter()
+            context.perform {
+                for label in labels { context.insert("Tag", ["label": label]) }
+                do { try context.save() } catch { errors.withLock { $0[number] = error as NSError } }
+                done.leave()
+            }
+            try database.waitForSessionsWaitingOnLocks(number + 1)
+        }
+        try gate.run("SELECT pg_advisory_unlock(11)")
+        gate.close()
+        #expect(done.wait(timeout: .now() + 60) == .success, "the saves did not end")
+        let found = errors.withLock { $0 }
+        #expect(found[0] == nil, "the first save failed: \(String(describing: found[0]))")
+        #expect(found[1]?.code == NSManagedObjectConstraintMergeError, "\(String(describing: found[1]))")
+        #expect(try database.query("SELECT \"Z_PK\", \"ZLABEL\" FROM \"ZTAG\" ORDER BY 1") == [["1", "b"], ["2", "a"]])
+        #expect(try database.deadlocksCounted(removingTheStoresOf: [first, second]) == 0)
+    }
+
     /// The same through the store: an insert-only save of one object is three round trips on
-    /// the writer (the keys and `BEGIN`, the insert, the notification and `COMMIT`).
+    /// the writer (the keys and `BEGIN`, the insert and the notification, `COMMIT`).
     @Test func anInsertOnlySaveTakesThreeRoundTrips() throws {
         let database = try TemporaryDatabase()
         let context = try database.context(saving: ["Ann"])

@@ -53,41 +53,29 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// throws. Throws ``PostgreSQLCommitOutcomeUnknown`` when the session was lost after `COMMIT`
     /// was sent.
     func inTransaction<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
-        try inTransaction(prelude: []) { connection, _ in (try body(connection), []) }
+        try inTransaction(prelude: []) { connection, _ in try body(connection) }
     }
 
-    /// ``inTransaction(_:)`` in fewer round trips. `prelude` runs first, in a short transaction of
-    /// its own that commits before this one begins, in the round trip of its `BEGIN` (a save's
-    /// new keys: `Z_PRIMARYKEY`'s rows are then locked for one statement, not until the save
-    /// commits); `body` gets the rows of its statements marked `returnsRows`. The statements
-    /// `body` returns are sent with `COMMIT`, in its round trip (a save's notification).
-    func inTransaction<T>(prelude: [PostgreSQLStatement],
-                          _ body: (any PostgreSQLConnection, [any PostgreSQLRows]) throws -> (T, withCommit: [PostgreSQLStatement])) throws -> T {
+    /// ``inTransaction(_:)`` with `prelude` run first, in a short transaction of its own that
+    /// commits before this one begins, in the round trip of its `BEGIN` (a save's new keys:
+    /// `Z_PRIMARYKEY`'s rows are then locked for one statement, not until the save commits);
+    /// `body` gets the rows of its statements marked `returnsRows`.
+    func inTransaction<T>(prelude: [PostgreSQLStatement], _ body: (any PostgreSQLConnection, [any PostgreSQLRows]) throws -> T) throws -> T {
         writeLock.lock()
         defer { writeLock.unlock() }
         let (connection, preludeRows) = try begunWriter(prelude: prelude)
         let result: T
-        let withCommit: [PostgreSQLStatement]
         do {
-            (result, withCommit) = try body(connection, preludeRows)
+            result = try body(connection, preludeRows)
         } catch {
             rollBack(connection, after: error)
             throw error
         }
         do {
-            if withCommit.isEmpty {
-                try connection.run("COMMIT")
-            } else {
-                try connection.executeAll(withCommit + [PostgreSQLStatement(sql: "COMMIT")])
-            }
+            try connection.run("COMMIT")
         } catch where error.isSessionLost {
             dropWriter()
             throw PostgreSQLCommitOutcomeUnknown(cause: error)
-        } catch {
-            // A statement sent with `COMMIT` failed (and `COMMIT` did not run), or `COMMIT` did:
-            // either way nothing was committed.
-            rollBack(connection, after: error)
-            throw error
         }
         return result
     }

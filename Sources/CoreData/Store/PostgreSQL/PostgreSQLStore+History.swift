@@ -11,8 +11,8 @@ import Foundation
 // `Z_PRIMARYKEY` (`UPDATE … RETURNING`), which holds that row's lock until it commits, so the next
 // save on any server gets the next number only once this one has committed or rolled back. A
 // fetch after a token therefore never misses a transaction that commits later with a smaller
-// number. Keys are taken in `Z_ENT` order (the model's entities, then 16001, 16002, 16003), as
-// every save takes them, so saves never wait on each other in a cycle.
+// number. Keys held to the commit are taken in `Z_ENT` order (the model's entities with
+// uniqueness constraints, then 16001, 16002, 16003), so saves never wait on each other in a cycle.
 //
 // Tombstones (`ZTOMBSTONE<i>`) are `text` columns, as their values are of every type.
 // A store whose history has rows, opened without the key, opens read-only (as Apple's).

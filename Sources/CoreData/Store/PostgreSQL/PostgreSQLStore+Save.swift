@@ -9,7 +9,8 @@ import Foundation
 // that begins the save's (``PostgreSQLConnectionPool/inTransaction(prelude:_:)``): the rows are
 // locked for that statement, not until the save commits, so saves of many servers into one
 // table run side by side (measured: docs/POSTGRESQL.md, "Keys"). A save that fails leaves its
-// keys unused. The rows are taken in `Z_ENT` order.
+// keys unused. The rows are taken in `Z_ENT` order. Tables with uniqueness constraints are the
+// exception: their keys are taken inside the save and held to its commit (see `saveInTransaction`).
 //
 // Optimistic locking: an update or delete names the row's `Z_OPT` as the saving context read
 // it; a row that no longer has it changes nothing, and is reported as the SQLite store reports
@@ -52,14 +53,13 @@ extension PostgreSQLStore {
     /// (``saveRetryingDeadlocks(_:)``), unless `retryingDeadlocks` is `false` (a body that cannot
     /// run twice, as a batch insert reading its rows once): the deadlock is then 134030.
     func write<T>(_ what: String, retryingDeadlocks: Bool = true, _ body: (any PostgreSQLConnection, CommitMark) throws -> T) throws -> T {
-        try write(what, retryingDeadlocks: retryingDeadlocks, prelude: []) { connection, _, mark in (try body(connection, mark), []) }
+        try write(what, retryingDeadlocks: retryingDeadlocks, prelude: []) { connection, _, mark in try body(connection, mark) }
     }
 
-    /// ``write(_:retryingDeadlocks:_:)`` with a prelude and statements sent with `COMMIT`
-    /// (``PostgreSQLConnectionPool/inTransaction(prelude:_:)``); a deadlock's victim runs its
-    /// prelude again.
+    /// ``write(_:retryingDeadlocks:_:)`` with a prelude (``PostgreSQLConnectionPool/inTransaction(prelude:_:)``);
+    /// a deadlock's victim runs its prelude again.
     func write<T>(_ what: String, retryingDeadlocks: Bool = true, prelude: [PostgreSQLStatement],
-                  _ body: (any PostgreSQLConnection, [any PostgreSQLRows], CommitMark) throws -> (T, withCommit: [PostgreSQLStatement])) throws -> T {
+                  _ body: (any PostgreSQLConnection, [any PostgreSQLRows], CommitMark) throws -> T) throws -> T {
         do {
             func attempt(_ mark: CommitMark) throws -> T { try inTransaction(prelude: prelude) { try body($0, $1, mark) } }
             return try retryingDeadlocks ? saveRetryingDeadlocks(attempt) : attempt(CommitMark())
@@ -81,17 +81,28 @@ extension PostgreSQLStore {
 
     func saveInTransaction(_ changes: SaveChanges, beforeCommitting: () throws -> Void) throws -> SaveResult {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) is read-only; nothing was saved") }
-        // New keys per root table, taken in `Z_ENT` order before the save's transaction begins.
+        // New keys per root table, in `Z_ENT` order: taken before the save's transaction begins,
+        // but for tables with uniqueness constraints, whose keys are taken inside it and held to
+        // its commit, as an upsert holds them: two writers inserting crossing unique values into
+        // one table would otherwise each wait for the other's uncommitted index entry (40P01).
         var counts: [Int: (root: NSEntityDescription, count: Int)] = [:]
         for insert in changes.inserts where insert.isTemporary {
             counts[schema.number(of: insert.entity.rootEntity), default: (insert.entity.rootEntity, 0)].count += 1
         }
         let numbers = counts.keys.sorted()
-        let prelude = numbers.map { keyStatement(root: counts[$0]!.root, count: counts[$0]!.count) }
+        let held = numbers.filter { number in schema.entities.contains { $0.rootEntity === counts[number]!.root && !$0.uniquenessConstraints.isEmpty } }
+        let early = numbers.filter { !held.contains($0) }
+        let prelude = early.map { keyStatement(root: counts[$0]!.root, count: counts[$0]!.count) }
         return try write("save to", prelude: prelude) { connection, keyRows, mark in
+            guard keyRows.count == early.count else {
+                throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) got \(keyRows.count) answers for \(early.count) key requests; nothing was saved")
+            }
             var next: [Int: Int64] = [:]
-            for (number, rows) in zip(numbers, keyRows) {
+            for (number, rows) in zip(early, keyRows) {
                 next[number] = try firstKey(of: counts[number]!.root, count: counts[number]!.count, in: rows)
+            }
+            for number in held {
+                next[number] = try allocateKeys(root: counts[number]!.root, count: counts[number]!.count, on: connection)
             }
             return try write(changes, keys: next, on: connection, beforeCommitting: {
                 mark.isCommitting = true
@@ -101,9 +112,9 @@ extension PostgreSQLStore {
     }
 
     /// One save inside the caller's transaction, its new keys starting at `next` (by root
-    /// entity number); the notification to send with `COMMIT` comes back with the result.
+    /// entity number).
     private func write(_ changes: SaveChanges, keys next: [Int: Int64], on connection: any PostgreSQLConnection,
-                       beforeCommitting: () throws -> Void) throws -> (SaveResult, withCommit: [PostgreSQLStatement]) {
+                       beforeCommitting: () throws -> Void) throws -> SaveResult {
         let inserts = changes.inserts
         var next = next
         var insertedKeys = inserts.map { $0.primaryKey ?? 0 }
@@ -162,7 +173,10 @@ extension PostgreSQLStore {
                                                persisted: try readRow(update.id.entity, pk, on: connection)))
             }
         }
-        try insertRows(inserts, keys: insertedKeys, resolve: resolve, on: connection)
+        // Without history the notification is known now: it goes with the inserts, in their
+        // round trip (with history it names the transaction, which is numbered last).
+        let notification = history == nil ? commitNotification(transaction: nil) : nil
+        try insertRows(inserts, keys: insertedKeys, resolve: resolve, then: notification.map { [$0] } ?? [], on: connection)
         if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
         for (rows, insert) in [(changes.joinDeletes, false), (changes.joinInserts, true)] {
             for row in rows {
@@ -195,9 +209,12 @@ extension PostgreSQLStore {
                 continue
             }
         }
-        let transaction = try history.flatMap { try recordHistory(changes, insertedKeys: insertedKeys, tombstones: tombstones, history: $0, on: connection) }
+        if let history {
+            let transaction = try recordHistory(changes, insertedKeys: insertedKeys, tombstones: tombstones, history: history, on: connection)
+            try notifyCommit(transaction: transaction, on: connection)
+        }
         try beforeCommitting()
-        return (SaveResult(insertedKeys: insertedKeys), [commitNotification(transaction: transaction)])
+        return SaveResult(insertedKeys: insertedKeys)
     }
 
     /// Appends the parameters of one property of a row to `parameters`: its entity column's

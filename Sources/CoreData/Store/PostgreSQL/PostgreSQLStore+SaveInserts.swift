@@ -7,11 +7,12 @@ import Foundation
 // out once a save, not once a row.
 extension PostgreSQLStore {
     /// Inserts the rows of `inserts` with keys `keys` (the same positions), in order, in the
-    /// caller's transaction. A failing row (a unique index's refusal, 23505) throws its error, as
-    /// its own `INSERT` would have; the rows after it are not inserted.
+    /// caller's transaction, then runs `after` in the same round trips (a save's notification). A
+    /// failing row (a unique index's refusal, 23505) throws its error, as its own `INSERT` would
+    /// have; the rows after it are not inserted.
     func insertRows(_ inserts: [SaveChanges.Insert], keys: [Int64], resolve: (NSManagedObjectID) -> NSManagedObjectID,
-                    on connection: any PostgreSQLConnection) throws {
-        guard !inserts.isEmpty else { return }
+                    then after: [PostgreSQLStatement] = [], on connection: any PostgreSQLConnection) throws {
+        guard !inserts.isEmpty || !after.isEmpty else { return }
         var plans: [ObjectIdentifier: InsertPlan] = [:]
         var statements: [PostgreSQLStatement] = []
         statements.reserveCapacity(inserts.count)
@@ -26,7 +27,7 @@ extension PostgreSQLStore {
             for slot in plan.slots { appendParameters(slot, insert.values, to: &parameters, resolve: resolve) }
             statements.append(PostgreSQLStatement(sql: plan.sql, parameters: parameters))
         }
-        try connection.executeAll(statements)
+        try connection.executeAll(statements + after)
     }
 
     /// An entity's `INSERT` and the properties it binds, in order.

@@ -48,10 +48,8 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         return try pool.inTransaction(body)
     }
 
-    /// ``inTransaction(_:)`` with a prelude and statements sent with `COMMIT`
-    /// (``PostgreSQLConnectionPool/inTransaction(prelude:_:)``).
-    func inTransaction<T>(prelude: [PostgreSQLStatement],
-                          _ body: (any PostgreSQLConnection, [any PostgreSQLRows]) throws -> (T, withCommit: [PostgreSQLStatement])) throws -> T {
+    /// ``inTransaction(_:)`` with a prelude (``PostgreSQLConnectionPool/inTransaction(prelude:_:)``).
+    func inTransaction<T>(prelude: [PostgreSQLStatement], _ body: (any PostgreSQLConnection, [any PostgreSQLRows]) throws -> T) throws -> T {
         guard let pool else { throw removedError }
         return try pool.inTransaction(prelude: prelude, body)
     }
