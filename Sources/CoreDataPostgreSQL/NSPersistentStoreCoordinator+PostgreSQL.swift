@@ -9,7 +9,8 @@ extension NSPersistentStoreCoordinator {
     ///
     /// The store's URL names the database: `postgres://user:password@host:port/database`, with
     /// libpq's parameters in its query (`?sslmode=require`, `?connect_timeout=5`). The password
-    /// may instead be given in the options, under ``NSPostgreSQLPasswordOption``.
+    /// may instead be given in the options, under ``NSPostgreSQLPasswordOption``, which wins
+    /// over one in the URL.
     ///
     /// ```swift
     /// import CoreData

@@ -117,6 +117,21 @@ struct LibPQConnectionTests {
         #expect(second.persistentStores.first?.type == NSPostgreSQLStoreType)
     }
 
+    @Test func thePasswordOptionWinsOverTheURLs() throws {
+        let database = try TemporaryDatabase(owner: "cd_password")
+        // A wrong password in the URL, the right one in the options: the options' is used.
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model())
+        try coordinator.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil,
+                                           at: TemporaryDatabase.url(database: database.name, user: "cd_password", password: "wrong"),
+                                           options: [NSPostgreSQLPasswordOption: "secret"])
+        #expect(coordinator.persistentStores.first?.type == NSPostgreSQLStoreType)
+        // The right one in the URL, a wrong one in the options: refused.
+        let refused = try addFailure(TemporaryDatabase.url(database: database.name, user: "cd_password", password: "secret"),
+                                     options: [NSPostgreSQLPasswordOption: "wrong"])
+        #expect(refused.code == NSPersistentStoreOpenError)
+        #expect(refused.userInfo[NSPostgreSQLStateErrorKey] as? String == "28P01")
+    }
+
     @Test func aMissingDatabaseIsRefused() throws {
         let error = try addFailure(TemporaryDatabase.url(database: "cd_no_such_database_\(UUID().uuidString.prefix(8).lowercased())"))
         #expect(error.domain == NSCocoaErrorDomain)

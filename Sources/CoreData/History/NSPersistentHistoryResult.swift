@@ -35,6 +35,22 @@ open class NSPersistentHistoryResult: NSPersistentStoreResult {
     /// The kind of ``result``.
     open private(set) var resultType: NSPersistentHistoryResultType
 
+    /// A result with no value (`nil`, of type `.statusOnly`), for a subclass that overrides
+    /// ``result`` and ``resultType``: what a store you write (an ``NSIncrementalStore``) may
+    /// answer a history request with, as on Apple platforms. (It may also return the value
+    /// alone, which the context wraps in a result of the request's type.)
+    ///
+    /// ```swift
+    /// final class LogResult: NSPersistentHistoryResult {
+    ///     override var result: Any? { entries }
+    ///     override var resultType: NSPersistentHistoryResultType { .transactionsOnly }
+    /// }
+    /// ```
+    public override init() {
+        resultType = .statusOnly
+        super.init()
+    }
+
     internal init(result: Any?, resultType: NSPersistentHistoryResultType) {
         self.result = result
         self.resultType = resultType

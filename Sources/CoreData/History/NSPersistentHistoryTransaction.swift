@@ -31,6 +31,27 @@ open class NSPersistentHistoryTransaction: NSObject {
     /// A token that stands for this transaction: history fetched after it starts after it.
     open var token: NSPersistentHistoryToken { NSPersistentHistoryToken(storeTokens: [storeID: transactionNumber]) }
 
+    /// A transaction with no values (the 2001 reference date, empty strings, number 0, no
+    /// changes), for a subclass that overrides the properties it reports: how a store you write
+    /// (an ``NSIncrementalStore``) makes up the transactions it answers a history request with,
+    /// as on Apple platforms.
+    ///
+    /// ```swift
+    /// final class LogEntry: NSPersistentHistoryTransaction {
+    ///     let number: Int64
+    ///     init(number: Int64) { self.number = number; super.init() }
+    ///     override var transactionNumber: Int64 { number }
+    /// }
+    /// ```
+    public override init() {
+        timestamp = Date(timeIntervalSinceReferenceDate: 0)
+        storeID = ""
+        bundleID = ""
+        processID = ""
+        transactionNumber = 0
+        super.init()
+    }
+
     internal init(timestamp: Date, storeID: String, bundleID: String, processID: String, contextName: String?, author: String?,
                   transactionNumber: Int64) {
         self.timestamp = timestamp

@@ -55,15 +55,15 @@ extension TemporaryDatabase {
     }
 
     /// Runs `bodies` at once, with a gate: a trigger on `table` holds each update of its rows
-    /// (its row locked) until every body waits for a lock. Each body starts its work on a queue
-    /// of its own and calls the closure it is given when done; the next body starts once the
-    /// ones before wait (the first at the gate, the next ones for a row or at the gate). Returns
-    /// once all are done (records an issue after 60 s).
-    func runAtGate(on table: String, _ bodies: [(@escaping @Sendable () -> Void) -> Void]) throws {
+    /// (its row locked), or each insert with `event` "INSERT", until every body waits for a
+    /// lock. Each body starts its work on a queue of its own and calls the closure it is given
+    /// when done; the next body starts once the ones before wait (the first at the gate, the
+    /// next ones for a row or at the gate). Returns once all are done (records an issue after 60 s).
+    func runAtGate(on table: String, event: String = "UPDATE", _ bodies: [(@escaping @Sendable () -> Void) -> Void]) throws {
         try run("""
             CREATE FUNCTION cd_gate() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN PERFORM pg_advisory_xact_lock_shared(11); RETURN NEW; END $$;
-            CREATE TRIGGER cd_gate BEFORE UPDATE ON "\(table)" FOR EACH ROW EXECUTE FUNCTION cd_gate();
+            CREATE TRIGGER cd_gate BEFORE \(event) ON "\(table)" FOR EACH ROW EXECUTE FUNCTION cd_gate();
             """)
         let gate = try LibPQConnection(url: url, password: nil)
         defer { gate.close() }
@@ -78,7 +78,7 @@ extension TemporaryDatabase {
         #expect(done.wait(timeout: .now() + 60) == .success, "the transactions at the gate did not end")
     }
 
-    /// A body for ``runAtGate(on:_:)``: runs `work` on `context`'s queue, and notes what it
+    /// A body for ``runAtGate(on:event:_:)``: runs `work` on `context`'s queue, and notes what it
     /// throws in `errors` under `name`.
     static func atGate(_ context: NSManagedObjectContext, _ name: String, _ errors: Locked<[String: NSError]>,
                        _ work: @escaping @Sendable () throws -> Void) -> (@escaping @Sendable () -> Void) -> Void {

@@ -145,7 +145,7 @@ public let NSPostgreSQLStateErrorKey = "NSPostgreSQLState"
 /// let message = (error as NSError).userInfo[NSPostgreSQLMessageErrorKey] as? String
 /// ```
 public let NSPostgreSQLMessageErrorKey = "NSPostgreSQLMessage"
-/// The option key of the password a PostgreSQL store connects with, when it is not in the URL.
+/// The option key of the password a PostgreSQL store connects with; it wins over a password in the URL.
 ///
 /// ```swift
 /// try coordinator.addPersistentStore(ofType: "PostgreSQL", configurationName: nil,

@@ -43,6 +43,10 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
     var onRegistration: (@Sendable () -> Void)?
     /// Run at the start of each `execute` (for the tests: something that happens inside a store request).
     var onExecute: (@Sendable () -> Void)?
+    /// Returned by the next `execute` in place of its answer (for the tests: a store that answers wrongly).
+    var nextResult: Any?
+    /// The transactions the store makes up, one per save and batch insert, for history requests.
+    var transactions: [Transaction] = []
 
     static func register() {
         NSPersistentStoreCoordinator.registerStoreClass(DictionaryStore.self, forStoreType: storeType)
@@ -67,9 +71,15 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
         calls["execute", default: 0] += 1
         onExecute?()
         contexts["execute"] = context.map(ObjectIdentifier.init)
-        if let save = request as? NSSaveChangesRequest { return try execute(save) }
+        if let result = nextResult {
+            nextResult = nil
+            return result
+        }
+        if let save = request as? NSSaveChangesRequest { return try execute(save, by: context) }
         if let delete = request as? NSBatchDeleteRequest { return try execute(delete) }
         if let update = request as? NSBatchUpdateRequest { return try execute(update) }
+        if let insert = request as? NSBatchInsertRequest { return try execute(insert, by: context) }
+        if let history = request as? NSPersistentHistoryChangeRequest { return try execute(history) }
         guard let fetch = request as? NSFetchRequest<NSFetchRequestResult>, let entity = fetch.entity, let context else {
             throw NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreInvalidTypeError)
         }
@@ -203,6 +213,77 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
         }
     }
 
+    /// Inserts the request's dictionaries (a list of objects only; a handler is not answered).
+    private func execute(_ insert: NSBatchInsertRequest, by context: NSManagedObjectContext?) throws -> Any {
+        guard let objects = insert.objectsToInsert else { throw NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreInvalidTypeError) }
+        let entityName = insert.entity?.name ?? insert.entityName
+        let keys = objects.map { values in
+            let key = UUID().uuidString
+            records[key] = Record(entityName: entityName, values: values)
+            return key
+        }
+        log(by: context)
+        switch insert.resultType {
+        case .objectIDs: return keys.map { id($0) }
+        case .count: return keys.count
+        default: return true
+        }
+    }
+
+    // MARK: History (the transactions the store makes up)
+
+    /// A transaction of the store: what Apple's API lets a store report, by overriding.
+    final class Transaction: NSPersistentHistoryTransaction {
+        let number: Int64
+        let store: String
+        let date = Date()
+        let madeBy: String?
+
+        init(number: Int64, store: String, author: String?) {
+            self.number = number
+            self.store = store
+            madeBy = author
+            super.init()
+        }
+
+        override var transactionNumber: Int64 { number }
+        override var storeID: String { store }
+        override var timestamp: Date { date }
+        override var author: String? { madeBy }
+    }
+
+    /// The store's answer to the default result type (transactions and changes; its transactions
+    /// have none): a result of its own, as a store written for Apple's Core Data returns.
+    final class HistoryResult: NSPersistentHistoryResult {
+        let transactions: [Transaction]
+
+        init(_ transactions: [Transaction]) {
+            self.transactions = transactions
+            super.init()
+        }
+
+        override var result: Any? { transactions }
+        override var resultType: NSPersistentHistoryResultType { .transactionsAndChanges }
+    }
+
+    private func log(by context: NSManagedObjectContext?) {
+        transactions.append(Transaction(number: Int64(transactions.count + 1), store: identifier, author: context?.transactionAuthor))
+    }
+
+    /// The transactions after the request's token (all without one): the default result type as
+    /// a result of the store's own, the transactions, a count or a status as the value alone.
+    private func execute(_ history: NSPersistentHistoryChangeRequest) throws -> Any {
+        let start = history.token.flatMap { token in transactions.firstIndex { $0.token == token }.map { $0 + 1 } } ?? 0
+        let after = Array(transactions[start...])
+        switch history.resultType {
+        case .transactionsAndChanges: return HistoryResult(after)
+        case .transactionsOnly: return after
+        case .count: return after.count
+        case .statusOnly: return true
+        default: throw NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreInvalidTypeError)
+        }
+    }
+
     // MARK: Saving
 
     override func obtainPermanentIDs(for array: [NSManagedObject]) throws -> [NSManagedObjectID] {
@@ -210,11 +291,12 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
         return array.map { newObjectID(for: $0.entity, referenceObject: UUID().uuidString) }
     }
 
-    private func execute(_ save: NSSaveChangesRequest) throws -> Any {
+    private func execute(_ save: NSSaveChangesRequest, by context: NSManagedObjectContext?) throws -> Any {
         if let failure = failNextSave {
             failNextSave = nil
             throw failure
         }
+        log(by: context)
         for object in save.insertedObjects ?? [] {
             records[reference(object.objectID)] = record(of: object, version: 1)
         }

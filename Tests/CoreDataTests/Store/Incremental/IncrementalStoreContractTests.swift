@@ -134,11 +134,95 @@ struct IncrementalStoreBatchRequestTests {
         #expect(stack.store.calls["execute"] == executed + 2)
     }
 
+    @Test("A batch insert is answered by the store: its status, count or object IDs come back in an NSBatchInsertResult")
+    func batchInsert() throws {
+        let stack = try Stack()
+        let context = stack.context()
+        let cases: [(NSBatchInsertRequestResultType, [String])] = [(.statusOnly, ["Ada"]), (.count, ["Bea", "Cleo"]), (.objectIDs, ["Dora", "Eve"])]
+        for (resultType, names) in cases {
+            let insert = NSBatchInsertRequest(entityName: "Person", objects: names.map { ["name": $0, "age": 30] })
+            insert.resultType = resultType
+            let result = try #require(try context.execute(insert) as? NSBatchInsertResult)
+            #expect(result.resultType == resultType)
+            switch resultType {
+            case .statusOnly: #expect(result.result as? Bool == true)
+            case .count: #expect(result.result as? Int == 2)
+            case .objectIDs:
+                let ids = try #require(result.result as? [NSManagedObjectID])
+                #expect(ids.allSatisfy { $0.persistentStore === stack.store && !$0.isTemporaryID })
+                #expect(Set(ids.map { context.object(with: $0).value(forKey: "name") as? String }) == ["Dora", "Eve"])
+            }
+            #expect(stack.store.contexts["execute"] == ObjectIdentifier(context))
+        }
+        #expect(stack.store.calls["execute"] == 3)
+        let people = try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person"))
+        #expect(Set(IncrementalStoreTests.names(people)) == ["Ada", "Bea", "Cleo", "Dora", "Eve"])
+    }
+
+    @Test("A history request is answered with transactions the store made up: its own result as it is, or the value alone, wrapped")
+    func history() throws {
+        let stack = try Stack()
+        let context = stack.context()
+        context.transactionAuthor = "importer"
+        _ = stack.person("Ada", in: context)
+        try context.save()
+        _ = try context.execute(NSBatchInsertRequest(entityName: "Person", objects: [["name": "Bea", "age": 22]]))
+        #expect(stack.store.transactions.count == 2)
+
+        // The default result type: the store returns an NSPersistentHistoryResult of its own.
+        let all = try #require(try context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)) as? NSPersistentHistoryResult)
+        #expect(all is DictionaryStore.HistoryResult)
+        #expect(all.resultType == .transactionsAndChanges)
+        let transactions = try #require(all.result as? [NSPersistentHistoryTransaction])
+        #expect(transactions.map(ObjectIdentifier.init) == stack.store.transactions.map(ObjectIdentifier.init))
+        #expect(transactions.map(\.transactionNumber) == [1, 2])
+        #expect(transactions.allSatisfy { $0.author == "importer" && $0.storeID == stack.store.identifier && $0.changes == nil })
+
+        // Other result types: the store returns the value, which comes back in a result of the request's type.
+        let after = NSPersistentHistoryChangeRequest.fetchHistory(after: transactions[0].token)
+        after.resultType = .transactionsOnly
+        let later = try #require(try context.execute(after) as? NSPersistentHistoryResult)
+        #expect(later.resultType == .transactionsOnly)
+        #expect((later.result as? [NSPersistentHistoryTransaction])?.map(ObjectIdentifier.init) == [ObjectIdentifier(transactions[1])])
+        after.resultType = .count
+        let count = try #require(try context.execute(after) as? NSPersistentHistoryResult)
+        #expect(count.resultType == .count && count.result as? Int == 1)
+        after.resultType = .statusOnly
+        let status = try #require(try context.execute(after) as? NSPersistentHistoryResult)
+        #expect(status.resultType == .statusOnly && status.result as? Bool == true)
+        #expect(stack.store.contexts["execute"] == ObjectIdentifier(context))
+    }
+
+    @Test("A result of the wrong kind for a batch or history request ends in 134070 naming it")
+    func wrongResult() throws {
+        let stack = try Stack()
+        let context = stack.context()
+        func refused(_ request: NSPersistentStoreRequest, answered result: Any) throws -> String {
+            stack.store.nextResult = result
+            let error = try #require(throws: NSError.self) { try context.execute(request) }
+            #expect(error.domain == NSCocoaErrorDomain && error.code == NSPersistentStoreOperationError)
+            return error.localizedDescription
+        }
+        let insert = NSBatchInsertRequest(entityName: "Person", objects: [["name": "Ada", "age": 30]])
+        insert.resultType = .count
+        let text = try refused(insert, answered: "one")
+        #expect(text.contains("String") && text.contains("a count") && text.contains("NSBatchInsertResult"))
+        insert.resultType = .objectIDs
+        #expect(try refused(insert, answered: DictionaryStore.HistoryResult([])).contains("HistoryResult"), "another request's result")
+
+        let history = NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)
+        history.resultType = .transactionsOnly
+        #expect(try refused(history, answered: 2).contains("[NSPersistentHistoryTransaction]"))
+        #expect(stack.store.records.isEmpty)
+    }
+
     @Test("A request the store does not answer ends in the store's own error")
     func unansweredRequest() throws {
         let stack = try Stack()
         let context = stack.context()
-        let error = try #require(throws: NSError.self) { try context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)) }
+        // (The DictionaryStore answers batch inserts of a list of objects only.)
+        let insert = NSBatchInsertRequest(entityName: "Person", dictionaryHandler: { _ in true })
+        let error = try #require(throws: NSError.self) { try context.execute(insert) }
         #expect(error.domain == NSCocoaErrorDomain && error.code == NSPersistentStoreInvalidTypeError, "the DictionaryStore's error")
         #expect(stack.store.calls["execute"] == 1)
     }
