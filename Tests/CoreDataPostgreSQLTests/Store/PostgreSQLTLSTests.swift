@@ -102,4 +102,22 @@ struct PostgreSQLTLSTests {
         #expect(!shown.contains(password), "\(shown)")
         #expect(coordinator.persistentStores.isEmpty)
     }
+
+    /// `sslmode=verify-full` with the server's own certificate as the root (the script's is
+    /// self-signed, for 127.0.0.1 and localhost): the store opens, and its session is encrypted.
+    @Test func theServersCertificateAsRootVerifiesFully() throws {
+        try requireTLS()
+        let connection = try LibPQConnection(url: PostgreSQLTestServer.url!, password: nil)
+        let certificate = try connection.execute("SHOW ssl_cert_file", []).text(0, 0)
+        connection.close()
+        if !FileManager.default.isReadableFile(atPath: certificate) && !PostgreSQLTestServer.isRequired {
+            try Test.cancel("The server's certificate (\(certificate)) can't be read here: a server of Scripts/postgres-test-server's has one this test can read")
+        }
+        let database = try TemporaryDatabase()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: PostgreSQLTestModel.make())
+        try coordinator.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil,
+                                           at: url(database, ["sslmode": "verify-full", "sslrootcert": certificate]))
+        let sessions = try sessionsEncrypted(database)
+        #expect(!sessions.isEmpty && sessions.allSatisfy { $0 }, "\(sessions)")
+    }
 }
