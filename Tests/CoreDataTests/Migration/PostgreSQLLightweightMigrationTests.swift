@@ -6,9 +6,7 @@ import Testing
 /// Lightweight migration of a PostgreSQL store (`PostgreSQLStore+Migration.swift`): the cases of
 /// `SQLiteLightweightMigrationTests` and `AutomaticMigrationTests` on a database of the test
 /// server. Needs a server (`COREDATA_POSTGRES_URL`, docs/POSTGRESQL.md); skips without one.
-@Suite("Lightweight migration of a PostgreSQL store",
-       .enabled(if: MigrationTestDatabase.server != nil,
-                "No PostgreSQL server: set COREDATA_POSTGRES_URL (`Scripts/postgres-test-server start` prints it)"))
+@Suite("Lightweight migration of a PostgreSQL store", PostgreSQLTestDatabase.skipUnlessServer())
 struct PostgreSQLLightweightMigrationTests {
     typealias M = MigrationModels
     typealias S = SQLiteLightweightMigrationTests

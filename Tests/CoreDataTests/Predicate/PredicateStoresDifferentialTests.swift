@@ -9,9 +9,7 @@ import Testing
 /// objects the in-memory store selects. A store may refuse a predicate only with 134091, the
 /// PostgreSQL store for what its dialect does not compile yet (`PredicateSQLDialect.swift`).
 /// Needs a server (`COREDATA_POSTGRES_URL`, docs/POSTGRESQL.md); skips without one.
-@Suite("Predicates agree on the SQLite, in-memory and PostgreSQL stores",
-       .enabled(if: PostgreSQLTestDatabase.server != nil,
-                "No PostgreSQL server: set COREDATA_POSTGRES_URL (`Scripts/postgres-test-server start` prints it)"))
+@Suite("Predicates agree on the SQLite, in-memory and PostgreSQL stores", PostgreSQLTestDatabase.skipUnlessServer())
 struct PredicateStoresDifferentialTests {
     /// The world's objects saved in a store of each type, each with the world's key of its objects.
     final class Stores {

@@ -49,7 +49,7 @@ struct StoreMigrationToolTests {
         #expect(try tool.migrate().hasPrefix("Nothing to migrate"))
     }
 
-    @Test(.enabled(if: PostgreSQLTestDatabase.server != nil, "a PostgreSQL server (COREDATA_POSTGRES_URL)"))
+    @Test(PostgreSQLTestDatabase.skipUnlessServer())
     func aPostgreSQLStoreIsPlannedAndMigratedByItsURL() throws {
         let folder = try TemporaryFolder()
         let bundle = try Self.writeBundle(in: folder.url)

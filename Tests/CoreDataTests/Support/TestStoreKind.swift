@@ -21,6 +21,15 @@ final class PostgreSQLTestDatabase: Sendable {
     /// The server the tests may create databases on, if any.
     static let server: URL? = ProcessInfo.processInfo.environment["COREDATA_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : URL(string: $0) }
 
+    /// Enables a test only with a server; without one it is skipped with a note saying what
+    /// does not run (`what`) and how to start a server.
+    static func skipUnlessServer(_ what: String = "these tests need COREDATA_POSTGRES_URL") -> ConditionTrait {
+        .enabled(if: server != nil, Comment(rawValue: """
+            No PostgreSQL server: \(what). Start a throwaway server with `Scripts/postgres-test-server start` \
+            and export the COREDATA_POSTGRES_URL it prints.
+            """))
+    }
+
     let name: String
     /// The database's URL: the server's, with this database's name.
     let url: URL
