@@ -127,6 +127,64 @@ struct PostgreSQLSaveKeysTests {
         #expect(try database.deadlocksCounted(removingTheStoresOf: [first, second]) == 0)
     }
 
+    /// A save that moves unique values ("x" → "b", then "y" → "a", held at a gate before "a")
+    /// and another server's upsert of "a" and "b": the save holds `Item`'s key row from its
+    /// start, so the upsert waits for it instead of inserting "a" and waiting for the save's
+    /// uncommitted "b" while the save waits for its "a" (a deadlock, and an upsert is never run
+    /// again: 134030). The upsert then updates the moved rows.
+    @Test func aSaveMovingUniqueValuesAndAnUpsertOfThemDoNotDeadlock() throws {
+        let item = NSEntityDescription()
+        item.name = "Item"
+        item.properties = [("code", NSAttributeType.stringAttributeType), ("value", .integer64AttributeType)].map { name, type in
+            let attribute = NSAttributeDescription()
+            attribute.name = name
+            attribute.attributeType = type
+            return attribute
+        }
+        item.uniquenessConstraints = [["code"]]
+        let model = NSManagedObjectModel()
+        model.entities = [item]
+        let database = try TemporaryDatabase()
+        let (saving, upserting) = try database.contextsOfTwoCoordinators(model)
+        try saving.performAndWait {
+            saving.insert("Item", ["code": "x", "value": 0])
+            saving.insert("Item", ["code": "y", "value": 0])
+            try saving.save()
+            let items = try saving.objects("Item", sortedBy: "code")
+            items[0].setValue("b", forKey: "code")
+            items[1].setValue("a", forKey: "code")
+        }
+        try database.run("""
+            CREATE FUNCTION cd_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW."ZCODE" = 'a' THEN PERFORM pg_advisory_xact_lock_shared(11); END IF; RETURN NEW; END $$;
+            CREATE TRIGGER cd_gate BEFORE UPDATE ON "ZITEM" FOR EACH ROW EXECUTE FUNCTION cd_gate();
+            """)
+        let gate = try LibPQConnection(url: database.url, password: nil)
+        try gate.run("SELECT pg_advisory_lock(11)")
+        let errors = Locked<[String: NSError]>([:])
+        let done = DispatchGroup()
+        done.enter()
+        saving.perform {
+            do { try saving.save() } catch { errors.withLock { $0["save"] = error as NSError } }
+            done.leave()
+        }
+        try database.waitForSessionsWaitingOnLocks(1)
+        done.enter()
+        upserting.perform {
+            do {
+                _ = try upserting.execute(NSBatchInsertRequest(entityName: "Item", objects: [["code": "a", "value": 9], ["code": "b", "value": 9]]))
+            } catch { errors.withLock { $0["upsert"] = error as NSError } }
+            done.leave()
+        }
+        try database.waitForSessionsWaitingOnLocks(2)
+        try gate.run("SELECT pg_advisory_unlock(11)")
+        gate.close()
+        #expect(done.wait(timeout: .now() + 60) == .success, "the save and the upsert did not end")
+        #expect(errors.withLock { $0 }.isEmpty, "\(errors.withLock { $0 })")
+        #expect(try database.query("SELECT \"ZCODE\", \"ZVALUE\" FROM \"ZITEM\" ORDER BY \"Z_PK\"") == [["b", "9"], ["a", "9"]])
+        #expect(try database.deadlocksCounted(removingTheStoresOf: [saving, upserting]) == 0)
+    }
+
     /// The same through the store: an insert-only save of one object is three round trips on
     /// the writer (the keys and `BEGIN`, the insert and the notification, `COMMIT`).
     @Test func anInsertOnlySaveTakesThreeRoundTrips() throws {

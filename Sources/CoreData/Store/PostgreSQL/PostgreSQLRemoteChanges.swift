@@ -218,7 +218,7 @@ extension PostgreSQLStore {
         _ = try connection.execute(notification.sql, notification.parameters)
     }
 
-    /// The statement that sends the notification of a write (a save sends it with its `COMMIT`).
+    /// The statement that sends the notification of a write (a save without history sends it with its inserts).
     func commitNotification(transaction: Int64?) -> PostgreSQLStatement {
         PostgreSQLStatement(sql: "SELECT pg_notify($1, $2)", parameters: [.text(identifier), .text(transaction.map(String.init) ?? "")])
     }

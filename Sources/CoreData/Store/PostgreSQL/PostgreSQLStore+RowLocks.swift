@@ -12,8 +12,8 @@ import Foundation
 // of crossing, and the later one finds the rows as the earlier one left them: an optimistic
 // locking conflict for the merge policy, or a plain save.
 //
-// The full order of a save's locks: the `Z_PRIMARYKEY` rows of the new keys of tables with
-// uniqueness constraints (by `Z_ENT`; other tables' keys are taken and let go before the save
+// The full order of a save's locks: the `Z_PRIMARYKEY` rows of the tables with uniqueness
+// constraints it writes (by `Z_ENT`; other tables' keys are taken and let go before the save
 // begins, `PostgreSQLStore+Save.swift`), these rows, then the `Z_PRIMARYKEY` row of persistent
 // history's transaction number. What is left (join-table rows inserted in crossing orders) is rare; a save
 // PostgreSQL ends as a deadlock victim before `beforeCommitting` ran is run again

@@ -10,7 +10,7 @@ import Foundation
 // locked for that statement, not until the save commits, so saves of many servers into one
 // table run side by side (measured: docs/POSTGRESQL.md, "Keys"). A save that fails leaves its
 // keys unused. The rows are taken in `Z_ENT` order. Tables with uniqueness constraints are the
-// exception: their keys are taken inside the save and held to its commit (see `saveInTransaction`).
+// exception: a save that writes one holds its row to the commit (see `saveInTransaction`).
 //
 // Optimistic locking: an update or delete names the row's `Z_OPT` as the saving context read
 // it; a row that no longer has it changes nothing, and is reported as the SQLite store reports
@@ -30,6 +30,11 @@ extension PostgreSQLStore {
     private func allocateKeys(root: NSEntityDescription, count: Int, on connection: any PostgreSQLConnection) throws -> Int64 {
         let statement = keyStatement(root: root, count: count)
         return try firstKey(of: root, count: count, in: try connection.execute(statement.sql, statement.parameters))
+    }
+
+    /// Whether an entity of `root`'s table has uniqueness constraints (the table's unique indexes).
+    private func hasUniquenessConstraints(_ root: NSEntityDescription) -> Bool {
+        schema.entities.contains { $0.rootEntity === root && !$0.uniquenessConstraints.isEmpty }
     }
 
     /// The statement taking `count` new keys of `root`'s table.
@@ -81,17 +86,23 @@ extension PostgreSQLStore {
 
     func saveInTransaction(_ changes: SaveChanges, beforeCommitting: () throws -> Void) throws -> SaveResult {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) is read-only; nothing was saved") }
-        // New keys per root table, in `Z_ENT` order: taken before the save's transaction begins,
-        // but for tables with uniqueness constraints, whose keys are taken inside it and held to
-        // its commit, as an upsert holds them: two writers inserting crossing unique values into
-        // one table would otherwise each wait for the other's uncommitted index entry (40P01).
+        // New keys per root table, in `Z_ENT` order, taken before the save's transaction begins.
+        // Tables with uniqueness constraints are the exception: a save that writes one (inserts,
+        // updates or deletes rows of it) holds its `Z_PRIMARYKEY` row to the commit, taking that
+        // table's new keys there, as an upsert holds it: two writers putting crossing unique values
+        // into one table would otherwise each wait for the other's uncommitted index entry (40P01),
+        // and an upsert is never run again.
         var counts: [Int: (root: NSEntityDescription, count: Int)] = [:]
         for insert in changes.inserts where insert.isTemporary {
             counts[schema.number(of: insert.entity.rootEntity), default: (insert.entity.rootEntity, 0)].count += 1
         }
-        let numbers = counts.keys.sorted()
-        let held = numbers.filter { number in schema.entities.contains { $0.rootEntity === counts[number]!.root && !$0.uniquenessConstraints.isEmpty } }
-        let early = numbers.filter { !held.contains($0) }
+        var constrained: [Int: NSEntityDescription] = [:]
+        for entity in changes.inserts.map(\.entity) + changes.updates.map(\.id.entity) + changes.deletes.map(\.id.entity) {
+            let root = entity.rootEntity
+            let number = schema.number(of: root)
+            if constrained[number] == nil, hasUniquenessConstraints(root) { constrained[number] = root }
+        }
+        let early = counts.keys.sorted().filter { constrained[$0] == nil }
         let prelude = early.map { keyStatement(root: counts[$0]!.root, count: counts[$0]!.count) }
         return try write("save to", prelude: prelude) { connection, keyRows, mark in
             guard keyRows.count == early.count else {
@@ -101,8 +112,12 @@ extension PostgreSQLStore {
             for (number, rows) in zip(early, keyRows) {
                 next[number] = try firstKey(of: counts[number]!.root, count: counts[number]!.count, in: rows)
             }
-            for number in held {
-                next[number] = try allocateKeys(root: counts[number]!.root, count: counts[number]!.count, on: connection)
+            for number in constrained.keys.sorted() {
+                if let count = counts[number]?.count {
+                    next[number] = try allocateKeys(root: constrained[number]!, count: count, on: connection)
+                } else {
+                    _ = try connection.execute("SELECT FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = $1 FOR UPDATE", [.int(Int64(number))])
+                }
             }
             return try write(changes, keys: next, on: connection, beforeCommitting: {
                 mark.isCommitting = true

@@ -12,9 +12,9 @@ import Foundation
 // an upsert reads all its rows first, then finds the stored rows that hold one of them under any
 // of its constraints (a few thousand rows a statement, their constrained columns only, no lock),
 // and locks those in `Z_PK` order (a few thousand a statement), after its entity's `Z_PRIMARYKEY`
-// row (which a save that inserts into a table with uniqueness constraints also holds to its
-// commit, taken before its rows) and before persistent history's keys, then writes. Two upserts
-// of one entity, or an upsert and such a save, never cross: the `Z_PRIMARYKEY` row orders them.
+// row (which a save that writes a table with uniqueness constraints also holds to its commit,
+// taken before its rows) and before persistent history's keys, then writes. Two upserts of one
+// entity, or an upsert and such a save, never cross: the `Z_PRIMARYKEY` row orders them.
 extension PostgreSQLStore {
     /// Locks, in `Z_PK` order, the rows of `table` (aliased `t0`) that hold one of `rows` (each a
     /// row's values, of which `columns` are the constrained ones, the columns of `source`, a `u`
