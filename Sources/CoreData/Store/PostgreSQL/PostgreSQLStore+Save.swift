@@ -97,11 +97,15 @@ extension PostgreSQLStore {
             counts[schema.number(of: insert.entity.rootEntity), default: (insert.entity.rootEntity, 0)].count += 1
         }
         var constrained: [Int: NSEntityDescription] = [:]
-        for entity in changes.inserts.map(\.entity) + changes.updates.map(\.id.entity) + changes.deletes.map(\.id.entity) {
+        var written: Set<ObjectIdentifier> = [] // the root entities looked at
+        func note(_ entity: NSEntityDescription) {
             let root = entity.rootEntity
-            let number = schema.number(of: root)
-            if constrained[number] == nil, hasUniquenessConstraints(root) { constrained[number] = root }
+            guard written.insert(ObjectIdentifier(root)).inserted, hasUniquenessConstraints(root) else { return }
+            constrained[schema.number(of: root)] = root
         }
+        for insert in changes.inserts { note(insert.entity) }
+        for update in changes.updates { note(update.id.entity) }
+        for delete in changes.deletes { note(delete.id.entity) }
         let early = counts.keys.sorted().filter { constrained[$0] == nil }
         let prelude = early.map { keyStatement(root: counts[$0]!.root, count: counts[$0]!.count) }
         return try write("save to", prelude: prelude) { connection, keyRows, mark in
