@@ -119,10 +119,9 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
             // The prelude's commit need not wait for its WAL to reach the disk: the transaction
             // that uses its keys commits after it, and a commit that waits flushes the WAL up to
             // its own record, this one's included.
-            let settings = timeouts.statements.map { PostgreSQLStatement(sql: $0) }
-            let statements = [PostgreSQLStatement(sql: "BEGIN ISOLATION LEVEL READ COMMITTED"),
-                              PostgreSQLStatement(sql: "SET LOCAL synchronous_commit = off")] + settings + prelude
-                + [PostgreSQLStatement(sql: "COMMIT"), PostgreSQLStatement(sql: "BEGIN ISOLATION LEVEL READ COMMITTED")] + settings
+            let begin = PostgreSQLStatement(sql: "BEGIN ISOLATION LEVEL READ COMMITTED")
+            let statements = [begin, PostgreSQLStatement(sql: timeouts.statement(adding: [("synchronous_commit", "off")]))] + prelude
+                + [PostgreSQLStatement(sql: "COMMIT"), begin, PostgreSQLStatement(sql: timeouts.statement())]
             let rows: [any PostgreSQLRows]
             do {
                 rows = try connection.executeAllKeepingRows(statements)

@@ -40,10 +40,16 @@ internal struct PostgreSQLTimeouts {
     }
 
     /// The statements that set them for one transaction.
-    var settings: String { statements.joined(separator: "; ") }
+    var settings: String {
+        "\(lockTimeoutSetting); SET LOCAL idle_in_transaction_session_timeout = \(idleTimeout)"
+    }
 
-    /// ``settings``, one statement each (for a pipeline, which takes one per statement).
-    var statements: [String] { [lockTimeoutSetting, "SET LOCAL idle_in_transaction_session_timeout = \(idleTimeout)"] }
+    /// ``settings`` as one statement (a pipeline takes one statement per entry): `set_config`'s
+    /// third argument `true` is `SET LOCAL`. `extra` adds settings of the same transaction.
+    func statement(adding extra: [(name: String, value: String)] = []) -> String {
+        let settings = extra + [("lock_timeout", String(lockTimeout)), ("idle_in_transaction_session_timeout", String(idleTimeout))]
+        return "SELECT " + settings.map { "set_config('\($0.name)', '\($0.value)', true)" }.joined(separator: ", ")
+    }
 
     /// The statement that sets the lock timeout for the rest of a transaction (a migration's DDL
     /// in the opening's transaction, `PostgreSQLStore+Migration.swift`).
