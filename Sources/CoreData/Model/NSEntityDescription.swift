@@ -188,6 +188,12 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
         }
     }
 
+    /// Whether an entity of this entity's hierarchy (its root and every entity below it: the
+    /// rows of one table) has uniqueness constraints.
+    internal var hierarchyHasUniquenessConstraints: Bool {
+        rootEntity.layout.descendants.contains { !$0.uniquenessConstraints.isEmpty }
+    }
+
     /// The root of this entity's hierarchy: the entity whose table holds its rows.
     internal var rootEntity: NSEntityDescription {
         var entity = self

@@ -81,7 +81,7 @@ extension InMemoryStore {
             new.snapshot.version += 1
             changed.append((pk, new))
         }
-        if hasUniquenessConstraints(update.plan.entity) {
+        if update.plan.entity.hierarchyHasUniquenessConstraints {
             // Checked as a save's updates would be: a value that two rows would then share is refused.
             var changes = SaveChanges()
             changes.updates = changed.map { pk, row in
@@ -93,11 +93,6 @@ extension InMemoryStore {
         for (pk, row) in changed { rows[root]?[pk] = row }
         return BatchOutcome(count: changed.count,
                             keys: update.wantsKeys ? changed.map { FetchedKey(entity: $0.1.snapshot.entity, primaryKey: $0.0) } : [])
-    }
-
-    /// Whether `entity` or one of its sub-entities or ancestors has uniqueness constraints.
-    private func hasUniquenessConstraints(_ entity: NSEntityDescription) -> Bool {
-        model.entities.contains { $0.rootEntity === entity.rootEntity && !$0.uniquenessConstraints.isEmpty }
     }
 
     /// ``batchDelete(_:rowCache:)``: the matching rows and, by the cascade rule, their related

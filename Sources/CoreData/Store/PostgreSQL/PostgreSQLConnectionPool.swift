@@ -113,7 +113,7 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
             // rows is a conflict), `Z_PRIMARYKEY`'s row locks and history numbers rely on it.
             // The timeouts in the same round trip.
             if prelude.isEmpty {
-                try connection.run("BEGIN ISOLATION LEVEL READ COMMITTED; \(timeouts.settings)")
+                try connection.run("BEGIN ISOLATION LEVEL READ COMMITTED; \(timeouts.statement())")
                 return (connection, [])
             }
             // The prelude's commit need not wait for its WAL to reach the disk: the transaction

@@ -64,9 +64,9 @@ extension PostgreSQLStore {
     }
 
     func selectRows(_ plan: FetchPlan) throws -> [FetchedRow] {
-        let decoder = decoders[plan.entity.layout.rootNumber]!
-        let (sql, parameters) = try query(plan, columns: decoder.selectList)
-        return try read { connection in try decodeRows(try connection.execute(sql, parameters), decoder: decoder) }
+        var result: [FetchedRow] = []
+        try selectRows(plan) { row in result.append(row.fetchedRow) }
+        return result
     }
 
     func selectIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {
@@ -128,8 +128,8 @@ extension PostgreSQLStore {
             try Self.forEachChunk(of: owners) { list, parameters in
                 let sql = "SELECT \(decoder.selectList), \(ownerColumn) FROM \(from) WHERE \(ownerColumn) IN (\(list)) ORDER BY \(ownerColumn), \(order)t0.\(Self.pk)"
                 let rows = try connection.execute(sql, parameters)
-                for (index, row) in try decodeRows(rows, decoder: decoder, keepingIndexes: true) {
-                    result.append(RelatedRow(owner: rows.int64(index, decoder.columnCount), row: row))
+                lendRows(rows, decoder: decoder) { index, row in
+                    result.append(RelatedRow(owner: rows.int64(index, decoder.columnCount), row: row.fetchedRow))
                 }
             }
             return result
@@ -169,14 +169,6 @@ extension PostgreSQLStore {
         var result: [FetchedRow] = []
         result.reserveCapacity(rows.count)
         lendRows(rows, decoder: decoder) { _, row in result.append(row.fetchedRow) }
-        return result
-    }
-
-    /// ``decodeRows(_:decoder:)`` with the index of each row in `rows`.
-    func decodeRows(_ rows: any PostgreSQLRows, decoder: SQLiteRowDecoder, keepingIndexes: Bool) throws -> [(index: Int, row: FetchedRow)] {
-        var result: [(index: Int, row: FetchedRow)] = []
-        result.reserveCapacity(rows.count)
-        lendRows(rows, decoder: decoder) { index, row in result.append((index, row.fetchedRow)) }
         return result
     }
 

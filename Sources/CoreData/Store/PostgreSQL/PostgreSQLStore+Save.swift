@@ -32,11 +32,6 @@ extension PostgreSQLStore {
         return try firstKey(of: root, count: count, in: try connection.execute(statement.sql, statement.parameters))
     }
 
-    /// Whether an entity of `root`'s table has uniqueness constraints (the table's unique indexes).
-    private func hasUniquenessConstraints(_ root: NSEntityDescription) -> Bool {
-        schema.entities.contains { $0.rootEntity === root && !$0.uniquenessConstraints.isEmpty }
-    }
-
     /// The statement taking `count` new keys of `root`'s table.
     private func keyStatement(root: NSEntityDescription, count: Int) -> PostgreSQLStatement {
         PostgreSQLStatement(sql: "UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + $1 WHERE \"Z_ENT\" = $2 RETURNING \"Z_MAX\"",
@@ -100,7 +95,7 @@ extension PostgreSQLStore {
         var written: Set<ObjectIdentifier> = [] // the root entities looked at
         func note(_ entity: NSEntityDescription) {
             let root = entity.rootEntity
-            guard written.insert(ObjectIdentifier(root)).inserted, hasUniquenessConstraints(root) else { return }
+            guard written.insert(ObjectIdentifier(root)).inserted, root.hierarchyHasUniquenessConstraints else { return }
             constrained[schema.number(of: root)] = root
         }
         for insert in changes.inserts { note(insert.entity) }

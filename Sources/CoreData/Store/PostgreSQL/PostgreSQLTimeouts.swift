@@ -14,8 +14,8 @@ import Foundation
 ///   A nested save that takes longer than the grace ends the outer store's session: a limit
 ///   (docs/POSTGRESQL.md, "Not yet").
 ///
-/// Both are set with `SET LOCAL` in the writer's `BEGIN` (one round trip), so readers that keep
-/// a snapshot open are not ended.
+/// Both are set for the transaction only (`set_config(…, true)`, as `SET LOCAL`) in the round
+/// trip of the writer's `BEGIN`, so readers that keep a snapshot open are not ended.
 internal struct PostgreSQLTimeouts {
     /// `lock_timeout`, in milliseconds.
     let lockTimeout: Int
@@ -39,13 +39,9 @@ internal struct PostgreSQLTimeouts {
         }
     }
 
-    /// The statements that set them for one transaction.
-    var settings: String {
-        "\(lockTimeoutSetting); SET LOCAL idle_in_transaction_session_timeout = \(idleTimeout)"
-    }
-
-    /// ``settings`` as one statement (a pipeline takes one statement per entry): `set_config`'s
-    /// third argument `true` is `SET LOCAL`. `extra` adds settings of the same transaction.
+    /// The statement that sets them for one transaction (one statement: a pipeline takes one an
+    /// entry); `set_config`'s third argument `true` is `SET LOCAL`. `extra` adds settings of the
+    /// same transaction.
     func statement(adding extra: [(name: String, value: String)] = []) -> String {
         let settings = extra + [("lock_timeout", String(lockTimeout)), ("idle_in_transaction_session_timeout", String(idleTimeout))]
         return "SELECT " + settings.map { "set_config('\($0.name)', '\($0.value)', true)" }.joined(separator: ", ")
