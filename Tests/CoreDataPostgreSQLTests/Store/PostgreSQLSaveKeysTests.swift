@@ -16,11 +16,7 @@ struct PostgreSQLSaveKeysTests {
     @Test func anotherServersInsertingSaveIsNotHeldByAKeyRow() throws {
         let database = try TemporaryDatabase()
         let (gated, free) = try database.contextsOfTwoCoordinators(PostgreSQLTestModel.make())
-        try database.run("""
-            CREATE FUNCTION cd_gate() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN IF NEW."ZNAME" = 'Gated' THEN PERFORM pg_advisory_xact_lock_shared(11); END IF; RETURN NEW; END $$;
-            CREATE TRIGGER cd_gate BEFORE INSERT ON "ZPERSON" FOR EACH ROW EXECUTE FUNCTION cd_gate();
-            """)
+        try database.installGate(on: "ZPERSON", event: "INSERT", when: #"NEW."ZNAME" = 'Gated'"#)
         let gate = try LibPQConnection(url: database.url, password: nil)
         try gate.run("SELECT pg_advisory_lock(11)")
         let errors = Locked<[NSError]>([])
@@ -99,30 +95,18 @@ struct PostgreSQLSaveKeysTests {
     @Test func crossingUniqueValuesWaitForTheKeyRowAndDoNotDeadlock() throws {
         let database = try TemporaryDatabase()
         let (first, second) = try database.contextsOfTwoCoordinators(PostgreSQLTestModel.make())
-        try database.run("""
-            CREATE FUNCTION cd_gate() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN IF NEW."ZLABEL" = 'a' AND NEW."Z_PK" = 2 THEN PERFORM pg_advisory_xact_lock_shared(11); END IF; RETURN NEW; END $$;
-            CREATE TRIGGER cd_gate BEFORE INSERT ON "ZTAG" FOR EACH ROW EXECUTE FUNCTION cd_gate();
-            """)
-        let gate = try LibPQConnection(url: database.url, password: nil)
-        try gate.run("SELECT pg_advisory_lock(11)")
-        let errors = Locked<[Int: NSError]>([:])
-        let done = DispatchGroup()
-        for (number, (context, labels)) in [(first, ["b", "a"]), (second, ["a", "b"])].enumerated() {
-            done.enter()
-            context.perform {
+        let errors = Locked<[String: NSError]>([:])
+        func save(_ context: NSManagedObjectContext, _ name: String, _ labels: [String]) -> (@escaping @Sendable () -> Void) -> Void {
+            TemporaryDatabase.atGate(context, name, errors) {
                 for label in labels { context.insert("Tag", ["label": label]) }
-                do { try context.save() } catch { errors.withLock { $0[number] = error as NSError } }
-                done.leave()
+                try context.save()
             }
-            try database.waitForSessionsWaitingOnLocks(number + 1)
         }
-        try gate.run("SELECT pg_advisory_unlock(11)")
-        gate.close()
-        #expect(done.wait(timeout: .now() + 60) == .success, "the saves did not end")
+        try database.runAtGate(on: "ZTAG", event: "INSERT", when: #"NEW."ZLABEL" = 'a' AND NEW."Z_PK" = 2"#,
+                               [save(first, "first", ["b", "a"]), save(second, "second", ["a", "b"])])
         let found = errors.withLock { $0 }
-        #expect(found[0] == nil, "the first save failed: \(String(describing: found[0]))")
-        #expect(found[1]?.code == NSManagedObjectConstraintMergeError, "\(String(describing: found[1]))")
+        #expect(found["first"] == nil, "the first save failed: \(String(describing: found["first"]))")
+        #expect(found["second"]?.code == NSManagedObjectConstraintMergeError, "\(String(describing: found["second"]))")
         #expect(try database.query("SELECT \"Z_PK\", \"ZLABEL\" FROM \"ZTAG\" ORDER BY 1") == [["1", "b"], ["2", "a"]])
         #expect(try database.deadlocksCounted(removingTheStoresOf: [first, second]) == 0)
     }
@@ -133,17 +117,7 @@ struct PostgreSQLSaveKeysTests {
     /// uncommitted "b" while the save waits for its "a" (a deadlock, and an upsert is never run
     /// again: 134030). The upsert then updates the moved rows.
     @Test func aSaveMovingUniqueValuesAndAnUpsertOfThemDoNotDeadlock() throws {
-        let item = NSEntityDescription()
-        item.name = "Item"
-        item.properties = [("code", NSAttributeType.stringAttributeType), ("value", .integer64AttributeType)].map { name, type in
-            let attribute = NSAttributeDescription()
-            attribute.name = name
-            attribute.attributeType = type
-            return attribute
-        }
-        item.uniquenessConstraints = [["code"]]
-        let model = NSManagedObjectModel()
-        model.entities = [item]
+        let model = PostgreSQLUpsertLockTests.model()
         let database = try TemporaryDatabase()
         let (saving, upserting) = try database.contextsOfTwoCoordinators(model)
         try saving.performAndWait {
@@ -154,32 +128,13 @@ struct PostgreSQLSaveKeysTests {
             items[0].setValue("b", forKey: "code")
             items[1].setValue("a", forKey: "code")
         }
-        try database.run("""
-            CREATE FUNCTION cd_gate() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN IF NEW."ZCODE" = 'a' THEN PERFORM pg_advisory_xact_lock_shared(11); END IF; RETURN NEW; END $$;
-            CREATE TRIGGER cd_gate BEFORE UPDATE ON "ZITEM" FOR EACH ROW EXECUTE FUNCTION cd_gate();
-            """)
-        let gate = try LibPQConnection(url: database.url, password: nil)
-        try gate.run("SELECT pg_advisory_lock(11)")
         let errors = Locked<[String: NSError]>([:])
-        let done = DispatchGroup()
-        done.enter()
-        saving.perform {
-            do { try saving.save() } catch { errors.withLock { $0["save"] = error as NSError } }
-            done.leave()
-        }
-        try database.waitForSessionsWaitingOnLocks(1)
-        done.enter()
-        upserting.perform {
-            do {
+        try database.runAtGate(on: "ZITEM", when: #"NEW."ZCODE" = 'a'"#, [
+            TemporaryDatabase.atGate(saving, "save", errors) { try saving.save() },
+            TemporaryDatabase.atGate(upserting, "upsert", errors) {
                 _ = try upserting.execute(NSBatchInsertRequest(entityName: "Item", objects: [["code": "a", "value": 9], ["code": "b", "value": 9]]))
-            } catch { errors.withLock { $0["upsert"] = error as NSError } }
-            done.leave()
-        }
-        try database.waitForSessionsWaitingOnLocks(2)
-        try gate.run("SELECT pg_advisory_unlock(11)")
-        gate.close()
-        #expect(done.wait(timeout: .now() + 60) == .success, "the save and the upsert did not end")
+            },
+        ])
         #expect(errors.withLock { $0 }.isEmpty, "\(errors.withLock { $0 })")
         #expect(try database.query("SELECT \"ZCODE\", \"ZVALUE\" FROM \"ZITEM\" ORDER BY \"Z_PK\"") == [["b", "9"], ["a", "9"]])
         #expect(try database.deadlocksCounted(removingTheStoresOf: [saving, upserting]) == 0)

@@ -9,7 +9,7 @@ import Testing
 @Suite("PostgreSQL upsert locks", PostgreSQLTestServer.skipUnlessServer)
 struct PostgreSQLUpsertLockTests {
     /// `Item`: a unique `code`, a `value` and a `blob`.
-    private static func model() -> NSManagedObjectModel {
+    static func model() -> NSManagedObjectModel {
         let item = NSEntityDescription()
         item.name = "Item"
         let code = NSAttributeDescription(), value = NSAttributeDescription(), blob = NSAttributeDescription()

@@ -54,17 +54,27 @@ extension TemporaryDatabase {
         return count.flatMap { Int($0) }
     }
 
-    /// Runs `bodies` at once, with a gate: a trigger on `table` holds each update of its rows
-    /// (its row locked), or each insert with `event` "INSERT", until every body waits for a
-    /// lock. Each body starts its work on a queue of its own and calls the closure it is given
-    /// when done; the next body starts once the ones before wait (the first at the gate, the
-    /// next ones for a row or at the gate). Returns once all are done (records an issue after 60 s).
-    func runAtGate(on table: String, event: String = "UPDATE", _ bodies: [(@escaping @Sendable () -> Void) -> Void]) throws {
+    /// The gate of ``runAtGate(on:event:when:_:)``: a trigger on `table` that holds each update of
+    /// its rows (its row locked), or each insert with `event` "INSERT", whose new row meets
+    /// `condition` (SQL on `NEW`; every row without one), until advisory lock 11, which the test
+    /// holds, is let go.
+    func installGate(on table: String, event: String = "UPDATE", when condition: String? = nil) throws {
+        let wait = "PERFORM pg_advisory_xact_lock_shared(11);"
         try run("""
             CREATE FUNCTION cd_gate() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN PERFORM pg_advisory_xact_lock_shared(11); RETURN NEW; END $$;
+            BEGIN \(condition.map { "IF \($0) THEN \(wait) END IF;" } ?? wait) RETURN NEW; END $$;
             CREATE TRIGGER cd_gate BEFORE \(event) ON "\(table)" FOR EACH ROW EXECUTE FUNCTION cd_gate();
             """)
+    }
+
+    /// Runs `bodies` at once, with a gate (``installGate(on:event:when:)``) that holds them
+    /// until every body waits for a lock. Each body starts its work on a queue of its own and
+    /// calls the closure it is given when done; the next body starts once the ones before wait
+    /// (the first at the gate, the next ones for a row or at the gate). Returns once all are done
+    /// (records an issue after 60 s).
+    func runAtGate(on table: String, event: String = "UPDATE", when condition: String? = nil,
+                   _ bodies: [(@escaping @Sendable () -> Void) -> Void]) throws {
+        try installGate(on: table, event: event, when: condition)
         let gate = try LibPQConnection(url: url, password: nil)
         defer { gate.close() }
         try gate.run("SELECT pg_advisory_lock(11)")
