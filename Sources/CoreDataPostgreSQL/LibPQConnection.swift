@@ -98,12 +98,8 @@ final class LibPQConnection: PostgreSQLConnection {
     }
 
     func execute(_ sql: String, _ parameters: [PostgreSQLParameter]) throws(PostgreSQLError) -> any PostgreSQLRows {
-        var encoded = LibPQParameters()
-        encoded.encode(parameters)
-        let name = try statementName(sql, types: encoded.types)
-        roundTrips += 1
-        let result = encoded.withValues { values, lengths, formats in
-            PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 0)
+        let result = try withPrepared(sql, parameters) { name, count, values, lengths, formats in
+            PQexecPrepared(handle, name, count, values, lengths, formats, 0)
         }
         do {
             try check(result, sql: sql)
@@ -112,6 +108,18 @@ final class LibPQConnection: PostgreSQLConnection {
             throw error
         }
         return LibPQRows(result!)
+    }
+
+    /// Calls `body` with the name of the statement prepared for `sql` and the types of
+    /// `parameters` (prepared now if new), and the parameters as libpq takes them (their count,
+    /// values, lengths and formats): `body` sends it, and waits for the server (a round trip).
+    func withPrepared<T>(_ sql: String, _ parameters: [PostgreSQLParameter],
+                         _ body: (String, Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) -> T) throws(PostgreSQLError) -> T {
+        var encoded = LibPQParameters()
+        encoded.encode(parameters)
+        let name = try statementName(sql, types: encoded.types)
+        roundTrips += 1
+        return encoded.withValues { values, lengths, formats in body(name, Int32(parameters.count), values, lengths, formats) }
     }
 
     /// The name of the statement prepared for `sql` with parameters of `types`, prepared now if new.
@@ -139,7 +147,7 @@ final class LibPQConnection: PostgreSQLConnection {
     }
 
     /// Throws the error a result reports, with its SQLSTATE.
-    private func check(_ result: OpaquePointer?, sql: String) throws(PostgreSQLError) {
+    func check(_ result: OpaquePointer?, sql: String) throws(PostgreSQLError) {
         let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
         guard status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK else { return }
         let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
@@ -153,20 +161,29 @@ final class LibPQConnection: PostgreSQLConnection {
 /// doesn't have (an answer of another shape than the statement's caller expects) reads as NULL
 /// does, never past the result (libpq has no value there).
 final class LibPQRows: PostgreSQLRows {
-    private let result: OpaquePointer
-    let count: Int
-    let affectedRows: Int
+    private var result: OpaquePointer
+    private(set) var count: Int
     /// How many columns each row has.
-    let columnCount: Int
+    private(set) var columnCount: Int
 
     init(_ result: OpaquePointer) {
         self.result = result
         count = Int(PQntuples(result))
         columnCount = Int(PQnfields(result))
-        affectedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 
     deinit { PQclear(result) }
+
+    var affectedRows: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
+
+    /// Holds `next` instead of the result it held, which is cleared: one object for all the
+    /// one-row results of a statement read a row at a time (`execute(_:_:rowsAsTheyArrive:)`).
+    func replace(with next: OpaquePointer) {
+        PQclear(result)
+        result = next
+        count = Int(PQntuples(next))
+        columnCount = Int(PQnfields(next))
+    }
 
     /// Whether the result has a value at `row`, `column`.
     private func has(_ row: Int, _ column: Int) -> Bool { row >= 0 && row < count && column >= 0 && column < columnCount }

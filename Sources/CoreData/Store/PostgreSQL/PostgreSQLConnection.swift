@@ -57,6 +57,12 @@ package protocol PostgreSQLConnection: AnyObject {
     /// Runs one statement whose values are bound to `$1…$n` (`parameters`, in order). The
     /// connection may prepare it once and keep it for the same SQL with the same parameter types.
     func execute(_ sql: String, _ parameters: [PostgreSQLParameter]) throws(PostgreSQLError) -> any PostgreSQLRows
+    /// ``execute(_:_:)``, handing the rows to `body` as they arrive, not once the last has: a
+    /// few at a time (one, over libpq), so that the caller decodes rows while the server still
+    /// sends the next ones. Each `rows` is valid only during its call. If `body` throws, the
+    /// rows left are read and dropped, and its error is thrown; a failure of the statement is
+    /// thrown as ``execute(_:_:)`` throws it, after the rows that came before it were handed over.
+    func execute(_ sql: String, _ parameters: [PostgreSQLParameter], rowsAsTheyArrive body: (any PostgreSQLRows) throws -> Void) throws
     /// Runs statements without parameters or results (DDL, `BEGIN`, `COMMIT`, `ROLLBACK`).
     func run(_ sql: String) throws(PostgreSQLError)
     /// Runs `statements` in order as ``execute(_:_:)`` would, their results unread, and throws
@@ -93,6 +99,11 @@ package struct PostgreSQLError: Error, Sendable {
 package typealias PostgreSQLConnector = @Sendable (_ url: URL, _ password: String?) throws(PostgreSQLError) -> any PostgreSQLConnection
 
 extension PostgreSQLConnection {
+    /// All the rows at once, for connections that can't hand them over as they arrive.
+    package func execute(_ sql: String, _ parameters: [PostgreSQLParameter], rowsAsTheyArrive body: (any PostgreSQLRows) throws -> Void) throws {
+        try body(try execute(sql, parameters))
+    }
+
     /// One statement after the other, a round trip each: for connections that send no pipeline.
     package func executeAll(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError) {
         _ = try executeAllKeepingRows(statements)

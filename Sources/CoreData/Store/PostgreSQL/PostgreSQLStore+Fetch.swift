@@ -54,13 +54,24 @@ extension PostgreSQLStore {
         }
     }
 
-    /// A fetch's rows lent one by one to `body` (the context's hot path): the result is read
-    /// whole on a reader, which goes back to the pool before the first row is decoded.
+    /// A fetch's rows lent one by one to `body` (the context's hot path) as they arrive: each
+    /// is decoded, and its object made, while the server sends the next ones.
     func selectRows(_ plan: FetchPlan, each body: (consuming LentRow) throws -> Void) throws {
         let decoder = decoders[plan.entity.layout.rootNumber]!
         let (sql, parameters) = try query(plan, columns: decoder.selectList)
-        let rows = try read { connection in try connection.execute(sql, parameters) }
-        try lendRows(rows, decoder: decoder) { _, row in try body(row) }
+        let plans = decoder.plans // read once, not once a row
+        var lent = false
+        try read { connection in
+            do {
+                try connection.execute(sql, parameters) { rows in
+                    lent = true
+                    try lendRows(rows, plans: plans) { _, row in try body(row) }
+                }
+            } catch let error as PostgreSQLError where lent {
+                // Rows were lent: the read can't run again on a new session (as `withReader` would).
+                throw Self.error(error, .persistentStoreOperation, "Can't read from the PostgreSQL store at \(location)")
+            }
+        }
     }
 
     func selectRows(_ plan: FetchPlan) throws -> [FetchedRow] {
@@ -128,7 +139,7 @@ extension PostgreSQLStore {
             try Self.forEachChunk(of: owners) { list, parameters in
                 let sql = "SELECT \(decoder.selectList), \(ownerColumn) FROM \(from) WHERE \(ownerColumn) IN (\(list)) ORDER BY \(ownerColumn), \(order)t0.\(Self.pk)"
                 let rows = try connection.execute(sql, parameters)
-                lendRows(rows, decoder: decoder) { index, row in
+                lendRows(rows, plans: decoder.plans) { index, row in
                     result.append(RelatedRow(owner: rows.int64(index, decoder.columnCount), row: row.fetchedRow))
                 }
             }
@@ -168,21 +179,29 @@ extension PostgreSQLStore {
     func decodeRows(_ rows: any PostgreSQLRows, decoder: SQLiteRowDecoder) throws -> [FetchedRow] {
         var result: [FetchedRow] = []
         result.reserveCapacity(rows.count)
-        lendRows(rows, decoder: decoder) { _, row in result.append(row.fetchedRow) }
+        lendRows(rows, plans: decoder.plans) { _, row in result.append(row.fetchedRow) }
         return result
     }
 
-    /// Lends each row of a query selecting `decoder.selectList` first to `body`, with its index
-    /// in `rows` (see ``LentRow``: valid while `decoder` is); rows of entities outside the
-    /// family are skipped. The one decoding path of every read.
+    /// Lends each row of a query selecting a decoder's `selectList` first to `body`, with its
+    /// index in `rows`, decoded by the decoder's `plans` (see ``LentRow``: valid while the
+    /// decoder is); rows of entities outside the family are skipped. The one decoding path of
+    /// every read.
     @inline(__always)
-    func lendRows(_ rows: any PostgreSQLRows, decoder: SQLiteRowDecoder, to body: (Int, consuming LentRow) throws -> Void) rethrows {
-        let plans = decoder.plans
-        for row in 0..<rows.count {
-            let number = Int(rows.int64(row, 1))
-            guard number >= 0, number < plans.count, let plan = plans[number] else { continue }
-            try body(row, LentRow(store: self, entity: plan.entity, primaryKey: rows.int64(row, 0),
-                                  values: decodeValues(rows, row, plan), version: rows.int64(row, 2)))
+    func lendRows(_ rows: any PostgreSQLRows, plans: [SQLiteRowDecoder.Plan?], to body: (Int, consuming LentRow) throws -> Void) rethrows {
+        try plans.withUnsafeBufferPointer { buffer in
+            // Each plan read without a retain and release (as the SQLite store's `lendRow`):
+            // `Plan?` and `Unmanaged<Plan>?` have the same layout (a pointer, 0 for nil).
+            try buffer.withMemoryRebound(to: Unmanaged<SQLiteRowDecoder.Plan>?.self) { plans in
+                for row in 0..<rows.count {
+                    let number = Int(rows.int64(row, 1))
+                    guard number >= 0, number < plans.count else { continue }
+                    try plans[number]?._withUnsafeGuaranteedRef { plan in
+                        try body(row, LentRow(store: self, entity: plan.entity, primaryKey: rows.int64(row, 0),
+                                              values: decodeValues(rows, row, plan), version: rows.int64(row, 2)))
+                    }
+                }
+            }
         }
     }
 
