@@ -47,27 +47,27 @@ extension PredicateSQLCompiler {
         }
 
         /// `sql` with its `?` placeholders numbered `$1`, `$2`, … in order (PostgreSQL); `?`
-        /// inside quoted names or string literals is left alone.
+        /// inside quoted names or string literals is left alone. Read byte by byte, as the
+        /// server reads it (the quotes and `?` are ASCII, never part of another UTF-8 character).
         static func numberedParameters(_ sql: String) -> String {
-            var result = ""
+            var result: [UInt8] = []
             result.reserveCapacity(sql.utf8.count + 16)
             var number = 0
-            var quote: Character?
-            for character in sql {
-                if let open = quote {
-                    if character == open { quote = nil }
-                    result.append(character)
-                } else if character == "\"" || character == "'" {
-                    quote = character
-                    result.append(character)
-                } else if character == "?" {
+            var quote: UInt8 = 0 // the open quote, 0 outside quotes
+            for byte in sql.utf8 {
+                if quote != 0 {
+                    if byte == quote { quote = 0 }
+                } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                    quote = byte
+                } else if byte == UInt8(ascii: "?") {
                     number += 1
-                    result += "$\(number)"
-                } else {
-                    result.append(character)
+                    result.append(UInt8(ascii: "$"))
+                    result.append(contentsOf: String(number).utf8)
+                    continue
                 }
+                result.append(byte)
             }
-            return result
+            return String(decoding: result, as: UTF8.self)
         }
     }
 

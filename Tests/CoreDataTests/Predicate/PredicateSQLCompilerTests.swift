@@ -31,6 +31,17 @@ struct PredicateSQLCompilerTests {
         return try compiler.compile(try NSPredicate(validatingFormat: format, argumentArray: []).predicateTree()).sql
     }
 
+    @Test("PostgreSQL: placeholders numbered in order, those inside quoted names and literals left alone")
+    func numberedParameters() {
+        let number = PredicateSQLCompiler.Dialect.numberedParameters
+        #expect(number("SELECT ? WHERE a = ? AND b IN (?, ?)") == "SELECT $1 WHERE a = $2 AND b IN ($3, $4)")
+        #expect(number("t0.\"Z?\" = ? AND x = 'it''s ?' AND y = ?") == "t0.\"Z?\" = $1 AND x = 'it''s ?' AND y = $2")
+        // Non-ASCII text around them (a quote followed by a combining mark is still a quote).
+        #expect(number("\"Zé\u{301}\"\u{301} = ? AND 'ü?' = ?") == "\"Zé\u{301}\"\u{301} = $1 AND 'ü?' = $2")
+        #expect(number(String(repeating: "?,", count: 12)).hasSuffix("$11,$12,"))
+        #expect(number("") == "")
+    }
+
     @Test("PostgreSQL: equality with a value is `=` an index serves (not IS NOT DISTINCT FROM), never NULL")
     func postgreSQLEqualityUsesIndexes() throws {
         let world = try PredicateTestWorld(seed: 1, people: 2, cars: 2, clubs: 1)
