@@ -112,7 +112,7 @@ final class LibPQConnection: PostgreSQLConnection {
 
     /// Calls `body` with the name of the statement prepared for `sql` and the types of
     /// `parameters` (prepared now if new), and the parameters as libpq takes them (their count,
-    /// values, lengths and formats): `body` sends it, and waits for the server (a round trip).
+    /// values, lengths and formats): `body` sends it (one round trip, counted here).
     func withPrepared<T>(_ sql: String, _ parameters: [PostgreSQLParameter],
                          _ body: (String, Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) -> T) throws(PostgreSQLError) -> T {
         var encoded = LibPQParameters()

@@ -72,8 +72,9 @@ struct PostgreSQLRowsAsTheyArriveTests {
     @Test func aSessionEndedDuringAFetchFailsItAndIsNotReadAgain() throws {
         let database = try TemporaryDatabase()
         let context = try Self.contextOfManyPeople(database)
+        let store = try #require(context.persistentStoreCoordinator?.persistentStores.first as? PostgreSQLStore)
         let made = Locked(0)
-        let (failed, count) = try context.performAndWait {
+        let (failed, openAfterFailure, count) = try context.performAndWait {
             context._fetchRowObserver = { count in
                 made.withLock { $0 = count }
                 guard count == 100 else { return }
@@ -85,14 +86,41 @@ struct PostgreSQLRowsAsTheyArriveTests {
             }
             let failed = Result { try context.objects("Person") }
             context._fetchRowObserver = nil
+            let open = store.pool?.readers.openConnections
             // The next read connects anew.
-            return (failed, try context.objects("Person").count)
+            return (failed, open, try context.objects("Person").count)
         }
         // Some rows were made into objects: the fetch can't run again on a new session (its
         // objects would be made twice); it fails, naming the store's read.
         let error = try #require(throws: NSError.self) { _ = try failed.get() }
         #expect(error.domain == NSCocoaErrorDomain && error.code == NSPersistentStoreOperationError)
         #expect(made.withLock { $0 } < Self.people)
+        #expect(openAfterFailure == 0, "the lost session went back to the pool")
         #expect(count == Self.people)
+    }
+
+    @Test func aGenerationsFetchTheServerFailsMidwayLeavesItsSnapshotReadable() throws {
+        let database = try TemporaryDatabase()
+        let context = try Self.contextOfManyPeople(database)
+        let (failed, counted) = try context.performAndWait {
+            try context.setQueryGenerationFrom(.current)
+            context._fetchRowObserver = { made in
+                guard made == 100 else { return }
+                // The server cancels the statement while it sends the rows (as a statement
+                // timeout would): the generation's transaction is aborted.
+                _ = try database.query("""
+                    SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+                    WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'SELECT %"ZPERSON"%'
+                    """)
+            }
+            let failed = Result { try context.objects("Person") }
+            context._fetchRowObserver = nil
+            // The generation's session was rolled back to its savepoint: its snapshot reads on.
+            try database.run("DELETE FROM \"ZPERSON\" WHERE \"Z_PK\" <= 10")
+            return (failed, try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Person")))
+        }
+        let error = try #require(throws: NSError.self) { _ = try failed.get() }
+        #expect(error.userInfo[NSPostgreSQLStateErrorKey] as? String == "57014")
+        #expect(counted == Self.people, "the snapshot is the generation's, before the delete")
     }
 }

@@ -61,7 +61,9 @@ package protocol PostgreSQLConnection: AnyObject {
     /// few at a time (one, over libpq), so that the caller decodes rows while the server still
     /// sends the next ones. Each `rows` is valid only during its call. If `body` throws, the
     /// rows left are read and dropped, and its error is thrown; a failure of the statement is
-    /// thrown as ``execute(_:_:)`` throws it, after the rows that came before it were handed over.
+    /// thrown as ``execute(_:_:)`` throws it, after the rows that came before it were handed
+    /// over (and rather than `body`'s error when it comes while the rows left are dropped: it
+    /// says what state the session is in).
     func execute(_ sql: String, _ parameters: [PostgreSQLParameter], rowsAsTheyArrive body: (any PostgreSQLRows) throws -> Void) throws
     /// Runs statements without parameters or results (DDL, `BEGIN`, `COMMIT`, `ROLLBACK`).
     func run(_ sql: String) throws(PostgreSQLError)

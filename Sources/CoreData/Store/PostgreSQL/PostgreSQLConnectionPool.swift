@@ -149,11 +149,12 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     // MARK: Readers
 
     /// Runs `body` with a reader no other thread uses until `body` returns; once more, on a new
-    /// connection, if the session was lost.
-    func withReader<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+    /// connection, if the session was lost and `canRunAgain` says so (a fetch that has lent
+    /// rows can't: its objects would be made twice). A lost session is never lent again.
+    func withReader<T>(runningAgainIf canRunAgain: () -> Bool = { true }, _ body: (any PostgreSQLConnection) throws -> T) throws -> T {
         do {
             return try readers.withReader(discardingIf: Self.isSessionLost, body)
-        } catch let error as PostgreSQLError where error.isSessionLost {
+        } catch let error as PostgreSQLError where error.isSessionLost && canRunAgain() {
             return try readers.withReader(discardingIf: Self.isSessionLost, body)
         }
     }

@@ -45,10 +45,11 @@ extension PostgreSQLStore {
         (plan.limit > 0 ? " LIMIT \(plan.limit)" : "") + (plan.offset > 0 ? " OFFSET \(plan.offset)" : "")
     }
 
-    /// Runs a read, mapping a failure to a Core Data error (134070) with the server's cause.
-    func read<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+    /// Runs a read, mapping a failure to a Core Data error (134070) with the server's cause
+    /// (`canRunAgain`: ``withReader(runningAgainIf:_:)``).
+    func read<T>(runningAgainIf canRunAgain: () -> Bool = { true }, _ body: (any PostgreSQLConnection) throws -> T) throws -> T {
         do {
-            return try withReader(body)
+            return try withReader(runningAgainIf: canRunAgain, body)
         } catch let error as PostgreSQLError {
             throw Self.error(error, .persistentStoreOperation, "Can't read from the PostgreSQL store at \(location)")
         }
@@ -60,16 +61,14 @@ extension PostgreSQLStore {
         let decoder = decoders[plan.entity.layout.rootNumber]!
         let (sql, parameters) = try query(plan, columns: decoder.selectList)
         let plans = decoder.plans // read once, not once a row
+        // Once rows were lent, a lost session can't be read again on a new one: the failure is
+        // the fetch's (the lost session is still discarded, and a generation's rolled back to
+        // its savepoint after a server's error, as for any read).
         var lent = false
-        try read { connection in
-            do {
-                try connection.execute(sql, parameters) { rows in
-                    lent = true
-                    try lendRows(rows, plans: plans) { _, row in try body(row) }
-                }
-            } catch let error as PostgreSQLError where lent {
-                // Rows were lent: the read can't run again on a new session (as `withReader` would).
-                throw Self.error(error, .persistentStoreOperation, "Can't read from the PostgreSQL store at \(location)")
+        try read(runningAgainIf: { !lent }) { connection in
+            try connection.execute(sql, parameters) { rows in
+                lent = true
+                try lendRows(rows, plans: plans) { _, row in try body(row) }
             }
         }
     }

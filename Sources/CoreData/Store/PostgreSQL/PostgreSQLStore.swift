@@ -54,11 +54,11 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         return try pool.inTransaction(prelude: prelude, body)
     }
 
-    /// Runs `body` with a reader (``PostgreSQLConnectionPool/withReader(_:)``); a request of a
-    /// context pinned to a query generation on the generation's session instead
+    /// Runs `body` with a reader (``PostgreSQLConnectionPool/withReader(runningAgainIf:_:)``); a
+    /// request of a context pinned to a query generation on the generation's session instead
     /// (`PostgreSQLStore+QueryGenerations.swift`), where a statement that fails leaves the session
-    /// usable (``PostgreSQLConnectionPool/withPinnedReader(_:_:)``).
-    func withReader<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
+    /// usable (``PostgreSQLConnectionPool/withPinnedReader(_:_:)``) and nothing runs again.
+    func withReader<T>(runningAgainIf canRunAgain: () -> Bool = { true }, _ body: (any PostgreSQLConnection) throws -> T) throws -> T {
         if let generation = QueryGeneration.current,
            let result = try generation.withConnection(to: self, { (session: any PostgreSQLConnection) in
                try readPinned(session, body)
@@ -66,7 +66,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
             return result
         }
         guard let pool else { throw removedError }
-        return try pool.withReader(body)
+        return try pool.withReader(runningAgainIf: canRunAgain, body)
     }
 
     var removedError: NSError {
