@@ -7,7 +7,7 @@ import Testing
 /// mode), while the server still sends the next ones: what happens when the fetch stops early
 /// (the context stops it, or the session ends), and that the session is ready afterwards.
 ///
-/// The table holds 20,000 people with 400-byte names (8 MB of rows, more than the socket's
+/// The table holds 20,000 people with 1,000-byte names (20 MB of rows, more than the sockets'
 /// buffers hold), so that when the first object is made the server is still sending.
 @Suite("PostgreSQL rows as they arrive", PostgreSQLTestServer.skipUnlessServer)
 struct PostgreSQLRowsAsTheyArriveTests {
@@ -21,7 +21,7 @@ struct PostgreSQLRowsAsTheyArriveTests {
                                                                       options: [NSPersistentStoreConnectionPoolMaxSizeKey: 1])
         try database.run("""
             INSERT INTO "ZPERSON" ("Z_PK", "Z_ENT", "Z_OPT", "ZNAME")
-            SELECT g, (SELECT "Z_ENT" FROM "Z_PRIMARYKEY" WHERE "Z_NAME" = 'Person'), 1, lpad(g::text, 400, '-')
+            SELECT g, (SELECT "Z_ENT" FROM "Z_PRIMARYKEY" WHERE "Z_NAME" = 'Person'), 1, lpad(g::text, 1000, '-')
             FROM generate_series(1, \(people)) g;
             UPDATE "Z_PRIMARYKEY" SET "Z_MAX" = \(people) WHERE "Z_NAME" = 'Person'
             """)
@@ -50,7 +50,7 @@ struct PostgreSQLRowsAsTheyArriveTests {
         }
         #expect(state.withLock { $0 } == "active", "the rows were all read before the first object was made")
         #expect(keys == Array(1...Int64(Self.people)), "in key order, each once")
-        #expect(lastName == String(repeating: "-", count: 395) + "20000")
+        #expect(lastName == String(repeating: "-", count: 995) + "20000")
     }
 
     @Test func aFetchStoppedByTheContextLeavesTheSessionReady() throws {
