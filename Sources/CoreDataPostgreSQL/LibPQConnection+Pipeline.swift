@@ -12,10 +12,6 @@ extension LibPQConnection {
     /// each for an `INSERT`) stay well within the socket's buffers.
     static let statementsPerPipeline = 1000
 
-    func executeAll(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError) {
-        _ = try executeAllKeepingRows(statements)
-    }
-
     func executeAllKeepingRows(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError) -> [any PostgreSQLRows] {
         var kept: [any PostgreSQLRows] = []
         var encoded = LibPQParameters()

@@ -113,15 +113,15 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
             // rows is a conflict), `Z_PRIMARYKEY`'s row locks and history numbers rely on it.
             // The timeouts in the same round trip.
             if prelude.isEmpty {
-                try connection.run("BEGIN ISOLATION LEVEL READ COMMITTED; \(timeouts.statement())")
+                try connection.run("BEGIN ISOLATION LEVEL READ COMMITTED; \(timeouts.statement)")
                 return (connection, [])
             }
             // The prelude's commit need not wait for its WAL to reach the disk: the transaction
             // that uses its keys commits after it, and a commit that waits flushes the WAL up to
             // its own record, this one's included.
             let begin = PostgreSQLStatement(sql: "BEGIN ISOLATION LEVEL READ COMMITTED")
-            let statements = [begin, PostgreSQLStatement(sql: timeouts.statement(adding: [("synchronous_commit", "off")]))] + prelude
-                + [PostgreSQLStatement(sql: "COMMIT"), begin, PostgreSQLStatement(sql: timeouts.statement())]
+            let statements = [begin, PostgreSQLStatement(sql: timeouts.keyTransactionStatement)] + prelude
+                + [PostgreSQLStatement(sql: "COMMIT"), begin, PostgreSQLStatement(sql: timeouts.statement)]
             let rows: [any PostgreSQLRows]
             do {
                 rows = try connection.executeAllKeepingRows(statements)

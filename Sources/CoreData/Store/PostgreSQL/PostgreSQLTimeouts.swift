@@ -19,8 +19,6 @@ import Foundation
 internal struct PostgreSQLTimeouts {
     /// `lock_timeout`, in milliseconds.
     let lockTimeout: Int
-    /// `idle_in_transaction_session_timeout`, in milliseconds.
-    var idleTimeout: Int { lockTimeout + Self.idleGrace }
 
     /// The lock timeout when ``NSPersistentStoreTimeoutOption`` is absent, in milliseconds.
     static let defaultLockTimeout = 30_000
@@ -28,6 +26,14 @@ internal struct PostgreSQLTimeouts {
     static let idleGrace = 30_000
     /// SQLSTATE `lock_not_available`: `lock_timeout` expired.
     static let lockNotAvailable = "55P03"
+
+    /// The statement that sets them for one transaction (one statement: a pipeline takes one an
+    /// entry); `set_config`'s third argument `true` is `SET LOCAL`. Built once, sent each save.
+    let statement: String
+    /// ``statement`` for the short transaction that takes a save's keys, which also turns
+    /// `synchronous_commit` off: its commit need not wait for the disk
+    /// (``PostgreSQLConnectionPool/inTransaction(prelude:_:)``).
+    let keyTransactionStatement: String
 
     /// The timeouts a store's options ask for.
     init(options: [AnyHashable: Any]?) {
@@ -37,14 +43,15 @@ internal struct PostgreSQLTimeouts {
         } else {
             lockTimeout = Self.defaultLockTimeout
         }
+        let idleTimeout = lockTimeout + Self.idleGrace
+        let timeouts = [("lock_timeout", String(lockTimeout)), ("idle_in_transaction_session_timeout", String(idleTimeout))]
+        statement = Self.statement(setting: timeouts)
+        keyTransactionStatement = Self.statement(setting: [("synchronous_commit", "off")] + timeouts)
     }
 
-    /// The statement that sets them for one transaction (one statement: a pipeline takes one an
-    /// entry); `set_config`'s third argument `true` is `SET LOCAL`. `extra` adds settings of the
-    /// same transaction.
-    func statement(adding extra: [(name: String, value: String)] = []) -> String {
-        let settings = extra + [("lock_timeout", String(lockTimeout)), ("idle_in_transaction_session_timeout", String(idleTimeout))]
-        return "SELECT " + settings.map { "set_config('\($0.name)', '\($0.value)', true)" }.joined(separator: ", ")
+    /// `SELECT set_config(name, value, true), …` of `settings`.
+    private static func statement(setting settings: [(name: String, value: String)]) -> String {
+        "SELECT " + settings.map { "set_config('\($0.name)', '\($0.value)', true)" }.joined(separator: ", ")
     }
 
     /// The statement that sets the lock timeout for the rest of a transaction (a migration's DDL
