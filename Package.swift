@@ -67,20 +67,22 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // What the test targets share: running another program to its end (Tests/TestSupport).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "CoreDataTests",
             // CoreDataPostgreSQL: the predicate differential test runs on the PostgreSQL store too.
-            dependencies: ["CoreData", "CoreDataExamples", "CSQLite", "CoreDataPostgreSQL"],
+            dependencies: ["CoreData", "CoreDataExamples", "CSQLite", "CoreDataPostgreSQL", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
         // Needs a server: COREDATA_POSTGRES_URL (docs/POSTGRESQL.md); skips without one.
         .testTarget(
             name: "CoreDataPostgreSQLTests",
-            dependencies: ["CoreDataPostgreSQL", "CoreData", "CoreDataExamples"]
+            dependencies: ["CoreDataPostgreSQL", "CoreData", "CoreDataExamples", "TestSupport"]
         ),
         .testTarget(
             name: "MagicalRecordTests",
-            dependencies: ["MagicalRecord", "CoreData"]
+            dependencies: ["MagicalRecord", "CoreData", "TestSupport"]
         ),
         // Expansion and diagnostics of `@Managed`, without the compiler (Swift Testing).
         .testTarget(

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Code written against MagicalRecord's Swift-imported API, shaped as real apps write it, compiles
 /// against this module in Swift 6 mode (`swiftc -typecheck`): the spellings, and blocks that are

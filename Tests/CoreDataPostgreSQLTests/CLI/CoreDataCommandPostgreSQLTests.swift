@@ -1,6 +1,7 @@
 import CoreDataExamples
 import Foundation
 import Testing
+import TestSupport
 @testable import CoreData
 
 /// `coredata inspect postgres://…` and `coredata migrate postgres://… --model …`: the executable,
@@ -10,18 +11,9 @@ import Testing
 struct CoreDataCommandPostgreSQLTests {
     /// Runs `coredata` with `arguments`; its exit status and what it wrote (standard output and error).
     private func coredata(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("coredata")
+        let executable = builtProduct("coredata")
         try #require(FileManager.default.isExecutableFile(atPath: executable.path), "coredata is built beside the tests (swift build --build-tests)")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        return try runToEnd(executable, arguments)
     }
 
     @Test func inspectAndMigrateReadTheStoreAtItsURL() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Code written for Apple's framework, type-checked as a client's (``ClientCompiler``): the class
 /// Xcode generates for an entity, and Apple's names for what the package does.

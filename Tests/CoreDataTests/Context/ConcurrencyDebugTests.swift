@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// The run-time concurrency checker (`COREDATA_CONCURRENCY_DEBUG=1`). Each violation runs in a
 /// child process (an exit test) that turns the checker on itself, so these tests do not depend

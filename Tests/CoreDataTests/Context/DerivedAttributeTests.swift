@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Derived attributes (`NSDerivedAttributeDescription`), computed when a context saves to the
 /// store, on the Blog model (`Fixtures/Blog.xcdatamodeld`, as Xcode writes derived attributes):

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 // `@Managed` accessors against key-value coding, change tracking, inverse maintenance, saving and
 // validation. The classes are prefixed (`MM`) so that other test files may declare their own `Car`.

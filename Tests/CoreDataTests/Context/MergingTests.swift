@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Save notifications and merging another context's saved changes.
 @Suite("Notifications and merging")

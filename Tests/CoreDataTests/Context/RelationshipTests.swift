@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 @Suite("Relationships and delete rules")
 struct RelationshipTests {

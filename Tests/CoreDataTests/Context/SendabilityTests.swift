@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// What a client's compiler says: in Swift 6 an `NSManagedObject` can't cross an isolation
 /// boundary while IDs, contexts, coordinators and containers can; a Swift 5 client written in the

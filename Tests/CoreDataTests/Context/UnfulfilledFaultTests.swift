@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// A fault the store cannot fulfill (the store failed, not: the row is gone) is never silent:
 /// the accessor returns what the object has, the context records and logs the error, the next

@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Issue 23: several real processes on one store file. The other processes are exit tests
 /// (`#expect(processExitsWith:)`): Swift Testing runs the closure in a child process started

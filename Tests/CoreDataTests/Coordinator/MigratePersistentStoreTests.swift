@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// `migratePersistentStore(_:to:options:withType:)`: a store's objects in a new store of any
 /// type, in the old one's place.

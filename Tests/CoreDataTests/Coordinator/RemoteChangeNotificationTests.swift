@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// The notifications a coordinator posted, as they arrive (on the poster's private queue).
 final class RemoteChangeRecorder: @unchecked Sendable {

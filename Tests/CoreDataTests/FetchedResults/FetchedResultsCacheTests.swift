@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// A controller's `cacheName`: the section information written at the fetch, kept current while
 /// the controller tracks changes, replaced for another request, and deleted by name or all at once.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// `NSFetchedResultsController`: fetching, sections, the section index, bad input, and the
 /// changes it reports for the context's own edits, merges and refreshes.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// A store whose history Apple's framework (or another tool) wrote: the three tables made with
 /// raw SQL as Apple's stores have them, an upgraded store's column order (the string columns

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Persistent history as saves record it: Apple's tables and rows, read back with raw SQL.
 @Suite struct HistoryRecordingTests {

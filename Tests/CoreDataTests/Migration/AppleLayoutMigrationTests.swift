@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Issue 22: a store in Apple's layout, with the history Apple's names carry (columns appended by
 /// an earlier migration, `1`-suffixed join columns, tables named after either side:

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Issue 22: a migration never blocks the caller. A description whose
 /// `shouldAddStoreAsynchronously` is true is loaded (and its store migrated) on a queue of the

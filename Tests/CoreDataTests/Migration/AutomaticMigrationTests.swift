@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// `addPersistentStore` migrating a store written with an earlier model version, with models in
 /// Xcode's format on disk (where the source model is searched for:

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Fails on the first attachment, after the people and notes are made.
 final class FailingNotesPolicy: NSEntityMigrationPolicy {

@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Issue 22: a process killed at any moment of a migration leaves the store wholly original or
 /// wholly migrated, and a rerun then succeeds. Each run kills a child process (`SIGKILL`, no

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Splits `Person` into `Person` and `Address`, and answers `shout:` in value expressions.
 class SplitPersonPolicy: NSEntityMigrationPolicy {

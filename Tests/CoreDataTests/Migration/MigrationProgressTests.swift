@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// A `Progress` that records its `fractionCompleted` each time its completed units are set:
 /// an observer of `fractionCompleted` (swift-corelibs-foundation has no key-value observing).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// `NSMappingModel(contentsOf:)` and `NSMappingModel(from:forSourceModel:destinationModel:)` on
 /// Xcode's `.xcmappingmodel` folders (`Fixtures/NotesV1ToV2.xcmappingmodel`: Person, Note,

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import CoreData
 @testable import CoreDataPostgreSQL
+import TestSupport
 
 /// Lightweight migration of a PostgreSQL store (`PostgreSQLStore+Migration.swift`): the cases of
 /// `SQLiteLightweightMigrationTests` and `AutomaticMigrationTests` on a database of the test

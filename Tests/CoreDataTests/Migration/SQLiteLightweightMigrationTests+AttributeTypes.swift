@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Attribute type changes that lightweight migration infers (numbers and Booleans into each
 /// other): the column takes the new declared type and the values are converted, as the store

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// The in-place SQLite migration run directly on a file, with models built in code (the
 /// automatic migration of `addPersistentStore`, which finds the source model on disk, is

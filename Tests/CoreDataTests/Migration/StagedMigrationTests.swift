@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Staged migration (`NSStagedMigrationManager`), run through its internal entry point
 /// `migrateStore(at:options:to:)` on stores of models built in code.

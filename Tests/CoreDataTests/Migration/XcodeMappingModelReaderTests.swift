@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Reading Xcode's `.xcmappingmodel` folders. `Fixtures/NotesV1ToV2.xcmappingmodel` is written as
 /// Xcode writes one: three entity mappings (Person, Note, Attachment with the policy

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Entity, property and fetch index names must be identifiers (names reach the store's SQL), and
 /// a property may not take the name of a method of `NSObject` or `NSManagedObject`.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// The versions of a `.xcdatamodeld` (`Fixtures/Garage.xcdatamodeld`: three versions, "1.0" to
 /// "3.0"; `Mechanic` is the same in all of them, `Car` changes in each, `Owner` comes in 3).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// The class Xcode generates for `Recipe` (`representedClassName=".Recipe"`, code generation "class").
 final class Recipe: NSManagedObject {

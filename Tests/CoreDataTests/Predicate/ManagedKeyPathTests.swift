@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 // Swift key paths where Apple's code writes `#keyPath(Item.name)` (ManagedKeyPaths.swift), and
 // `NSSortDescriptor(keyPath:ascending:)` for any key path: each gives what the key string gives.

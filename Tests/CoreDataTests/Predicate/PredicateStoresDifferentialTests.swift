@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import CoreData
 @testable import CoreDataPostgreSQL
+import TestSupport
 
 /// The differential predicate cases (`PredicateSQLDifferentialTests`: its generator and its
 /// hand-picked cases) fetched through contexts from the same objects in a SQLite store, an

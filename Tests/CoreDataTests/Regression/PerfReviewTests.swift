@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Review of the perf-store / perf-values / perf-ctx changes: risky paths of lazy registration
 /// of new objects, the deferred registry list, implicit primary keys and the typed values buffer.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Each body must run to completion; a trap fails the test.
 @Suite("Review: crash risks")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 @Suite("Review: relationships")
 struct ReviewRelationshipTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// A store written with Apple's names (``AppleLayoutFixture``) opens, reads and writes through
 /// the names the file has, not the ones the model alone would give.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// `allowsExternalBinaryDataStorage` as Apple's store keeps it: a marker byte in the column,
 /// large values in files of `.<StoreName>_SUPPORT/_EXTERNAL_DATA/` that follow the transaction.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// A save that reaches two stores (two configurations) writes both or neither: a store whose
 /// writes fail leaves the other as it was, whether it is written first or second, and the

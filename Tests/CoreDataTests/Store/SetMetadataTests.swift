@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// `NSPersistentStoreCoordinator.setMetadata(_:forPersistentStoreOfType:at:options:)` and
 /// `NSPersistentStore.setMetadata(_:forPersistentStoreAt:)`: a store file's metadata written

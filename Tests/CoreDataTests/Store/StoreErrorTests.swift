@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 @Suite("Store errors: never a crash, never data lost")
 struct StoreErrorTests {

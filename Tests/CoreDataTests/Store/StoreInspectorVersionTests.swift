@@ -2,6 +2,7 @@ import CoreDataExamples
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// `coredata inspect STORE --model PATH.xcdatamodeld` (`StoreInspector.versionReport(model:)`).
 @Suite("coredata inspect --model")

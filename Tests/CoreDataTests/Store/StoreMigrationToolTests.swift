@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// `coredata migrate STORE --model PATH.xcdatamodeld [--to VERSION] [--dry-run]` (`StoreMigrationTool`).
 @Suite("coredata migrate")

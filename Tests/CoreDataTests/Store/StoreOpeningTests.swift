@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// Opening a SQLite store: new files made once however many open them at the same moment,
 /// paths that are not files refused, and refused files left exactly as they were.

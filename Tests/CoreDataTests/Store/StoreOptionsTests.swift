@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// The store options Apple declares that the SQLite store acts on: `NSSQLiteManualVacuumOption`,
 /// `NSSQLiteAnalyzeOption`, `NSIgnorePersistentStoreVersioningOption`; Apple's values of the keys.

@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// A model built in code, the way Apple's documentation builds one: people own cars (one-to-many,
 /// nullify / cascade), cars have tags (many-to-many), playlists have ordered songs, vehicles

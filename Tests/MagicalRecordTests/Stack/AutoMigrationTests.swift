@@ -2,6 +2,7 @@ import CoreData
 import Foundation
 import Testing
 @testable import MagicalRecord
+import TestSupport
 
 extension DefaultStackSuite {
     /// The auto-migrating set-ups across two versions of a model (`ModelFiles`: v2 adds `color`).

@@ -2,6 +2,7 @@ import CoreData
 import Foundation
 import Testing
 @testable import MagicalRecord
+import TestSupport
 
 extension DefaultStackSuite {
     /// The set-up methods, the default model, coordinator and store, and `cleanUp()`.

@@ -1,5 +1,6 @@
 import CoreData
 import Foundation
+import TestSupport
 
 /// The classes of the test model. `Employer` is the class of the entity `Company`, whose name
 /// differs from the class's.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// A store written against the public API only (`JSONFileStore`) gets fetches, faults,
 /// relationships, optimistic locking and all-or-nothing saves through `NSAtomicStore`, and its

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 /// A coordinator with a SQLite store and a store you write, one configuration each: many-to-many
 /// join rows go to the store of their objects, and a many-to-many relationship across the two

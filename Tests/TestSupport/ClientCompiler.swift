@@ -1,9 +1,19 @@
 import Foundation
-import Testing
 
-/// Type-checks a client's source with `swiftc` against the CoreData module this test binary was
-/// built with: what a client's compiler says about code written against the package.
-enum ClientCompiler {
+/// Type-checks a client's source with `swiftc` against the package's modules this test binary
+/// was built with (`CoreData`, `MagicalRecord`, …): what a client's compiler says about code
+/// written against the package.
+///
+/// ```swift
+/// let result = try ClientCompiler.typecheck("import CoreData\nlet c: NSManagedObjectContext? = nil")
+/// #expect(result.ok, "\(result.output)")
+/// ```
+public enum ClientCompiler {
+    /// Thrown when this machine can't type-check snippets (no `swiftc` on `PATH`, or no built modules).
+    public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String { "swiftc or the built CoreData module not found" }
+    }
+
     /// `swiftc` and the built modules, or `nil` when this machine can't type-check snippets.
     private static let toolchain: (swiftc: String, modules: String, cModules: [String], plugins: [String])? = {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
@@ -13,7 +23,7 @@ enum ClientCompiler {
         }
         let modules = folder.appendingPathComponent("Modules").path
         let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent() // Tests/TestSupport/ClientCompiler.swift
         // The C modules the library imports, as SwiftPM passes them to a client's build.
         let cModules = ["Sources/CSQLite", "Sources/CoreDataShims/include"].map { packageRoot.appendingPathComponent($0).path }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"
@@ -27,23 +37,17 @@ enum ClientCompiler {
     }()
 
     /// Type-checks `source` in `languageMode`; the compiler's diagnostics, and whether it succeeded.
-    static func typecheck(_ source: String, languageMode: String = "6") throws -> (ok: Bool, output: String) {
-        let toolchain = try #require(Self.toolchain, "swiftc or the built CoreData module not found")
+    public static func typecheck(_ source: String, languageMode: String = "6") throws -> (ok: Bool, output: String) {
+        guard let toolchain = Self.toolchain else { throw Unavailable() }
         // The driver leaves a `TemporaryDirectory.*` folder in its TMPDIR: this folder, removed after.
         let folder = try TemporaryFolder("client")
         let file = folder.url.appendingPathComponent("client.swift")
         try source.write(to: file, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: toolchain.swiftc)
-        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": folder.path]) { _, new in new }
-        process.arguments = ["-typecheck", "-swift-version", languageMode, "-I", toolchain.modules]
-            + toolchain.cModules.flatMap { ["-I", $0] } + toolchain.plugins + [file.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus == 0, output)
+        let (status, output) = try runToEnd(
+            URL(fileURLWithPath: toolchain.swiftc),
+            ["-typecheck", "-swift-version", languageMode, "-I", toolchain.modules]
+                + toolchain.cModules.flatMap { ["-I", $0] } + toolchain.plugins + [file.path],
+            environment: ProcessInfo.processInfo.environment.merging(["TMPDIR": folder.path]) { _, new in new })
+        return (status == 0, output)
     }
 }
