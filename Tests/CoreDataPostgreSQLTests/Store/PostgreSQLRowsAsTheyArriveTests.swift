@@ -28,12 +28,17 @@ struct PostgreSQLRowsAsTheyArriveTests {
         return context
     }
 
+    /// `SELECT what FROM pg_stat_activity` of the session running the fetch.
+    static func fetchingSession(_ what: String) -> String {
+        """
+        SELECT \(what) FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'SELECT %"ZPERSON"%'
+        """
+    }
+
     /// The state of the session running the fetch (`active` while the server sends rows).
     static func fetchingSessionState(_ database: TemporaryDatabase) throws -> String? {
-        try database.query("""
-            SELECT state FROM pg_stat_activity
-            WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'SELECT %"ZPERSON"%'
-            """).first?.first ?? nil
+        try database.query(fetchingSession("state")).first?.first ?? nil
     }
 
     @Test func theFirstObjectIsMadeWhileTheServerStillSendsRows() throws {
@@ -79,10 +84,7 @@ struct PostgreSQLRowsAsTheyArriveTests {
                 made.withLock { $0 = count }
                 guard count == 100 else { return }
                 // The server ends the session while it sends the rows.
-                try database.run("""
-                    SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
-                    WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'SELECT %"ZPERSON"%'
-                    """)
+                try database.run(Self.fetchingSession("pg_terminate_backend(pid, 5000)"))
             }
             let failed = Result { try context.objects("Person") }
             context._fetchRowObserver = nil
@@ -108,10 +110,7 @@ struct PostgreSQLRowsAsTheyArriveTests {
                 guard made == 100 else { return }
                 // The server cancels the statement while it sends the rows (as a statement
                 // timeout would): the generation's transaction is aborted.
-                _ = try database.query("""
-                    SELECT pg_cancel_backend(pid) FROM pg_stat_activity
-                    WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'SELECT %"ZPERSON"%'
-                    """)
+                _ = try database.query(Self.fetchingSession("pg_cancel_backend(pid)"))
             }
             let failed = Result { try context.objects("Person") }
             context._fetchRowObserver = nil
