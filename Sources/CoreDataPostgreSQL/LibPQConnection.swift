@@ -68,6 +68,13 @@ final class LibPQConnection: PostgreSQLConnection {
 
     deinit { close() }
 
+    /// Reads what the server sent while the session was idle (`PQconsumeInput` does not wait): a
+    /// session the server ended has sent its error and closed. The first read takes the error,
+    /// the second meets the end of the stream, and libpq marks the session bad.
+    func wasEndedWhileIdle() -> Bool {
+        PQconsumeInput(handle) == 0 || PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK
+    }
+
     func close() {
         guard !isClosed else { return }
         isClosed = true

@@ -129,6 +129,28 @@ struct PostgreSQLConnectionPoolTests {
         #expect(try database.query("SELECT \"ZNAME\" FROM \"ZPERSON\"") == [["Ann"]])
     }
 
+    /// A save whose keys come from the store's block sends its `BEGIN` with its inserts
+    /// (`PostgreSQLPendingBegin`). When one of them ends the session, that round trip is not sent
+    /// again on a new session: the insert ran once, and the save fails, writing nothing.
+    @Test func aSaveWhoseFirstRoundTripEndsTheSessionIsNotSentAgain() throws {
+        let database = try TemporaryDatabase()
+        let context = try database.context(saving: ["Zed"]) // its store now holds a block of keys
+        try Self.run(database, """
+            CREATE SEQUENCE cd_attempts;
+            CREATE FUNCTION cd_end_session() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN PERFORM nextval('cd_attempts'); PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NULL; END $$;
+            CREATE TRIGGER cd_end_session AFTER INSERT ON "ZPERSON" FOR EACH ROW EXECUTE FUNCTION cd_end_session();
+            """)
+        let error = try #require(Self.failingSave(context))
+        #expect(error.userInfo[NSPostgreSQLCommitOutcomeUnknownKey] == nil)
+        #expect(try database.query("SELECT last_value FROM cd_attempts") == [["1"]])
+        #expect(try database.query("SELECT \"ZNAME\" FROM \"ZPERSON\"") == [["Zed"]])
+
+        try Self.run(database, "DROP TRIGGER cd_end_session ON \"ZPERSON\"")
+        try context.performAndWait { try context.save() } // on a new session
+        #expect(try database.query("SELECT \"ZNAME\" FROM \"ZPERSON\" ORDER BY \"Z_PK\"") == [["Zed"], ["Ann"]])
+    }
+
     @Test func aSaveWhoseSessionEndsAfterCommitWasSentSaysItsOutcomeIsUnknownAndIsNotRunAgain() throws {
         let database = try TemporaryDatabase()
         // A deferred trigger runs inside COMMIT: the session ends after the client sent it.

@@ -6,13 +6,16 @@ import Testing
 /// A save's keys are taken in a short transaction of their own, in the round trip that begins the
 /// save's (`PostgreSQLConnectionPool.inTransaction(prelude:_:)`), and its notification goes with
 /// its inserts: `Z_PRIMARYKEY`'s row is not held while the save runs, so other servers' saves
-/// into the same table go on meanwhile, and an insert-only save costs three round trips. Tables
-/// with uniqueness constraints keep their key row to the commit.
+/// into the same table go on meanwhile, and an insert-only save that takes keys costs three round
+/// trips (two when its keys come from the store's block: `PostgreSQLKeyBlockTests`). Tables with
+/// uniqueness constraints keep their key row to the commit.
 @Suite("PostgreSQL save keys and round trips", PostgreSQLTestServer.skipUnlessServer)
 struct PostgreSQLSaveKeysTests {
     /// The first server's save of "Gated" waits inside its transaction (a trigger on `ZPERSON`
     /// waits for an advisory lock the test holds); the second server's save of "Free" into the
-    /// same table commits meanwhile. Keys follow the order they were taken in, not the commits.
+    /// same table commits meanwhile. Keys follow the order they were taken in, not the commits:
+    /// each coordinator takes a block (`PostgreSQLKeyBlockTests`), the first 1–100, the second
+    /// 101–200.
     @Test func anotherServersInsertingSaveIsNotHeldByAKeyRow() throws {
         let database = try TemporaryDatabase()
         let (gated, free) = try database.contextsOfTwoCoordinators(PostgreSQLTestModel.make())
@@ -41,8 +44,8 @@ struct PostgreSQLSaveKeysTests {
         #expect(gatedDone.wait(timeout: .now() + 60) == .success, "the first save did not end")
         if !freeInTime { freeDone.wait() }
         #expect(errors.withLock { $0 }.isEmpty)
-        #expect(try database.query("SELECT \"Z_PK\", \"ZNAME\" FROM \"ZPERSON\" ORDER BY 1") == [["1", "Gated"], ["2", "Free"]])
-        #expect(try database.query("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_NAME\" = 'Person'") == [["2"]])
+        #expect(try database.query("SELECT \"Z_PK\", \"ZNAME\" FROM \"ZPERSON\" ORDER BY 1") == [["1", "Gated"], ["101", "Free"]])
+        #expect(try database.query("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_NAME\" = 'Person'") == [["200"]])
     }
 
     /// A transaction with a prelude: its keys and `BEGIN` in one round trip; a body that fails
@@ -140,11 +143,12 @@ struct PostgreSQLSaveKeysTests {
         #expect(try database.deadlocksCounted(removingTheStoresOf: [saving, upserting]) == 0)
     }
 
-    /// The same through the store: an insert-only save of one object is three round trips on
-    /// the writer (the keys and `BEGIN`, the insert and the notification, `COMMIT`).
-    @Test func anInsertOnlySaveTakesThreeRoundTrips() throws {
+    /// The same through the store: an insert-only save of one object that takes its keys from
+    /// the database is three round trips on the writer (the keys and `BEGIN`, the insert and the
+    /// notification, `COMMIT`). With a block of one key, each save takes its key.
+    @Test func anInsertOnlySaveTakingItsKeysTakesThreeRoundTrips() throws {
         let database = try TemporaryDatabase()
-        let context = try database.context(saving: ["Ann"])
+        let context = try database.context(options: [NSPostgreSQLKeyBlockSizeOption: 1], saving: ["Ann"])
         let store = try #require(context.persistentStoreCoordinator?.persistentStores.first as? PostgreSQLStore)
         let writer = try #require(store.pool?.writerForTests as? LibPQConnection)
         let before = writer.roundTrips

@@ -79,7 +79,7 @@ struct PostgreSQLTimeoutTests {
         let context = try database.context(saving: ["Ann"])
         try PostgreSQLTestServer.run("""
             ALTER DATABASE "\(database.name)" ALLOW_CONNECTIONS false;
-            SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database.name)'
+            SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = '\(database.name)'
             """)
         defer { try? PostgreSQLTestServer.run("ALTER DATABASE \"\(database.name)\" ALLOW_CONNECTIONS true") }
         let (saveError, fetchError) = context.performAndWait { () -> (NSError?, NSError?) in

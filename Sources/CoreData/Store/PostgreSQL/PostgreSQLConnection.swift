@@ -76,6 +76,11 @@ package protocol PostgreSQLConnection: AnyObject {
     /// ``PostgreSQLStatement/returnsRows``, in order. Transaction control (`BEGIN`, `COMMIT`,
     /// `SET LOCAL`) may be among the statements, one to a statement.
     func executeAllKeepingRows(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError) -> [any PostgreSQLRows]
+    /// Whether the session is known to be gone before anything is sent on it: the server ended it
+    /// while it sat idle (a restart, `pg_terminate_backend`), which reading what the server sent
+    /// meanwhile tells without a round trip. `false` when nothing says so (a session whose network
+    /// broke silently is found lost only by the next statement).
+    func wasEndedWhileIdle() -> Bool
     /// Ends the session; the connection is not used afterwards.
     func close()
 }
@@ -101,6 +106,9 @@ package struct PostgreSQLError: Error, Sendable {
 package typealias PostgreSQLConnector = @Sendable (_ url: URL, _ password: String?) throws(PostgreSQLError) -> any PostgreSQLConnection
 
 extension PostgreSQLConnection {
+    /// Nothing known: for connections that can't read without a statement.
+    package func wasEndedWhileIdle() -> Bool { false }
+
     /// All the rows at once, for connections that can't hand them over as they arrive.
     package func execute(_ sql: String, _ parameters: [PostgreSQLParameter], rowsAsTheyArrive body: (any PostgreSQLRows) throws -> Void) throws {
         try body(try execute(sql, parameters))

@@ -71,6 +71,8 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
             rollBack(connection, after: error)
             throw error
         }
+        // A transaction that sent nothing (its `BEGIN` still pending) has nothing to commit.
+        if let pending = connection as? PostgreSQLPendingBegin, !pending.hasBegun { return result }
         do {
             try connection.run("COMMIT")
         } catch where error.isSessionLost {
@@ -83,6 +85,7 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// Ends a failed transaction. The error that ended it is the one to report; a writer that
     /// cannot roll back is in no state to be used again.
     private func rollBack(_ connection: any PostgreSQLConnection, after error: Error) {
+        if let pending = connection as? PostgreSQLPendingBegin, !pending.hasBegun { return }
         if Self.isSessionLost(error) {
             dropWriter()
         } else {
@@ -90,10 +93,11 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
         }
     }
 
-    /// The writer with a transaction begun, and the rows of `prelude`: on a new session if the
-    /// round trip found the last one gone (nothing of the transaction has run, so beginning again
-    /// is safe; a prelude that ran and committed then runs again: a save's keys, of which the
-    /// first are then never used). Under ``writeLock``.
+    /// The writer with a transaction begun (or its `BEGIN` pending, without a prelude), and the
+    /// rows of `prelude`: on a new session if the prelude's round trip found the last one gone
+    /// (nothing of the transaction has run, so beginning again is safe; a prelude that ran and
+    /// committed then runs again: a save's keys, of which the first are then never used). Under
+    /// ``writeLock``.
     private func begunWriter(prelude: [PostgreSQLStatement]) throws -> (any PostgreSQLConnection, [any PostgreSQLRows]) {
         do {
             return try beginOnWriter(prelude: prelude)
@@ -102,24 +106,28 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
         }
     }
 
-    /// The writer, connected now if there is none, with `prelude` run and committed and `BEGIN`
-    /// run; dropped if its session is lost.
+    /// The writer, connected now if there is none or the server ended its session while it was
+    /// idle, with `prelude` run and committed and `BEGIN` run; without a prelude, with `BEGIN`
+    /// pending (``PostgreSQLPendingBegin``: its first round trip carries the transaction's first
+    /// statements, which are never sent twice). Dropped if its session is lost.
     private func beginOnWriter(prelude: [PostgreSQLStatement]) throws -> (any PostgreSQLConnection, [any PostgreSQLRows]) {
         if isClosed { throw closedError() }
+        if let writer, writer.wasEndedWhileIdle() { dropWriter() }
         let connection = try writer ?? connect()
         writer = connection
         do {
             // READ COMMITTED whatever the database's default: optimistic locking (an update of 0
             // rows is a conflict), `Z_PRIMARYKEY`'s row locks and history numbers rely on it.
-            // The timeouts in the same round trip.
+            // The timeouts in the same round trip; without a prelude, in the round trip of the
+            // transaction's first statements (`PostgreSQLPendingBegin.swift`).
+            let begin = PostgreSQLStatement(sql: "BEGIN ISOLATION LEVEL READ COMMITTED")
             if prelude.isEmpty {
-                try connection.run("BEGIN ISOLATION LEVEL READ COMMITTED; \(timeouts.statement)")
-                return (connection, [])
+                return (PostgreSQLPendingBegin(connection, begin: [begin, PostgreSQLStatement(sql: timeouts.statement)]), [])
             }
             // The prelude's commit need not wait for its WAL to reach the disk: the transaction
             // that uses its keys commits after it, and a commit that waits flushes the WAL up to
-            // its own record, this one's included.
-            let begin = PostgreSQLStatement(sql: "BEGIN ISOLATION LEVEL READ COMMITTED")
+            // its own record, this one's included (a prelude whose keys outlive the transaction
+            // sets it back: `PostgreSQLKeyBlocks.durableCommit`).
             let statements = [begin, PostgreSQLStatement(sql: timeouts.keyTransactionStatement)] + prelude
                 + [PostgreSQLStatement(sql: "COMMIT"), begin, PostgreSQLStatement(sql: timeouts.statement)]
             let rows: [any PostgreSQLRows]

@@ -50,6 +50,9 @@ extension PostgreSQLStore {
         let root = entity.rootEntity
         // Never run twice: the rows are read once (``BatchInsertRows`` does not rewind).
         return try inBatchTransaction("batch insert", isRerunnable: false) { connection in
+            // The rows take keys above this store's block of the table: later saves' rows go
+            // after them (under the writer's lock, where saves keep their blocks).
+            keyBlocks.discard(schema.number(of: root))
             let locked = try connection.execute("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = $1 FOR UPDATE", [.int(Int64(schema.number(of: root)))])
             guard locked.count == 1 else {
                 throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity \(root.name ?? "") in the PostgreSQL store at \(location)")

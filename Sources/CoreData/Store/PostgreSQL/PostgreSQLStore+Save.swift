@@ -5,12 +5,16 @@ import Foundation
 //
 // Keys come from `Z_PRIMARYKEY`: `UPDATE … SET "Z_MAX" = "Z_MAX" + n … RETURNING "Z_MAX"` locks
 // the root entity's row, so coordinators on other machines wait for it and never get the same
-// keys. A save takes its keys in a short transaction of their own, committed in the round trip
-// that begins the save's (``PostgreSQLConnectionPool/inTransaction(prelude:_:)``): the rows are
-// locked for that statement, not until the save commits, so saves of many servers into one
-// table run side by side (measured: docs/POSTGRESQL.md, "Keys"). A save that fails leaves its
-// keys unused. The rows are taken in `Z_ENT` order. Tables with uniqueness constraints are the
-// exception: a save that writes one holds its row to the commit (see `saveInTransaction`).
+// keys. The store takes them in blocks (``NSPostgreSQLKeyBlockSizeOption``, 100 by default) and
+// gives the rest of a block to its next saves (`PostgreSQLKeyBlocks.swift`), so most saves take
+// none from the database. A save whose block holds too few takes a new one in a short
+// transaction of its own, committed in the round trip that begins the save's
+// (``PostgreSQLConnectionPool/inTransaction(prelude:_:)``): the rows are locked for that
+// statement, not until the save commits, so saves of many servers into one table run side by
+// side (measured: docs/POSTGRESQL.md, "Keys"). A save that fails leaves its keys unused. The
+// rows are taken in `Z_ENT` order. Tables with uniqueness constraints are the exception: a save
+// that writes one holds its row to the commit and takes exactly its keys there (see
+// `saveInTransaction`).
 //
 // Optimistic locking: an update or delete names the row's `Z_OPT` as the saving context read
 // it; a row that no longer has it changes nothing, and is reported as the SQLite store reports
@@ -20,8 +24,20 @@ extension PostgreSQLStore {
     func allocateKeys(for entity: NSEntityDescription, count: Int) throws -> [Int64] {
         guard count > 0 else { return [] }
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) is read-only") }
+        let root = entity.rootEntity, number = schema.number(of: root)
+        guard !root.hierarchyHasUniquenessConstraints else {
+            return try write("allocate keys in") { connection, _ in
+                let first = try allocateKeys(root: root, count: count, on: connection)
+                return Array(first..<first + Int64(count))
+            }
+        }
+        if let first = keyBlocks.take(count, of: number) { return Array(first..<first + Int64(count)) }
+        let reservation = keyBlocks.reservation(for: count)
+        // Kept under the writer's lock, as a save keeps its block, so that a batch insert's
+        // `discard` (in its transaction) comes after it, never before.
         return try write("allocate keys in") { connection, _ in
-            let first = try allocateKeys(root: entity.rootEntity, count: count, on: connection)
+            let first = try allocateKeys(root: root, count: reservation, on: connection)
+            keyBlocks.keep(first + Int64(count)..<first + Int64(reservation), of: number)
             return Array(first..<first + Int64(count))
         }
     }
@@ -101,15 +117,32 @@ extension PostgreSQLStore {
         for insert in changes.inserts { note(insert.entity) }
         for update in changes.updates { note(update.id.entity) }
         for delete in changes.deletes { note(delete.id.entity) }
-        let early = counts.keys.sorted().filter { constrained[$0] == nil }
-        let prelude = early.map { keyStatement(root: counts[$0]!.root, count: counts[$0]!.count) }
-        return try write("save to", prelude: prelude) { connection, keyRows, mark in
-            guard keyRows.count == early.count else {
-                throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) got \(keyRows.count) answers for \(early.count) key requests; nothing was saved")
+        // The other tables' keys come from the store's blocks (`PostgreSQLKeyBlocks.swift`); a
+        // table whose block holds too few takes a new block in the prelude.
+        var fromBlocks: [Int: Int64] = [:]
+        var reservations: [(number: Int, count: Int, reserved: Int)] = []
+        for number in counts.keys.sorted() where constrained[number] == nil {
+            let count = counts[number]!.count
+            if let first = keyBlocks.take(count, of: number) {
+                fromBlocks[number] = first
+            } else {
+                reservations.append((number, count, keyBlocks.reservation(for: count)))
             }
-            var next: [Int: Int64] = [:]
-            for (number, rows) in zip(early, keyRows) {
-                next[number] = try firstKey(of: counts[number]!.root, count: counts[number]!.count, in: rows)
+        }
+        var prelude = reservations.map { keyStatement(root: counts[$0.number]!.root, count: $0.reserved) }
+        // The key transaction's commit does not wait for the disk when the save uses all its keys
+        // (the save's own commit flushes it). One that leaves a block waits: after a crash that
+        // lost it, `Z_MAX` would hand out again the keys the block still holds.
+        if reservations.contains(where: { $0.reserved > $0.count }) { prelude.append(PostgreSQLKeyBlocks.durableCommit) }
+        return try write("save to", prelude: prelude) { connection, keyRows, mark in
+            guard keyRows.count == reservations.count else {
+                throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) got \(keyRows.count) answers for \(reservations.count) key requests; nothing was saved")
+            }
+            var next = fromBlocks
+            for (reservation, rows) in zip(reservations, keyRows) {
+                let first = try firstKey(of: counts[reservation.number]!.root, count: reservation.reserved, in: rows)
+                next[reservation.number] = first
+                keyBlocks.keep(first + Int64(reservation.count)..<first + Int64(reservation.reserved), of: reservation.number)
             }
             for number in constrained.keys.sorted() {
                 if let count = counts[number]?.count {

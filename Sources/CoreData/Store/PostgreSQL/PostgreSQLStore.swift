@@ -33,6 +33,9 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     /// matches or locks in one (`PostgreSQLStore+UpsertLocks.swift`); tests make it small, before
     /// the store is used, to split a batch.
     var batchRowsPerStatement = 4096
+    /// Keys taken from `Z_PRIMARYKEY` and not yet given to a row (``NSPostgreSQLKeyBlockSizeOption``);
+    /// set once by ``open(model:)``.
+    private(set) var keyBlocks: PostgreSQLKeyBlocks!
 
     override var type: String { NSPostgreSQLStoreType }
 
@@ -82,6 +85,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
                 "The PostgreSQL store is not registered: import CoreDataPostgreSQL and call NSPersistentStoreCoordinator.registerPostgreSQLStore() first")
         }
         let maximumReaders = try SQLiteStore.readerCount(options)
+        let keyBlocks = try PostgreSQLKeyBlocks(options: options)
         let connection = try Self.connect(connector, url, options: options)
         let schema = SQLiteSchema(model: model)
         do {
@@ -125,6 +129,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
             throw error
         }
         self.schema = schema
+        self.keyBlocks = keyBlocks
         decoders = Array(repeating: nil, count: (schema.entities.map(\.layout.entityNumber).max() ?? 0) + 1)
         for root in schema.entities where root.superentity == nil {
             decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
