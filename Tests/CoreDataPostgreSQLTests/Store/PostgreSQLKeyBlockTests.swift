@@ -62,13 +62,25 @@ struct PostgreSQLKeyBlockTests {
         try Self.save(context, ["Cy"])
         #expect(try Self.people(database) == [["1", "Ann"], ["2", "Bob"], ["3", "Cy"]])
         #expect(try Self.max(database, "Person") == "100")
+        // A coordinator whose first keys are permanent IDs takes a block for them.
+        let other = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        other.persistentStoreCoordinator = try database.coordinator(PostgreSQLTestModel.make())
+        try other.performAndWait {
+            let dee = other.insert("Person", ["name": "Dee"])
+            try other.obtainPermanentIDs(for: [dee])
+            #expect(dee.objectID.primaryKey == 101)
+            try other.save()
+        }
+        try Self.save(other, ["Eve"])
+        #expect(try Self.people(database).suffix(2) == [["101", "Dee"], ["102", "Eve"]])
+        #expect(try Self.max(database, "Person") == "200")
     }
 
     /// A block size of 1 takes exactly what each save needs, as before blocks: keys follow the
     /// order in which saves began on every coordinator.
     @Test func aBlockOfOneTakesExactlyWhatEachSaveNeeds() throws {
         let database = try TemporaryDatabase()
-        let options: [AnyHashable: Any] = [NSPostgreSQLKeyBlockSizeOption: 1]
+        let options: [AnyHashable: Any] = [NSPostgreSQLKeyBlockSizeOption: NSNumber(value: 1)] // as a description's setOption gives it
         let first = try database.context(options: options, saving: ["a1", "a2"])
         _ = try database.context(options: options, saving: ["b1"])
         try Self.save(first, ["a3"])
@@ -78,7 +90,7 @@ struct PostgreSQLKeyBlockTests {
 
     /// A block size that is not a positive integer is refused when the store is added (134080),
     /// and nothing is created.
-    @Test(arguments: [0, -5, "ten", 2.5] as [any Sendable])
+    @Test(arguments: [0, -5, "ten", 2.5, true, 2_000_000] as [any Sendable])
     func aBlockSizeThatIsNotAPositiveIntegerIsRefused(_ size: any Sendable) throws {
         let database = try TemporaryDatabase()
         let error = #expect(throws: NSError.self) {
@@ -105,38 +117,74 @@ struct PostgreSQLKeyBlockTests {
         #expect(try Self.people(database) == [["1", "Ann"], ["2", "Bob"], ["3", "Cy"]])
     }
 
-    /// A transaction that sends nothing sends neither `BEGIN` nor `COMMIT`; one whose first
-    /// statement fails is rolled back, and the writer goes on.
+    /// A transaction that sends nothing sends neither `BEGIN` nor `COMMIT`; one that does sends
+    /// its `BEGIN` with its first statements, on a session with the store's timeouts; one whose
+    /// first statement fails is rolled back, and the writer goes on.
     @Test func aTransactionSendsItsBeginWithItsFirstStatements() throws {
         let database = try TemporaryDatabase()
         try database.run("CREATE TABLE item (id bigint PRIMARY KEY)")
         let writer = try LibPQConnection(url: database.url, password: nil)
-        let pool = PostgreSQLConnectionPool(writer: writer, maximumReaders: 1, timeouts: PostgreSQLTimeouts(options: nil),
-                                            connect: { try LibPQConnection(url: database.url, password: nil) },
-                                            closedError: { NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreSaveError) })
+        let pool = Self.pool(database, writer: writer)
         defer { pool.close() }
+        let insert = "INSERT INTO item VALUES ($1)"
+        // The first sets the session's timeouts and sends a lone BEGIN (the writer had not been
+        // used); the second prepares BEGIN for the pipeline. Both prepare what they run.
+        try pool.inTransaction { connection in _ = try connection.execute(insert, [.int(1)]) }
+        try pool.inTransaction { connection in _ = try connection.execute(insert, [.int(2)]) }
         var before = writer.roundTrips
         try pool.inTransaction { _ in }
         #expect(writer.roundTrips == before)
-        let insert = "INSERT INTO item VALUES ($1)"
-        try pool.inTransaction { connection in _ = try connection.execute(insert, [.int(1)]) } // prepares it
+        let settings = "SELECT current_setting('transaction_isolation'), current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout')"
+        try pool.inTransaction { connection in _ = try connection.execute(settings, []) } // prepares it
         before = writer.roundTrips
         try pool.inTransaction { connection in
-            _ = try connection.execute(insert, [.int(2)])
-            // In the transaction: the server reports its isolation level and the lock timeout set.
-            let settings = try connection.execute("SELECT current_setting('transaction_isolation'), current_setting('lock_timeout')", [])
-            #expect(settings.text(0, 0) == "read committed" && settings.text(0, 1) == "30s")
+            _ = try connection.execute(insert, [.int(3)])
+            let rows = try connection.execute(settings, [])
+            #expect([rows.text(0, 0), rows.text(0, 1), rows.text(0, 2)] == ["read committed", "30s", "1min"])
         }
-        #expect(writer.roundTrips - before == 4) // BEGIN with the insert; the select (prepared, then run); COMMIT
+        #expect(writer.roundTrips - before == 3) // BEGIN with the insert; the select; COMMIT
         #expect(throws: PostgreSQLError.self) {
             try pool.inTransaction { connection in try connection.executeAll([PostgreSQLStatement(sql: insert, parameters: [.int(1)])]) }
         }
-        try pool.inTransaction { connection in try connection.executeAll([PostgreSQLStatement(sql: insert, parameters: [.int(3)])]) }
-        #expect(try database.query("SELECT id FROM item ORDER BY 1") == [["1"], ["2"], ["3"]])
+        try pool.inTransaction { connection in try connection.executeAll([PostgreSQLStatement(sql: insert, parameters: [.int(4)])]) }
+        #expect(try database.query("SELECT id FROM item ORDER BY 1") == [["1"], ["2"], ["3"], ["4"]])
     }
 
-    /// The first round trip of a transaction finds the writer's session ended by the server:
-    /// nothing of it ran, so it runs on a new session, once.
+    /// The server ends the writer's session while it is idle, and the client is not told (a
+    /// network that went without a word: here a connection that can't read ahead). A writer in
+    /// steady use sends its `BEGIN` with its statements, and that round trip, which may have run
+    /// them, is not sent again: the transaction fails, and the next connects anew. A writer idle
+    /// for longer than the pool's quiet interval sends a lone `BEGIN` first, which finds the
+    /// session gone and is sent again on a new one: the transaction succeeds.
+    @Test func aWriterIdleForLongChecksItsSessionWithALoneBegin() throws {
+        let database = try TemporaryDatabase()
+        try database.run("CREATE TABLE item (id bigint PRIMARY KEY)")
+        let connect = { () throws -> any PostgreSQLConnection in Unwarned(try LibPQConnection(url: database.url, password: nil)) }
+        let pool = PostgreSQLConnectionPool(writer: try connect(), maximumReaders: 1, timeouts: PostgreSQLTimeouts(options: nil),
+                                            connect: connect,
+                                            closedError: { NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreSaveError) })
+        defer { pool.close() }
+        func insert(_ id: Int64) throws {
+            try pool.inTransaction { connection in _ = try connection.execute("INSERT INTO item VALUES ($1)", [.int(id)]) }
+        }
+        func endTheWritersSession() throws {
+            #expect(try database.query("""
+                SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """) == [["t"]])
+        }
+        try insert(1)
+        try endTheWritersSession()
+        #expect(throws: PostgreSQLError.self) { try insert(2) }   // in steady use: not sent again
+        try insert(3)                                              // a new session
+        pool.quietInterval = .milliseconds(100)
+        try endTheWritersSession()
+        Thread.sleep(forTimeInterval: 0.2)
+        try insert(4)                                              // idle: a lone BEGIN, sent again
+        #expect(try database.query("SELECT id FROM item ORDER BY 1") == [["1"], ["3"], ["4"]])
+    }
+
+    /// The writer's session is ended by the server while idle: the pool reads what the server
+    /// sent meanwhile, finds it so, and begins the transaction on a new session.
     @Test func aSaveFromTheBlockGoesOnAfterTheServerEndsTheWritersSession() throws {
         let database = try TemporaryDatabase()
         let context = try database.context(saving: ["Ann"])
@@ -148,6 +196,27 @@ struct PostgreSQLKeyBlockTests {
     }
 
     // MARK: Helpers
+
+    /// A LibPQ connection that can't tell a session ended while idle
+    /// (``PostgreSQLConnection/wasEndedWhileIdle()``'s default), as one whose network broke.
+    private final class Unwarned: PostgreSQLConnection {
+        let base: LibPQConnection
+        init(_ base: LibPQConnection) { self.base = base }
+        func execute(_ sql: String, _ parameters: [PostgreSQLParameter]) throws(PostgreSQLError) -> any PostgreSQLRows {
+            try base.execute(sql, parameters)
+        }
+        func run(_ sql: String) throws(PostgreSQLError) { try base.run(sql) }
+        func executeAllKeepingRows(_ statements: [PostgreSQLStatement]) throws(PostgreSQLError) -> [any PostgreSQLRows] {
+            try base.executeAllKeepingRows(statements)
+        }
+        func close() { base.close() }
+    }
+
+    private static func pool(_ database: TemporaryDatabase, writer: LibPQConnection) -> PostgreSQLConnectionPool {
+        PostgreSQLConnectionPool(writer: writer, maximumReaders: 1, timeouts: PostgreSQLTimeouts(options: nil),
+                                 connect: { try LibPQConnection(url: database.url, password: nil) },
+                                 closedError: { NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreSaveError) })
+    }
 
     private static func save(_ context: NSManagedObjectContext, _ names: [String]) throws {
         try context.performAndWait {

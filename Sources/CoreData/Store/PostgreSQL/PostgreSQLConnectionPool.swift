@@ -13,10 +13,14 @@ import Foundation
 /// A connection whose session is gone (``PostgreSQLError/isSessionLost``) is closed, never lent
 /// again, and the next request connects anew. A read that lost its session is run once more, on
 /// a new connection (the idle readers are dropped with it: a server restart or a terminated
-/// session of the store rarely comes alone). A transaction is never run twice: only a `BEGIN`
-/// that found its session gone is sent again, on a new writer, since nothing of the transaction
-/// ran; losing the session once the transaction began is the caller's error, and losing it after
-/// `COMMIT` was sent is ``PostgreSQLCommitOutcomeUnknown``.
+/// session of the store rarely comes alone). A transaction is never run twice: only a round trip
+/// that carried nothing of it (a lone `BEGIN`, or a prelude) is sent again, on a new writer, when
+/// it found its session gone; losing the session once the transaction's statements were sent is
+/// the caller's error, and losing it after `COMMIT` was sent is ``PostgreSQLCommitOutcomeUnknown``.
+/// A writer in steady use sends its `BEGIN` with the transaction's first statements
+/// (``PostgreSQLPendingBegin``), after checking that the server did not end its session while it
+/// sat idle; one idle for longer than ``quietInterval`` (whose network may have gone without a
+/// word) sends a lone `BEGIN` first.
 internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// The readers: at most their pool's maximum, the writer being one more.
     let readers: ReaderPool<any PostgreSQLConnection>
@@ -30,9 +34,18 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     private var writer: (any PostgreSQLConnection)?
     /// Set by ``close()``, under ``writeLock``.
     private var isClosed = false
+    /// Whether ``writer``'s session has the timeouts set (``PostgreSQLTimeouts/sessionStatement``);
+    /// under ``writeLock``.
+    private var writerHasTimeouts = false
+    /// When the last transaction on the writer ended; under ``writeLock``.
+    private var lastWrite: ContinuousClock.Instant?
+    /// How long the writer may sit idle before a transaction checks its session with a lone
+    /// `BEGIN` (a round trip that is sent again on a new session if it finds this one gone);
+    /// under ``writeLock`` (tests shorten it before the pool is used).
+    var quietInterval = Duration.seconds(10)
     private let connect: () throws -> any PostgreSQLConnection
     private let closedError: () -> Error
-    /// What each transaction on the writer sets for itself (``PostgreSQLTimeouts``).
+    /// The timeouts the writer's session sets (``PostgreSQLTimeouts``).
     private let timeouts: PostgreSQLTimeouts
 
     /// A pool whose writer is `writer` (the store's opening connection), with at most
@@ -62,7 +75,10 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// `body` gets the rows of its statements marked `returnsRows`.
     func inTransaction<T>(prelude: [PostgreSQLStatement], _ body: (any PostgreSQLConnection, [any PostgreSQLRows]) throws -> T) throws -> T {
         writeLock.lock()
-        defer { writeLock.unlock() }
+        defer {
+            lastWrite = .now
+            writeLock.unlock()
+        }
         let (connection, preludeRows) = try begunWriter(prelude: prelude)
         let result: T
         do {
@@ -107,29 +123,36 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     }
 
     /// The writer, connected now if there is none or the server ended its session while it was
-    /// idle, with `prelude` run and committed and `BEGIN` run; without a prelude, with `BEGIN`
-    /// pending (``PostgreSQLPendingBegin``: its first round trip carries the transaction's first
-    /// statements, which are never sent twice). Dropped if its session is lost.
+    /// idle, with its timeouts set, `prelude` run and committed and `BEGIN` run; without a
+    /// prelude, a writer in steady use with `BEGIN` pending (``PostgreSQLPendingBegin``: its first
+    /// round trip carries the transaction's first statements, which are never sent twice).
+    /// Dropped if its session is lost.
     private func beginOnWriter(prelude: [PostgreSQLStatement]) throws -> (any PostgreSQLConnection, [any PostgreSQLRows]) {
         if isClosed { throw closedError() }
         if let writer, writer.wasEndedWhileIdle() { dropWriter() }
         let connection = try writer ?? connect()
         writer = connection
         do {
+            if !writerHasTimeouts {
+                try connection.run(timeouts.sessionStatement)
+                writerHasTimeouts = true
+            }
             // READ COMMITTED whatever the database's default: optimistic locking (an update of 0
             // rows is a conflict), `Z_PRIMARYKEY`'s row locks and history numbers rely on it.
-            // The timeouts in the same round trip; without a prelude, in the round trip of the
-            // transaction's first statements (`PostgreSQLPendingBegin.swift`).
             let begin = PostgreSQLStatement(sql: "BEGIN ISOLATION LEVEL READ COMMITTED")
             if prelude.isEmpty {
-                return (PostgreSQLPendingBegin(connection, begin: [begin, PostgreSQLStatement(sql: timeouts.statement)]), [])
+                if let lastWrite, ContinuousClock.now - lastWrite < quietInterval {
+                    return (PostgreSQLPendingBegin(connection, begin: [begin]), [])
+                }
+                try connection.run(begin.sql)
+                return (connection, [])
             }
             // The prelude's commit need not wait for its WAL to reach the disk: the transaction
             // that uses its keys commits after it, and a commit that waits flushes the WAL up to
             // its own record, this one's included (a prelude whose keys outlive the transaction
             // sets it back: `PostgreSQLKeyBlocks.durableCommit`).
-            let statements = [begin, PostgreSQLStatement(sql: timeouts.keyTransactionStatement)] + prelude
-                + [PostgreSQLStatement(sql: "COMMIT"), begin, PostgreSQLStatement(sql: timeouts.statement)]
+            let statements = [begin, PostgreSQLStatement(sql: PostgreSQLTimeouts.keyTransactionStatement)] + prelude
+                + [PostgreSQLStatement(sql: "COMMIT"), begin]
             let rows: [any PostgreSQLRows]
             do {
                 rows = try connection.executeAllKeepingRows(statements)
@@ -152,6 +175,7 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     private func dropWriter() {
         writer?.close()
         writer = nil
+        writerHasTimeouts = false
     }
 
     // MARK: Readers

@@ -1,19 +1,20 @@
 import Foundation
 
-/// The writer in a transaction whose `BEGIN` (and its timeouts) has not been sent yet: they go
-/// out with the first statements the transaction runs, in their round trip. A save whose keys
+/// The writer in a transaction whose `BEGIN` has not been sent yet: it goes out with the first
+/// statements the transaction runs, in their round trip. A save whose keys
 /// the store already holds (`PostgreSQLKeyBlocks.swift`) then costs two round trips, its
 /// statements and `COMMIT`, not three.
 ///
 /// That first round trip is never sent twice: its statements run on the server, and one of them
 /// may be what ended the session. A session the server ended while it sat idle is found before
 /// (``PostgreSQLConnection/wasEndedWhileIdle()``, by ``PostgreSQLConnectionPool``), and the
-/// transaction begins on a new one. A transaction that sent nothing has nothing to commit or
-/// roll back (``hasBegun``).
+/// transaction begins on a new one; a writer idle for longer than the pool's
+/// ``PostgreSQLConnectionPool/quietInterval`` sends a lone `BEGIN` instead. A transaction that
+/// sent nothing has nothing to commit or roll back (``hasBegun``).
 internal final class PostgreSQLPendingBegin: PostgreSQLConnection {
     /// The session the transaction runs on.
     let connection: any PostgreSQLConnection
-    /// `BEGIN` and the timeouts (statements without parameters), until they are sent.
+    /// `BEGIN` (statements without parameters), until it is sent.
     private var begin: [PostgreSQLStatement]?
 
     init(_ connection: any PostgreSQLConnection, begin: [PostgreSQLStatement]) {

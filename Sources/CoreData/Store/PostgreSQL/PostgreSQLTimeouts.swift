@@ -14,8 +14,9 @@ import Foundation
 ///   A nested save that takes longer than the grace ends the outer store's session: a limit
 ///   (docs/POSTGRESQL.md, "Not yet").
 ///
-/// Both are set for the transaction only (`set_config(…, true)`, as `SET LOCAL`) in the round
-/// trip of the writer's `BEGIN`, so readers that keep a snapshot open are not ended.
+/// Both are set for the writer's session (``sessionStatement``), once when the pool first uses
+/// it, and so hold for everything sent on it, preparing statements included; readers, which may
+/// keep a snapshot open, don't have them.
 internal struct PostgreSQLTimeouts {
     /// `lock_timeout`, in milliseconds.
     let lockTimeout: Int
@@ -27,13 +28,12 @@ internal struct PostgreSQLTimeouts {
     /// SQLSTATE `lock_not_available`: `lock_timeout` expired.
     static let lockNotAvailable = "55P03"
 
-    /// The statement that sets them for one transaction (one statement: a pipeline takes one an
-    /// entry); `set_config`'s third argument `true` is `SET LOCAL`. Built once, sent each save.
-    let statement: String
-    /// ``statement`` for the short transaction that takes a save's keys, which also turns
-    /// `synchronous_commit` off: its commit need not wait for the disk
+    /// The statements that set them for the writer's session.
+    let sessionStatement: String
+    /// The statement that turns `synchronous_commit` off for the short transaction that takes a
+    /// save's keys: its commit need not wait for the disk
     /// (``PostgreSQLConnectionPool/inTransaction(prelude:_:)``).
-    let keyTransactionStatement: String
+    static let keyTransactionStatement = "SELECT set_config('synchronous_commit', 'off', true)"
 
     /// The timeouts a store's options ask for.
     init(options: [AnyHashable: Any]?) {
@@ -43,15 +43,7 @@ internal struct PostgreSQLTimeouts {
         } else {
             lockTimeout = Self.defaultLockTimeout
         }
-        let idleTimeout = lockTimeout + Self.idleGrace
-        let timeouts = [("lock_timeout", String(lockTimeout)), ("idle_in_transaction_session_timeout", String(idleTimeout))]
-        statement = Self.statement(setting: timeouts)
-        keyTransactionStatement = Self.statement(setting: [("synchronous_commit", "off")] + timeouts)
-    }
-
-    /// `SELECT set_config(name, value, true), …` of `settings`.
-    private static func statement(setting settings: [(name: String, value: String)]) -> String {
-        "SELECT " + settings.map { "set_config('\($0.name)', '\($0.value)', true)" }.joined(separator: ", ")
+        sessionStatement = "SET lock_timeout = \(lockTimeout); SET idle_in_transaction_session_timeout = \(lockTimeout + Self.idleGrace)"
     }
 
     /// The statement that sets the lock timeout for the rest of a transaction (a migration's DDL
