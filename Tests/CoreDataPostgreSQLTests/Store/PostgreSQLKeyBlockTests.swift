@@ -127,11 +127,12 @@ struct PostgreSQLKeyBlockTests {
         let pool = Self.pool(database, writer: writer)
         defer { pool.close() }
         let insert = "INSERT INTO item VALUES ($1)"
-        // The first sets the session's timeouts and sends a lone BEGIN (the writer had not been
-        // used); the second prepares BEGIN for the pipeline. Both prepare what they run.
+        // The first sets the session's timeouts and prepares BEGIN and the insert.
         try pool.inTransaction { connection in _ = try connection.execute(insert, [.int(1)]) }
-        try pool.inTransaction { connection in _ = try connection.execute(insert, [.int(2)]) }
         var before = writer.roundTrips
+        try pool.inTransaction { connection in _ = try connection.execute(insert, [.int(2)]) }
+        #expect(writer.roundTrips - before == 2) // BEGIN with the insert; COMMIT
+        before = writer.roundTrips
         try pool.inTransaction { _ in }
         #expect(writer.roundTrips == before)
         let settings = "SELECT current_setting('transaction_isolation'), current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout')"
@@ -181,6 +182,12 @@ struct PostgreSQLKeyBlockTests {
         Thread.sleep(forTimeInterval: 0.2)
         try insert(4)                                              // idle: a lone BEGIN, sent again
         #expect(try database.query("SELECT id FROM item ORDER BY 1") == [["1"], ["3"], ["4"]])
+        // The new session has the timeouts too.
+        let settings = try pool.inTransaction { connection in
+            let rows = try connection.execute("SELECT current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout')", [])
+            return [rows.text(0, 0), rows.text(0, 1)]
+        }
+        #expect(settings == ["30s", "1min"])
     }
 
     /// The writer's session is ended by the server while idle: the pool reads what the server

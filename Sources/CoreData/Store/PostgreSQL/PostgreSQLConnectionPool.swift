@@ -37,11 +37,12 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// Whether ``writer``'s session has the timeouts set (``PostgreSQLTimeouts/sessionStatement``);
     /// under ``writeLock``.
     private var writerHasTimeouts = false
-    /// When the last transaction on the writer ended; under ``writeLock``.
+    /// When the last transaction on the writer ended, or its session last answered; under
+    /// ``writeLock``.
     private var lastWrite: ContinuousClock.Instant?
     /// How long the writer may sit idle before a transaction checks its session with a lone
-    /// `BEGIN` (a round trip that is sent again on a new session if it finds this one gone);
-    /// under ``writeLock`` (tests shorten it before the pool is used).
+    /// `BEGIN` (a round trip that is sent again on a new session if it finds this one gone); read
+    /// under ``writeLock`` (tests shorten it between transactions).
     var quietInterval = Duration.seconds(10)
     private let connect: () throws -> any PostgreSQLConnection
     private let closedError: () -> Error
@@ -136,6 +137,7 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
             if !writerHasTimeouts {
                 try connection.run(timeouts.sessionStatement)
                 writerHasTimeouts = true
+                lastWrite = .now // the session answered: no lone `BEGIN` needed to check it
             }
             // READ COMMITTED whatever the database's default: optimistic locking (an update of 0
             // rows is a conflict), `Z_PRIMARYKEY`'s row locks and history numbers rely on it.

@@ -44,7 +44,7 @@ internal final class PostgreSQLKeyBlocks: Sendable {
         }
         let size: Int?
         switch value {
-        case _ where type(of: value) == Bool.self: size = nil // `true` is no size (an NSNumber of 1 is)
+        case _ where type(of: value) == Bool.self: size = nil // a Swift `true` is no size (an NSNumber of 1 is)
         case let number as Int: size = number
         case let number as NSNumber: size = Int(exactly: number.doubleValue)
         case let text as String: size = Int(text)

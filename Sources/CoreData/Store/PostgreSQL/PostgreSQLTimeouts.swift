@@ -14,9 +14,9 @@ import Foundation
 ///   A nested save that takes longer than the grace ends the outer store's session: a limit
 ///   (docs/POSTGRESQL.md, "Not yet").
 ///
-/// Both are set for the writer's session (``sessionStatement``), once when the pool first uses
-/// it, and so hold for everything sent on it, preparing statements included; readers, which may
-/// keep a snapshot open, don't have them.
+/// Both are set for the writer's session (``sessionStatement``), once per session (again after
+/// a reconnect), and so hold for everything sent on it, preparing statements included; readers,
+/// which may keep a snapshot open, don't have them.
 internal struct PostgreSQLTimeouts {
     /// `lock_timeout`, in milliseconds.
     let lockTimeout: Int
