@@ -259,3 +259,16 @@ extension NSPersistentStore {
         }
     }
 }
+
+// MARK: Reading options
+
+/// The integer an option's value gives, as code passes it (an `Int`, an `NSNumber` holding a
+/// whole number, or its decimal text); `nil` for anything else.
+internal func integerOptionValue(_ value: Any) -> Int? {
+    switch value {
+    case let number as Int: number
+    case let number as NSNumber: Int(exactly: number.doubleValue)
+    case let text as String: Int(text)
+    default: nil
+    }
+}

@@ -53,24 +53,24 @@ struct PostgreSQLKeyBlockTests {
     @Test func permanentIDsComeFromTheBlock() throws {
         let database = try TemporaryDatabase()
         let context = try database.context(saving: ["Ann"])
-        try context.performAndWait {
-            let bob = context.insert("Person", ["name": "Bob"])
-            try context.obtainPermanentIDs(for: [bob])
-            #expect(bob.objectID.primaryKey == 2)
-            try context.save()
+        /// The key `obtainPermanentIDs(for:)` gives a new person named `name` (saved afterwards).
+        func permanentKey(_ context: NSManagedObjectContext, _ name: String) throws -> Int64? {
+            try context.performAndWait {
+                let person = context.insert("Person", ["name": name])
+                try context.obtainPermanentIDs(for: [person])
+                let key = person.objectID.primaryKey
+                try context.save()
+                return key
+            }
         }
+        #expect(try permanentKey(context, "Bob") == 2)
         try Self.save(context, ["Cy"])
         #expect(try Self.people(database) == [["1", "Ann"], ["2", "Bob"], ["3", "Cy"]])
         #expect(try Self.max(database, "Person") == "100")
         // A coordinator whose first keys are permanent IDs takes a block for them.
         let other = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         other.persistentStoreCoordinator = try database.coordinator(PostgreSQLTestModel.make())
-        try other.performAndWait {
-            let dee = other.insert("Person", ["name": "Dee"])
-            try other.obtainPermanentIDs(for: [dee])
-            #expect(dee.objectID.primaryKey == 101)
-            try other.save()
-        }
+        #expect(try permanentKey(other, "Dee") == 101)
         try Self.save(other, ["Eve"])
         #expect(try Self.people(database).suffix(2) == [["101", "Dee"], ["102", "Eve"]])
         #expect(try Self.max(database, "Person") == "200")
@@ -124,7 +124,7 @@ struct PostgreSQLKeyBlockTests {
         let database = try TemporaryDatabase()
         try database.run("CREATE TABLE item (id bigint PRIMARY KEY)")
         let writer = try LibPQConnection(url: database.url, password: nil)
-        let pool = Self.pool(database, writer: writer)
+        let pool = database.pool(writer: writer)
         defer { pool.close() }
         let insert = "INSERT INTO item VALUES ($1)"
         // The first sets the session's timeouts and prepares BEGIN and the insert.
@@ -161,9 +161,7 @@ struct PostgreSQLKeyBlockTests {
         let database = try TemporaryDatabase()
         try database.run("CREATE TABLE item (id bigint PRIMARY KEY)")
         let connect = { () throws -> any PostgreSQLConnection in Unwarned(try LibPQConnection(url: database.url, password: nil)) }
-        let pool = PostgreSQLConnectionPool(writer: try connect(), maximumReaders: 1, timeouts: PostgreSQLTimeouts(options: nil),
-                                            connect: connect,
-                                            closedError: { NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreSaveError) })
+        let pool = database.pool(writer: try connect(), connect: connect)
         defer { pool.close() }
         func insert(_ id: Int64) throws {
             try pool.inTransaction { connection in _ = try connection.execute("INSERT INTO item VALUES ($1)", [.int(id)]) }
@@ -217,12 +215,6 @@ struct PostgreSQLKeyBlockTests {
             try base.executeAllKeepingRows(statements)
         }
         func close() { base.close() }
-    }
-
-    private static func pool(_ database: TemporaryDatabase, writer: LibPQConnection) -> PostgreSQLConnectionPool {
-        PostgreSQLConnectionPool(writer: writer, maximumReaders: 1, timeouts: PostgreSQLTimeouts(options: nil),
-                                 connect: { try LibPQConnection(url: database.url, password: nil) },
-                                 closedError: { NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreSaveError) })
     }
 
     private static func save(_ context: NSManagedObjectContext, _ names: [String]) throws {

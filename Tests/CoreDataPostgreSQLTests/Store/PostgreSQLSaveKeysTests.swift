@@ -55,9 +55,7 @@ struct PostgreSQLSaveKeysTests {
         let database = try TemporaryDatabase()
         try database.run("CREATE TABLE counter (id integer PRIMARY KEY, value bigint); INSERT INTO counter VALUES (1, 0); CREATE TABLE item (id bigint)")
         let writer = try LibPQConnection(url: database.url, password: nil)
-        let pool = PostgreSQLConnectionPool(writer: writer, maximumReaders: 1, timeouts: PostgreSQLTimeouts(options: nil),
-                                            connect: { try LibPQConnection(url: database.url, password: nil) },
-                                            closedError: { NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreSaveError) })
+        let pool = database.pool(writer: writer)
         defer { pool.close() }
         let take = PostgreSQLStatement(sql: "UPDATE counter SET value = value + $1 WHERE id = $2 RETURNING value", parameters: [.int(5), .int(1)], returnsRows: true)
         func insertFive() throws -> Int64 {

@@ -16,6 +16,16 @@ extension TemporaryDatabase {
         return context
     }
 
+    /// A connection pool of this database with one reader and the default timeouts, whose writer
+    /// is `writer` and whose new sessions `connect` makes (libpq's, by default), as a store's is.
+    func pool(writer: any PostgreSQLConnection,
+              connect: (() throws -> any PostgreSQLConnection)? = nil) -> PostgreSQLConnectionPool {
+        let url = url
+        return PostgreSQLConnectionPool(writer: writer, maximumReaders: 1, timeouts: PostgreSQLTimeouts(options: nil),
+                                        connect: connect ?? { try LibPQConnection(url: url, password: nil) },
+                                        closedError: { NSError(domain: NSCocoaErrorDomain, code: NSPersistentStoreSaveError) })
+    }
+
     /// Runs `sql` (statements without results) on this database, on a session of its own.
     func run(_ sql: String) throws {
         let connection = try LibPQConnection(url: url, password: nil)

@@ -88,8 +88,7 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
             rollBack(connection, after: error)
             throw error
         }
-        // A transaction that sent nothing (its `BEGIN` still pending) has nothing to commit.
-        if let pending = connection as? PostgreSQLPendingBegin, !pending.hasBegun { return result }
+        if Self.sentNothing(connection) { return result }
         do {
             try connection.run("COMMIT")
         } catch where error.isSessionLost {
@@ -99,10 +98,16 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
         return result
     }
 
+    /// Whether a transaction sent nothing (its `BEGIN` still pending): it has nothing to commit
+    /// or roll back.
+    private static func sentNothing(_ connection: any PostgreSQLConnection) -> Bool {
+        (connection as? PostgreSQLPendingBegin)?.hasBegun == false
+    }
+
     /// Ends a failed transaction. The error that ended it is the one to report; a writer that
     /// cannot roll back is in no state to be used again.
     private func rollBack(_ connection: any PostgreSQLConnection, after error: Error) {
-        if let pending = connection as? PostgreSQLPendingBegin, !pending.hasBegun { return }
+        if Self.sentNothing(connection) { return }
         if Self.isSessionLost(error) {
             dropWriter()
         } else {
@@ -144,7 +149,7 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
             let begin = PostgreSQLStatement(sql: "BEGIN ISOLATION LEVEL READ COMMITTED")
             if prelude.isEmpty {
                 if let lastWrite, ContinuousClock.now - lastWrite < quietInterval {
-                    return (PostgreSQLPendingBegin(connection, begin: [begin]), [])
+                    return (PostgreSQLPendingBegin(connection, begin: begin), [])
                 }
                 try connection.run(begin.sql)
                 return (connection, [])

@@ -42,14 +42,8 @@ internal final class PostgreSQLKeyBlocks: Sendable {
             size = Self.defaultSize
             return
         }
-        let size: Int?
-        switch value {
-        case _ where type(of: value) == Bool.self: size = nil // a Swift `true` is no size (an NSNumber of 1 is)
-        case let number as Int: size = number
-        case let number as NSNumber: size = Int(exactly: number.doubleValue)
-        case let text as String: size = Int(text)
-        default: size = nil
-        }
+        // A Swift `true` is no size (an NSNumber of 1 is).
+        let size = type(of: value) == Bool.self ? nil : integerOptionValue(value)
         guard let size, size > 0, size <= Self.maximumSize else {
             throw CoreDataError.make(.persistentStoreOpen,
                 "\(NSPostgreSQLKeyBlockSizeOption) must be an integer from 1 to \(Self.maximumSize) (how many keys the store takes at a time), not '\(value)'")
@@ -59,7 +53,7 @@ internal final class PostgreSQLKeyBlocks: Sendable {
 
     /// The first of `count` keys of table `number` (they follow each other), taken from its
     /// block; `nil` when the block holds fewer (the store then takes ``reservation(for:)`` from
-    /// the database and keeps the rest: ``keep(_:of:)``).
+    /// the database and keeps the rest: ``keep(reservedFrom:reserved:used:of:)``).
     func take(_ count: Int, of number: Int) -> Int64? {
         blocks.withLock { blocks in
             guard let block = blocks[number], block.count >= count else { return nil }
@@ -71,10 +65,12 @@ internal final class PostgreSQLKeyBlocks: Sendable {
     /// How many keys to take from the database for a save that needs `count`.
     func reservation(for count: Int) -> Int { max(count, size) }
 
-    /// Keeps `keys` (what a reservation left after its save's) as table `number`'s block; the
-    /// keys of the block before, if any, are never used. A block above `keys` (another save's
-    /// reservation that finished first) stays: the next rows never take keys below a save's.
-    func keep(_ keys: Range<Int64>, of number: Int) {
+    /// Keeps what a reservation of `reserved` keys from `first` left after its save's `used` as
+    /// table `number`'s block; the keys of the block before, if any, are never used. A block
+    /// above them (another save's reservation that finished first) stays: the next rows never
+    /// take keys below a save's.
+    func keep(reservedFrom first: Int64, reserved: Int, used: Int, of number: Int) {
+        let keys = first + Int64(used)..<first + Int64(reserved)
         blocks.withLock { blocks in
             if let block = blocks[number], block.lowerBound > keys.lowerBound { return }
             blocks[number] = keys

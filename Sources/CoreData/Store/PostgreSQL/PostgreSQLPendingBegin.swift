@@ -14,24 +14,22 @@ import Foundation
 internal final class PostgreSQLPendingBegin: PostgreSQLConnection {
     /// The session the transaction runs on.
     let connection: any PostgreSQLConnection
-    /// `BEGIN` (statements without parameters), until it is sent.
-    private var begin: [PostgreSQLStatement]?
+    /// The transaction's `BEGIN` (without parameters).
+    private let begin: PostgreSQLStatement
+    /// Whether ``begin`` was sent (the transaction is open on the server, or was until a failure).
+    private(set) var hasBegun = false
 
-    init(_ connection: any PostgreSQLConnection, begin: [PostgreSQLStatement]) {
+    init(_ connection: any PostgreSQLConnection, begin: PostgreSQLStatement) {
         self.connection = connection
         self.begin = begin
     }
 
-    /// Whether the transaction's `BEGIN` was sent (it is open on the server, or was until a
-    /// failure).
-    var hasBegun: Bool { begin == nil }
-
     /// `send` on the session, given the statements that begin the transaction if they are still
     /// to be sent (empty otherwise).
     private func sending<T>(_ send: (any PostgreSQLConnection, [PostgreSQLStatement]) throws(PostgreSQLError) -> T) throws(PostgreSQLError) -> T {
-        guard let begin else { return try send(connection, []) }
-        self.begin = nil
-        return try send(connection, begin)
+        guard !hasBegun else { return try send(connection, []) }
+        hasBegun = true
+        return try send(connection, [begin])
     }
 
     func execute(_ sql: String, _ parameters: [PostgreSQLParameter]) throws(PostgreSQLError) -> any PostgreSQLRows {

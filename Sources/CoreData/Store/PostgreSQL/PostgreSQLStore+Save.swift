@@ -37,7 +37,7 @@ extension PostgreSQLStore {
         // `discard` (in its transaction) comes after it, never before.
         return try write("allocate keys in") { connection, _ in
             let first = try allocateKeys(root: root, count: reservation, on: connection)
-            keyBlocks.keep(first + Int64(count)..<first + Int64(reservation), of: number)
+            keyBlocks.keep(reservedFrom: first, reserved: reservation, used: count, of: number)
             return Array(first..<first + Int64(count))
         }
     }
@@ -142,7 +142,7 @@ extension PostgreSQLStore {
             for (reservation, rows) in zip(reservations, keyRows) {
                 let first = try firstKey(of: counts[reservation.number]!.root, count: reservation.reserved, in: rows)
                 next[reservation.number] = first
-                keyBlocks.keep(first + Int64(reservation.count)..<first + Int64(reservation.reserved), of: reservation.number)
+                keyBlocks.keep(reservedFrom: first, reserved: reservation.reserved, used: reservation.count, of: reservation.number)
             }
             for number in constrained.keys.sorted() {
                 if let count = counts[number]?.count {

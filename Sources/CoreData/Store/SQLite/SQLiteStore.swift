@@ -199,14 +199,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// integer), or ``defaultReaderCount``.
     static func readerCount(_ options: [AnyHashable: Any]?) throws -> Int {
         guard let value = options?[NSPersistentStoreConnectionPoolMaxSizeKey] else { return defaultReaderCount }
-        let count: Int?
-        switch value {
-        case let number as Int: count = number
-        case let number as NSNumber: count = Int(exactly: number.doubleValue)
-        case let text as String: count = Int(text)
-        default: count = nil
-        }
-        guard let count, count > 0 else {
+        guard let count = integerOptionValue(value), count > 0 else {
             throw CoreDataError.make(.persistentStoreOpen,
                 "\(NSPersistentStoreConnectionPoolMaxSizeKey) must be a positive integer (the most reader connections), not '\(value)'")
         }
