@@ -79,11 +79,11 @@ extension SQLiteHistory {
     /// Calls `body` with each change row of a save, in Apple's order (inserts, updates, deletes):
     /// its `ZCHANGETYPE`, its object's entity and key (`insertedKeys` are the inserts' keys), its
     /// `ZCOLUMNS` mask (updates) and, for a delete, its position among the save's deletes.
-    /// Without `inserts`, only the updates' and deletes' rows (the SQLite store writes the
+    /// Without `includingInserts`, only the updates' and deletes' rows (the SQLite store writes the
     /// inserts' rows by runs).
-    func forEachChange(of changes: SaveChanges, insertedKeys: [Int64], inserts: Bool = true,
+    func forEachChange(of changes: SaveChanges, insertedKeys: [Int64], includingInserts: Bool = true,
                        _ body: (_ type: Int64, _ entity: NSEntityDescription, _ primaryKey: Int64, _ mask: Data?, _ deletePosition: Int?) throws -> Void) rethrows {
-        if inserts {
+        if includingInserts {
             for (insert, pk) in zip(changes.inserts, insertedKeys) where tracks(insert.entity) {
                 try body(0, insert.entity, pk, nil, nil)
             }

@@ -74,46 +74,6 @@ import TestSupport
         #expect(try stack.rows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT IN (16001, 16002) ORDER BY Z_ENT") == [["5"], ["3"]])
     }
 
-    /// The SQLite store writes a save's inserts' change rows by runs of consecutive keys in one
-    /// table: a run spans sub-entities that share their parent's table, and breaks at another
-    /// table, at an untracked entity (in its own table or in a tracked parent's) and at a key
-    /// taken out of order; every tracked insert is recorded once, in insertion order, with its
-    /// own entity.
-    @Test func aSavesInsertsAreRecordedInTheirOrderWhateverRunsTheirKeysMake() throws {
-        let model = HistoryTestModel.make()
-        let shape = NSEntityDescription(); shape.name = "Shape"
-        let circle = NSEntityDescription(); circle.name = "Circle"
-        let square = NSEntityDescription(); square.name = "Square"
-        let cache = NSEntityDescription(); cache.name = "Cache"
-        shape.properties = [attribute("label", .stringAttributeType)]
-        cache.properties = [attribute("label", .stringAttributeType)]
-        shape.subentities = [circle, square]
-        model.entities += [shape, circle, square, cache]
-        let options: [AnyHashable: Any] = [NSPersistentHistoryTrackingKey: [NSPersistentHistoryTrackingEntitiesToExclude: ["Cache", "Square"]] as NSDictionary]
-        let stack = try TestStack(model: model, options: options)
-        let inserted = [stack.insert("Circle", ["label": "c1"]), stack.insert("Square", ["label": "s1"]), stack.insert("Shape", ["label": "p1"]),
-                        stack.insert("Note", ["title": "n1"]), stack.insert("Circle", ["label": "c2"]), stack.insert("Cache", ["label": "x"]),
-                        stack.insert("Square", ["label": "s2"]), stack.insert("Note", ["title": "n2"])]
-        // Given its key before the others: the second Square's key is 1, out of insertion order.
-        try stack.context.obtainPermanentIDs(for: [inserted[6]])
-        try stack.context.save()
-        #expect(inserted[6].objectID.primaryKey == 1)
-
-        let tracked = inserted.filter { !["Cache", "Square"].contains($0.entity.name) }
-        let number = { (name: String) in try stack.rows("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = '\(name)'")[0][0] }
-        let expected = try tracked.map { [try number($0.entity.name!), "\($0.objectID.primaryKey!)"] }
-        #expect(try stack.rows("SELECT ZENTITY, ZENTITYPK FROM ACHANGE WHERE ZCHANGETYPE = 0 ORDER BY Z_PK") == expected)
-        #expect(try stack.rows("SELECT min(Z_PK), max(Z_PK), count(*) FROM ACHANGE") == [["1", "5", "5"]])
-        #expect(try stack.rows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 16001") == [["5"]])
-
-        let request = NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)
-        let result = try stack.context.execute(request) as? NSPersistentHistoryResult
-        let transactions = result?.result as? [NSPersistentHistoryTransaction] ?? []
-        #expect(transactions.count == 1)
-        #expect(transactions.first?.changes?.map(\.changedObjectID) == tracked.map(\.objectID))
-        #expect(transactions.first?.changes?.map(\.changeType) == Array(repeating: .insert, count: 5))
-    }
-
     @Test func aDeletionKeepsThePreservedAttributesInItsTombstone() throws {
         let stack = try trackingStack()
         let created = Date(timeIntervalSinceReferenceDate: 1_000)

@@ -266,7 +266,7 @@ internal final class SQLiteHistory: @unchecked Sendable {
         defer { row.reset() }
         // The last entity's Z_ENT, looked up once per run of rows of one entity, not per row.
         var lastEntity: NSEntityDescription?, lastNumber: Int64 = 0
-        try forEachChange(of: changes, insertedKeys: insertedKeys, inserts: false) { type, entity, pk, mask, deletePosition in
+        try forEachChange(of: changes, insertedKeys: insertedKeys, includingInserts: false) { type, entity, pk, mask, deletePosition in
             if entity !== lastEntity { lastEntity = entity; lastNumber = Int64(store.schema.number(of: entity)) }
             row.bind(key, at: 1)
             row.bind(type, at: 2)
@@ -311,7 +311,7 @@ internal final class SQLiteHistory: @unchecked Sendable {
             run.bind(insertedKeys[end - 1], at: 4)
             try run.step()
             guard db.changes == end - start else {
-                throw CoreDataError.make(.persistentStoreSave, "Persistent history found \(db.changes) of the \(end - start) rows inserted into \(table) with keys \(insertedKeys[start]) to \(insertedKeys[end - 1])")
+                throw CoreDataError.make(.persistentStoreSave, "Persistent history expected the \(end - start) rows just inserted into \(table) with keys \(insertedKeys[start]) to \(insertedKeys[end - 1]), and found \(db.changes)")
             }
             next += Int64(end - start)
             start = end
