@@ -23,6 +23,7 @@ extension NSManagedObjectContext {
     ///
     /// Throws `NSPersistentStoreUnsupportedRequestTypeError` (134091) for other requests, and
     /// the request's error otherwise.
+    @discardableResult
     public func execute(_ request: NSPersistentStoreRequest) throws -> NSPersistentStoreResult {
         checkQueue("execute(_:)")
         // A batch or history request for a store you write goes to its `execute(_:with:)`

@@ -20,6 +20,7 @@ extension NSPersistentStoreCoordinator {
     /// Throws, leaving the old store in place, if `store` is not in this coordinator, if a file
     /// exists at `url` (a migration never overwrites one), or if the copy fails (the new store is
     /// removed and its file deleted). Contexts that held the old store's objects should be reset.
+    @discardableResult
     public func migratePersistentStore(_ store: NSPersistentStore, to url: URL, options: [AnyHashable: Any]? = nil,
                                        withType storeType: String) throws -> NSPersistentStore {
         guard persistentStores.contains(where: { $0 === store }) else {
@@ -57,6 +58,7 @@ extension NSPersistentStoreCoordinator {
     }
 
     /// ``migratePersistentStore(_:to:options:withType:)``; the newer spelling.
+    @discardableResult
     public func migratePersistentStore(_ store: NSPersistentStore, to url: URL, options: [AnyHashable: Any]? = nil,
                                        type: NSPersistentStore.StoreType) throws -> NSPersistentStore {
         try migratePersistentStore(store, to: url, options: options, withType: type.rawValue)

@@ -95,6 +95,42 @@ struct ApplesNamesClientTests {
         #expect(result.ok, "\(result.output)")
     }
 
+    /// Apps' batch deletes through the coordinator and the context, as public iOS projects write
+    /// them (the result unused, without a warning), and the coordinator's `performAndWait`/`perform`
+    /// that return a value (Swift 6 and 5 modes).
+    @Test(arguments: ["6", "5"]) func theCoordinatorsExecuteAndPerformCompile(languageMode: String) throws {
+        let result = try ClientCompiler.typecheck("""
+            import Foundation
+            import CoreData
+
+            func clear(_ container: NSPersistentContainer, _ context: NSManagedObjectContext) throws -> [NSManagedObjectID] {
+                let fetchRequest: NSFetchRequest<NSFetchRequestResult> = NSFetchRequest(entityName: "Item")
+                let deleteRequest = NSBatchDeleteRequest(fetchRequest: fetchRequest)
+                try container.persistentStoreCoordinator.execute(deleteRequest, with: context)
+                deleteRequest.resultType = .resultTypeObjectIDs
+                let result = try container.persistentStoreCoordinator.execute(deleteRequest, with: context) as? NSBatchDeleteResult
+                let objects = try container.persistentStoreCoordinator.execute(fetchRequest, with: context) as? [NSManagedObject]
+                _ = objects
+                try context.execute(deleteRequest)
+                return result?.result as? [NSManagedObjectID] ?? []
+            }
+
+            func move(_ coordinator: NSPersistentStoreCoordinator, _ store: NSPersistentStore, to url: URL) throws {
+                try coordinator.migratePersistentStore(store, to: url, options: nil, withType: NSSQLiteStoreType)
+            }
+
+            func storeCount(_ coordinator: NSPersistentStoreCoordinator) async throws -> Int {
+                let now = coordinator.performAndWait { coordinator.persistentStores.count }
+                let later = await coordinator.perform { coordinator.persistentStores.count }
+                let checked = try await coordinator.perform { () throws -> Int in coordinator.persistentStores.count }
+                return now + later + checked
+            }
+            """, languageMode: languageMode)
+        #expect(result.ok, "\(result.output)")
+        // Apple's Objective-C methods' results may be discarded without a warning; so may ours.
+        #expect(!result.output.contains("warning:"), "\(result.output)")
+    }
+
     /// Runs what the snippet above only compiles: the concurrency type's two spellings and the
     /// constraint conflict's initializer.
     @Test func applesNamesWork() throws {
