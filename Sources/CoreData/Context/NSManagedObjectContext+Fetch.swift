@@ -90,6 +90,7 @@ extension NSManagedObjectContext {
         plan.sortKeys = try PredicateBridge.sortKeys(of: request.sortDescriptors ?? [])
         plan.requestPredicate = request.predicate
         plan.requestSortDescriptors = request.sortDescriptors ?? []
+        plan.affectedStores = request.affectedStores
         if withLimits {
             plan.limit = request.fetchLimit
             plan.offset = request.fetchOffset

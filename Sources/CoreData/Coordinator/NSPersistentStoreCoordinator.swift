@@ -29,6 +29,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private let queue = DispatchQueue(label: "NSPersistentStoreCoordinator")
     /// Held by a context for a whole save, conflict resolution and retries included.
     private let saveLock = NSRecursiveLock()
+    /// The thread holding ``saveLock`` (its `pthread_self()` bits), or 0. Written only by that
+    /// thread with the lock held; any thread may read it, and finds its own only while it holds.
+    private let saveLockHolder = Atomic<UInt>(0)
+    /// How many times the holder took ``saveLock`` (guarded by it).
+    private var saveLockDepth = 0
     /// Serializes the blocks of ``perform(_:)`` and ``performAndWait(_:)`` with each other.
     private let performLock = NSRecursiveLock()
     /// Snapshots of the rows this coordinator's saves wrote (see ``RowCache``).
@@ -45,6 +50,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     public init(managedObjectModel model: NSManagedObjectModel) {
         self.managedObjectModel = model
         super.init()
+        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
         model.freeze()
         LoadedModels.add(model)
         NSPersistentHistoryToken.registerArchiveNames() // so that archived tokens decode
@@ -70,32 +76,55 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Runs `body` while no other context saves through this coordinator (reads do not wait for it).
     internal func withSaveLock<T>(_ body: () throws -> T) rethrows -> T {
         saveLock.lock()
-        defer { saveLock.unlock() }
+        saveLockDepth += 1
+        if saveLockDepth == 1 { saveLockHolder.store(CurrentThread.bits, ordering: .relaxed) }
+        defer {
+            saveLockDepth -= 1
+            if saveLockDepth == 0 { saveLockHolder.store(0, ordering: .relaxed) }
+            saveLock.unlock()
+        }
         return try body()
+    }
+
+    /// Marks the coordinator's queue, so that a block on it (or in its `sync`) is recognized.
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// Whether a block given now must run at once on the calling thread rather than wait for the
+    /// queue: the caller is a block of this coordinator already, or holds its save lock (code a
+    /// context's save runs, such as a merge policy), which the blocks on the queue wait for.
+    private var runsBlocksInline: Bool {
+        DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self)
+            || saveLockHolder.load(ordering: .relaxed) == CurrentThread.bits
     }
 
     /// Runs `block` asynchronously on the coordinator's queue, after the blocks given before.
     open func perform(_ block: @escaping @Sendable () -> Void) {
-        queue.async { self.performAndWait(block) }
+        queue.async { self.serialized(block) }
     }
 
-    /// Runs `block` synchronously, serialized with the other blocks given to the coordinator
-    /// (not with the contexts' requests, which do not wait for it).
+    /// Runs `block` on the coordinator's queue and waits for it: after the blocks given before
+    /// with ``perform(_:)``, and alone among the coordinator's blocks and its contexts' saves
+    /// (not their fetches, which do not wait for it). Called from a block of the coordinator, or
+    /// from code a save runs, it runs at once.
     open func performAndWait(_ block: () -> Void) {
-        serialized(block)
+        performAndWait(returning: block)
     }
 
-    /// Runs `block` synchronously, serialized with the other blocks given to the coordinator,
-    /// and returns its value or throws its error.
+    /// Runs `block` as the `Void` `performAndWait(_:)` does, and returns its value or throws its error.
     ///
     /// ```swift
     /// let names = coordinator.performAndWait { coordinator.persistentStores.map(\.type) }
     /// ```
     open func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
-        try serialized(block)
+        try performAndWait(returning: block)
     }
 
-    /// Runs `body` serialized with the blocks given to the coordinator.
+    private func performAndWait<T>(returning block: () throws -> T) rethrows -> T {
+        if runsBlocksInline { return try serialized(block) }
+        return try queue.sync { try serialized(block) }
+    }
+
+    /// Runs `body` alone among the coordinator's blocks and its contexts' saves.
     private func serialized<T>(_ body: () throws -> T) rethrows -> T {
         // The save lock first, in the order a context's save takes it: a block that saves a
         // context cannot deadlock with a save resolving its conflicts.
@@ -403,11 +432,14 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return store
     }
 
-    /// The stores for a fetch; throws when there are none (no store added, or all removed).
-    private func fetchTargets(_ entity: NSEntityDescription) throws -> [NSPersistentStore] {
-        let targets = stores(for: entity)
+    /// The stores for a fetch: those holding its entity (of its `affectedStores`, if given);
+    /// throws when there are none (no store added, all removed, or none of those asked for).
+    private func fetchTargets(_ plan: FetchPlan) throws -> [NSPersistentStore] {
+        var targets = stores(for: plan.entity)
+        if let affected = plan.affectedStores { targets = targets.filter { store in affected.contains { $0 === store } } }
         guard !targets.isEmpty else {
-            throw CoreDataError.make(.persistentStoreOperation, "No persistent store holds the entity '\(entity.name ?? "")': add a store before fetching")
+            let asked = plan.affectedStores == nil ? "" : " among the request's affectedStores"
+            throw CoreDataError.make(.persistentStoreOperation, "No persistent store\(asked) holds the entity '\(plan.entity.name ?? "")': add a store before fetching")
         }
         return targets
     }
@@ -416,16 +448,16 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Dictionary-fetch rows, store by store (each store groups and aggregates its own rows).
     internal func fetchDictionaryRows(_ plan: DictionaryPlan) throws -> [ContiguousArray<StoreValue>] {
-        try fetchTargets(plan.fetch.entity).flatMap { try $0.fetchDictionaryRows(plan) }
+        try fetchTargets(plan.fetch).flatMap { try $0.fetchDictionaryRows(plan) }
     }
 
     /// The rows of every store holding the entity, store by store, lent one at a time.
     internal func fetchRows(_ plan: FetchPlan, each body: (consuming LentRow) throws -> Void) throws {
-        for target in try fetchTargets(plan.entity) { try target.fetchRows(plan, each: body) }
+        for target in try fetchTargets(plan) { try target.fetchRows(plan, each: body) }
     }
 
     internal func fetchIDs(_ plan: FetchPlan) throws -> [NSManagedObjectID] {
-        try fetchTargets(plan.entity).flatMap { try $0.fetchIDs(plan) }
+        try fetchTargets(plan).flatMap { try $0.fetchIDs(plan) }
     }
 
     /// Whether a fetch of `entity`'s objects returns faults (a store holding it says so:
@@ -436,7 +468,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// The entities and primary keys of the matching rows, store by store.
     internal func fetchKeys(_ plan: FetchPlan) throws -> [(store: NSPersistentStore, keys: [FetchedKey])] {
-        try fetchTargets(plan.entity).map { ($0, try $0.fetchKeys(plan)) }
+        try fetchTargets(plan).map { ($0, try $0.fetchKeys(plan)) }
     }
 
     /// The rows of `root`'s family in `store` with the given primary keys (a fetch batch, prefetched to-ones).
@@ -459,7 +491,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     internal func count(_ plan: FetchPlan) throws -> Int {
-        try fetchTargets(plan.entity).reduce(0) { $0 + (try $1.count(plan)) }
+        try fetchTargets(plan).reduce(0) { $0 + (try $1.count(plan)) }
     }
 
     /// This coordinator's store for an ID: the ID's own store, or the one of ours that has the

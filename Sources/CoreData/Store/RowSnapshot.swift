@@ -96,6 +96,9 @@ internal struct FetchPlan: @unchecked Sendable {
     /// passes on (`nil` for a plan made without a fetch request).
     var requestPredicate: NSPredicate?
     var requestSortDescriptors: [NSSortDescriptor]?
+    /// The request's `affectedStores`: only these of the stores holding the entity are read
+    /// (`nil`: all of them).
+    var affectedStores: [NSPersistentStore]?
 }
 
 /// The changes of one save, for one store: snapshots keyed by object ID, never objects.

@@ -40,7 +40,7 @@ internal final class Locked<State>: @unchecked Sendable {
 /// builds). Only ``holding(_:)``, which does not open the state, may be reentered.
 internal final class HoldableLocked<State>: @unchecked Sendable {
     private let mutex = PthreadMutex.make()
-    /// The thread in ``holding(_:)`` (``currentThread``), or 0. Written only by that thread,
+    /// The thread in ``holding(_:)`` (``CurrentThread/bits``), or 0. Written only by that thread,
     /// with the mutex held; any thread may read it, and finds its own value only while it holds.
     private let holder = Atomic<UInt>(0)
     /// Guarded by `mutex`: no dynamic exclusivity check (it would cost more than the lock).
@@ -56,19 +56,12 @@ internal final class HoldableLocked<State>: @unchecked Sendable {
 
     deinit { PthreadMutex.destroy(mutex) }
 
-    /// The calling thread, as bits (`pthread_t` is an integer on glibc, a pointer elsewhere).
-    @inline(__always)
-    private static var currentThread: UInt { bits(of: pthread_self()) }
-
-    @inline(__always)
-    private static func bits<Handle>(of handle: Handle) -> UInt { unsafeBitCast(handle, to: UInt.self) }
-
     /// Whether the calling thread is in ``holding(_:)``. (No call to `pthread_self()` while
     /// nobody holds the lock, as on almost every call.)
     @inline(__always)
     var isHeldByCurrentThread: Bool {
         let bits = holder.load(ordering: .relaxed)
-        return bits != 0 && bits == Self.currentThread
+        return bits != 0 && bits == CurrentThread.bits
     }
 
     /// Runs `body` with the state, holding the lock (already held if this thread is in ``holding(_:)``).
@@ -96,13 +89,23 @@ internal final class HoldableLocked<State>: @unchecked Sendable {
         if isHeldByCurrentThread { return try body() }
         pthread_mutex_lock(mutex)
         holds += 1
-        holder.store(Self.currentThread, ordering: .relaxed)
+        holder.store(CurrentThread.bits, ordering: .relaxed)
         defer {
             holder.store(0, ordering: .relaxed)
             pthread_mutex_unlock(mutex)
         }
         return try body()
     }
+}
+
+/// The calling thread, as bits: what a lock's holder stores to recognize itself.
+internal enum CurrentThread {
+    /// `pthread_self()` as an integer (`pthread_t` is an integer on glibc, a pointer elsewhere); never 0.
+    @inline(__always)
+    static var bits: UInt { bits(of: pthread_self()) }
+
+    @inline(__always)
+    private static func bits<Handle>(of handle: Handle) -> UInt { unsafeBitCast(handle, to: UInt.self) }
 }
 
 /// A `pthread_mutex_t` in memory of its own (a mutex must not move once used).
