@@ -330,6 +330,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         /// a resilient type of another module, so an optional of it is copied, tested and
         /// destroyed through value witnesses, where a reference is one compare with nil.
         var observation: ObservedObjectRegistrar?
+        /// The store a new object is to be saved in (`NSManagedObjectContext.assign(_:to:)`).
+        var assignedStore: NSPersistentStore?
     }
     @exclusivity(unchecked) internal var _extras: Extras?
     /// ``_extras``, made if the object has none yet.

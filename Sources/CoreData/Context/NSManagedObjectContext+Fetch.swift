@@ -199,8 +199,21 @@ extension NSManagedObjectContext {
         let entityNumbers = Set(plan.includesSubentities ? plan.entity.layout.entityNumbers : [plan.entity.layout.entityNumber])
         func isCandidate(_ object: NSManagedObject) -> Bool { entityNumbers.contains(object.layout.entityNumber) }
         func matches(_ object: NSManagedObject) throws -> Bool {
+            guard try isInAffectedStores(object) else { return false }
             guard let predicate = plan.predicate else { return true }
             return try PredicateBridge.evaluate(predicate, on: object)
+        }
+        /// Whether a changed object's row is (or, new, will be) in one of the request's
+        /// `affectedStores`, if it names some.
+        func isInAffectedStores(_ object: NSManagedObject) throws -> Bool {
+            guard let affected = plan.affectedStores else { return true }
+            let store: NSPersistentStore?
+            if object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator {
+                store = try self.store(forNew: object, in: coordinator)
+            } else {
+                store = object.objectID.persistentStore
+            }
+            return affected.contains { $0 === store }
         }
         var result: [NSManagedObject] = []
         var seen = Set<ObjectIdentifier>()

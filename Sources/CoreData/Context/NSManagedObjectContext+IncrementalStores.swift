@@ -9,7 +9,7 @@ extension NSManagedObjectContext {
     internal func obtainPermanentIDsForIncrementalStores(_ coordinator: NSPersistentStoreCoordinator) throws {
         var pending: [NSManagedObject] = []
         for object in inserted.objects where object.objectID.isTemporaryID {
-            if try coordinator.store(forNew: object.entity).makesIDsOfObjects { pending.append(object) }
+            if try store(forNew: object, in: coordinator).makesIDsOfObjects { pending.append(object) }
         }
         if !pending.isEmpty { try obtainPermanentIDs(for: pending) }
     }

@@ -25,6 +25,8 @@ internal struct ChildSaveChanges: @unchecked Sendable {
         var toOne: [(index: Int, id: NSManagedObjectID?)] = []
         /// To-many relationships: the destinations' IDs, in order.
         var toMany: [(index: Int, ids: [NSManagedObjectID])] = []
+        /// The store a new object was assigned to (`assign(_:to:)`), which goes up with it.
+        var assignedStore: NSPersistentStore?
     }
     var inserted: [Object] = []
     var updated: [Object] = []
@@ -125,11 +127,13 @@ extension NSManagedObjectContext {
         touched.reserveCapacity(changes.inserted.count + changes.updated.count)
         for item in changes.inserted {
             if let existing = registered(item.id.key) {
+                if let store = item.assignedStore { existing.extras.assignedStore = store }
                 touched.append((existing, item))
                 continue
             }
             let object = item.entity.layout.instanceClass.init(entity: item.entity, insertInto: nil)
             object.objectID = item.id
+            if let store = item.assignedStore { object.extras.assignedStore = store }
             adoptInsertedFromChild(object)
             touched.append((object, item))
         }
@@ -271,6 +275,7 @@ extension NSManagedObject {
     internal func childSaveChanges(all: Bool) -> ChildSaveChanges.Object {
         fireFaultIfNeeded()
         var item = ChildSaveChanges.Object(id: objectID, entity: entity)
+        if all { item.assignedStore = _extras?.assignedStore }
         for (index, property) in layout.properties.enumerated() where !property.isTransient && (all || _changed.contains(index)) {
             switch layout.storageKinds[index] {
             case .toOne:

@@ -143,6 +143,7 @@ extension NSManagedObjectContext {
         var lastStore: NSPersistentStore?
         func store(for object: NSManagedObject) throws -> NSPersistentStore {
             if object.permanentIDStore != nil, let store = try coordinator.ownStore(of: object.objectID) { return store }
+            if object._extras?.assignedStore != nil { return try self.store(forNew: object, in: coordinator) }
             if object.entity === lastEntity, let lastStore { return lastStore }
             let store: NSPersistentStore
             if let known = storeByEntity[ObjectIdentifier(object.entity)] {
@@ -166,6 +167,21 @@ extension NSManagedObjectContext {
             guard object._changed.intersects(object.layout.relationshipMask) else { return }
             let store = try store(for: object)
             for index in object.layout.relationshipIndexes where object._changed.contains(index) {
+                if severalStores, let relationship = object.layout.properties[index] as? NSRelationshipDescription, !relationship.isTransient {
+                    // Apple allows no relationship across stores, of any kind: the row of one end
+                    // could not name the other.
+                    let members: [NSManagedObject]
+                    switch object._relations[index] {
+                    case .toOne(let target?)?: members = [target]
+                    case .toMany(let list)?: members = list.objects
+                    default: members = []
+                    }
+                    for member in members where !member._isDeleted {
+                        if try memberStore(member) === store { continue }
+                        throw CoreDataError.make(.externalRelationship,
+                            "The relationship '\(relationship.name)' of \(object.objectID) links it to \(member.objectID), an object of another store; relationships across stores are not supported. Nothing was saved")
+                    }
+                }
                 guard case .toMany(let list)? = object._relations[index],
                       let relationship = object.layout.properties[index] as? NSRelationshipDescription, !relationship.isTransient else { continue }
                 let current = list.objects.filter { !$0._isDeleted }.map(\.objectID)
@@ -176,13 +192,6 @@ extension NSManagedObjectContext {
                         join.isOwner
                             ? .init(relationship: relationship, first: object.objectID, second: member)
                             : .init(relationship: inverse, first: member, second: object.objectID)
-                    }
-                    if severalStores {
-                        for member in list.objects where !member._isDeleted {
-                            if try memberStore(member) === store { continue }
-                            throw CoreDataError.make(.externalRelationship,
-                                "The relationship '\(relationship.name)' of \(object.objectID) links it to \(member.objectID), an object of another store; relationships across stores are not supported. Nothing was saved")
-                        }
                     }
                     let slot: Int
                     if let found = joinRows.firstIndex(where: { $0.store === store }) {
@@ -216,19 +225,19 @@ extension NSManagedObjectContext {
         let savedUpdates = updated.objects
         let savedDeletes = deleted.objects
         var lastGroup = -1
-        // The group of the last new object with a temporary ID, and its entity: the next one of
-        // that entity goes to the same group (its store depends on the entity only), found
-        // without a store returned (retained and released) per object.
+        // The group of the last new object with a temporary ID (and no assigned store), and its
+        // entity: the next one of that entity goes to the same group (its store depends on the
+        // entity only), found without a store returned (retained and released) per object.
         var lastTemporaryGroup = -1
         var lastTemporaryEntity: ObjectIdentifier?
         try savedInserts.forEachUnretainedPrefetching { offset, object in
-            let hasPermanentID = object.permanentIDStore != nil
-            if !hasPermanentID && ObjectIdentifier(object.entity) == lastTemporaryEntity {
+            let storeIsEntitys = object.permanentIDStore == nil && object._extras?.assignedStore == nil
+            if storeIsEntitys && ObjectIdentifier(object.entity) == lastTemporaryEntity {
                 lastGroup = lastTemporaryGroup
             } else {
                 let store = try store(for: object)
                 if lastGroup < 0 || groups.all[lastGroup].store !== store { lastGroup = groups.index(of: store) }
-                if !hasPermanentID {
+                if storeIsEntitys {
                     lastTemporaryGroup = lastGroup
                     lastTemporaryEntity = ObjectIdentifier(object.entity)
                 }

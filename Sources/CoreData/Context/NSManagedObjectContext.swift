@@ -699,6 +699,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             return
         }
         precondition(object._context == nil, "An NSManagedObject may only be in (or observed by) a single NSManagedObjectContext")
+        object._extras?.assignedStore = nil // an assignment made in a context it left (rolled back) goes with it
         enter(object)
         object.awakeFromInsert()
     }
@@ -981,17 +982,20 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         defer { deliverStoreRegistrations() } // StoreRegistrations.swift
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.make(.persistentStoreSave, "The context has no coordinator") }
         let temporary = objects.filter { $0.objectID.isTemporaryID }
-        var byEntity: [ObjectIdentifier: [NSManagedObject]] = [:]
-        var order: [NSEntityDescription] = []
+        // By entity and store (an object assigned to a store takes its ID there).
+        struct Group: Hashable { let entity: ObjectIdentifier, store: ObjectIdentifier }
+        var groups: [Group: [NSManagedObject]] = [:]
+        var order: [(Group, NSEntityDescription, NSPersistentStore)] = []
         for object in temporary {
-            if byEntity[ObjectIdentifier(object.entity)] == nil { order.append(object.entity) }
-            byEntity[ObjectIdentifier(object.entity), default: []].append(object)
+            let store = try store(forNew: object, in: coordinator)
+            let group = Group(entity: ObjectIdentifier(object.entity), store: ObjectIdentifier(store))
+            if groups[group] == nil { order.append((group, object.entity, store)) }
+            groups[group, default: []].append(object)
         }
-        for entity in order {
-            let group = byEntity[ObjectIdentifier(entity)]!
+        for (key, entity, store) in order {
+            let group = groups[key]!
             // A store you write makes its IDs of the objects themselves (NSIncrementalStore.swift).
-            let store = try coordinator.store(forNew: entity)
-            let ids = store.makesIDsOfObjects ? try store.permanentIDs(for: group) : try coordinator.permanentIDs(for: entity, count: group.count)
+            let ids = store.makesIDsOfObjects ? try store.permanentIDs(for: group) : try coordinator.permanentIDs(for: entity, count: group.count, in: store)
             for (object, id) in zip(group, ids) {
                 if object._context === self { reregister(object, as: id) } else { object.objectID = id }
             }

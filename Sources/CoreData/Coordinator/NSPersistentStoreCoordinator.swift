@@ -524,8 +524,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try store.relatedIDs(for: relationship, of: id)
     }
 
-    internal func permanentIDs(for entity: NSEntityDescription, count: Int) throws -> [NSManagedObjectID] {
-        let store = try store(forNew: entity)
+    /// `count` permanent IDs of new objects of `entity` in `store` (by default the first store holding it).
+    internal func permanentIDs(for entity: NSEntityDescription, count: Int, in store: NSPersistentStore? = nil) throws -> [NSManagedObjectID] {
+        let store = try store ?? self.store(forNew: entity)
         return try store.allocatePrimaryKeys(for: entity, count: count).map {
             NSManagedObjectID(entity: entity, store: store, primaryKey: $0)
         }
