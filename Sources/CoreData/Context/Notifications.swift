@@ -35,6 +35,30 @@ public let NSDeletedObjectIDsKey = "deleted_objectIDs"
 public let NSRefreshedObjectIDsKey = "refreshed_objectIDs"
 public let NSInvalidatedObjectIDsKey = "invalidated_objectIDs"
 
+extension NSManagedObjectContext {
+    /// The keys of the user info of a context's notifications, as a Swift enumeration; each
+    /// case's raw value is the key (``NSInsertedObjectsKey`` and the others).
+    ///
+    /// ```swift
+    /// let inserted = notification.userInfo?[NSManagedObjectContext.NotificationKey.insertedObjects.rawValue] as? Set<NSManagedObject>
+    /// ```
+    public enum NotificationKey: String, Sendable {
+        case insertedObjects = "inserted"
+        case updatedObjects = "updated"
+        case deletedObjects = "deleted"
+        case refreshedObjects = "refreshed"
+        case invalidatedObjects = "invalidated"
+        case invalidatedAllObjects = "invalidatedAll"
+        case insertedObjectIDs = "inserted_objectIDs"
+        case updatedObjectIDs = "updated_objectIDs"
+        case deletedObjectIDs = "deleted_objectIDs"
+        case refreshedObjectIDs = "refreshed_objectIDs"
+        case invalidatedObjectIDs = "invalidated_objectIDs"
+        /// ``NSManagedObjectContextQueryGenerationKey``.
+        case queryGeneration = "newQueryGeneration"
+    }
+}
+
 /// The user info of a change notification: only the keys whose sets are not empty, as in Apple's
 /// notifications (so `userInfo[NSUpdatedObjectsKey]` is `nil` when nothing was updated). Also
 /// cheaper: a `[AnyHashable: Any]` entry costs a string hash and, on a collision, an

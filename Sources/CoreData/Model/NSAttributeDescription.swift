@@ -54,7 +54,7 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
     public required init() { super.init() }
 
     open override func copy(with zone: NSZone? = nil) -> Any {
-        let copy = type(of: self).init()
+        let copy = Swift.type(of: self).init()
         copy.copyProperties(from: self)
         copy.attributeType = attributeType
         copy._attributeValueClassName = _attributeValueClassName

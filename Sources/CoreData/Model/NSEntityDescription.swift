@@ -49,6 +49,15 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
         }
     }
 
+    /// The entity's direct sub-entities by name.
+    ///
+    /// ```swift
+    /// let circle = model.entitiesByName["Shape"]?.subentitiesByName["Circle"]
+    /// ```
+    open var subentitiesByName: [String: NSEntityDescription] {
+        Dictionary(_subentities.compactMap { entity in entity.name.map { ($0, entity) } }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// All the entity's properties, inherited ones first, as on Apple platforms.
     /// Setting it sets the entity's own properties.
     open var properties: [NSPropertyDescription] {

@@ -131,6 +131,55 @@ struct ApplesNamesClientTests {
         #expect(!result.output.contains("warning:"), "\(result.output)")
     }
 
+    /// Apple's Swift spellings: the notification keys' enumeration, the attribute type structure,
+    /// sub-entities by name, and the relationship questions that read no objects.
+    @Test func applesSwiftSpellingsCompileAndWork() throws {
+        let result = try ClientCompiler.typecheck("""
+            import Foundation
+            import CoreData
+
+            func changed(_ notification: Notification) -> Int {
+                let inserted = notification.userInfo?[NSManagedObjectContext.NotificationKey.insertedObjects.rawValue] as? Set<NSManagedObject>
+                let updatedIDs = notification.userInfo?[NSManagedObjectContext.NotificationKey.updatedObjectIDs.rawValue] as? Set<NSManagedObjectID>
+                return (inserted?.count ?? 0) + (updatedIDs?.count ?? 0)
+            }
+
+            func model() -> NSManagedObjectModel {
+                let title = NSAttributeDescription()
+                title.name = "title"
+                title.type = .string
+                let shape = NSEntityDescription()
+                shape.name = "Shape"
+                shape.properties = [title]
+                let model = NSManagedObjectModel()
+                model.entities = [shape]
+                _ = shape.subentitiesByName["Circle"]
+                return model
+            }
+
+            func ids(_ folder: NSManagedObject) -> [NSManagedObjectID] {
+                folder.hasFault(forRelationshipNamed: "notes") ? [] : folder.objectIDs(forRelationshipNamed: "notes")
+            }
+            """)
+        #expect(result.ok, "\(result.output)")
+
+        let attribute = NSAttributeDescription()
+        attribute.type = .integer64
+        #expect(attribute.attributeType == .integer64AttributeType && attribute.type == .integer64)
+        attribute.attributeType = .UUIDAttributeType
+        #expect(attribute.type == .uuid && attribute.type == NSAttributeDescription.AttributeType(.UUIDAttributeType))
+        let keys: [NSManagedObjectContext.NotificationKey: String] = [
+            .insertedObjects: NSInsertedObjectsKey, .updatedObjects: NSUpdatedObjectsKey, .deletedObjects: NSDeletedObjectsKey,
+            .refreshedObjects: NSRefreshedObjectsKey, .invalidatedObjects: NSInvalidatedObjectsKey, .invalidatedAllObjects: NSInvalidatedAllObjectsKey,
+            .insertedObjectIDs: NSInsertedObjectIDsKey, .updatedObjectIDs: NSUpdatedObjectIDsKey, .deletedObjectIDs: NSDeletedObjectIDsKey,
+            .refreshedObjectIDs: NSRefreshedObjectIDsKey, .invalidatedObjectIDs: NSInvalidatedObjectIDsKey,
+            .queryGeneration: NSManagedObjectContextQueryGenerationKey,
+        ]
+        for (key, constant) in keys { #expect(key.rawValue == constant) }
+        let model = TestModel.make()
+        #expect(model.entitiesByName["Vehicle"]?.subentitiesByName.keys.sorted() == ["Bike", "Truck"])
+    }
+
     /// Runs what the snippet above only compiles: the concurrency type's two spellings and the
     /// constraint conflict's initializer.
     @Test func applesNamesWork() throws {
