@@ -15,6 +15,7 @@ extension NSManagedObject {
     ///
     /// Traps, as Apple's raises, when `key` is not a relationship of the entity.
     public func hasFault(forRelationshipNamed key: String) -> Bool {
+        _checkQueue("hasFault(forRelationshipNamed: \(key))")
         let index = relationshipIndex(key, "hasFault(forRelationshipNamed:)")
         if _isFault { return true }
         switch _relations[index] {
@@ -25,15 +26,17 @@ extension NSManagedObject {
         case nil:
             if layout.storageKinds[index] == .toOne {
                 guard case .objectID(let id) = _values[index] else { return false }
-                return _context?.registeredObject(for: id)?.isFault ?? true
+                return _context.flatMap { $0.registered($0.latestID(of: id).key) }?.isFault ?? true
             }
             return !_isInserted // a new object's to-many has nothing to read
         }
     }
 
     /// The IDs of the objects at the destination of the relationship `key`, read without making
-    /// or firing those objects: the object's current value, unsaved changes included (in order
-    /// for an ordered relationship). Fires this object's own fault if it is one.
+    /// or firing those objects here: the IDs of the relationship's current value, unsaved changes
+    /// included, as `value(forKey:)` would give its objects (in order for an ordered
+    /// relationship). Fires this object's own fault if it is one. (In a child context, the
+    /// parent reads the relationship of its copy of the object, as for all the child's reads.)
     ///
     /// ```swift
     /// let noteIDs = folder.objectIDs(forRelationshipNamed: "notes")
@@ -43,21 +46,24 @@ extension NSManagedObject {
     /// records the error, which its next save throws (as for a fault that cannot be fulfilled).
     /// Traps, as Apple's raises, when `key` is not a relationship of the entity.
     public func objectIDs(forRelationshipNamed key: String) -> [NSManagedObjectID] {
+        _checkQueue("objectIDs(forRelationshipNamed: \(key))")
         let index = relationshipIndex(key, "objectIDs(forRelationshipNamed:)")
         fireFaultIfNeeded()
         switch _relations[index] {
         case .toMany(let list)?:
-            return list.objects.filter { !$0._isDeleted }.map(\.objectID)
+            return list.objects.map(\.objectID)
         case .toOne(let object)?:
             return object.map { [$0.objectID] } ?? []
         case nil:
             if layout.storageKinds[index] == .toOne {
                 guard case .objectID(let id) = _values[index] else { return [] }
-                return [id]
+                return [_context?.latestID(of: id) ?? id] // a temporary ID made permanent since it was read
             }
             guard !_isInserted, let context = _context, !objectID.isTemporaryID || context.parent != nil else { return [] }
             do {
-                return try context.relatedObjectIDs(of: self, index: index)
+                let ids = try context.relatedObjectIDs(of: self, index: index)
+                if context.hasUnfulfilledFaults { context.forgetUnfulfilledFault(of: self, relationship: index) }
+                return ids
             } catch {
                 context.recordUnfulfilledFault(error, of: self, relationship: index)
                 return []

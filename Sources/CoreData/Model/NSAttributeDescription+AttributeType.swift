@@ -9,12 +9,15 @@ extension NSAttributeDescription {
     /// title.name = "title"
     /// title.type = .string // title.attributeType == .stringAttributeType
     /// ```
-    public struct AttributeType: Hashable, Sendable {
+    public struct AttributeType: RawRepresentable, Hashable, Sendable {
         /// The ``NSAttributeType`` this type stands for.
         public let rawValue: NSAttributeType
 
         /// The type standing for `type`.
         public init(_ type: NSAttributeType) { rawValue = type }
+
+        /// The type standing for `rawValue`.
+        public init(rawValue: NSAttributeType) { self.rawValue = rawValue }
 
         public static let undefined = AttributeType(.undefinedAttributeType)
         public static let integer16 = AttributeType(.integer16AttributeType)
@@ -31,6 +34,8 @@ extension NSAttributeDescription {
         public static let uri = AttributeType(.URIAttributeType)
         public static let transformable = AttributeType(.transformableAttributeType)
         public static let objectID = AttributeType(.objectIDAttributeType)
+        /// Composite attributes (``NSAttributeType/compositeAttributeType``) are not supported here.
+        public static let composite = AttributeType(.compositeAttributeType)
     }
 
     /// The attribute's type; the same as ``attributeType``, in Apple's Swift spelling.
