@@ -168,6 +168,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// damaged, or was written with a different model (`NSPersistentStoreIncompatibleVersionHashError`).
     /// With `NSMigratePersistentStoresAutomaticallyOption` and `NSInferMappingModelAutomaticallyOption`
     /// a SQLite store written with another version of the model is migrated in place first.
+    /// Posts `NSPersistentStoreCoordinatorStoresDidChange` with the store once it is added.
     @discardableResult
     open func addPersistentStore(ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
                                  options: [AnyHashable: Any]? = nil) throws -> NSPersistentStore {
@@ -212,6 +213,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             throw alreadyAdded(url, existing)
         }
         store.didAdd(to: self)
+        postStoresDidChange(added: [store])
         return store
     }
 
@@ -228,11 +230,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// Removes a store from the coordinator, closing its file (after a save under way on it
-    /// has finished; requests that arrive later throw).
+    /// has finished; requests that arrive later throw). Posts `NSPersistentStoreCoordinatorWillRemoveStore`
+    /// before, and `NSPersistentStoreCoordinatorStoresDidChange` after.
     open func remove(_ store: NSPersistentStore) throws {
         guard withLock({ stores.contains { $0 === store } }) else {
             throw CoreDataError.make(.persistentStoreOperation, "The store is not part of this coordinator")
         }
+        NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorWillRemoveStore, object: store)
         store.willRemove(from: self)
         try withLock {
             guard let index = stores.firstIndex(where: { $0 === store }) else {
@@ -244,6 +248,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
         store.close()
         rowCache.forgetRows(ofStore: store.tag)
+        postStoresDidChange(removed: [store])
     }
 
     /// The store at `url`, if it has been added.
