@@ -38,22 +38,25 @@ extension NSPersistentStoreCoordinator {
         } else if let source = store.url, store is SQLiteStore, storeType == NSSQLiteStoreType {
             try replacePersistentStore(at: url, withPersistentStoreFrom: source, ofType: NSSQLiteStoreType)
             do {
-                moved = try addPersistentStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)
+                moved = try addStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)
             } catch {
                 try? destroyPersistentStore(at: url, ofType: NSSQLiteStoreType)
                 throw error
             }
         } else {
-            moved = try addPersistentStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)
+            moved = try addStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)
             do {
                 try StoreCopy(from: store, to: moved, model: managedObjectModel).run()
             } catch {
-                try? remove(moved)
+                try? removeStore(moved, posting: false)
                 if storeType == NSSQLiteStoreType { try? destroyPersistentStore(at: url, ofType: storeType) }
                 throw error
             }
         }
-        try remove(store)
+        // One notification for the move, once it is complete: the old store out, the new one in.
+        if postsStoreNotifications { NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorWillRemoveStore, object: self) }
+        try removeStore(store, posting: false)
+        postStoresDidChange(added: [moved], removed: [store], uuidChanged: moved.identifier == store.identifier ? nil : [store, moved])
         return moved
     }
 

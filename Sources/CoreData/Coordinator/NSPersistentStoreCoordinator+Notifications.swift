@@ -20,7 +20,7 @@ extension Notification.Name {
     public static let NSPersistentStoreCoordinatorStoresWillChange = Notification.Name("NSPersistentStoreCoordinatorStoresWillChangeNotification")
 
     /// Posted by a coordinator before it removes a store, on the thread that removes it; the
-    /// object is the store.
+    /// object is the coordinator, with no user info (as Apple documents it).
     public static let NSPersistentStoreCoordinatorWillRemoveStore = Notification.Name("NSPersistentStoreCoordinatorWillRemoveStoreNotification")
 }
 
@@ -28,17 +28,21 @@ extension Notification.Name {
 public let NSAddedPersistentStoresKey = "added"
 /// In ``Foundation/NSNotification/Name/NSPersistentStoreCoordinatorStoresDidChange``: the stores removed.
 public let NSRemovedPersistentStoresKey = "removed"
-/// Apple's key for a store whose identifier changed (its old and new store). Linux note:
-/// declared for code written for Apple platforms; a migration here keeps the store's identifier,
-/// so no notification carries it.
+/// In ``Foundation/NSNotification/Name/NSPersistentStoreCoordinatorStoresDidChange`` after
+/// `migratePersistentStore`, when the new store's identifier differs from the old one's (a move
+/// to or from another type than SQLite): the old store and the new one.
 public let NSUUIDChangedPersistentStoresKey = "changedUUID"
 
 extension NSPersistentStoreCoordinator {
-    /// Posts ``Foundation/NSNotification/Name/NSPersistentStoreCoordinatorStoresDidChange`` for `added` and `removed` stores.
-    internal func postStoresDidChange(added: [NSPersistentStore] = [], removed: [NSPersistentStore] = []) {
+    /// Posts ``Foundation/NSNotification/Name/NSPersistentStoreCoordinatorStoresDidChange`` for
+    /// `added` and `removed` stores (nothing if the coordinator posts no store notifications).
+    internal func postStoresDidChange(added: [NSPersistentStore] = [], removed: [NSPersistentStore] = [],
+                                      uuidChanged: [NSPersistentStore]? = nil) {
+        guard postsStoreNotifications else { return }
         var info: [AnyHashable: Any] = [:]
         if !added.isEmpty { info[NSAddedPersistentStoresKey] = added }
         if !removed.isEmpty { info[NSRemovedPersistentStoresKey] = removed }
+        if let uuidChanged { info[NSUUIDChangedPersistentStoresKey] = uuidChanged }
         NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorStoresDidChange, object: self, userInfo: info)
     }
 }

@@ -36,6 +36,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     private var saveLockDepth = 0
     /// Serializes the blocks of ``perform(_:)`` and ``performAndWait(_:)`` with each other.
     private let performLock = NSRecursiveLock()
+    /// Whether the coordinator posts its store notifications (``postStoresDidChange(added:removed:uuidChanged:)``):
+    /// off for the coordinators a migration makes for itself, which the app never sees. Set
+    /// before the coordinator is used.
+    internal var postsStoreNotifications = true
+    /// The stores a ``remove(_:)`` is removing (guarded by ``lock``): a second removal throws.
+    private var removing: Set<ObjectIdentifier> = []
     /// Snapshots of the rows this coordinator's saves wrote (see ``RowCache``).
     internal let rowCache = RowCache()
     /// How many of the stores are stores you write (`NSIncrementalStore`, `NSAtomicStore`), whose
@@ -172,6 +178,14 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     @discardableResult
     open func addPersistentStore(ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
                                  options: [AnyHashable: Any]? = nil) throws -> NSPersistentStore {
+        let store = try addStore(ofType: storeType, configurationName: configuration, at: storeURL, options: options)
+        postStoresDidChange(added: [store])
+        return store
+    }
+
+    /// ``addPersistentStore(ofType:configurationName:at:options:)`` without its notification.
+    internal func addStore(ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
+                           options: [AnyHashable: Any]?) throws -> NSPersistentStore {
         try managedObjectModel.validateForUse()
         if let configuration, configuration != "Default", managedObjectModel.entities(forConfigurationName: configuration) == nil {
             throw CoreDataError.make(.persistentStoreOpen, "The model has no configuration named '\(configuration)'")
@@ -213,7 +227,6 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             throw alreadyAdded(url, existing)
         }
         store.didAdd(to: self)
-        postStoresDidChange(added: [store])
         return store
     }
 
@@ -231,12 +244,23 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Removes a store from the coordinator, closing its file (after a save under way on it
     /// has finished; requests that arrive later throw). Posts `NSPersistentStoreCoordinatorWillRemoveStore`
-    /// before, and `NSPersistentStoreCoordinatorStoresDidChange` after.
+    /// (its object the coordinator) before, and `NSPersistentStoreCoordinatorStoresDidChange` after.
     open func remove(_ store: NSPersistentStore) throws {
-        guard withLock({ stores.contains { $0 === store } }) else {
-            throw CoreDataError.make(.persistentStoreOperation, "The store is not part of this coordinator")
+        try removeStore(store, posting: true)
+    }
+
+    /// ``remove(_:)``, posting its notifications if `posting`.
+    internal func removeStore(_ store: NSPersistentStore, posting: Bool) throws {
+        // Claimed first: a second removal of the same store, meanwhile, throws and posts nothing.
+        try withLock {
+            guard stores.contains(where: { $0 === store }), removing.insert(ObjectIdentifier(store)).inserted else {
+                throw CoreDataError.make(.persistentStoreOperation, "The store is not part of this coordinator")
+            }
         }
-        NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorWillRemoveStore, object: store)
+        defer { withLock { _ = removing.remove(ObjectIdentifier(store)) } }
+        if posting && postsStoreNotifications {
+            NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorWillRemoveStore, object: self)
+        }
         store.willRemove(from: self)
         try withLock {
             guard let index = stores.firstIndex(where: { $0 === store }) else {
@@ -248,7 +272,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         }
         store.close()
         rowCache.forgetRows(ofStore: store.tag)
-        postStoresDidChange(removed: [store])
+        if posting { postStoresDidChange(removed: [store]) }
     }
 
     /// The store at `url`, if it has been added.

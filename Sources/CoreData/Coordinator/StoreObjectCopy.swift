@@ -22,6 +22,7 @@ extension NSPersistentStoreCoordinator {
     internal func migrateThroughObjects(_ store: NSPersistentStore, to url: URL, options: [AnyHashable: Any]?,
                                         type storeType: String) throws -> NSPersistentStore {
         let staging = NSPersistentStoreCoordinator(managedObjectModel: managedObjectModel)
+        staging.postsStoreNotifications = false // the migration's own, never seen by the app
         let target = try staging.addPersistentStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)
         do {
             try copyObjects(of: store, into: staging)
@@ -31,7 +32,7 @@ extension NSPersistentStoreCoordinator {
             throw error
         }
         do {
-            return try addPersistentStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)
+            return try addStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)
         } catch {
             try? destroyPersistentStore(at: url, ofType: storeType)
             throw error

@@ -49,6 +49,7 @@ extension NSMigrationManager {
     static func context(_ model: NSManagedObjectModel, _ type: String, _ url: URL, _ options: [AnyHashable: Any]?,
                         _ reason: String) throws -> NSManagedObjectContext {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        coordinator.postsStoreNotifications = false // the migration's own, never seen by the app
         do {
             try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options)
         } catch {
