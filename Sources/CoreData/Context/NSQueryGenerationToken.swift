@@ -14,9 +14,16 @@ import Foundation
 /// A token does not keep its generation alive: once no context uses the generation it expires
 /// (its held read transactions end), and setting the token then throws.
 ///
-/// Linux note: a token names a generation of this process's coordinator; it is not archived
-/// (`NSSecureCoding` is not implemented).
-public final class NSQueryGenerationToken: NSObject, NSCopying, @unchecked Sendable {
+/// Tokens archive (`NSSecureCoding`). An archived ``current`` reads back as ``current``; a
+/// pinned token reads back naming its generation, usable while the generation lives, in the
+/// process that made it (elsewhere, or later, it is an expired token: setting it throws).
+/// Linux note: the archive is this package's own (Apple's format is not documented).
+///
+/// ```swift
+/// let data = try NSKeyedArchiver.archivedData(withRootObject: token, requiringSecureCoding: true)
+/// let again = try NSKeyedUnarchiver.unarchivedObject(ofClass: NSQueryGenerationToken.self, from: data)
+/// ```
+public final class NSQueryGenerationToken: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     /// The token that pins a context to the latest generation, at its next fetch or fault.
     ///
     /// ```swift
@@ -30,13 +37,44 @@ public final class NSQueryGenerationToken: NSObject, NSCopying, @unchecked Senda
     internal private(set) weak var generation: QueryGeneration?
     /// Whether this is ``current``.
     internal let isCurrent: Bool
-    /// The generation's identity, kept for equality after it expires.
-    private let identity: ObjectIdentifier?
+    /// The generation's identity, kept for equality after it expires: this process's
+    /// identifier and the generation's serial (`nil` for ``current``).
+    private let identity: String?
+
+    /// Identifies this process in a token's identity (a generation's serial is unique only in it).
+    private static let processIdentity = UUID().uuidString
 
     internal init(generation: QueryGeneration?) {
         self.generation = generation
         self.isCurrent = generation == nil
-        self.identity = generation.map(ObjectIdentifier.init)
+        self.identity = generation.map { "\(Self.processIdentity)/\($0.serial)" }
+        super.init()
+    }
+
+    public static var supportsSecureCoding: Bool { true }
+
+    /// Archives whether the token is ``current`` or, if not, which generation it names.
+    public func encode(with coder: NSCoder) {
+        coder.encode(isCurrent, forKey: "current")
+        if let identity { coder.encode(identity as NSString, forKey: "generation") }
+    }
+
+    /// A token read back from an archive: ``current``, or the generation it names if that is
+    /// still alive in this process (otherwise an expired token). `nil` for an archive of
+    /// something else.
+    public init?(coder: NSCoder) {
+        let current = coder.decodeBool(forKey: "current")
+        let identity = coder.containsValue(forKey: "generation")
+            ? coder.decodeObject(of: NSString.self, forKey: "generation").map { String(describing: $0) } : nil
+        guard current || identity != nil else { return nil }
+        isCurrent = current
+        self.identity = current ? nil : identity
+        if let identity, !current {
+            let parts = identity.split(separator: "/")
+            if parts.count == 2, parts[0] == Self.processIdentity, let serial = UInt64(parts[1]) {
+                generation = QueryGeneration.live(serial: serial)
+            }
+        }
         super.init()
     }
 
@@ -60,7 +98,7 @@ public final class NSQueryGenerationToken: NSObject, NSCopying, @unchecked Senda
     public override var hash: Int { identity?.hashValue ?? 0 }
 
     public override var description: String {
-        isCurrent ? "<NSQueryGenerationToken: current>" : "<NSQueryGenerationToken: \(identity.map { "\($0)" } ?? "")>"
+        isCurrent ? "<NSQueryGenerationToken: current>" : "<NSQueryGenerationToken: \(identity ?? "")>"
     }
 }
 

@@ -39,14 +39,32 @@ internal final class QueryGeneration: @unchecked Sendable {
     /// and the fast path keeps its one load.
     static let live = Atomic<Int>(0)
 
+    /// The generation's number in this process, never reused (a token names it by this, so a
+    /// token of an expired generation never equals a later one's).
+    let serial: UInt64
+
+    private static let nextSerial = Atomic<UInt64>(1)
+    /// The live generations by serial, for a token unarchived in this process
+    /// (``NSQueryGenerationToken/init(coder:)``).
+    private static let bySerial = Locked<[UInt64: Weak]>([:])
+    private struct Weak { weak var generation: QueryGeneration? }
+
     init(coordinator: NSPersistentStoreCoordinator) {
         self.coordinator = coordinator
+        serial = Self.nextSerial.add(1, ordering: .relaxed).oldValue
         Self.live.add(1, ordering: .relaxed)
+        Self.bySerial.withLock { $0[serial] = Weak(generation: self) }
     }
 
     deinit {
         pinned?.forEach { $0.read.end() }
         Self.live.subtract(1, ordering: .relaxed)
+        Self.bySerial.withLock { _ = $0.removeValue(forKey: serial) }
+    }
+
+    /// The live generation `serial` of this process, if any.
+    static func live(serial: UInt64) -> QueryGeneration? {
+        bySerial.withLock { $0[serial]?.generation }
     }
 
     /// Whether the generation holds its read transactions yet (for tests).

@@ -211,6 +211,40 @@ struct QueryGenerationTests {
         #expect((token.copy() as? NSQueryGenerationToken) == token)
     }
 
+    /// Tokens archive: `current` reads back as `current`; a pinned token reads back naming its
+    /// generation while that lives (another context pinned from it sees the same data), and
+    /// expired once it is gone.
+    @Test func tokensArchiveAndReadBackAsTheirGeneration() throws {
+        func roundTrip(_ token: NSQueryGenerationToken) throws -> NSQueryGenerationToken {
+            let data = try NSKeyedArchiver.archivedData(withRootObject: token, requiringSecureCoding: true)
+            return try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: NSQueryGenerationToken.self, from: data))
+        }
+        let current = try roundTrip(.current)
+        #expect(current == NSQueryGenerationToken.current)
+
+        let (stack, writer) = try stackWithCars()
+        var first: NSManagedObjectContext? = stack.newContext()
+        try first!.setQueryGenerationFrom(current)
+        #expect(try count(first!) == 2)
+        try changeEverything(in: writer)
+        let token = try #require(first!.queryGenerationToken)
+        let archived = try NSKeyedArchiver.archivedData(withRootObject: token, requiringSecureCoding: true)
+        let again = try roundTrip(token)
+        #expect(again == token && again != NSQueryGenerationToken.current)
+        let second = stack.newContext()
+        try second.setQueryGenerationFrom(again)
+        #expect(try cars(second).compactMap { $0.value(forKey: "name") as? String } == ["a", "b"])
+
+        // Once no context uses the generation it has expired: read back, the token can't be set.
+        try second.setQueryGenerationFrom(nil)
+        first = nil
+        let expired = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: NSQueryGenerationToken.self, from: archived))
+        #expect(expired == token)
+        #expect { try stack.newContext().setQueryGenerationFrom(expired) } throws: { error in
+            (error as NSError).code == NSCoreDataError && (error as NSError).localizedDescription.contains("expired")
+        }
+    }
+
     @Test func aSavingContextSavesAgainstTheLatestAndMovesOn() throws {
         let (stack, writer) = try stackWithCars()
         let reader = stack.newContext()
