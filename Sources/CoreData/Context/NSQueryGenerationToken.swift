@@ -72,7 +72,7 @@ public final class NSQueryGenerationToken: NSObject, NSCopying, NSSecureCoding, 
         if let identity, !current {
             let parts = identity.split(separator: "/")
             if parts.count == 2, parts[0] == Self.processIdentity, let serial = UInt64(parts[1]) {
-                generation = QueryGeneration.live(serial: serial)
+                generation = QueryGeneration.named(serial: serial)
             }
         }
         super.init()

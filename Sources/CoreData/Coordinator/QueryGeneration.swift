@@ -63,7 +63,7 @@ internal final class QueryGeneration: @unchecked Sendable {
     }
 
     /// The live generation `serial` of this process, if any.
-    static func live(serial: UInt64) -> QueryGeneration? {
+    static func named(serial: UInt64) -> QueryGeneration? {
         bySerial.withLock { $0[serial]?.generation }
     }
 

@@ -240,6 +240,11 @@ struct QueryGenerationTests {
         first = nil
         let expired = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: NSQueryGenerationToken.self, from: archived))
         #expect(expired == token)
+        // A later generation's token is another token, even if the generation reuses the memory.
+        let later = stack.newContext()
+        try later.setQueryGenerationFrom(.current)
+        _ = try count(later)
+        #expect(later.queryGenerationToken != token && later.queryGenerationToken != expired)
         #expect { try stack.newContext().setQueryGenerationFrom(expired) } throws: { error in
             (error as NSError).code == NSCoreDataError && (error as NSError).localizedDescription.contains("expired")
         }
