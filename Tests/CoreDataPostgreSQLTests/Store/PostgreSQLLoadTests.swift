@@ -75,9 +75,13 @@ struct PostgreSQLLoadTests {
         let conflicts = await withTaskGroup(of: Int.self) { group in
             for process in 0..<Self.processes {
                 group.addTask {
-                    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+                    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]) {
                         [url = url as String, policy = policy as String, process = process as Int] in
                         try LoadTestProcess(url: url, policy: policy, process: process).run()
+                    }
+                    // A process that failed says why on its standard error: kept with the failure.
+                    if let result, result.exitStatus != .exitCode(0) {
+                        Issue.record("process \(process) (\(policy)) ended with \(result.exitStatus); its standard error ends: \(String(decoding: result.standardErrorContent.suffix(4000), as: UTF8.self))")
                     }
                     return result.map { LoadTestProcess.conflicts(reportedIn: $0.standardOutputContent) } ?? 0
                 }
