@@ -166,6 +166,12 @@ struct LoadTestProcess {
             }
         }
         guard merger.merged > 0 else { throw Failure(description: "no remote change was merged") }
+        // An orderly end before the process exits: the store removed (its listener thread stops)
+        // and the view's queued merges drained, so that no thread still uses libpq or Foundation
+        // while `exit` tears them down.
+        for store in coordinator.persistentStores { try coordinator.remove(store) }
+        view.performAndWait {}
+        withExtendedLifetime(merger) {}
         FileHandle.standardOutput.write(Data("\(Self.conflictsLabel)\(mergePolicy.conflictsMet)\n".utf8))
     }
 
