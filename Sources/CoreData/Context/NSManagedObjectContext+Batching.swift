@@ -83,6 +83,10 @@ extension NSManagedObjectContext {
         }
         var loaded: [NSManagedObject] = []
         loaded.reserveCapacity(rows.count)
+        // Every object taken from the registry is held until the lock is given back: if another
+        // thread let go of one meanwhile, its last reference goes here, and its `deinit` (which
+        // takes the lock) must not run inside the body.
+        var held: [NSManagedObject] = []
         withRegistryLock { registry in
             for row in rows {
                 guard let object = registry.object(for: row.key) else { continue }
@@ -90,9 +94,12 @@ extension NSManagedObjectContext {
                 if object._isFault && !object._hasData {
                     object.adopt(row.snapshot)
                     loaded.append(object)
+                } else {
+                    held.append(object)
                 }
             }
         }
+        held.removeAll()
         if let keyPaths = batch.prefetching, let entity = loaded.first?.entity {
             // Prefetching only saves queries: a relationship it fails to load is not kept as
             // loaded (it keeps nothing from a query that failed), and loads on first use, where a

@@ -58,11 +58,16 @@ extension NSManagedObjectContext {
             }
             for (store, root, keys) in missing.values {
                 let rows = try readingAtGeneration { try coordinator.rows(primaryKeys: keys, root: root, in: store) }
+                // The objects are held until the lock is given back (see `loadBatch`).
+                var held: [NSManagedObject] = []
                 withRegistryLock { registry in
                     for row in rows {
-                        if let object = registry.object(for: row.key), object._isFault && !object._hasData { object.adopt(row.snapshot) }
+                        guard let object = registry.object(for: row.key) else { continue }
+                        held.append(object)
+                        if object._isFault && !object._hasData { object.adopt(row.snapshot) }
                     }
                 }
+                held.removeAll()
             }
             return destinations
         }
