@@ -59,7 +59,7 @@ extension NSManagedObject {
                 guard case .objectID(let id) = _values[index] else { return [] }
                 return [_context?.latestID(of: id) ?? id] // a temporary ID made permanent since it was read
             }
-            guard !_isInserted, let context = _context, !objectID.isTemporaryID || context.parent != nil else { return [] }
+            guard let context = contextReadingStoredRelationships else { return [] }
             do {
                 let ids = try context.relatedObjectIDs(of: self, index: index)
                 if context.hasUnfulfilledFaults { context.forgetUnfulfilledFault(of: self, relationship: index) }

@@ -46,13 +46,20 @@ extension NSManagedObject {
         fireFaultIfNeeded()
         if case .toMany(let list)? = _relations[index] { return list }
         var list = ObjectList()
-        if !_isInserted, let context = _context, !objectID.isTemporaryID || context.parent != nil {
+        if let context = contextReadingStoredRelationships {
             let ids = try context.relatedObjectIDs(of: self, index: index)
             list = ObjectList(ids.map { context.object(with: $0) }, original: ids)
             if context.hasUnfulfilledFaults { context.forgetUnfulfilledFault(of: self, relationship: index) }
         }
         _relations[index] = .toMany(list)
         return list
+    }
+
+    /// The context that reads this object's to-many relationships from its store (or its
+    /// parent): `nil` for a new object, which has none there yet, and for one in no context.
+    internal var contextReadingStoredRelationships: NSManagedObjectContext? {
+        guard !_isInserted, let context = _context, !objectID.isTemporaryID || context.parent != nil else { return nil }
+        return context
     }
 
     private func modifyList(at index: Int, _ body: (inout ObjectList) -> Void) {

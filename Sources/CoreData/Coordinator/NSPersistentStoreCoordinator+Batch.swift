@@ -6,8 +6,7 @@ import Foundation
 extension NSPersistentStoreCoordinator {
     /// The stores a batch request on `entity` goes to.
     private func batchTargets(_ entity: NSEntityDescription, affectedStores: [NSPersistentStore]?) throws -> [NSPersistentStore] {
-        var targets = stores(for: entity)
-        if let affectedStores { targets = targets.filter { store in affectedStores.contains { $0 === store } } }
+        let targets = stores(for: entity, among: affectedStores)
         guard !targets.isEmpty else {
             throw CoreDataError.make(.persistentStoreOperation, "No persistent store holds entity \(entity.name ?? "") for the batch request")
         }

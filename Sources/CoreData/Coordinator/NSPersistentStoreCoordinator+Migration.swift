@@ -54,7 +54,7 @@ extension NSPersistentStoreCoordinator {
             }
         }
         // One notification for the move, once it is complete: the old store out, the new one in.
-        if postsStoreNotifications { NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorWillRemoveStore, object: self) }
+        postWillRemoveStore()
         try removeStore(store, posting: false)
         postStoresDidChange(added: [moved], removed: [store], uuidChanged: moved.identifier == store.identifier ? nil : [store, moved])
         return moved

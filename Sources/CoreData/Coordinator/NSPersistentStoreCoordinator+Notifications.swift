@@ -34,6 +34,13 @@ public let NSRemovedPersistentStoresKey = "removed"
 public let NSUUIDChangedPersistentStoresKey = "changedUUID"
 
 extension NSPersistentStoreCoordinator {
+    /// Posts ``Foundation/NSNotification/Name/NSPersistentStoreCoordinatorWillRemoveStore``
+    /// (nothing if the coordinator posts no store notifications).
+    internal func postWillRemoveStore() {
+        guard postsStoreNotifications else { return }
+        NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorWillRemoveStore, object: self)
+    }
+
     /// Posts ``Foundation/NSNotification/Name/NSPersistentStoreCoordinatorStoresDidChange`` for
     /// `added` and `removed` stores (nothing if the coordinator posts no store notifications).
     internal func postStoresDidChange(added: [NSPersistentStore] = [], removed: [NSPersistentStore] = [],

@@ -258,9 +258,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             }
         }
         defer { withLock { _ = removing.remove(ObjectIdentifier(store)) } }
-        if posting && postsStoreNotifications {
-            NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorWillRemoveStore, object: self)
-        }
+        if posting { postWillRemoveStore() }
         store.willRemove(from: self)
         try withLock {
             guard let index = stores.firstIndex(where: { $0 === store }) else {
@@ -452,6 +450,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
 
+    /// The stores that hold `entity`'s objects, of `affectedStores` if given (a request's).
+    internal func stores(for entity: NSEntityDescription, among affectedStores: [NSPersistentStore]?) -> [NSPersistentStore] {
+        let holding = stores(for: entity)
+        guard let affectedStores else { return holding }
+        return holding.filter { store in affectedStores.contains { $0 === store } }
+    }
+
     /// The store a new object of `entity` goes to: the first that holds the entity.
     internal func store(forNew entity: NSEntityDescription) throws -> NSPersistentStore {
         guard let store = stores(for: entity).first else {
@@ -464,8 +469,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// The stores for a fetch: those holding its entity (of its `affectedStores`, if given);
     /// throws when there are none (no store added, all removed, or none of those asked for).
     private func fetchTargets(_ plan: FetchPlan) throws -> [NSPersistentStore] {
-        var targets = stores(for: plan.entity)
-        if let affected = plan.affectedStores { targets = targets.filter { store in affected.contains { $0 === store } } }
+        let targets = stores(for: plan.entity, among: plan.affectedStores)
         guard !targets.isEmpty else {
             let asked = plan.affectedStores == nil ? "" : " among the request's affectedStores"
             throw CoreDataError.make(.persistentStoreOperation, "No persistent store\(asked) holds the entity '\(plan.entity.name ?? "")': add a store before fetching")
@@ -553,10 +557,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         return try store.relatedIDs(for: relationship, of: id)
     }
 
-    /// `count` permanent IDs of new objects of `entity` in `store` (by default the first store holding it).
-    internal func permanentIDs(for entity: NSEntityDescription, count: Int, in store: NSPersistentStore? = nil) throws -> [NSManagedObjectID] {
-        let store = try store ?? self.store(forNew: entity)
-        return try store.allocatePrimaryKeys(for: entity, count: count).map {
+    /// `count` permanent IDs of new objects of `entity` in `store`.
+    internal func permanentIDs(for entity: NSEntityDescription, count: Int, in store: NSPersistentStore) throws -> [NSManagedObjectID] {
+        try store.allocatePrimaryKeys(for: entity, count: count).map {
             NSManagedObjectID(entity: entity, store: store, primaryKey: $0)
         }
     }
