@@ -198,7 +198,7 @@ extension NSManagedObject {
     internal func _managedAttributeValue<Value: ManagedAttributeValue>(_ key: borrowing ManagedPropertyKey, as type: Value.Type) -> Value? {
         let index = _managedIndex(key)
         if layout.observesReads { _observeRead(at: index) }
-        fireFaultIfNeeded()
+        fireFaultIfNeeded(triggeredBy: index)
         return Value._managedValue(in: self, at: index)
     }
 

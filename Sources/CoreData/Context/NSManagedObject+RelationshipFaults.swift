@@ -48,7 +48,7 @@ extension NSManagedObject {
     public func objectIDs(forRelationshipNamed key: String) -> [NSManagedObjectID] {
         _checkQueue("objectIDs(forRelationshipNamed: \(key))")
         let index = relationshipIndex(key, "objectIDs(forRelationshipNamed:)")
-        fireFaultIfNeeded()
+        fireFaultIfNeeded(triggeredBy: index)
         switch _relations[index] {
         case .toMany(let list)?:
             return list.objects.map(\.objectID)

@@ -12,7 +12,7 @@ extension NSManagedObject {
     }
 
     internal func toOneObject(at index: Int) -> NSManagedObject? {
-        fireFaultIfNeeded()
+        fireFaultIfNeeded(triggeredBy: index)
         if case .toOne(let object)? = _relations[index] { return object }
         guard case .objectID(let id) = _values[index] else { return nil }
         let object = _context?.object(with: id)
@@ -24,7 +24,7 @@ extension NSManagedObject {
     /// fails, the list is empty (what the object has) and not kept as loaded (the next use tries
     /// again); the context records the error, which its next save throws.
     internal func toManyList(at index: Int) -> ObjectList {
-        fireFaultIfNeeded()
+        fireFaultIfNeeded(triggeredBy: index)
         if case .toMany(let list)? = _relations[index] { return list }
         return loadToManyList(at: index)
     }
@@ -43,7 +43,7 @@ extension NSManagedObject {
     /// ``toManyList(at:)``, throwing the store's error (``NSManagedObjectContext/unfulfilledFaultError(_:for:relationship:)``)
     /// rather than returning what the object has.
     internal func storedToManyList(at index: Int) throws -> ObjectList {
-        fireFaultIfNeeded()
+        fireFaultIfNeeded(triggeredBy: index)
         if case .toMany(let list)? = _relations[index] { return list }
         var list = ObjectList()
         if let context = contextReadingStoredRelationships {
@@ -73,7 +73,7 @@ extension NSManagedObject {
     // MARK: Raw changes: one side only
 
     internal func rawSetToOne(_ object: NSManagedObject?, at index: Int) {
-        fireFaultIfNeeded()
+        fireFaultIfNeeded(triggeredBy: index)
         _relations[index] = .toOne(object)
         markChanged(index)
     }

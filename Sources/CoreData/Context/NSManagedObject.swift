@@ -534,7 +534,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// Called after the object was turned into a fault.
     open func didTurnIntoFault() {}
     /// Called before a value is read; fires the fault.
-    open func willAccessValue(forKey key: String?) { fireFaultIfNeeded() }
+    open func willAccessValue(forKey key: String?) {
+        if _isFault { fireFault(triggeredBy: key.flatMap { layout.nameTable.index(of: $0) }) }
+    }
     /// Called after a value is read.
     open func didAccessValue(forKey key: String?) {}
     /// Called before a value changes.
@@ -567,6 +569,13 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         if _isFault { fireFault() }
     }
 
+    /// ``fireFaultIfNeeded()`` for a use of the property at `index`, which the context's
+    /// `shouldHandleInaccessibleFault(_:for:triggeredByProperty:)` is told of if the row is gone.
+    @inlinable @inline(__always)
+    final internal func fireFaultIfNeeded(triggeredBy index: Int) {
+        if _isFault { fireFault(triggeredBy: index) }
+    }
+
     /// Loads the fault's row (unless it came with the fault) and makes the object a loaded one.
     ///
     /// - The row is gone (deleted behind the context's back): as Apple's context does with
@@ -574,14 +583,17 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     ///   reads as deleted: its attributes nil or 0, its relationships nil or empty, `isDeleted`,
     ///   in the context's `deletedObjects`, exempt from validation; the next `save()` writes
     ///   nothing for it and takes it out of `deletedObjects` (it stays registered, deleted, as a
-    ///   merged delete does), and `rollback()` or a refresh makes it a fault again. With
-    ///   `shouldDeleteInaccessibleFaults` off, the process stops (Apple raises "CoreData could not
-    ///   fulfill a fault"), a programmer's choice.
+    ///   merged delete does), and `rollback()` or a refresh makes it a fault again. The context
+    ///   is asked first (``NSManagedObjectContext/shouldHandleInaccessibleFault(_:for:triggeredByProperty:)``,
+    ///   told of the property at `index` when a use of one fired the fault); if it answers
+    ///   `false` — as it does by default with `shouldDeleteInaccessibleFaults` off — the process
+    ///   stops (Apple raises "CoreData could not fulfill a fault"), a programmer's choice. It is
+    ///   not asked while delete rules run: an object being deleted whose row is gone is deleted.
     /// - The store failed: the object stays a fault whose attributes read nil or 0, its context
     ///   records and logs the error and its next `save()` throws it; the next access tries again
     ///   (see `NSManagedObjectContext+UnfulfilledFaults.swift`).
     @usableFromInline
-    final internal func fireFault() {
+    final internal func fireFault(triggeredBy index: Int? = nil) {
         guard _isFault else { return }
         if !_hasData, let batch = _fetchBatch {
             _fetchBatch = nil
@@ -595,7 +607,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 faultCouldNotBeFulfilled(error)
                 return
             }
-            guard let snapshot else { return becomeInaccessible() }
+            guard let snapshot else { return becomeInaccessible(triggeredBy: index) }
             adoptLoadedRow(snapshot)
         }
         _isFault = false
@@ -611,12 +623,17 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         _context?.recordUnfulfilledFault(error, of: self, relationship: nil)
     }
 
-    /// The fault's row is gone: the object reads as deleted (``fireFault()``).
+    /// The fault's row is gone: the object reads as deleted (``fireFault(triggeredBy:)``).
     @inline(never)
-    private func becomeInaccessible() {
+    private func becomeInaccessible(triggeredBy index: Int?) {
         let context = _context
-        guard context?.shouldDeleteInaccessibleFaults ?? true else {
-            preconditionFailure("CoreData could not fulfill a fault for '\(objectID)'")
+        if let context, !context.isPropagatingDeletes, !context.isAskingAboutInaccessibleFault {
+            let property = index.map { layout.properties[$0] }
+            context.isAskingAboutInaccessibleFault = true
+            let handled = context.shouldHandleInaccessibleFault(self, for: objectID, triggeredByProperty: property)
+            context.isAskingAboutInaccessibleFault = false
+            guard handled else { preconditionFailure("CoreData could not fulfill a fault for '\(objectID)'") }
+            guard _isFault else { return } // the override read the object, which made it deleted already
         }
         _values = layout.nullValues()
         _hasData = true
@@ -728,8 +745,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// The value without firing change tracking hooks (faults still fire).
     open func primitiveValue(forKey key: String) -> Any? {
         _checkQueue(key)
-        fireFaultIfNeeded()
-        guard let index = layout.nameTable.index(of: key) else { return fetchedPropertyValue(forKey: key) }
+        guard let index = layout.nameTable.index(of: key) else {
+            fireFaultIfNeeded()
+            return fetchedPropertyValue(forKey: key)
+        }
         return primitiveValue(at: index)
     }
 
@@ -760,7 +779,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
 
     internal func primitiveValue(at index: Int) -> Any? {
-        fireFaultIfNeeded()
+        fireFaultIfNeeded(triggeredBy: index)
         // By the property's storage kind: no cast of its description, and an integer is read
         // from its 8-byte slot straight into the `NSNumber` key-value coding hands out.
         switch layout.storageKinds[index] {
@@ -786,7 +805,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
 
     internal func setValue(_ value: Any?, at index: Int) {
-        fireFaultIfNeeded()
+        fireFaultIfNeeded(triggeredBy: index)
         let kind = layout.storageKinds[index]
         switch kind {
         case .toOne:
@@ -817,7 +836,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     /// The fast path for typed accessors: sets an attribute's storage value and records the change.
     internal func setStoreValue(_ value: StoreValue, at index: Int) {
-        fireFaultIfNeeded()
+        fireFaultIfNeeded(triggeredBy: index)
         if case .int(let v) = value { _values.setInt64(v, at: index) } else { _values[index] = value }
         markChanged(index)
     }

@@ -27,6 +27,11 @@ extension NSManagedObjectContext {
     /// (`nil`) in the store. See ``NSMergePolicy/resolve(optimisticLockingConflicts:)``.
     internal func resolveLockingConflict(of object: NSManagedObject, persisted: RowSnapshot?, type: NSMergePolicyType) {
         guard object._context === self else { return }
+        if type != .errorMergePolicyType, let persisted, objectsDetectingConflicts[ObjectIdentifier(object)] != nil {
+            // Resolved: a marked object is checked against the row as the policy found it.
+            objectsDetectingConflicts[ObjectIdentifier(object)]?.version = persisted.version
+            objectsDetectingConflicts[ObjectIdentifier(object)]?.isFixed = false
+        }
         object.changingObservedValues { resolveLockingConflictUnobserved(of: object, persisted: persisted, type: type) }
         // The policies that give the object values the store had (overwrite and error keep its own).
         if persisted != nil, object._context === self, !object._isDeleted,
@@ -79,6 +84,9 @@ extension NSManagedObjectContext {
             // The object's whole state, as it is in memory, over the row as it is now.
             object.fireFaultIfNeeded()
             object._snapshot = persisted
+            // (An unchanged object marked by `detectConflicts(for:)` has nothing to write over the
+            // row: it is checked against the row as it is now.)
+            guard object._isUpdated else { return }
             for index in object.layout.rowIndexes { object.insertChanged(index) }
         case .errorMergePolicyType:
             break

@@ -147,7 +147,12 @@ extension NSManagedObjectContext {
         if object._isInserted { willChangeInsertedSet(); inserted.remove(object) }
         if object._isUpdated { updated.remove(object) }
         if deleted.contains(object) { deleted.remove(object) }
-        pendingDeletes.removeAll { $0 === object }
+        if let index = pendingDeletes.firstIndex(where: { $0 === object }) {
+            // Deleted here too, its rules not yet run (`propagatesDeletesAtEndOfEvent` off): the
+            // objects here still related to it let go of it, as its nullify rules would have.
+            pendingDeletes.remove(at: index)
+            DeleteRules.detach(object, in: self)
+        }
         object._isUpdated = false
         object._isInserted = false
         object._isDeleted = true

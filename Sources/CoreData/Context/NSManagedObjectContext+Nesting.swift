@@ -31,6 +31,8 @@ internal struct ChildSaveChanges: @unchecked Sendable {
     var inserted: [Object] = []
     var updated: [Object] = []
     var deleted: [NSManagedObjectID] = []
+    /// Objects the child marked with `detectConflicts(for:)`: the parent's save checks them.
+    var locked: [(id: NSManagedObjectID, version: Int64)] = []
 }
 
 /// Temporary IDs that became permanent in a chain of contexts, both ways (thread-safe: every
@@ -82,6 +84,7 @@ extension NSManagedObjectContext {
         }
         // (An object whose row was gone when it fired has nothing to delete.)
         changes.deleted = savedDeletes.filter { !$0._isInaccessible }.map(\.objectID)
+        if !objectsDetectingConflicts.isEmpty { changes.locked = objectsToLock.map { ($0.object.objectID, $0.version) } }
         let pushed = changes
         let missing = try parent.performAndWait { try parent.absorb(pushed) }
         if !missing.isEmpty {
@@ -155,6 +158,7 @@ extension NSManagedObjectContext {
             guard let object = registered(id.key) ?? (id.isTemporaryID ? nil : self.object(with: id)) else { continue }
             if object._context === self && !object._isDeleted { takeDeleteFromChild(object) }
         }
+        if !changes.locked.isEmpty { detectConflicts(forChildMarked: changes.locked) }
         processPendingChanges()
         return []
     }

@@ -32,7 +32,7 @@ extension NSManagedObjectContext {
         defer { deliverStoreRegistrations() } // StoreRegistrations.swift
         var shortcuts = SaveShortcuts(beginning: self) // what a save may skip: SaveShortcuts.swift
         defer { shortcuts.end() }
-        processPendingChanges()
+        processPendingChangesReporting(propagatingDeletes: true) // (rules run here whatever `propagatesDeletesAtEndOfEvent` says)
         try throwUnfulfilledFault() // (again before each write: willSave, validation and conflicts load too)
         guard hasChanges else { return }
         let parent = self.parent
@@ -43,7 +43,7 @@ extension NSManagedObjectContext {
         var generation = QueryGenerationSave(suspending: self)
         defer { generation.end() }
         NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
-        processPendingChanges() // an observer may have changed objects
+        processPendingChangesReporting(propagatingDeletes: true) // an observer may have changed objects
         if shortcuts.callsWillSave { try callWillSave() } // (asked after the notification: its observers may insert objects)
         try validateForSave()
 
@@ -60,6 +60,7 @@ extension NSManagedObjectContext {
             saved = SavedObjects(inserted: written.inserted, updated: written.updated, deleted: written.deleted)
             generation.moveToCurrent()
         }
+        objectsDetectingConflicts.removeAll()
         shortcuts.didSave(saved)
         postDidSave(inserted: saved.inserted, updated: saved.updated, deleted: saved.deleted)
         shortcuts.letGo(of: &saved)
@@ -79,7 +80,7 @@ extension NSManagedObjectContext {
             for list in [objects.inserted, objects.updated, objects.deleted] {
                 list.forEachUnretainedPrefetching { $1.willSave() }
             }
-            let changed = processPendingChangesReporting()
+            let changed = processPendingChangesReporting(propagatingDeletes: true)
             var seen = Set<ObjectIdentifier>()
             let changedInserts = (changed.inserted + insertsChangedInWillSave!).filter { seen.insert(ObjectIdentifier($0)).inserted }
             insertsChangedInWillSave = []
@@ -117,7 +118,7 @@ extension NSManagedObjectContext {
             guard attempts < 8 else {
                 throw CoreDataError.make(.merge, "The save kept meeting new conflicts after \(attempts) attempts; nothing was saved")
             }
-            processPendingChanges()
+            processPendingChangesReporting(propagatingDeletes: true)
             guard hasChanges else { return nil }
             try validateForSave()
         }
@@ -268,6 +269,13 @@ extension NSManagedObjectContext {
             // A fault deleted without being read has no version: its row is deleted as it is.
             let expectedVersion = object._snapshotValues == nil ? nil : object._snapshotVersion
             groups.withChanges(for: store) { $0.deletes.append(.init(id: object.objectID, expectedVersion: expectedVersion)) }
+        }
+        if !objectsDetectingConflicts.isEmpty {
+            for (object, version) in objectsToLock {
+                // (A read-only store is not written: there is no transaction to check it in.)
+                guard let store = try coordinator.ownStore(of: object.objectID), !store.isReadOnly else { continue }
+                groups.withChanges(for: store) { $0.locks.append(.init(id: object.objectID, expectedVersion: version)) }
+            }
         }
         try savedUpdates.forEachUnretained { try addRelationshipRows(of: $1, into: &groups) }
         for rows in joinRows {

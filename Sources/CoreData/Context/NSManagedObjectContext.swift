@@ -71,6 +71,48 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// context.shouldDeleteInaccessibleFaults = false // a vanished row stops the process
     /// ```
     open var shouldDeleteInaccessibleFaults: Bool = true
+
+    /// Asked when a fault fires whose row is gone (deleted behind the context's back): `true`
+    /// makes the object read as deleted, as ``shouldDeleteInaccessibleFaults`` describes;
+    /// `false` stops the process (Apple raises "CoreData could not fulfill a fault"). The
+    /// default logs the fault and returns ``shouldDeleteInaccessibleFaults``.
+    ///
+    /// `property` is the property whose use fired the fault (a key-value read or write, an
+    /// accessor, a relationship); `nil` when the fault fired for the whole object. As Apple's,
+    /// the method is not asked by the calls that throw instead (``existingObject(with:)``), for
+    /// an object no longer in a context, or while delete rules run (an object being deleted whose
+    /// row is gone is simply deleted).
+    ///
+    /// ```swift
+    /// final class AuditingContext: NSManagedObjectContext, @unchecked Sendable {
+    ///     override func shouldHandleInaccessibleFault(_ fault: NSManagedObject, for oid: NSManagedObjectID,
+    ///                                                 triggeredByProperty property: NSPropertyDescription?) -> Bool {
+    ///         audit.append(oid)
+    ///         return true
+    ///     }
+    /// }
+    /// ```
+    open func shouldHandleInaccessibleFault(_ fault: NSManagedObject, for oid: NSManagedObjectID,
+                                            triggeredByProperty property: NSPropertyDescription?) -> Bool {
+        CoreDataLog.error("Inaccessible fault for '\(oid.uriRepresentation().absoluteString)'\(property.map { " (its property '\($0.name)')" } ?? ""): its row is gone from the store")
+        return shouldDeleteInaccessibleFaults
+    }
+    /// Whether delete rules run at the end of each event — each ``processPendingChanges()``,
+    /// which fetches, merges and undo call too — (`true`, the default) or only when the
+    /// context saves.
+    ///
+    /// With `false`, deleting an object marks only that object: the objects a cascade rule
+    /// would delete stay, and the relationships a nullify rule would clear still lead to the
+    /// deleted object, until ``save()`` applies the rules (before `willSave()` and validation,
+    /// so a deny rule is still checked). A new object deleted before the save stays in the
+    /// context until then.
+    ///
+    /// ```swift
+    /// context.propagatesDeletesAtEndOfEvent = false
+    /// context.delete(album)          // its tracks (cascade) are not deleted yet
+    /// try context.save()             // now they are, in the same transaction
+    /// ```
+    open var propagatesDeletesAtEndOfEvent: Bool = true
     /// Whether registered objects are kept alive by the context (`false`: only changed ones are).
     open var retainsRegisteredObjects: Bool = false {
         didSet {
@@ -158,6 +200,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) internal var deleted = OrderedObjectSet()
     /// Deleted objects whose delete rules have not been applied yet.
     @exclusivity(unchecked) internal var pendingDeletes: [NSManagedObject] = []
+    /// Whether delete rules are running (``processPendingChangesReporting(propagatingDeletes:)``):
+    /// a fault they fire whose row is gone is deleted without asking
+    /// ``shouldHandleInaccessibleFault(_:for:triggeredByProperty:)``.
+    internal var isPropagatingDeletes = false
+    /// The objects marked by ``detectConflicts(for:)`` since the last save, rollback or reset
+    /// (held: as Apple's, a context retains the objects a pending save needs).
+    internal var objectsDetectingConflicts: [ObjectIdentifier: ConflictDetectionMark] = [:]
+    /// Whether ``shouldHandleInaccessibleFault(_:for:triggeredByProperty:)`` is being asked: a
+    /// fault its override fires again is not asked about again (it would recurse).
+    internal var isAskingAboutInaccessibleFault = false
     /// Objects changed since the last `processPendingChanges`, for `ObjectsDidChange`. The
     /// inserted ones are not listed while ``noticeInsertsAreInsertedSet``.
     @exclusivity(unchecked) internal var pendingChangeNotice = (inserted: [NSManagedObject](), updated: [NSManagedObject](), deleted: [NSManagedObject]())
@@ -820,12 +872,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// ``processPendingChanges()``'s work; returns the objects its `ObjectsDidChange` reported
-    /// (inserted, updated and deleted since the last call).
+    /// (inserted, updated and deleted since the last call). Delete rules run if
+    /// `propagatingDeletes` (a save), else as ``propagatesDeletesAtEndOfEvent`` says.
     @discardableResult
-    internal func processPendingChangesReporting() -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
-        while !pendingDeletes.isEmpty {
+    internal func processPendingChangesReporting(propagatingDeletes: Bool = false) -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
+        while !pendingDeletes.isEmpty && (propagatingDeletes || propagatesDeletesAtEndOfEvent) {
             let object = pendingDeletes.removeFirst()
+            let wasPropagating = isPropagatingDeletes // (a fetch in a `prepareForDeletion()` processes changes again)
+            isPropagatingDeletes = true
             DeleteRules.apply(to: object, in: self)
+            isPropagatingDeletes = wasPropagating
             if object._isInserted {
                 // A new object deleted before it was saved leaves the context altogether.
                 object._isInserted = false
@@ -864,6 +920,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             leaveContext(object)
         }
         pendingDeletes.removeAll()
+        objectsDetectingConflicts.removeAll()
         for object in inserted.objects {
             object._isInserted = false
             leaveContext(object)
@@ -903,6 +960,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         updated.removeAll()
         deleted.removeAll()
         pendingDeletes.removeAll()
+        objectsDetectingConflicts.removeAll()
         clearPendingChangeNotice()
         unfulfilledFaults.removeAll()
         moveQueryGenerationToCurrent()

@@ -50,8 +50,14 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         public static let binary = StoreType(rawValue: NSBinaryStoreType)
     }
 
-    /// The store's file, if any.
-    open var url: URL?
+    /// The store's file, if any. (Thread-safe: ``NSPersistentStoreCoordinator/setURL(_:for:)``
+    /// may change it while requests on other threads read it.)
+    open var url: URL? {
+        get { urlLock.lock(); defer { urlLock.unlock() }; return _url }
+        set { urlLock.lock(); defer { urlLock.unlock() }; _url = newValue }
+    }
+    private var _url: URL?
+    private let urlLock = NSLock()
     /// The store's UUID (`NSStoreUUID` in its metadata).
     open var identifier: String!
     /// The store's configuration name (`"PF_DEFAULT_CONFIGURATION_NAME"` by default, as on Apple platforms).
@@ -85,7 +91,7 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     public init(persistentStoreCoordinator root: NSPersistentStoreCoordinator?, configurationName name: String?, at url: URL, options: [AnyHashable: Any]? = nil) {
         self.persistentStoreCoordinator = root
         self.configurationName = name ?? "PF_DEFAULT_CONFIGURATION_NAME"
-        self.url = url
+        self._url = url
         self.options = options
         self.isReadOnly = (options?[NSReadOnlyPersistentStoreOption] as? Bool) ?? false
         self.tag = Int(Self.tags.next()) | (Self.reportsRegistrations ? IDKey.reportedStoreFlag : 0)

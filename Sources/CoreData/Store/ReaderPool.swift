@@ -19,7 +19,12 @@ internal final class ReaderPool<Connection>: @unchecked Sendable {
     private var openCount = 0
     private var highWater = 0
     private var closed = false
-    private let connect: () throws -> Connection
+    /// Makes a connection; replaced by ``reconnect(using:)``, whose every call starts a new
+    /// ``generation``.
+    private var connect: () throws -> Connection
+    /// Counts ``reconnect(using:)`` calls: a connection lent before the last one is ended when it
+    /// comes back, not kept.
+    private var generation = 0
     private let closedError: () -> Error
     /// Ends a connection the pool lets go (SQLite's close as they are released).
     private let end: (Connection) -> Void
@@ -39,23 +44,35 @@ internal final class ReaderPool<Connection>: @unchecked Sendable {
     /// connection whose failure `isLost` says it is unusable is ended, with the idle ones (made
     /// before the loss, they are likely unusable too), so that the next borrower connects anew.
     func withReader<T>(discardingIf isLost: (Error) -> Bool = { _ in false }, _ body: (Connection) throws -> T) throws -> T {
-        let connection = try checkOut()
+        let (connection, generation) = try checkOut()
         let result: T
         do {
             result = try body(connection)
         } catch {
-            if isLost(error) { discard(connection) } else { checkIn(connection) }
+            if isLost(error) { discard(connection) } else { checkIn(connection, generation) }
             throw error
         }
-        checkIn(connection)
+        checkIn(connection, generation)
         return result
     }
 
     /// A connection made as the pool's are, but not the pool's: the caller keeps it (a query
     /// generation's held read transaction), and it does not count against ``maximum``.
     func makeConnection() throws -> Connection {
-        if condition.withLock({ closed }) { throw closedError() }
-        return try connect()
+        let make: () throws -> Connection = try condition.withLock {
+            if closed { throw closedError() }
+            return connect
+        }
+        return try make()
+    }
+
+    /// From now on, connections are made by `connect` (the store's file moved: ``NSPersistentStoreCoordinator/setURL(_:for:)``):
+    /// the idle ones are ended now, the lent ones when they come back.
+    func reconnect(using connect: @escaping () throws -> Connection) {
+        endIdle {
+            self.connect = connect
+            generation += 1
+        }
     }
 
     /// How many connections are open now.
@@ -66,9 +83,14 @@ internal final class ReaderPool<Connection>: @unchecked Sendable {
 
     /// Closes the idle connections and refuses further borrowing; lent ones close on return.
     func close() {
+        endIdle { closed = true }
+    }
+
+    /// Runs `change` and ends the idle connections, under the lock; wakes the waiting borrowers.
+    private func endIdle(after change: () -> Void) {
         // Taken out under the lock, ended after it (a SQLite connection closes in its deinit).
         let closing: [Connection] = condition.withLock {
-            closed = true
+            change()
             let closing = idle
             idle.removeAll()
             openCount -= closing.count
@@ -78,7 +100,8 @@ internal final class ReaderPool<Connection>: @unchecked Sendable {
         closing.forEach(end)
     }
 
-    private func checkOut() throws -> Connection {
+    /// A connection, and the ``generation`` it belongs to.
+    private func checkOut() throws -> (Connection, Int) {
         condition.lock()
         while true {
             if closed {
@@ -86,15 +109,17 @@ internal final class ReaderPool<Connection>: @unchecked Sendable {
                 throw closedError()
             }
             if let connection = idle.popLast() {
+                let current = generation
                 condition.unlock()
-                return connection
+                return (connection, current)
             }
             if openCount < maximum {
                 openCount += 1
                 highWater = max(highWater, openCount)
+                let (make, current) = (connect, generation)
                 condition.unlock()
                 do {
-                    return try connect()
+                    return (try make(), current)
                 } catch {
                     condition.withLock {
                         openCount -= 1
@@ -107,14 +132,15 @@ internal final class ReaderPool<Connection>: @unchecked Sendable {
         }
     }
 
-    /// Takes a connection back; one of a closed pool is ended.
-    private func checkIn(_ connection: Connection) {
-        let isClosed = condition.withLock {
-            if closed { openCount -= 1 } else { idle.append(connection) }
+    /// Takes a connection back; one of a closed pool, or of an earlier generation, is ended.
+    private func checkIn(_ connection: Connection, _ lentGeneration: Int) {
+        let ending = condition.withLock {
+            let ending = closed || lentGeneration != generation
+            if ending { openCount -= 1 } else { idle.append(connection) }
             condition.signal()
-            return closed
+            return ending
         }
-        if isClosed { end(connection) }
+        if ending { end(connection) }
     }
 
     /// Ends a lost connection and the idle ones.

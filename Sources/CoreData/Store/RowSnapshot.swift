@@ -161,6 +161,14 @@ internal struct SaveChanges: @unchecked Sendable {
         var owner: NSManagedObjectID?
     }
 
+    /// An object the saving context marked with `detectConflicts(for:)` and did not change:
+    /// nothing is written for it, but its row must still have the version the object read, or
+    /// the save meets a conflict (``StoreConflict``) as an update would.
+    struct Lock {
+        var id: NSManagedObjectID
+        var expectedVersion: Int64
+    }
+
     var inserts: [Insert] = []
     var foreignKeyUpdates: [ForeignKeyUpdate] = []
     var updates: [Update] = []
@@ -168,6 +176,7 @@ internal struct SaveChanges: @unchecked Sendable {
     var joinInserts: [JoinRow] = []
     var joinDeletes: [JoinRow] = []
     var orderUpdates: [OrderUpdate] = []
+    var locks: [Lock] = []
     /// The saving context's ``NSManagedObjectContext/transactionAuthor`` and ``NSManagedObjectContext/name``,
     /// which persistent history records with the save.
     var transactionAuthor: String?
@@ -177,6 +186,11 @@ internal struct SaveChanges: @unchecked Sendable {
     unowned(unsafe) var context: NSManagedObjectContext?
 
     var isEmpty: Bool {
+        writesNothing && locks.isEmpty
+    }
+
+    /// Whether the save changes no row here (it may still check ``locks``).
+    var writesNothing: Bool {
         inserts.isEmpty && updates.isEmpty && deletes.isEmpty && joinInserts.isEmpty && joinDeletes.isEmpty && orderUpdates.isEmpty && foreignKeyUpdates.isEmpty
     }
 }

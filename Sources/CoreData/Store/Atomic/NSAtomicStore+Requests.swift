@@ -135,6 +135,7 @@ extension NSAtomicStore {
         }
         for update in changes.updates { try check(update.id, expectedVersion: update.expectedVersion) }
         for delete in changes.deletes { try check(delete.id, expectedVersion: delete.expectedVersion) }
+        for lock in changes.locks { try check(lock.id, expectedVersion: lock.expectedVersion) }
         if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
         var inserted: [NSManagedObject] = []
         for insert in changes.inserts {
@@ -145,6 +146,7 @@ extension NSAtomicStore {
         }
         let updated = changes.updates.compactMap { context.registeredObject(for: $0.id) }
         try beforeCommitting()
+        if changes.writesNothing { return SaveResult() } // only versions checked: no file to write
 
         let savedNodes = nodes, savedVersions = versions
         let savedCaches = nodes.mapValues { $0.propertyCache?.mutableCopy() as? NSMutableDictionary }

@@ -196,6 +196,12 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
                 conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion ?? 0, persisted: current))
             }
         }
+        for lock in changes.locks {
+            let current = try row(for: lock.id)
+            if current?.version != lock.expectedVersion {
+                conflicts.append(StoreConflict(id: lock.id, expectedVersion: lock.expectedVersion, persisted: current))
+            }
+        }
         if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
         try checkUniqueness(changes)
         try beforeCommitting()

@@ -175,8 +175,9 @@ extension NSIncrementalStore {
     /// asked `obtainPermanentIDs(for:)` before it built the changes).
     ///
     /// The only nodes a save asks for (`newValuesForObject(with:with:)`) are those of the
-    /// updated and deleted objects the context holds a version of, before it writes: Apple's
-    /// coordinator detects conflicts by the node's version (`NSIncrementalStoreNode.version`).
+    /// updated, deleted and locked (`detectConflicts(for:)`, the request's `lockedObjects`)
+    /// objects the context holds a version of, before it writes: Apple's coordinator detects
+    /// conflicts by the node's version (`NSIncrementalStoreNode.version`).
     /// None is asked afterwards: a node's version goes up by exactly one at each save (Apple's
     /// rule), so the context takes one more than before (1 for a new object) without asking.
     /// A record conflicts when its node is gone or its version went past the one the context
@@ -211,11 +212,16 @@ extension NSIncrementalStore {
             try check(delete.id, expectedVersion: delete.expectedVersion)
             if let object = context.registeredObject(for: delete.id) { deleted.insert(object) }
         }
+        var locked = Set<NSManagedObject>()
+        for lock in changes.locks {
+            try check(lock.id, expectedVersion: lock.expectedVersion)
+            if let object = context.registeredObject(for: lock.id) { locked.insert(object) }
+        }
         if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
         // The stores of a save over several write in turn (the coordinator's order); this one
         // cannot roll back what `execute` wrote, so it writes once the others have.
         try beforeCommitting()
-        let request = NSSaveChangesRequest(inserted: inserted, updated: updated, deleted: deleted, locked: [])
+        let request = NSSaveChangesRequest(inserted: inserted, updated: updated, deleted: deleted, locked: locked)
         _ = try execute(request, with: context)
         return SaveResult(insertedKeys: changes.inserts.map(\.key.value))
     }

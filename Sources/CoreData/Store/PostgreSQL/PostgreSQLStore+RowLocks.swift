@@ -19,8 +19,8 @@ import Foundation
 // PostgreSQL ends as a deadlock victim before `beforeCommitting` ran is run again
 // (``PostgreSQLStore/saveRetryingDeadlocks(_:)``).
 extension PostgreSQLStore {
-    /// Locks the rows `changes` deletes or updates, or whose foreign key or order it rewrites, in
-    /// the global order. A save that changes one existing row sends nothing: one row lock alone
+    /// Locks the rows `changes` deletes or updates, or whose foreign key or order it rewrites, or
+    /// whose versions it checks (``SaveChanges/locks``), in the global order. A save that changes one existing row sends nothing: one row lock alone
     /// closes no cycle with another save's row locks.
     /// (A new object's row, inserted by this save, needs no lock.)
     func lockRows(of changes: SaveChanges, on connection: any PostgreSQLConnection) throws {
@@ -34,6 +34,7 @@ extension PostgreSQLStore {
         }
         for delete in changes.deletes { add(delete.id) }
         for update in changes.updates { add(update.id) }
+        for lock in changes.locks { add(lock.id) }
         for update in changes.foreignKeyUpdates { add(update.member) }
         for order in changes.orderUpdates {
             if case .foreignKey? = schema.toManyStorage(of: order.relationship) { add(order.member) }

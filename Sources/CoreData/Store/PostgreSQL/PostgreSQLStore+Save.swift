@@ -220,9 +220,21 @@ extension PostgreSQLStore {
                                                persisted: try readRow(update.id.entity, pk, on: connection)))
             }
         }
+        // Objects marked for conflict detection: their rows must still have the versions read,
+        // and keep them until the commit (locked: by ``lockRows(of:on:)`` with the others, or
+        // here when it is the save's only row).
+        for lock in changes.locks {
+            guard let pk = lock.id.primaryKey else { continue }
+            let rows = try connection.execute("SELECT \(Self.opt) FROM \(schema.table(of: lock.id.entity)) WHERE \(Self.pk) = $1 FOR UPDATE", [.int(pk)])
+            if rows.count == 0 || rows.int64(0, 0) != lock.expectedVersion {
+                conflicts.append(StoreConflict(id: lock.id, expectedVersion: lock.expectedVersion,
+                                               persisted: try readRow(lock.id.entity, pk, on: connection)))
+            }
+        }
         // Without history the notification is known now: it goes with the inserts, in their
         // round trip (with history it names the transaction, which is numbered last).
-        let notification = history == nil ? commitNotification(transaction: nil) : nil
+        // (A save that only checked versions writes nothing: no notification.)
+        let notification = history == nil && !changes.writesNothing ? commitNotification(transaction: nil) : nil
         try insertRows(inserts, keys: insertedKeys, resolve: resolve, then: notification.map { [$0] } ?? [], on: connection)
         if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
         for (rows, insert) in [(changes.joinDeletes, false), (changes.joinInserts, true)] {
@@ -256,7 +268,7 @@ extension PostgreSQLStore {
                 continue
             }
         }
-        if let history {
+        if let history, !changes.writesNothing {
             let transaction = try recordHistory(changes, insertedKeys: insertedKeys, tombstones: tombstones, history: history, on: connection)
             try notifyCommit(transaction: transaction, on: connection)
         }

@@ -179,6 +179,17 @@ extension SQLiteStore {
                     conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion, persisted: try readRow(update.id, on: db)))
                 }
             }
+            // Objects marked for conflict detection: their rows must still have the versions read.
+            for lock in changes.locks {
+                guard let pk = lock.id.primaryKey else { continue }
+                let statement = try db.cached("SELECT Z_OPT FROM \(schema.table(of: lock.id.entity)) WHERE Z_PK = ?")
+                statement.bind(pk, at: 1)
+                let version = try statement.step() ? statement.int64(0) : nil
+                statement.reset()
+                if version != lock.expectedVersion {
+                    conflicts.append(StoreConflict(id: lock.id, expectedVersion: lock.expectedVersion, persisted: try readRow(lock.id, on: db)))
+                }
+            }
             // Keys are handed out in insertion order, so new rows mostly go at the end of their
             // table: a row whose key is one more than the table's largest is inserted without
             // `Z_PK`, and SQLite gives it that very key (the largest rowid + 1) by appending to

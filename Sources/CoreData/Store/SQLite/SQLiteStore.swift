@@ -24,13 +24,14 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     var beforeCommitHook: (@Sendable () -> Void)?
     /// The writer's `PRAGMA data_version` when the row cache was last known to match the file
     /// (under ``writeLock``); `nil` when unknown. See ``cachedRow(for:in:)``.
-    private var cacheDataVersion: Int64?
+    var cacheDataVersion: Int64?
     /// The file's remote change channel, shared by the file's stores in this process (each
-    /// commit is noted there); set once by ``open(model:)``, `nil` for an in-memory database.
-    private(set) var changeChannel: SQLiteChangeChannel?
+    /// commit is noted there); set by ``open(model:)`` and, under ``writeLock``, by
+    /// ``relocate(to:)``; `nil` for an in-memory database.
+    var changeChannel: SQLiteChangeChannel?
     /// The store's registration for remote change notifications
     /// (``NSPersistentStoreRemoteChangeNotificationPostOptionKey``), under ``writeLock``.
-    private var remoteChangeSubscription: RemoteChangeSubscription?
+    var remoteChangeSubscription: RemoteChangeSubscription?
     /// Persistent history (``NSPersistentHistoryTrackingKey``), when the store records it; set
     /// once by ``open(model:)`` (`SQLiteStore+History.swift`).
     private(set) var history: SQLiteHistory?
@@ -74,13 +75,15 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// tells the file's stores that observe remote changes (`SQLiteRemoteChanges.swift`).
     func withWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         let result: T
+        let channel: SQLiteChangeChannel?
         do {
             writeLock.lock()
             defer { writeLock.unlock() }
             guard let writer else { throw removedError }
             result = try body(writer)
+            channel = changeChannel // (moved by `relocate(to:)`, under the lock)
         }
-        changeChannel?.noteCommit()
+        channel?.noteCommit()
         return result
     }
 
@@ -167,17 +170,9 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         for root in schema.entities where root.superentity == nil {
             decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
         }
-        let readerPragmas = userPragmas
-        let readerTimeout = busyTimeout
         let removedMessage = removedError.localizedDescription
-        readers = SQLiteReaderPool(maximum: readerCount, connect: {
-            let reader = try SQLiteConnection(path: path, readOnly: true, create: false)
-            if let timeout = readerTimeout { sqlite3_busy_timeout(reader.handle, timeout) }
-            // The writer has applied them; one that writes (user_version, …) fails on a reader
-            // and is skipped there, one that changes reading (case_sensitive_like, …) applies.
-            for pragma in readerPragmas { try? reader.execute(pragma) }
-            return reader
-        }, closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
+        readers = SQLiteReaderPool(maximum: readerCount, connect: readerConnector(path: path),
+                                   closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
         usesWAL = try Self.isInWALMode(connection)
         cacheDataVersion = try? connection.dataVersion()
         if !inMemory {
@@ -186,6 +181,20 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             if postsRemoteChanges { remoteChangeSubscription = channel.subscribe(self) }
         }
         writer = connection
+    }
+
+    /// What makes the store's reader connections to the database at `path`.
+    func readerConnector(path: String) -> () throws -> SQLiteConnection {
+        let readerPragmas = userPragmas
+        let readerTimeout = busyTimeout
+        return {
+            let reader = try SQLiteConnection(path: path, readOnly: true, create: false)
+            if let timeout = readerTimeout { sqlite3_busy_timeout(reader.handle, timeout) }
+            // The writer has applied them; one that writes (user_version, …) fails on a reader
+            // and is skipped there, one that changes reading (case_sensitive_like, …) applies.
+            for pragma in readerPragmas { try? reader.execute(pragma) }
+            return reader
+        }
     }
 
     /// `ANALYZE` (``NSSQLiteAnalyzeOption``) and `VACUUM` (``NSSQLiteManualVacuumOption``), as
@@ -228,7 +237,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     }
 
     /// The connection's own settings, which write nothing to the file.
-    private func applyConnectionSettings(_ connection: SQLiteConnection) throws {
+    func applyConnectionSettings(_ connection: SQLiteConnection) throws {
         try connection.execute("PRAGMA synchronous = NORMAL")
         try connection.execute("PRAGMA foreign_keys = OFF")
         try connection.execute("PRAGMA recursive_triggers = ON")
@@ -237,7 +246,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// WAL and the ``NSSQLitePragmasOption`` pragmas, which may write to the file: applied once
     /// the file is known to be a store of the model, or a new one.
-    private func applyPragmas(_ connection: SQLiteConnection) throws {
+    func applyPragmas(_ connection: SQLiteConnection) throws {
         if !isReadOnly { try switchToWAL(connection) }
         for pragma in userPragmas { try connection.execute(pragma) }
     }
@@ -439,7 +448,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// Throws `NSPersistentStoreIncompatibleVersionHashError` (134100) naming the entities whose
     /// hashes differ between the store and the model.
-    private func checkCompatibility(_ metadata: [String: Any], model: NSManagedObjectModel) throws {
+    func checkCompatibility(_ metadata: [String: Any], model: NSManagedObjectModel) throws {
         try Self.checkCompatibility(metadata, model: model, type: NSSQLiteStoreType, location: url?.path ?? "",
                                     ignoringVersions: flag(NSIgnorePersistentStoreVersioningOption))
     }

@@ -45,6 +45,8 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
     var onExecute: (@Sendable () -> Void)?
     /// Returned by the next `execute` in place of its answer (for the tests: a store that answers wrongly).
     var nextResult: Any?
+    /// The `lockedObjects` of the last save request, by reference (for the tests).
+    var lastLocked: [String] = []
     /// The transactions the store makes up, one per save and batch insert, for history requests.
     var transactions: [Transaction] = []
 
@@ -297,6 +299,7 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
             throw failure
         }
         log(by: context)
+        lastLocked = (save.lockedObjects ?? []).map { reference($0.objectID) }
         for object in save.insertedObjects ?? [] {
             records[reference(object.objectID)] = record(of: object, version: 1)
         }

@@ -288,6 +288,30 @@ struct IncrementalStoreTests {
         #expect(stack.store.records[key]?.version == 3)
     }
 
+    @Test("An object marked by detectConflicts(for:) is checked by its node's version and handed to the store as locked")
+    func detectConflicts() throws {
+        let stack = try Stack()
+        let first = stack.context()
+        let ada = stack.person("Ada", in: first)
+        let bob = stack.person("Bob", in: first)
+        try first.save()
+        let second = stack.context()
+        let marked = second.object(with: ada.objectID)
+        _ = marked.value(forKey: "name")
+        second.detectConflicts(for: marked)
+        second.object(with: bob.objectID).setValue(31, forKey: "age")
+        try second.save()
+        #expect(stack.store.lastLocked == [stack.store.referenceObject(for: ada.objectID) as! String])
+
+        second.detectConflicts(for: marked)
+        ada.setValue(37, forKey: "age")
+        try first.save()
+        second.object(with: bob.objectID).setValue(32, forKey: "age")
+        let error = try #require(throws: NSError.self) { try second.save() }
+        #expect(error.code == NSManagedObjectMergeError)
+        #expect(stack.store.records[stack.store.referenceObject(for: bob.objectID) as! String]?.values["age"] as? Int == 31)
+    }
+
     @Test("A store whose records keep one version saves the same object again and again without conflicts")
     func constantVersions() throws {
         let stack = try Stack()
