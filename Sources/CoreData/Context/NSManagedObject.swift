@@ -706,6 +706,36 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         }
     }
 
+    /// Sets the value at the end of a dotted key path (`owner.name`): the path is followed
+    /// through to-one relationships, and through a to-many one into each of its objects, as
+    /// key-value coding does; a `nil` on the way sets nothing.
+    ///
+    /// ```swift
+    /// car.setValue("Ada", forKeyPath: "owner.name")
+    /// ```
+    open func setValue(_ value: Any?, forKeyPath keyPath: String) {
+        guard let dot = keyPath.firstIndex(of: ".") else { return setValue(value, forKey: keyPath) }
+        let head = String(keyPath[..<dot])
+        let rest = String(keyPath[keyPath.index(after: dot)...])
+        switch self.value(forKey: head) {
+        case let object as NSManagedObject: object.setValue(value, forKeyPath: rest)
+        case let set as Set<NSManagedObject>: for object in set { object.setValue(value, forKeyPath: rest) }
+        case let ordered as NSOrderedSet: for case let object as NSManagedObject in ordered.array { object.setValue(value, forKeyPath: rest) }
+        default: break
+        }
+    }
+
+    /// Sets several properties from a dictionary, as key-value coding does: each value with
+    /// ``setValue(_:forKey:)``, `NSNull` as `nil`. A key that is not a property of the entity
+    /// stops the process, as ``setValue(_:forKey:)`` does (Apple raises `NSUnknownKeyException`).
+    ///
+    /// ```swift
+    /// note.setValuesForKeys(["title": "Groceries", "body": NSNull()])
+    /// ```
+    open func setValuesForKeys(_ keyedValues: [String: Any]) {
+        for (key, value) in keyedValues { setValue(value is NSNull ? nil : value, forKey: key) }
+    }
+
     /// Sets a property's value, keeping the inverse relationship in step.
     ///
     /// A value of the wrong type is kept, and ``NSManagedObjectContext/save()`` throws a

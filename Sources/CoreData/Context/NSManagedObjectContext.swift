@@ -36,6 +36,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         case privateQueueConcurrencyType = 1
         /// The context lives on the main queue.
         case mainQueueConcurrencyType = 2
+
+        /// The context has its own serial queue (Apple's iOS 15 spelling of
+        /// ``privateQueueConcurrencyType``).
+        ///
+        /// ```swift
+        /// let background = NSManagedObjectContext(.privateQueue)
+        /// ```
+        public static let privateQueue = ConcurrencyType.privateQueueConcurrencyType
+        /// The context lives on the main queue (Apple's iOS 15 spelling of ``mainQueueConcurrencyType``).
+        public static let mainQueue = ConcurrencyType.mainQueueConcurrencyType
     }
 
     /// When ``perform(schedule:_:)`` runs its block.
@@ -251,6 +261,17 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         if type != .mainQueueConcurrencyType {
             queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
         }
+    }
+
+    /// Creates a context of the given concurrency type; Apple's iOS 15 spelling of
+    /// ``init(concurrencyType:)``.
+    ///
+    /// ```swift
+    /// let context = NSManagedObjectContext(.privateQueue)
+    /// context.persistentStoreCoordinator = coordinator
+    /// ```
+    public convenience init(_ type: ConcurrencyType) {
+        self.init(concurrencyType: type)
     }
 
     /// A confinement context (deprecated on Apple platforms; seed code still uses it).

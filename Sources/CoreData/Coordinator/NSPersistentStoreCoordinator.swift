@@ -413,6 +413,16 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     // MARK: Object IDs
 
+    /// The object ID that a URI's string names (`uriRepresentation().absoluteString`, as an
+    /// app keeps it), or `nil`; Apple's iOS 18 spelling.
+    ///
+    /// ```swift
+    /// let id = coordinator.managedObjectID(for: UserDefaults.standard.string(forKey: "lastNote")!)
+    /// ```
+    open func managedObjectID(for string: String) -> NSManagedObjectID? {
+        URL(string: string).flatMap(managedObjectID(forURIRepresentation:))
+    }
+
     /// The object ID that a URI from ``NSManagedObjectID/uriRepresentation()`` names, or `nil`.
     open func managedObjectID(forURIRepresentation url: URL) -> NSManagedObjectID? {
         guard url.scheme == "x-coredata", let host = url.host else { return nil }

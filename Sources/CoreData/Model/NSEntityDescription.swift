@@ -229,6 +229,14 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
     }
 }
 
+/// Apple's top-level name of ``NSFetchIndexElementDescription/CollationType``: both spellings
+/// name one type.
+///
+/// ```swift
+/// let type: NSFetchIndexElementType = .binary
+/// ```
+public typealias NSFetchIndexElementType = NSFetchIndexElementDescription.CollationType
+
 /// One property in an ``NSFetchIndexDescription``.
 open class NSFetchIndexElementDescription: NSObject, @unchecked Sendable {
     /// How an index element is stored.

@@ -30,6 +30,15 @@ open class NSExpressionDescription: NSPropertyDescription, @unchecked Sendable {
     /// `.undefinedAttributeType` (the default) returns it as computed: the attribute's type for
     /// `min:`/`max:` and plain key paths, an integer for `count:`, a number for the rest.
     open var expressionResultType: NSAttributeType = .undefinedAttributeType
+    /// The type of the computed value; ``expressionResultType`` in Apple's iOS 15 spelling.
+    ///
+    /// ```swift
+    /// total.resultType = .double
+    /// ```
+    public var resultType: NSAttributeDescription.AttributeType {
+        get { NSAttributeDescription.AttributeType(expressionResultType) }
+        set { expressionResultType = newValue.rawValue }
+    }
 
     public required init() { super.init() }
 

@@ -192,4 +192,91 @@ struct ApplesNamesClientTests {
         #expect(conflict.constraintValues["name"] as? String == "Ada")
         #expect(conflict.databaseObject == nil)
     }
+
+    /// The Swift overlay's names that apps use (a sweep of Apple's API against this package):
+    /// the iOS 15 context initializer, key-value coding setters, `CocoaError`'s Core Data codes
+    /// and user-info accessors, and smaller spellings.
+    @Test func theOverlaysNamesCompile() throws {
+        let result = try ClientCompiler.typecheck("""
+            import Foundation
+            import CoreData
+
+            func make(_ coordinator: NSPersistentStoreCoordinator) -> NSManagedObjectContext {
+                let context = NSManagedObjectContext(.privateQueue)
+                context.persistentStoreCoordinator = coordinator
+                _ = NSManagedObjectContext(.mainQueue)
+                return context
+            }
+
+            func importJSON(_ json: [String: Any], into note: NSManagedObject) {
+                note.setValuesForKeys(json)
+                note.setValue("Ada", forKeyPath: "author.name")
+            }
+
+            func save(_ context: NSManagedObjectContext) -> String {
+                do {
+                    try context.save()
+                    return "saved"
+                } catch let error as CocoaError where error.code == .validationMissingMandatoryProperty {
+                    return error.validationKey ?? ""
+                } catch let error as CocoaError where error.code == .managedObjectMerge {
+                    return "\\(error.persistentStoreSaveConflicts?.count ?? 0)"
+                } catch {
+                    return "\\(error)"
+                }
+            }
+
+            func describe(_ total: NSExpressionDescription, _ element: NSFetchIndexElementDescription) -> Bool {
+                total.resultType = .double
+                let type: NSFetchIndexElementType = element.collationType
+                return type == .binary && CocoaError.Code.persistentStoreSave == CocoaError.persistentStoreSave
+            }
+
+            func id(_ coordinator: NSPersistentStoreCoordinator, _ string: String) -> NSManagedObjectID? {
+                coordinator.managedObjectID(for: string)
+            }
+            """)
+        #expect(result.ok, "\(result.output)")
+    }
+
+    @Test func theOverlaysNamesWork() throws {
+        #expect(NSManagedObjectContext(.privateQueue).concurrencyType == .privateQueueConcurrencyType)
+        #expect(NSManagedObjectContext(.mainQueue).concurrencyType == .mainQueueConcurrencyType)
+
+        let stack = try TestStack()
+        let owner = stack.insert("Person", ["name": "Ann"])
+        let car = stack.insert("Car", ["name": "a", "owner": owner])
+        let other = stack.insert("Car", ["name": "b", "owner": owner])
+        car.setValuesForKeys(["name": "renamed", "price": 3.5, "photo": NSNull()])
+        #expect(car.value(forKey: "name") as? String == "renamed" && car.value(forKey: "price") as? Double == 3.5)
+        #expect(car.value(forKey: "photo") == nil)
+        car.setValue("Bea", forKeyPath: "owner.name")
+        #expect(owner.value(forKey: "name") as? String == "Bea")
+        owner.setValue(1999, forKeyPath: "cars.year") // into each car of the to-many
+        #expect(car.value(forKey: "year") as? Int == 1999 && other.value(forKey: "year") as? Int == 1999)
+        let loner = stack.insert("Car", ["name": "c"])
+        loner.setValue("nobody", forKeyPath: "owner.name") // no owner: nothing set
+        try stack.context.save()
+        #expect(try stack.rows("SELECT ZNAME, ZYEAR FROM ZCAR ORDER BY ZNAME") == [["b", "1999"], ["c", "2000"], ["renamed", "1999"]])
+        #expect(stack.coordinator.managedObjectID(for: car.objectID.uriRepresentation().absoluteString) == car.objectID)
+        #expect(stack.coordinator.managedObjectID(for: "not a uri") == nil)
+
+        // A thrown Core Data error is a CocoaError, with its codes and user-info accessors.
+        let nameless = stack.insert("Person", [:])
+        do {
+            try stack.context.save()
+            Issue.record("a person without a name saved")
+        } catch let error as CocoaError where error.code == .validationMissingMandatoryProperty {
+            #expect(error.validationKey == "name")
+            #expect(error.validationObject as? NSManagedObject === nameless)
+            #expect(CocoaError.validationMissingMandatoryProperty == error.code && error.code.rawValue == NSValidationMissingMandatoryPropertyError)
+        }
+        stack.context.delete(nameless)
+
+        let description = NSExpressionDescription()
+        description.resultType = .double
+        #expect(description.expressionResultType == .doubleAttributeType && description.resultType == .double)
+        let element: NSFetchIndexElementType = NSFetchIndexElementDescription.CollationType.rTree
+        #expect(element.rawValue == 1)
+    }
 }
