@@ -132,3 +132,18 @@ extension NSManagedObject {
         return .some(nil)
     }
 }
+
+#if !canImport(ObjectiveC)
+/// How a set-valued property changes, as key-value observing names it (Foundation declares it on
+/// Apple platforms only): the argument of `willChangeValue(forKey:withSetMutation:using:)`.
+public enum NSKeyValueSetMutationKind: UInt, Sendable {
+    /// The objects are added.
+    case union = 1
+    /// The objects are removed.
+    case minus = 2
+    /// Only the objects are kept.
+    case intersect = 3
+    /// The set becomes the objects.
+    case set = 4
+}
+#endif

@@ -543,6 +543,22 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     open func willChangeValue(forKey key: String) {}
     /// Called after a value changed.
     open func didChangeValue(forKey key: String) {}
+    /// Called before a to-many relationship changes by `mutation` with `objects`, as a
+    /// hand-written to-many accessor tells it; calls ``willChangeValue(forKey:)``.
+    ///
+    /// ```swift
+    /// willChangeValue(forKey: "tags", withSetMutation: .union, using: [tag])
+    /// mutableSetValue(forKey: "tags").add(tag)
+    /// didChangeValue(forKey: "tags", withSetMutation: .union, using: [tag])
+    /// ```
+    open func willChangeValue(forKey inKey: String, withSetMutation inMutationKind: NSKeyValueSetMutationKind, using inObjects: Set<AnyHashable>) {
+        willChangeValue(forKey: inKey)
+    }
+    /// Called after a to-many relationship changed by `mutation` with `objects`; calls
+    /// ``didChangeValue(forKey:)``.
+    open func didChangeValue(forKey inKey: String, withSetMutation inMutationKind: NSKeyValueSetMutationKind, using inObjects: Set<AnyHashable>) {
+        didChangeValue(forKey: inKey)
+    }
 
     // MARK: Validation (override in subclasses; call super)
 

@@ -235,6 +235,14 @@ struct ApplesNamesClientTests {
             func id(_ coordinator: NSPersistentStoreCoordinator, _ string: String) -> NSManagedObjectID? {
                 coordinator.managedObjectID(for: string)
             }
+
+            final class Folder: NSManagedObject {
+                func addToNotes(_ note: NSManagedObject) {
+                    willChangeValue(forKey: "notes", withSetMutation: .union, using: [note])
+                    mutableSetValue(forKey: "notes").add(note)
+                    didChangeValue(forKey: "notes", withSetMutation: .union, using: [note])
+                }
+            }
             """)
         #expect(result.ok, "\(result.output)")
     }
