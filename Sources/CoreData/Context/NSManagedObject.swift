@@ -643,11 +643,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     @inline(never)
     private func becomeInaccessible(triggeredBy index: Int?) {
         let context = _context
-        if let context, !context.isPropagatingDeletes, !context.isAskingAboutInaccessibleFault {
+        if let context, !context.isPropagatingDeletes, context.askingAboutInaccessibleFaults.insert(ObjectIdentifier(self)).inserted {
             let property = index.map { layout.properties[$0] }
-            context.isAskingAboutInaccessibleFault = true
             let handled = context.shouldHandleInaccessibleFault(self, for: objectID, triggeredByProperty: property)
-            context.isAskingAboutInaccessibleFault = false
+            context.askingAboutInaccessibleFaults.remove(ObjectIdentifier(self))
             guard handled else { preconditionFailure("CoreData could not fulfill a fault for '\(objectID)'") }
             guard _isFault else { return } // the override read the object, which made it deleted already
         }
@@ -723,8 +722,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     }
 
     /// Sets the value at the end of a dotted key path (`owner.name`): the path is followed
-    /// through to-one relationships, and through a to-many one into each of its objects, as
-    /// key-value coding does; a `nil` on the way sets nothing.
+    /// through to-one relationships, and through a to-many relationship or fetched property into
+    /// each of its objects, as key-value coding does; a `nil` on the way sets nothing, and so
+    /// does a value on the way that is not a managed object (Linux: no key-value coding for it).
     ///
     /// ```swift
     /// car.setValue("Ada", forKeyPath: "owner.name")
@@ -737,6 +737,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         case let object as NSManagedObject: object.setValue(value, forKeyPath: rest)
         case let set as Set<NSManagedObject>: for object in set { object.setValue(value, forKeyPath: rest) }
         case let ordered as NSOrderedSet: for case let object as NSManagedObject in ordered.array { object.setValue(value, forKeyPath: rest) }
+        case let fetched as [NSManagedObject]: for object in fetched { object.setValue(value, forKeyPath: rest) }
         default: break
         }
     }

@@ -83,10 +83,13 @@ extension NSManagedObjectContext {
         case .overwriteMergePolicyType:
             // The object's whole state, as it is in memory, over the row as it is now.
             object.fireFaultIfNeeded()
+            guard object._isUpdated else {
+                // An unchanged object marked by `detectConflicts(for:)` has nothing to write over
+                // the row: it takes the row as it is now, and is checked against it.
+                object.merge(persisted)
+                return
+            }
             object._snapshot = persisted
-            // (An unchanged object marked by `detectConflicts(for:)` has nothing to write over the
-            // row: it is checked against the row as it is now.)
-            guard object._isUpdated else { return }
             for index in object.layout.rowIndexes { object.insertChanged(index) }
         case .errorMergePolicyType:
             break

@@ -46,7 +46,7 @@ extension NSManagedObjectContext {
             let object = mark.object
             guard object._context === self, !object._isInserted, !object._isDeleted,
                   !(object._isUpdated && object._changed.contains { !object.layout.properties[$0].isTransient }),
-                  let version = mark.isFixed ? mark.version : (object.readVersion ?? mark.version) else { return nil }
+                  let version = mark.isFixed ? max(mark.version ?? 0, object.readVersion ?? 0) : (object.readVersion ?? mark.version) else { return nil }
             return (object, version)
         }
     }
@@ -66,7 +66,8 @@ extension NSManagedObjectContext {
 internal struct ConflictDetectionMark {
     let object: NSManagedObject
     /// The version the object held when it was marked (checked if it holds none at the save, as
-    /// after a refresh), or the one a child read (`isFixed`: always checked).
+    /// after a refresh), or the one a child read (`isFixed`: checked unless the object here has
+    /// read a newer one since, as a merge policy's refresh does).
     var version: Int64?
     var isFixed: Bool
 }

@@ -124,8 +124,8 @@ extension NSManagedObjectContext {
         ids.add(NSInsertedObjectIDsKey, Set(insertedObjects.map(\.objectID)))
         ids.add(NSRefreshedObjectIDsKey, Set(refreshedObjects.map(\.objectID)))
         ids.add(NSDeletedObjectIDsKey, Set(deletedObjects.map(\.objectID)))
-        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: objects.userInfo)
-        NotificationCenter.default.post(name: NSManagedObjectContext.didMergeChangesObjectIDsNotification, object: self, userInfo: ids.userInfo)
+        CoreDataMessages.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: objects.userInfo)
+        CoreDataMessages.post(name: NSManagedObjectContext.didMergeChangesObjectIDsNotification, object: self, userInfo: ids.userInfo)
     }
 
     /// A merged delete, as Apple's: the object stays registered (an app may still hold it),
@@ -148,10 +148,15 @@ extension NSManagedObjectContext {
         if object._isUpdated { updated.remove(object) }
         if deleted.contains(object) { deleted.remove(object) }
         if let index = pendingDeletes.firstIndex(where: { $0 === object }) {
-            // Deleted here too, its rules not yet run (`propagatesDeletesAtEndOfEvent` off): the
-            // objects here still related to it let go of it, as its nullify rules would have.
+            // Deleted here too, its rules not yet run (`propagatesDeletesAtEndOfEvent` off): they
+            // run now, on the objects here still related to it (a new object it cascades to goes
+            // too), as the save would have run them. Faults whose rows the other save deleted
+            // read as deleted without asking (`isPropagatingDeletes`).
             pendingDeletes.remove(at: index)
-            DeleteRules.detach(object, in: self)
+            let wasPropagating = isPropagatingDeletes
+            isPropagatingDeletes = true
+            DeleteRules.apply(to: object, in: self)
+            isPropagatingDeletes = wasPropagating
         }
         object._isUpdated = false
         object._isInserted = false

@@ -42,7 +42,7 @@ extension NSManagedObjectContext {
         // A pinned context saves (conflicts, merge policies) against the latest state, and moves on after.
         var generation = QueryGenerationSave(suspending: self)
         defer { generation.end() }
-        NotificationCenter.default.post(name: .NSManagedObjectContextWillSave, object: self)
+        CoreDataMessages.post(name: .NSManagedObjectContextWillSave, object: self)
         processPendingChangesReporting(propagatingDeletes: true) // an observer may have changed objects
         if shortcuts.callsWillSave { try callWillSave() } // (asked after the notification: its observers may insert objects)
         try validateForSave()
@@ -56,7 +56,10 @@ extension NSManagedObjectContext {
             let coordinator = persistentStoreCoordinator!
             // Conflicts are resolved and the save retried while this coordinator's other contexts
             // wait to save: a retry meets only changes made through another coordinator.
-            guard let written = try coordinator.withSaveLock({ try saveResolvingConflicts(coordinator) }) else { return }
+            guard let written = try coordinator.withSaveLock({ try saveResolvingConflicts(coordinator) }) else {
+                objectsDetectingConflicts.removeAll() // (the policy left nothing to save: the save succeeded)
+                return
+            }
             saved = SavedObjects(inserted: written.inserted, updated: written.updated, deleted: written.deleted)
             generation.moveToCurrent()
         }
@@ -379,8 +382,8 @@ extension NSManagedObjectContext {
         objects.add(NSInsertedObjectsKey, inserted)
         objects.add(NSUpdatedObjectsKey, updated)
         objects.add(NSDeletedObjectsKey, deleted)
-        NotificationCenter.default.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: objects.userInfo)
-        NotificationCenter.default.post(name: NSManagedObjectContext.didSaveObjectIDsNotification, object: self, userInfo: ids.userInfo)
+        CoreDataMessages.post(name: .NSManagedObjectContextDidSave, object: self, userInfo: objects.userInfo)
+        CoreDataMessages.post(name: NSManagedObjectContext.didSaveObjectIDsNotification, object: self, userInfo: ids.userInfo)
     }
 
     /// Validates every changed object; throws one error, or 1560 with all of them.

@@ -217,9 +217,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The objects marked by ``detectConflicts(for:)`` since the last save, rollback or reset
     /// (held: as Apple's, a context retains the objects a pending save needs).
     internal var objectsDetectingConflicts: [ObjectIdentifier: ConflictDetectionMark] = [:]
-    /// Whether ``shouldHandleInaccessibleFault(_:for:triggeredByProperty:)`` is being asked: a
-    /// fault its override fires again is not asked about again (it would recurse).
-    internal var isAskingAboutInaccessibleFault = false
+    /// The objects ``shouldHandleInaccessibleFault(_:for:triggeredByProperty:)`` is being asked
+    /// about: one its override fires again is not asked about again (it would recurse).
+    internal var askingAboutInaccessibleFaults: Set<ObjectIdentifier> = []
     /// Objects changed since the last `processPendingChanges`, for `ObjectsDidChange`. The
     /// inserted ones are not listed while ``noticeInsertsAreInsertedSet``.
     @exclusivity(unchecked) internal var pendingChangeNotice = (inserted: [NSManagedObject](), updated: [NSManagedObject](), deleted: [NSManagedObject]())
@@ -397,6 +397,12 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// `performAndWait` called from it (`queue.sync` runs the block on the caller's thread, which
     /// keeps the main queue, but `DispatchQueue.getSpecific` then answers for the inner queue).
     /// A child of a main-queue context reaches its parent from there without deadlock.
+    /// Whether the caller runs on the main queue (or thread) itself, where the main actor runs:
+    /// main-actor messages are posted there (`CoreDataMessages`).
+    internal static var isOnMainQueue: Bool {
+        DispatchQueue.getSpecific(key: mainQueueKey) == true || Thread.isMainThread
+    }
+
     private static var isMainQueueHeldByCaller: Bool {
         DispatchQueue.getSpecific(key: mainQueueKey) == true || Thread.isMainThread || CurrentContext.holdsMainQueue
     }
@@ -922,7 +928,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             info.add(NSDeletedObjectsKey, notice.deleted)
             saveSetMemo = info.memo
             info.memo = nil
-            NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.userInfo)
+            CoreDataMessages.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.userInfo)
         }
         return notice
     }
@@ -987,7 +993,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         moveQueryGenerationToCurrent()
         forgetUndo()
         // As Apple's: every object was invalidated.
-        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self,
+        CoreDataMessages.post(name: .NSManagedObjectContextObjectsDidChange, object: self,
                                         userInfo: [NSInvalidatedAllObjectsKey: objects.map(\.objectID)])
     }
 
@@ -1052,7 +1058,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         var info = ChangeInfo()
         info.add(NSRefreshedObjectsKey, objects)
         guard !info.userInfo.isEmpty else { return }
-        NotificationCenter.default.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.userInfo)
+        CoreDataMessages.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.userInfo)
     }
 
     /// Gives the objects permanent IDs now instead of at the next save.

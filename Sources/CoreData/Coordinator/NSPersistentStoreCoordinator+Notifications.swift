@@ -50,6 +50,6 @@ extension NSPersistentStoreCoordinator {
         if !added.isEmpty { info[NSAddedPersistentStoresKey] = added }
         if !removed.isEmpty { info[NSRemovedPersistentStoresKey] = removed }
         if let uuidChanged { info[NSUUIDChangedPersistentStoresKey] = uuidChanged }
-        NotificationCenter.default.post(name: .NSPersistentStoreCoordinatorStoresDidChange, object: self, userInfo: info)
+        CoreDataMessages.post(name: .NSPersistentStoreCoordinatorStoresDidChange, object: self, userInfo: info)
     }
 }

@@ -28,18 +28,18 @@ extension NSPersistentStoreCoordinator {
     /// store, which is left untouched.
     @discardableResult
     public func setURL(_ url: URL, for store: NSPersistentStore) -> Bool {
-        guard persistentStores.contains(where: { $0 === store }) else { return refuse(url, "the store is not one of this coordinator's") }
-        if store.url?.standardizedFileURL == url.standardizedFileURL { return true }
-        if let other = persistentStore(for: url), other !== store { return refuse(url, "another store of the coordinator is there") }
         return withSaveLock {
+            // Checked under the save lock: two calls at once do not both move stores to one place.
+            guard persistentStores.contains(where: { $0 === store }) else { return refuse(url, "the store is not one of this coordinator's") }
+            if store.url?.standardizedFileURL == url.standardizedFileURL { return true }
+            if let other = persistentStore(for: url), other !== store { return refuse(url, "another store of the coordinator is there") }
             switch store {
             case let sqlite as SQLiteStore:
                 do {
-                    try sqlite.relocate(to: url)
+                    try sqlite.relocate(to: url) { rowCache.forgetRows(ofStore: store.tag) }
                 } catch {
                     return refuse(url, error.localizedDescription)
                 }
-                rowCache.forgetRows(ofStore: store.tag)
                 return true
             case is PostgreSQLStore:
                 return refuse(url, "a PostgreSQL store's URL names its server; remove the store and add it at the new URL")

@@ -118,15 +118,28 @@ internal final class ReaderPool<Connection>: @unchecked Sendable {
                 highWater = max(highWater, openCount)
                 let (make, current) = (connect, generation)
                 condition.unlock()
-                do {
-                    return (try make(), current)
-                } catch {
-                    condition.withLock {
-                        openCount -= 1
-                        condition.signal()
-                    }
-                    throw error
+                let made = Result { try make() }
+                condition.lock()
+                if case .success(let connection) = made, generation == current {
+                    condition.unlock()
+                    return (connection, current)
                 }
+                // Failed, or made for a location the pool has left meanwhile (`reconnect(using:)`):
+                // not kept; a failure at the current location is thrown, the rest try again.
+                openCount -= 1
+                condition.signal()
+                switch made {
+                case .failure(let error) where generation == current:
+                    condition.unlock()
+                    throw error
+                case .success(let stale):
+                    condition.unlock()
+                    end(stale)
+                    condition.lock()
+                case .failure:
+                    break
+                }
+                continue
             }
             condition.wait()
         }

@@ -101,8 +101,10 @@ import TestSupport
         try changeCarElsewhere(other)
         person.setValue("Bea", forKey: "name")
         try stack.context.save()
-        // Overwrite writes the changed objects; the marked one is unchanged: the row stays.
+        // Overwrite writes the changed objects; the marked one is unchanged: the row stays, and
+        // the object takes it.
         #expect(try stack.rawRows("SELECT \"ZYEAR\", \"Z_OPT\" FROM \"ZCAR\"") == [["1960", "2"]])
+        #expect(car.value(forKey: "year") as? Int == 1960 && !car.hasChanges)
         #expect(try personName(stack) == "Bea")
     }
 

@@ -50,8 +50,25 @@ import TestSupport
         #expect(try RawSQLite.query(copy.path, "SELECT ZNAME FROM ZCAR ORDER BY ZNAME").map { $0[0] ?? "" } == ["a", "b"])
         #expect(try stack.storedCarNames() == ["a"], "the first file is no longer written")
         // And back: the first file is the same store.
+        let b = try #require(try stack.fetch("Car").first { $0.value(forKey: "name") as? String == "b" }).objectID
         #expect(stack.coordinator.setURL(stack.url, for: store))
-        #expect(try carNames(in: stack.newContext()) == ["a"], "reads the file, not rows cached from the copy")
+        #expect(try carNames(in: stack.newContext()) == ["a"])
+        // A fault reads the file, not the row the save into the copy left in the coordinator's cache.
+        #expect(throws: NSError.self) { try stack.newContext().existingObject(with: b) }
+    }
+
+    @Test func theReadersOfTheOldLocationAreLetGo() throws {
+        let stack = try TestStack()
+        stack.insert("Car", ["name": "a"])
+        try stack.context.save()
+        let store = try #require(stack.coordinator.persistentStores.first as? SQLiteStore)
+        _ = try carNames(in: stack.newContext()) // a reader connection, idle in the pool now
+        #expect(store.readerCounts.open >= 1)
+        let moved = stack.directory.appendingPathComponent("Moved.sqlite")
+        try Self.copyStore(stack.url, to: moved, moving: true)
+        #expect(stack.coordinator.setURL(moved, for: store))
+        #expect(store.readerCounts.open == 0, "the idle readers of the old location are closed")
+        #expect(try carNames(in: stack.newContext()) == ["a"], "new readers open the new location")
     }
 
     @Test func readsOnOtherThreadsGoOnWhileTheStoreMoves() async throws {

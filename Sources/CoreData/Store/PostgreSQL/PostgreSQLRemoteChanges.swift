@@ -242,6 +242,6 @@ extension PostgreSQLStore {
             }
             if let last, last > 0 { userInfo[NSPersistentHistoryTokenKey] = NSPersistentHistoryToken(storeTokens: [identifier: last]) }
         }
-        NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: coordinator, userInfo: userInfo)
+        CoreDataMessages.post(name: .NSPersistentStoreRemoteChange, object: coordinator, userInfo: userInfo)
     }
 }

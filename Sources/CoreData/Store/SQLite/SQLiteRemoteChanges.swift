@@ -214,6 +214,6 @@ extension SQLiteStore {
                 return
             }
         }
-        NotificationCenter.default.post(name: .NSPersistentStoreRemoteChange, object: coordinator, userInfo: userInfo)
+        CoreDataMessages.post(name: .NSPersistentStoreRemoteChange, object: coordinator, userInfo: userInfo)
     }
 }

@@ -11,7 +11,9 @@ import Foundation
 extension SQLiteStore {
     /// Moves the store's connections to `newURL`, where the same store is; throws, changing
     /// nothing, if it is not there.
-    func relocate(to newURL: URL) throws {
+    /// `whileLocked` runs with the connections swapped, before a save or a cached row can see
+    /// the new file (the coordinator drops its cached rows of the store there).
+    func relocate(to newURL: URL, whileLocked: () -> Void) throws {
         guard let oldURL = url, !Self.isInMemory(oldURL) else {
             throw CoreDataError.make(.persistentStoreOperation, "An in-memory SQLite store has no file to move")
         }
@@ -37,10 +39,9 @@ extension SQLiteStore {
         try checkCompatibility(metadata, model: model)
         // The writer, as `open(model:)` makes it (read-write now that the file is known).
         let writer = isReadOnly ? connection : try SQLiteConnection(path: path, readOnly: false, create: false)
-        if !isReadOnly {
-            try applyConnectionSettings(writer)
-            try applyPragmas(writer)
-        }
+        if !isReadOnly { try applyConnectionSettings(writer) }
+        try applyPragmas(writer) // (WAL only when writable)
+        if !isReadOnly, let history { try history.createMissingTables(on: writer) } // a copy made before history was on
         let channel = SQLiteChangeChannel.forFile(atPath: path)
         let dataVersion = try? writer.dataVersion()
         let replaced: (RemoteChangeSubscription?, SQLiteConnection?)? = writeLock.withLock {
@@ -52,12 +53,15 @@ extension SQLiteStore {
             changeChannel = channel
             remoteChangeSubscription = postsRemoteChanges ? channel.subscribe(self) : nil
             url = newURL
+            // Readers connect to the new file from now on, before anyone can read what a save
+            // wrote there; the pool's lock is taken inside this one, never the other way.
+            readers?.reconnect(using: readerConnector(path: path))
+            whileLocked()
             return old
         }
         guard replaced != nil else {
             throw CoreDataError.make(.persistentStoreOperation, "The store at \(oldURL.path) has been removed from its coordinator")
         }
         withExtendedLifetime(replaced) {} // the old writer and subscription go here, off the lock
-        readers?.reconnect(using: readerConnector(path: path))
     }
 }

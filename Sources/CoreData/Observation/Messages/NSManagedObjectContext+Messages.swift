@@ -1,0 +1,305 @@
+import Foundation
+
+// The context's typed notification messages (Apple's iOS 27 API; `CoreDataMessages.swift`).
+
+extension NSManagedObjectContext {
+    /// Posted before a main-queue context saves (`NSManagedObjectContextWillSave`).
+    ///
+    /// ```swift
+    /// let token = NotificationCenter.default.addObserver(of: viewContext, for: .willSave) { message in
+    ///     print("saving", message.context.insertedObjects.count)
+    /// }
+    /// ```
+    public struct WillSaveMessage: NotificationCenter.MainActorMessage {
+        public typealias Subject = NSManagedObjectContext
+        public static var name: Notification.Name { .NSManagedObjectContextWillSave }
+        /// The context about to save.
+        public let context: NSManagedObjectContext
+
+        @MainActor public static func makeMessage(_ notification: Notification) -> WillSaveMessage? {
+            (notification.object as? NSManagedObjectContext).map(WillSaveMessage.init(context:))
+        }
+
+        @MainActor public static func makeNotification(_ message: WillSaveMessage) -> Notification {
+            Notification(name: name, object: message.context)
+        }
+    }
+
+    /// Posted after a main-queue context saves (`NSManagedObjectContextDidSave`), with the saved
+    /// objects.
+    ///
+    /// ```swift
+    /// let token = NotificationCenter.default.addObserver(of: viewContext, for: .didSave) { message in
+    ///     print(message.inserted.count, message.updated.count, message.deleted.count)
+    /// }
+    /// ```
+    public struct DidSaveMessage: NotificationCenter.MainActorMessage {
+        public typealias Subject = NSManagedObjectContext
+        public static var name: Notification.Name { .NSManagedObjectContextDidSave }
+        /// The context that saved.
+        public let context: NSManagedObjectContext
+        /// Managed objects that were inserted during this save.
+        public var inserted: Set<NSManagedObject> { objects.inserted }
+        /// Managed objects that were updated during this save.
+        public var updated: Set<NSManagedObject> { objects.updated }
+        /// Managed objects that were deleted during this save.
+        public var deleted: Set<NSManagedObject> { objects.deleted }
+        /// The query generation after the save, if the context is pinned to one.
+        public let queryGeneration: NSQueryGenerationToken?
+        /// The persistent history token after the save, if the notification carries one.
+        public let historyToken: NSPersistentHistoryToken?
+        private let objects: (inserted: Set<NSManagedObject>, updated: Set<NSManagedObject>, deleted: Set<NSManagedObject>)
+
+        @MainActor public static func makeMessage(_ notification: Notification) -> DidSaveMessage? {
+            guard let context = notification.object as? NSManagedObjectContext else { return nil }
+            return DidSaveMessage(context: context,
+                                  queryGeneration: notification.userInfo?[NSManagedObjectContextQueryGenerationKey] as? NSQueryGenerationToken,
+                                  historyToken: notification.userInfo?[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken,
+                                  objects: (messageObjects(notification, NSInsertedObjectsKey), messageObjects(notification, NSUpdatedObjectsKey),
+                                            messageObjects(notification, NSDeletedObjectsKey)))
+        }
+
+        @MainActor public static func makeNotification(_ message: DidSaveMessage) -> Notification {
+            var info: [AnyHashable: Any] = [:]
+            if !message.inserted.isEmpty { info[NSInsertedObjectsKey] = message.inserted }
+            if !message.updated.isEmpty { info[NSUpdatedObjectsKey] = message.updated }
+            if !message.deleted.isEmpty { info[NSDeletedObjectsKey] = message.deleted }
+            if let generation = message.queryGeneration { info[NSManagedObjectContextQueryGenerationKey] = generation }
+            if let token = message.historyToken { info[NSPersistentHistoryTokenKey] = token }
+            return Notification(name: name, object: message.context, userInfo: info)
+        }
+    }
+
+    /// Posted after a main-queue context saves, with the saved objects' IDs
+    /// (``didSaveObjectIDsNotification``). A private-queue context's observers use
+    /// ``DidSaveObjectIDsAsyncMessage``.
+    ///
+    /// ```swift
+    /// let token = NotificationCenter.default.addObserver(of: viewContext, for: .didSaveObjectIDs) { message in
+    ///     print(message.insertedIDs)
+    /// }
+    /// ```
+    public struct DidSaveObjectIDsMessage: NotificationCenter.MainActorMessage {
+        public typealias Subject = NSManagedObjectContext
+        public static var name: Notification.Name { NSManagedObjectContext.didSaveObjectIDsNotification }
+        public let context: NSManagedObjectContext
+        /// Object IDs of objects that were inserted during this save.
+        public let insertedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were updated during this save.
+        public let updatedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were deleted during this save.
+        public let deletedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were refreshed during this save.
+        public let refreshedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were invalidated during this save.
+        public let invalidatedIDs: Set<NSManagedObjectID>
+        /// The query generation after the save, if the context is pinned to one.
+        public let queryGeneration: NSQueryGenerationToken?
+        /// The persistent history token representing the state after the save.
+        public let historyToken: NSPersistentHistoryToken?
+
+        @MainActor public static func makeMessage(_ notification: Notification) -> DidSaveObjectIDsMessage? {
+            MessageIDSets(notification).map(DidSaveObjectIDsMessage.init)
+        }
+
+        @MainActor public static func makeNotification(_ message: DidSaveObjectIDsMessage) -> Notification {
+            message.sets.notification(named: name)
+        }
+    }
+
+    /// Posted after a private-queue context saves, with the saved objects' IDs
+    /// (``didSaveObjectIDsNotification``); delivered to asynchronous observers.
+    ///
+    /// ```swift
+    /// let token = NotificationCenter.default.addObserver(of: background, for: .didSaveObjectIDsAsync) { message in
+    ///     await index(message.insertedIDs)
+    /// }
+    /// ```
+    public struct DidSaveObjectIDsAsyncMessage: NotificationCenter.AsyncMessage, Sendable {
+        public typealias Subject = NSManagedObjectContext
+        public static var name: Notification.Name { NSManagedObjectContext.didSaveObjectIDsNotification }
+        public let context: NSManagedObjectContext
+        public let insertedIDs: Set<NSManagedObjectID>
+        public let updatedIDs: Set<NSManagedObjectID>
+        public let deletedIDs: Set<NSManagedObjectID>
+        public let refreshedIDs: Set<NSManagedObjectID>
+        public let invalidatedIDs: Set<NSManagedObjectID>
+        public let queryGeneration: NSQueryGenerationToken?
+        public let historyToken: NSPersistentHistoryToken?
+
+        public static func makeMessage(_ notification: Notification) -> DidSaveObjectIDsAsyncMessage? {
+            MessageIDSets(notification).map(DidSaveObjectIDsAsyncMessage.init)
+        }
+
+        public static func makeNotification(_ message: DidSaveObjectIDsAsyncMessage) -> Notification {
+            message.sets.notification(named: name)
+        }
+    }
+
+    /// Posted after a main-queue context merged changes (``didMergeChangesObjectIDsNotification``),
+    /// with the merged objects' IDs. A private-queue context's observers use
+    /// ``DidMergeChangesAsyncMessage``.
+    ///
+    /// ```swift
+    /// let token = NotificationCenter.default.addObserver(of: viewContext, for: .didMergeChanges) { message in
+    ///     print(message.updatedIDs.count)
+    /// }
+    /// ```
+    public struct DidMergeChangesMessage: NotificationCenter.MainActorMessage {
+        public typealias Subject = NSManagedObjectContext
+        public static var name: Notification.Name { NSManagedObjectContext.didMergeChangesObjectIDsNotification }
+        public let context: NSManagedObjectContext
+        public let insertedIDs: Set<NSManagedObjectID>
+        public let updatedIDs: Set<NSManagedObjectID>
+        public let deletedIDs: Set<NSManagedObjectID>
+        public let refreshedIDs: Set<NSManagedObjectID>
+        public let invalidatedIDs: Set<NSManagedObjectID>
+        public let queryGeneration: NSQueryGenerationToken?
+        public let historyToken: NSPersistentHistoryToken?
+
+        @MainActor public static func makeMessage(_ notification: Notification) -> DidMergeChangesMessage? {
+            MessageIDSets(notification).map(DidMergeChangesMessage.init)
+        }
+
+        @MainActor public static func makeNotification(_ message: DidMergeChangesMessage) -> Notification {
+            message.sets.notification(named: name)
+        }
+    }
+
+    /// Posted after a private-queue context merged changes
+    /// (``didMergeChangesObjectIDsNotification``); delivered to asynchronous observers.
+    ///
+    /// ```swift
+    /// let token = NotificationCenter.default.addObserver(of: background, for: .didMergeChangesAsync) { message in
+    ///     await refresh(message.updatedIDs)
+    /// }
+    /// ```
+    public struct DidMergeChangesAsyncMessage: NotificationCenter.AsyncMessage, Sendable {
+        public typealias Subject = NSManagedObjectContext
+        public static var name: Notification.Name { NSManagedObjectContext.didMergeChangesObjectIDsNotification }
+        public let context: NSManagedObjectContext
+        public let insertedIDs: Set<NSManagedObjectID>
+        public let updatedIDs: Set<NSManagedObjectID>
+        public let deletedIDs: Set<NSManagedObjectID>
+        public let refreshedIDs: Set<NSManagedObjectID>
+        public let invalidatedIDs: Set<NSManagedObjectID>
+        public let queryGeneration: NSQueryGenerationToken?
+        public let historyToken: NSPersistentHistoryToken?
+
+        public static func makeMessage(_ notification: Notification) -> DidMergeChangesAsyncMessage? {
+            MessageIDSets(notification).map(DidMergeChangesAsyncMessage.init)
+        }
+
+        public static func makeNotification(_ message: DidMergeChangesAsyncMessage) -> Notification {
+            message.sets.notification(named: name)
+        }
+    }
+
+    /// Posted when objects in a main-queue context change (`NSManagedObjectContextObjectsDidChange`):
+    /// inserted, updated, deleted, refreshed or invalidated.
+    ///
+    /// ```swift
+    /// let token = NotificationCenter.default.addObserver(of: viewContext, for: .objectsDidChange) { message in
+    ///     if message.invalidatedAll == true { reloadEverything() }
+    /// }
+    /// ```
+    public struct ObjectsDidChangeMessage: NotificationCenter.MainActorMessage {
+        public typealias Subject = NSManagedObjectContext
+        public static var name: Notification.Name { .NSManagedObjectContextObjectsDidChange }
+        public let context: NSManagedObjectContext
+        /// Objects that were inserted.
+        public var inserted: Set<NSManagedObject> { objects[0] }
+        /// Objects that were updated.
+        public var updated: Set<NSManagedObject> { objects[1] }
+        /// Objects that were deleted.
+        public var deleted: Set<NSManagedObject> { objects[2] }
+        /// Objects that were refreshed.
+        public var refreshed: Set<NSManagedObject> { objects[3] }
+        /// Objects that were invalidated.
+        public var invalidated: Set<NSManagedObject> { objects[4] }
+        /// True if all objects in the context were invalidated (`reset()`).
+        public let invalidatedAll: Bool?
+        private let objects: [Set<NSManagedObject>]
+        private static let keys = [NSInsertedObjectsKey, NSUpdatedObjectsKey, NSDeletedObjectsKey, NSRefreshedObjectsKey, NSInvalidatedObjectsKey]
+
+        @MainActor public static func makeMessage(_ notification: Notification) -> ObjectsDidChangeMessage? {
+            guard let context = notification.object as? NSManagedObjectContext else { return nil }
+            return ObjectsDidChangeMessage(context: context, invalidatedAll: notification.userInfo?[NSInvalidatedAllObjectsKey] != nil ? true : nil,
+                                           objects: keys.map { messageObjects(notification, $0) })
+        }
+
+        @MainActor public static func makeNotification(_ message: ObjectsDidChangeMessage) -> Notification {
+            var info: [AnyHashable: Any] = [:]
+            for (key, objects) in zip(keys, message.objects) where !objects.isEmpty { info[key] = objects }
+            if message.invalidatedAll == true { info[NSInvalidatedAllObjectsKey] = [NSManagedObjectID]() }
+            return Notification(name: name, object: message.context, userInfo: info)
+        }
+    }
+}
+
+/// The did-save and did-merge messages, made from and turned into their notifications' ID sets.
+internal protocol IDSetMessage {
+    init(context: NSManagedObjectContext, insertedIDs: Set<NSManagedObjectID>, updatedIDs: Set<NSManagedObjectID>,
+         deletedIDs: Set<NSManagedObjectID>, refreshedIDs: Set<NSManagedObjectID>, invalidatedIDs: Set<NSManagedObjectID>,
+         queryGeneration: NSQueryGenerationToken?, historyToken: NSPersistentHistoryToken?)
+    var context: NSManagedObjectContext { get }
+    var insertedIDs: Set<NSManagedObjectID> { get }
+    var updatedIDs: Set<NSManagedObjectID> { get }
+    var deletedIDs: Set<NSManagedObjectID> { get }
+    var refreshedIDs: Set<NSManagedObjectID> { get }
+    var invalidatedIDs: Set<NSManagedObjectID> { get }
+    var queryGeneration: NSQueryGenerationToken? { get }
+    var historyToken: NSPersistentHistoryToken? { get }
+}
+
+extension IDSetMessage {
+    init(_ sets: MessageIDSets) {
+        self.init(context: sets.context, insertedIDs: sets.inserted, updatedIDs: sets.updated, deletedIDs: sets.deleted,
+                  refreshedIDs: sets.refreshed, invalidatedIDs: sets.invalidated, queryGeneration: sets.queryGeneration,
+                  historyToken: sets.historyToken)
+    }
+
+    var sets: MessageIDSets {
+        MessageIDSets(context, insertedIDs, updatedIDs, deletedIDs, refreshedIDs, invalidatedIDs, queryGeneration, historyToken)
+    }
+}
+
+extension NSManagedObjectContext.DidSaveObjectIDsMessage: IDSetMessage {}
+extension NSManagedObjectContext.DidSaveObjectIDsAsyncMessage: IDSetMessage {}
+extension NSManagedObjectContext.DidMergeChangesMessage: IDSetMessage {}
+extension NSManagedObjectContext.DidMergeChangesAsyncMessage: IDSetMessage {}
+
+/// The ID sets of a did-save or did-merge notification, and back.
+internal struct MessageIDSets: Sendable {
+    let context: NSManagedObjectContext
+    let inserted, updated, deleted, refreshed, invalidated: Set<NSManagedObjectID>
+    let queryGeneration: NSQueryGenerationToken?
+    let historyToken: NSPersistentHistoryToken?
+
+    init(_ context: NSManagedObjectContext, _ inserted: Set<NSManagedObjectID>, _ updated: Set<NSManagedObjectID>, _ deleted: Set<NSManagedObjectID>,
+         _ refreshed: Set<NSManagedObjectID>, _ invalidated: Set<NSManagedObjectID>, _ queryGeneration: NSQueryGenerationToken?,
+         _ historyToken: NSPersistentHistoryToken?) {
+        (self.context, self.inserted, self.updated, self.deleted, self.refreshed, self.invalidated) = (context, inserted, updated, deleted, refreshed, invalidated)
+        (self.queryGeneration, self.historyToken) = (queryGeneration, historyToken)
+    }
+
+    init?(_ notification: Notification) {
+        guard let context = notification.object as? NSManagedObjectContext else { return nil }
+        self.init(context, messageIDs(notification, NSInsertedObjectIDsKey), messageIDs(notification, NSUpdatedObjectIDsKey),
+                  messageIDs(notification, NSDeletedObjectIDsKey), messageIDs(notification, NSRefreshedObjectIDsKey),
+                  messageIDs(notification, NSInvalidatedObjectIDsKey),
+                  notification.userInfo?[NSManagedObjectContextQueryGenerationKey] as? NSQueryGenerationToken,
+                  notification.userInfo?[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken)
+    }
+
+    func notification(named name: Notification.Name) -> Notification {
+        var info: [AnyHashable: Any] = [:]
+        for (key, ids) in [(NSInsertedObjectIDsKey, inserted), (NSUpdatedObjectIDsKey, updated), (NSDeletedObjectIDsKey, deleted),
+                           (NSRefreshedObjectIDsKey, refreshed), (NSInvalidatedObjectIDsKey, invalidated)] where !ids.isEmpty {
+            info[key] = ids
+        }
+        if let queryGeneration { info[NSManagedObjectContextQueryGenerationKey] = queryGeneration }
+        if let historyToken { info[NSPersistentHistoryTokenKey] = historyToken }
+        return Notification(name: name, object: context, userInfo: info)
+    }
+}
