@@ -116,6 +116,11 @@ extension NSManagedObjectContext {
             takeDeleteSavedElsewhere(object)
             deletedObjects.append(object)
         }
+        // Objects a deferred delete's rules deleted here meanwhile (`markDeletedElsewhere`) are
+        // deleted by this event too.
+        for object in pendingChangeNotice.deleted where !deletedObjects.contains(where: { $0 === object }) {
+            deletedObjects.append(object)
+        }
         clearPendingChangeNotice()
         var objects = ChangeInfo(), ids = ChangeInfo()
         objects.add(NSInsertedObjectsKey, insertedObjects)

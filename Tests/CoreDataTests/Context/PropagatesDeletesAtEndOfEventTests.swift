@@ -114,7 +114,13 @@ import TestSupport
         let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { saved = $0 }
         try other.save()
         NotificationCenter.default.removeObserver(observer)
+        nonisolated(unsafe) var reported: Set<NSManagedObject> = []
+        let changes = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: context, queue: nil) {
+            reported.formUnion($0.userInfo?[NSDeletedObjectsKey] as? Set<NSManagedObject> ?? [])
+        }
         context.mergeChanges(fromContextDidSave: try #require(saved))
+        NotificationCenter.default.removeObserver(changes)
+        #expect(reported.contains(car), "the merge's ObjectsDidChange reports the object its cascade deleted")
 
         // The person's cascade ran at the merge: its new car is deleted with it (not saved as an
         // orphan); the unrelated car stays.

@@ -75,6 +75,19 @@ final class MessageInbox<Message: Sendable>: @unchecked Sendable {
         context.reset()
         #expect(events.last == "objectsDidChange 0 true")
         tokens.forEach(NotificationCenter.default.removeObserver)
+
+        // A private-queue context saved from the main queue posts no main-actor message: its
+        // objects are not the main actor's (its observers use the asynchronous messages).
+        let background = NSManagedObjectContext(.privateQueue)
+        background.persistentStoreCoordinator = stack.coordinator
+        var backgroundSaves = 0
+        let backgroundToken = NotificationCenter.default.addObserver(of: background, for: .didSave) { _ in backgroundSaves += 1 }
+        try background.performAndWait {
+            NSEntityDescription.insertNewObject(forEntityName: "Car", into: background).setValue("b", forKey: "name")
+            try background.save()
+        }
+        #expect(backgroundSaves == 0)
+        NotificationCenter.default.removeObserver(backgroundToken)
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -7,9 +7,15 @@ import Synchronization
 // Linux difference: swift-corelibs-foundation delivers a message only to message observers and
 // a notification only to notification observers (Apple's Foundation turns one into the other by
 // name). So Core Data posts both: each notification, then the messages made from it
-// (`makeMessage(_:)`) that have observers. Which have observers is known cheaply: an observer
-// names its message by one of the `NotificationCenter.MessageIdentifier` members below, whose
-// first use sets a bit here; until then a post costs one atomic load. Main-actor messages are
+// (`makeMessage(_:)`) that may have observers. Which may is known cheaply: an observer names its
+// message by one of the `NotificationCenter.MessageIdentifier` members (`.didSave`), whose first
+// use sets a bit here; until then a post costs one atomic load. (An observer that names the
+// message by its type, `for: DidSaveMessage.self`, gets messages only once the identifier has
+// been used somewhere: PORTING.md.)
+// So an app that observes no message posts none: Foundation on Linux stops the process when a
+// message is posted while an observer of every notification (`addObserver(forName: nil, …)`)
+// is registered (it casts the message to `Notification`), which a message the app posts itself
+// does too (PORTING.md). Main-actor messages are
 // posted only from the main queue (a main-queue context's, as Apple's rule says; on Linux the
 // main queue, where the main actor runs, is not always drained by the main thread); the
 // asynchronous ones from any thread.
@@ -60,9 +66,12 @@ internal enum CoreDataMessages {
         }
     }
 
-    /// A main-actor message, when posted from the main thread.
+    /// A main-actor message, when posted on the main queue by a main-queue context (or a
+    /// coordinator).
     private static func postOnMain<Message: MainActorMessageFromNotification>(_ type: Message.Type, _ notification: Notification) {
         guard NSManagedObjectContext.isOnMainQueue, let object = notification.object as? Message.Subject else { return }
+        // (A private-queue context used from the main thread posts none: its objects are not the main actor's.)
+        if let context = object as? NSManagedObjectContext, context.concurrencyType != .mainQueueConcurrencyType { return }
         nonisolated(unsafe) let (notification, subject) = (notification, object)
         MainActor.assumeIsolated {
             if let message = Message.makeMessage(notification) { NotificationCenter.default.post(message, subject: subject) }

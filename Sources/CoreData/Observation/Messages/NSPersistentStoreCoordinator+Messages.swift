@@ -98,7 +98,7 @@ extension NSPersistentStoreCoordinator {
 }
 
 /// The stores of a stores-did-change notification, and back.
-internal struct StoreSetChanges: @unchecked Sendable {
+internal struct StoreSetChanges: Sendable {
     let coordinator: NSPersistentStoreCoordinator
     let added: [NSPersistentStore]
     let removed: [NSPersistentStore]
