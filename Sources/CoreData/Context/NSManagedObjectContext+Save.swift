@@ -376,6 +376,8 @@ extension NSManagedObjectContext {
         ids.add(NSInsertedObjectIDsKey, idSet(of: inserted))
         ids.add(NSUpdatedObjectIDsKey, idSet(of: updated))
         ids.add(NSDeletedObjectIDsKey, idSet(of: deleted))
+        // A pinned context's generation after the save (it moved to the latest), under Apple's key.
+        if let queryGeneration { ids.add(NSManagedObjectContextQueryGenerationKey, NSQueryGenerationToken(generation: queryGeneration)) }
         var objects = ids
         objects.memo = saveSetMemo
         saveSetMemo = nil

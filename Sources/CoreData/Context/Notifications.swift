@@ -77,6 +77,10 @@ internal struct ChangeInfo {
     mutating func add(_ key: String, _ ids: Set<NSManagedObjectID>) {
         if !ids.isEmpty { userInfo[key] = ids }
     }
+
+    mutating func add(_ key: String, _ token: NSQueryGenerationToken) {
+        userInfo[key] = token
+    }
 }
 
 /// The sets of objects a save's notifications carried, by key, with the objects they were made

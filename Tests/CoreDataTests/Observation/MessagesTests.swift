@@ -168,4 +168,23 @@ final class MessageInbox<Message: Sendable>: @unchecked Sendable {
         #expect(back.userInfo?[NSUpdatedObjectIDsKey] as? Set<NSManagedObjectID> == [car.objectID])
         #expect(NSManagedObjectContext.DidSaveObjectIDsAsyncMessage.makeMessage(Notification(name: .NSManagedObjectContextDidSave)) == nil)
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aPinnedContextsSaveCarriesItsNewQueryGeneration() async throws {
+        let stack = try TestStack()
+        let context = NSManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = stack.coordinator
+        let inbox = MessageInbox<NSManagedObjectContext.DidSaveObjectIDsAsyncMessage>()
+        let token = NotificationCenter.default.addObserver(of: context, for: .didSaveObjectIDsAsync) { message in inbox.append(message) }
+        let after = try await context.perform {
+            try context.setQueryGenerationFrom(.current)
+            _ = try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Car")) // pins
+            NSEntityDescription.insertNewObject(forEntityName: "Car", into: context).setValue("a", forKey: "name")
+            try context.save()
+            return context.queryGenerationToken
+        }
+        let messages = await inbox.wait()
+        #expect(after != nil && messages.first?.queryGeneration == after)
+        NotificationCenter.default.removeObserver(token)
+    }
 }
