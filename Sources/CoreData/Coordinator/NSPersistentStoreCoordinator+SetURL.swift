@@ -13,10 +13,6 @@ extension NSPersistentStoreCoordinator {
     ///   another store of the model. The coordinator's cached rows of the store are dropped.
     ///   Saves wait meanwhile; reads on other threads finish on the connection they hold, and
     ///   a context pinned to a query generation reads it until the generation moves.
-    /// - **A PostgreSQL store** connects to the database at `url`, where the same store must
-    ///   answer (another name or address of the server, a promoted replica, a rotated user or
-    ///   password): its writer reconnects between two transactions, its readers as they come back,
-    ///   and its remote-change session anew.
     /// - **A store you write** (an ``NSIncrementalStore`` subclass) takes the URL and loads its
     ///   metadata again (``NSIncrementalStore/loadMetadata()``); if that throws, it gets its old
     ///   URL and metadata back.
@@ -27,8 +23,9 @@ extension NSPersistentStoreCoordinator {
     /// ```
     ///
     /// Returns `false` (logging why) for a store that is not one of the coordinator's, a URL
-    /// another of its stores has, an in-memory SQLite store (`/dev/null`), or a location without
-    /// the store (or with another one), which is left untouched.
+    /// another of its stores has, a PostgreSQL store (its URL names a server: remove the store
+    /// and add it again), an in-memory SQLite store (`/dev/null`), or a location without the
+    /// store, which is left untouched.
     @discardableResult
     public func setURL(_ url: URL, for store: NSPersistentStore) -> Bool {
         return withSaveLock {
@@ -37,13 +34,15 @@ extension NSPersistentStoreCoordinator {
             if store.url?.standardizedFileURL == url.standardizedFileURL { return true }
             if let other = persistentStore(for: url), other !== store { return refuse(url, "another store of the coordinator is there") }
             switch store {
-            case let relocatable as any RelocatableStore:
+            case let sqlite as SQLiteStore:
                 do {
-                    try relocatable.relocate(to: url) { rowCache.forgetRows(ofStore: store.tag) }
+                    try sqlite.relocate(to: url) { rowCache.forgetRows(ofStore: store.tag) }
                 } catch {
                     return refuse(url, error.localizedDescription)
                 }
                 return true
+            case is PostgreSQLStore:
+                return refuse(url, "a PostgreSQL store's URL names its server; remove the store and add it at the new URL")
             case let incremental as NSIncrementalStore:
                 let (oldURL, oldMetadata, oldIdentifier) = (incremental.url, incremental.metadata, incremental.identifier)
                 incremental.url = url
@@ -67,14 +66,3 @@ extension NSPersistentStoreCoordinator {
         return false
     }
 }
-
-/// A store whose connections can move to another URL where the same store answers (SQLite's file
-/// moved or copied, PostgreSQL's database at another address): ``NSPersistentStoreCoordinator/setURL(_:for:)``.
-internal protocol RelocatableStore: NSPersistentStore {
-    /// Moves the connections to `url`, throwing (and changing nothing) if the same store is not
-    /// there; `whileLocked` runs once no save can use the old connections.
-    func relocate(to url: URL, whileLocked: () -> Void) throws
-}
-
-extension SQLiteStore: RelocatableStore {}
-extension PostgreSQLStore: RelocatableStore {}

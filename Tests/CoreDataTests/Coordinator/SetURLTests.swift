@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import CoreData
-@testable import CoreDataPostgreSQL
 import TestSupport
 
 /// `NSPersistentStoreCoordinator.setURL(_:for:)`: a store pointed at another location.
@@ -118,27 +117,6 @@ import TestSupport
         try first.context.save()
         #expect(try first.storedCarNames() == ["a", "c"])
         #expect(try second.storedCarNames() == ["b"])
-    }
-
-    @Test(PostgreSQLTestDatabase.skipUnlessServer("setURL(_:for:) on a PostgreSQL store"))
-    func aPostgreSQLStoreReconnectsToItsDatabaseAtAnotherURL() throws {
-        let stack = try TestStack(.postgreSQL)
-        stack.insert("Car", ["name": "a"])
-        try stack.context.save()
-        let store = try #require(stack.coordinator.persistentStores.first as? PostgreSQLStore)
-        // The same database, reached by a URL whose sessions carry a setting of their own.
-        var components = try #require(URLComponents(url: stack.url, resolvingAgainstBaseURL: false))
-        components.queryItems = [URLQueryItem(name: "options", value: "-c coredata.test=moved")]
-        let moved = try #require(components.url)
-        let setting = { try store.inTransaction { try $0.execute("SELECT coalesce(current_setting('coredata.test', true), '')", []).text(0, 0) } }
-        #expect(try setting() == "")
-        #expect(stack.coordinator.setURL(moved, for: store))
-        #expect(store.url == moved)
-        #expect(try setting() == "moved", "the writer connected again, at the new URL")
-        stack.insert("Car", ["name": "b"])
-        try stack.context.save()
-        #expect(try stack.storedCarNames() == ["a", "b"])
-        #expect(try carNames(in: stack.newContext()) == ["a", "b"])
     }
 
     @Test func anInMemorySQLiteStoreIsRefusedAndKeepsItsObjects() throws {

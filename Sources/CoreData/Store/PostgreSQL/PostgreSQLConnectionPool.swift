@@ -44,8 +44,7 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// `BEGIN` (a round trip that is sent again on a new session if it finds this one gone); read
     /// under ``writeLock`` (tests shorten it between transactions).
     var quietInterval = Duration.seconds(10)
-    /// Makes new connections; replaced by ``reconnect(using:whileLocked:)`` (under ``writeLock``).
-    private var connect: () throws -> any PostgreSQLConnection
+    private let connect: () throws -> any PostgreSQLConnection
     private let closedError: () -> Error
     /// The timeouts the writer's session sets (``PostgreSQLTimeouts``).
     private let timeouts: PostgreSQLTimeouts
@@ -271,19 +270,6 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
 
     /// Closes the writer once a transaction under way has ended, and the idle readers at once;
     /// lent readers close when they come back. Requests then throw.
-    /// From now on, connections are made by `connect` (the store's URL changed:
-    /// `NSPersistentStoreCoordinator.setURL(_:for:)`): the writer is dropped (after a transaction
-    /// under way), readers reconnect as ``ReaderPool/reconnect(using:)`` says. `whileLocked` runs
-    /// with the writer's lock held, before the next transaction.
-    func reconnect(using connect: @escaping () throws -> any PostgreSQLConnection, whileLocked: () -> Void) {
-        writeLock.withLock {
-            self.connect = connect
-            dropWriter()
-            readers.reconnect(using: connect)
-            whileLocked()
-        }
-    }
-
     func close() {
         readers.close()
         writeLock.withLock {

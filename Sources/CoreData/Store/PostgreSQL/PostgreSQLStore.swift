@@ -147,15 +147,10 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     private func makePool(writer: any PostgreSQLConnection, maximumReaders: Int, connector: @escaping PostgreSQLConnector,
                           url: URL) -> PostgreSQLConnectionPool {
         let removedMessage = removedError.localizedDescription
-        return PostgreSQLConnectionPool(writer: writer, maximumReaders: maximumReaders, timeouts: PostgreSQLTimeouts(options: options),
-                                        connect: connectionMaker(connector, url),
-                                        closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
-    }
-
-    /// What makes the pool's connections to the database `url` names.
-    func connectionMaker(_ connector: @escaping PostgreSQLConnector, _ url: URL) -> () throws -> any PostgreSQLConnection {
         let password = options?[NSPostgreSQLPasswordOption] as? String
-        return { try connector(url, password) }
+        return PostgreSQLConnectionPool(writer: writer, maximumReaders: maximumReaders, timeouts: PostgreSQLTimeouts(options: options),
+                                        connect: { try connector(url, password) },
+                                        closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
     }
 
     /// A connection to the database `url` names, with the password of ``NSPostgreSQLPasswordOption``
