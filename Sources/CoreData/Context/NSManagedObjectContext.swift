@@ -220,6 +220,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The objects ``shouldHandleInaccessibleFault(_:for:triggeredByProperty:)`` is being asked
     /// about: one its override fires again is not asked about again (it would recurse).
     internal var askingAboutInaccessibleFaults: Set<ObjectIdentifier> = []
+    /// The lock of the deprecated ``lock()``, ``unlock()`` and ``tryLock()``.
+    internal let contextLock = NSRecursiveLock()
     /// Objects changed since the last `processPendingChanges`, for `ObjectsDidChange`. The
     /// inserted ones are not listed while ``noticeInsertsAreInsertedSet``.
     @exclusivity(unchecked) internal var pendingChangeNotice = (inserted: [NSManagedObject](), updated: [NSManagedObject](), deleted: [NSManagedObject]())
