@@ -395,16 +395,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         return try queue.sync { try CurrentContext.holdingMainQueue(holdsMainQueue) { try withCurrent(block) } }
     }
 
-    /// Whether the calling code runs on the main queue — directly, or inside another context's
-    /// `performAndWait` called from it (`queue.sync` runs the block on the caller's thread, which
-    /// keeps the main queue, but `DispatchQueue.getSpecific` then answers for the inner queue).
-    /// A child of a main-queue context reaches its parent from there without deadlock.
     /// Whether the caller runs on the main queue (or thread) itself, where the main actor runs:
     /// main-actor messages are posted there (`CoreDataMessages`).
     internal static var isOnMainQueue: Bool {
         DispatchQueue.getSpecific(key: mainQueueKey) == true || Thread.isMainThread
     }
 
+    /// Whether the calling code runs on the main queue — directly, or inside another context's
+    /// `performAndWait` called from it (`queue.sync` runs the block on the caller's thread, which
+    /// keeps the main queue, but `DispatchQueue.getSpecific` then answers for the inner queue).
+    /// A child of a main-queue context reaches its parent from there without deadlock.
     private static var isMainQueueHeldByCaller: Bool {
         DispatchQueue.getSpecific(key: mainQueueKey) == true || Thread.isMainThread || CurrentContext.holdsMainQueue
     }
