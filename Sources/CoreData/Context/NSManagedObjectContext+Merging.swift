@@ -158,10 +158,7 @@ extension NSManagedObjectContext {
             // too), as the save would have run them. Faults whose rows the other save deleted
             // read as deleted without asking (`isPropagatingDeletes`).
             pendingDeletes.remove(at: index)
-            let wasPropagating = isPropagatingDeletes
-            isPropagatingDeletes = true
-            DeleteRules.apply(to: object, in: self)
-            isPropagatingDeletes = wasPropagating
+            applyDeleteRules(of: object)
         }
         object._isUpdated = false
         object._isInserted = false

@@ -900,6 +900,15 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         processPendingChangesReporting()
     }
 
+    /// Runs `object`'s delete rules, with ``isPropagatingDeletes`` set meanwhile (and put back
+    /// after: a fetch in a `prepareForDeletion()` processes pending changes again).
+    internal func applyDeleteRules(of object: NSManagedObject) {
+        let wasPropagating = isPropagatingDeletes
+        isPropagatingDeletes = true
+        DeleteRules.apply(to: object, in: self)
+        isPropagatingDeletes = wasPropagating
+    }
+
     /// ``processPendingChanges()``'s work; returns the objects its `ObjectsDidChange` reported
     /// (inserted, updated and deleted since the last call). Delete rules run if
     /// `propagatingDeletes` (a save), else as ``propagatesDeletesAtEndOfEvent`` says.
@@ -907,10 +916,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     internal func processPendingChangesReporting(propagatingDeletes: Bool = false) -> (inserted: [NSManagedObject], updated: [NSManagedObject], deleted: [NSManagedObject]) {
         while !pendingDeletes.isEmpty && (propagatingDeletes || propagatesDeletesAtEndOfEvent) {
             let object = pendingDeletes.removeFirst()
-            let wasPropagating = isPropagatingDeletes // (a fetch in a `prepareForDeletion()` processes changes again)
-            isPropagatingDeletes = true
-            DeleteRules.apply(to: object, in: self)
-            isPropagatingDeletes = wasPropagating
+            applyDeleteRules(of: object)
             if object._isInserted {
                 // A new object deleted before it was saved leaves the context altogether.
                 object._isInserted = false

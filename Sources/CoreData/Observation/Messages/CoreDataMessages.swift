@@ -11,14 +11,14 @@ import Synchronization
 // message by one of the `NotificationCenter.MessageIdentifier` members (`.didSave`), whose first
 // use sets a bit here; until then a post costs one atomic load. (An observer that names the
 // message by its type, `for: DidSaveMessage.self`, gets messages only once the identifier has
-// been used somewhere: PORTING.md.)
-// So an app that observes no message posts none: Foundation on Linux stops the process when a
-// message is posted while an observer of every notification (`addObserver(forName: nil, …)`)
-// is registered (it casts the message to `Notification`), which a message the app posts itself
-// does too (PORTING.md). Main-actor messages are
-// posted only from the main queue (a main-queue context's, as Apple's rule says; on Linux the
-// main queue, where the main actor runs, is not always drained by the main thread); the
-// asynchronous ones from any thread.
+// been used somewhere: PORTING.md.) So an app that observes no message posts none: Foundation on
+// Linux stops the process when a message is posted while an observer of every notification
+// (`addObserver(forName: nil, …)`) is registered (it casts the message to `Notification`), which
+// a message the app posts itself does too (PORTING.md).
+//
+// Main-actor messages are posted only from the main queue (a main-queue context's, as Apple's
+// rule says; on Linux the main queue, where the main actor runs, is not always drained by the
+// main thread); the asynchronous ones from any thread.
 
 /// Posts Core Data's notifications and the typed messages made from them.
 internal enum CoreDataMessages {

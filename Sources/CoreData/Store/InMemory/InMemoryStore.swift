@@ -183,12 +183,14 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
     private func write(_ changes: SaveChanges, beforeCommitting: () throws -> Void) throws -> SaveResult {
         // Check everything first so that a failed save changes nothing.
         var conflicts: [StoreConflict] = []
-        for update in changes.updates {
-            let current = try row(for: update.id)
-            if current?.version != update.expectedVersion {
-                conflicts.append(StoreConflict(id: update.id, expectedVersion: update.expectedVersion, persisted: current))
+        /// The row of `id` must still have `expectedVersion` (an update, or a lock: `detectConflicts(for:)`).
+        func check(_ id: NSManagedObjectID, _ expectedVersion: Int64) throws {
+            let current = try row(for: id)
+            if current?.version != expectedVersion {
+                conflicts.append(StoreConflict(id: id, expectedVersion: expectedVersion, persisted: current))
             }
         }
+        for update in changes.updates { try check(update.id, update.expectedVersion) }
         for delete in changes.deletes {
             let current = try row(for: delete.id)
             // (Without an expected version, the object never read the row: any version goes.)
@@ -196,12 +198,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
                 conflicts.append(StoreConflict(id: delete.id, expectedVersion: delete.expectedVersion ?? 0, persisted: current))
             }
         }
-        for lock in changes.locks {
-            let current = try row(for: lock.id)
-            if current?.version != lock.expectedVersion {
-                conflicts.append(StoreConflict(id: lock.id, expectedVersion: lock.expectedVersion, persisted: current))
-            }
-        }
+        for lock in changes.locks { try check(lock.id, lock.expectedVersion) }
         if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
         try checkUniqueness(changes)
         try beforeCommitting()

@@ -20,8 +20,9 @@ import Foundation
 // (``PostgreSQLStore/saveRetryingDeadlocks(_:)``).
 extension PostgreSQLStore {
     /// Locks the rows `changes` deletes or updates, or whose foreign key or order it rewrites, or
-    /// whose versions it checks (``SaveChanges/locks``), in the global order. A save that changes one existing row sends nothing: one row lock alone
-    /// closes no cycle with another save's row locks.
+    /// whose versions it checks (``SaveChanges/locks``), in the global order. A save that changes
+    /// one existing row sends nothing: one row lock alone closes no cycle with another save's row
+    /// locks.
     /// (A new object's row, inserted by this save, needs no lock.)
     func lockRows(of changes: SaveChanges, on connection: any PostgreSQLConnection) throws {
         var keys: [Int: (table: String, keys: [Int64])] = [:]

@@ -20,26 +20,19 @@ extension SQLiteStore {
         guard newURL.isFileURL, !Self.isInMemory(newURL) else {
             throw CoreDataError.make(.persistentStoreOperation, "A SQLite store can only move to a file URL, not \(newURL)")
         }
-        try Self.checkFile(at: newURL)
-        let path = Self.databaseName(for: newURL)
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw CoreDataError.make(.persistentStoreOperation, "There is no store at \(newURL.path) (setURL(_:for:) creates none)",
-                                     extra: [NSFilePathErrorKey: newURL.path])
-        }
-        let connection = try SQLiteConnection(path: path, readOnly: true, create: false)
-        try applyConnectionSettings(connection)
-        let metadata = try connection.transaction(immediate: false) {
-            try Self.tableExists("Z_METADATA", in: connection) ? Self.readMetadata(connection) : nil
-        }
-        guard let metadata, let uuid = metadata[NSStoreUUIDKey] as? String, uuid == identifier else {
+        // (Read as `metadataForPersistentStore` reads it: a missing, foreign or non-store file
+        // throws, and is left as it was.)
+        let metadata = try Self.readMetadata(at: newURL)
+        guard let uuid = metadata[NSStoreUUIDKey] as? String, uuid == identifier else {
             throw CoreDataError.make(.persistentStoreOperation,
-                "The file at \(newURL.path) is not this store (its store UUID is \((metadata?[NSStoreUUIDKey] as? String) ?? "missing"), this store's \(identifier ?? "")); it was left untouched",
+                "The file at \(newURL.path) is not this store (its store UUID is \((metadata[NSStoreUUIDKey] as? String) ?? "missing"), this store's \(identifier ?? "")); it was left untouched",
                 extra: [NSFilePathErrorKey: newURL.path])
         }
         try checkCompatibility(metadata, model: model)
-        // The writer, as `open(model:)` makes it (read-write now that the file is known).
-        let writer = isReadOnly ? connection : try SQLiteConnection(path: path, readOnly: false, create: false)
-        if !isReadOnly { try applyConnectionSettings(writer) }
+        // The writer, as `open(model:)` makes it.
+        let path = Self.databaseName(for: newURL)
+        let writer = try SQLiteConnection(path: path, readOnly: isReadOnly, create: false)
+        try applyConnectionSettings(writer)
         try applyPragmas(writer) // (WAL only when writable)
         if !isReadOnly, let history { try history.createMissingTables(on: writer) } // a copy made before history was on
         let channel = SQLiteChangeChannel.forFile(atPath: path)

@@ -27,7 +27,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     var cacheDataVersion: Int64?
     /// The file's remote change channel, shared by the file's stores in this process (each
     /// commit is noted there); set by ``open(model:)`` and, under ``writeLock``, by
-    /// ``relocate(to:)``; `nil` for an in-memory database.
+    /// ``relocate(to:whileLocked:)``; `nil` for an in-memory database.
     var changeChannel: SQLiteChangeChannel?
     /// The store's registration for remote change notifications
     /// (``NSPersistentStoreRemoteChangeNotificationPostOptionKey``), under ``writeLock``.
@@ -81,7 +81,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             defer { writeLock.unlock() }
             guard let writer else { throw removedError }
             result = try body(writer)
-            channel = changeChannel // (moved by `relocate(to:)`, under the lock)
+            channel = changeChannel // (moved by `relocate(to:whileLocked:)`, under the lock)
         }
         channel?.noteCommit()
         return result
