@@ -41,7 +41,7 @@ internal struct BatchUpdate {
     init(_ request: NSBatchUpdateRequest, entity: NSEntityDescription) throws {
         var plan = FetchPlan(entity: entity)
         plan.includesSubentities = request.includesSubentities
-        plan.predicate = try request.predicate.map { try PredicateBridge.tree(of: $0) }
+        plan.predicate = try request.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() }
         if let predicate = plan.predicate { try BatchKeyPaths.check(predicate, in: entity) }
         self.plan = plan
         wantsKeys = request.resultType == .updatedObjectIDsResultType
@@ -145,7 +145,7 @@ internal enum BatchKeyPaths {
             try check(predicate, in: entity)
             try check(a, in: entity)
             try check(b, in: entity)
-        case .constant, .variable, .evaluatedObject: return
+        case .constant, .variable, .evaluatedObject, .fetchRequest: return
         }
     }
 

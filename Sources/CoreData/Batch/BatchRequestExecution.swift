@@ -74,7 +74,7 @@ extension NSBatchDeleteRequest: ContextExecutableRequest {
         let coordinator = try context.persistentStoreCoordinatorOrThrow()
         let wantsKeys = resultType == .resultTypeObjectIDs
         guard let objectIDs else {
-            plan.predicate = try fetch.predicate.map { try PredicateBridge.tree(of: $0) }
+            plan.predicate = try fetch.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() }
             if let predicate = plan.predicate { try BatchKeyPaths.check(predicate, in: entity) }
             let (outcome, ids) = try coordinator.executeBatchDelete(BatchDelete(plan: plan, wantsKeys: wantsKeys, author: HistoryAuthor(of: context)), affectedStores: affectedStores)
             return result(outcome, ids: ids)

@@ -73,7 +73,7 @@ extension NSManagedObjectContext {
         if let having = request.havingPredicate {
             // Column names in the HAVING predicate stand for the columns' values.
             let names = Set(columns.map(\.name))
-            result.having = try PredicateBridge.tree(of: having).replacingExpressions { expression in
+            result.having = try PredicateBridge.tree(of: having).runningFetchRequestExpressions().replacingExpressions { expression in
                 if case .keyPath(let path) = expression, path.count == 1, names.contains(path[0]) { return .variable(path[0]) }
                 return nil
             }

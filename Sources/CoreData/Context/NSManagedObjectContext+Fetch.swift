@@ -86,7 +86,7 @@ extension NSManagedObjectContext {
     internal func plan<T>(for request: NSFetchRequest<T>, entity: NSEntityDescription, withLimits: Bool) throws -> FetchPlan {
         var plan = FetchPlan(entity: entity)
         plan.includesSubentities = request.includesSubentities
-        plan.predicate = try request.predicate.map { try PredicateBridge.tree(of: $0) }
+        plan.predicate = try request.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() }
         plan.sortKeys = try PredicateBridge.sortKeys(of: request.sortDescriptors ?? [])
         plan.requestPredicate = request.predicate
         plan.requestSortDescriptors = request.sortDescriptors ?? []

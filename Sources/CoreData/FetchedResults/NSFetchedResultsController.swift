@@ -229,7 +229,7 @@ open class NSFetchedResultsController<ResultType>: NSObject {
             guard request.resultType == .managedObjectResultType else { return (objects, nil) }
             let tracked = FetchedResultsCore.TrackedRequest(
                 entityNumbers: Set(request.includesSubentities ? entity.layout.entityNumbers : [entity.layout.entityNumber]),
-                predicate: try request.predicate.map { try PredicateBridge.tree(of: $0) },
+                predicate: try request.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() },
                 sortKeys: try PredicateBridge.sortKeys(of: descriptors))
             return (objects, tracked)
         }

@@ -87,9 +87,9 @@ open class NSComparisonPredicate: NSPredicate {
     // MARK: Properties
 
     /// The left-hand expression.
-    open var leftExpression: NSExpression { NSExpression(node: comparison.lhs) }
+    open var leftExpression: NSExpression { NSExpression.wrapping(comparison.lhs) }
     /// The right-hand expression.
-    open var rightExpression: NSExpression { NSExpression(node: comparison.rhs) }
+    open var rightExpression: NSExpression { NSExpression.wrapping(comparison.rhs) }
     /// The modifier: `.direct`, `.any` or `.all`.
     open var comparisonPredicateModifier: Modifier {
         switch comparison.modifier {

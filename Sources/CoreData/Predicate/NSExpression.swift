@@ -35,6 +35,10 @@ open class NSExpression: NSObject, NSCopying {
         case anyKey = 15
         case block = 19
         case conditional = 20
+        /// An ``NSFetchRequestExpression``. Apple's Core Data declares this value as the constant
+        /// ``NSFetchRequestExpressionType`` (50) outside the enumeration; Swift enumerations here
+        /// need a case for it. Linux difference.
+        case fetchRequest = 50
     }
 
     /// The parsed form, shared with the SQL compiler and the evaluator.
@@ -43,6 +47,13 @@ open class NSExpression: NSObject, NSCopying {
     internal init(node: ExpressionNode) {
         self.node = node
         super.init()
+    }
+
+    /// An expression for a parsed node: an ``NSFetchRequestExpression`` for `FETCH(…)`, as Apple's
+    /// accessors (`leftExpression`, `arguments`, …) give one.
+    internal static func wrapping(_ node: ExpressionNode) -> NSExpression {
+        if case .fetchRequest = node { return NSFetchRequestExpression(node: node) }
+        return NSExpression(node: node)
     }
 
     /// An expression of the given type; only `.evaluatedObject` needs nothing more (`SELF`).
@@ -218,6 +229,7 @@ open class NSExpression: NSObject, NSCopying {
         case .aggregate: return .aggregate
         case .subquery: return .subquery
         case .conditional: return .conditional
+        case .fetchRequest: return .fetchRequest
         }
     }
 
@@ -254,9 +266,9 @@ open class NSExpression: NSObject, NSCopying {
     /// otherwise.
     open var operand: NSExpression {
         switch node {
-        case .keyPathFrom(let base, _): return NSExpression(node: base)
+        case .keyPathFrom(let base, _): return NSExpression.wrapping(base)
         case .function(let name, let args) where PredicateFunctions.invokesMethod(name) && !args.isEmpty:
-            return NSExpression(node: args[0])
+            return NSExpression.wrapping(args[0])
         default: return NSExpression.expressionForEvaluatedObject()
         }
     }
@@ -264,16 +276,16 @@ open class NSExpression: NSObject, NSCopying {
     /// The arguments of a function expression (after the receiver, for a method it invokes).
     open var arguments: [NSExpression]? {
         guard case .function(let name, let args) = node else { return nil }
-        return (PredicateFunctions.invokesMethod(name) ? args.dropFirst() : args[...]).map(NSExpression.init(node:))
+        return (PredicateFunctions.invokesMethod(name) ? args.dropFirst() : args[...]).map(NSExpression.wrapping)
     }
 
     /// The subexpressions of an aggregate (an array of `NSExpression`), or a subquery's collection
     /// expression.
     open var collection: Any {
         switch node {
-        case .aggregate(let items): return items.map(NSExpression.init(node:))
+        case .aggregate(let items): return items.map(NSExpression.wrapping)
         case .constant(.collection(let items)): return items.map { NSExpression(node: .constant($0)) }
-        case .subquery(let source, _, _): return NSExpression(node: source)
+        case .subquery(let source, _, _): return NSExpression.wrapping(source)
         default: return [NSExpression]()
         }
     }
@@ -288,13 +300,13 @@ open class NSExpression: NSObject, NSCopying {
 
     /// The expression a conditional gives when its predicate holds.
     open var `true`: NSExpression {
-        if case .conditional(_, let a, _) = node { return NSExpression(node: a) }
+        if case .conditional(_, let a, _) = node { return NSExpression.wrapping(a) }
         return NSExpression(forConstantValue: nil)
     }
 
     /// The expression a conditional gives when its predicate does not hold.
     open var `false`: NSExpression {
-        if case .conditional(_, _, let b) = node { return NSExpression(node: b) }
+        if case .conditional(_, _, let b) = node { return NSExpression.wrapping(b) }
         return NSExpression(forConstantValue: nil)
     }
 

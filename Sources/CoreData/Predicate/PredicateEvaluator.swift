@@ -125,6 +125,9 @@ internal struct PredicateEvaluator {
             return .collection(matching)
         case .conditional(let predicate, let a, let b):
             return (evaluate(predicate, object: object) ? value(of: a, object: object) : value(of: b, object: object)).computed
+        case .fetchRequest(let request, let context, let countOnly):
+            return FetchRequestExpressions.evaluate(request: value(of: request, object: object).walkable,
+                                                    context: value(of: context, object: object).walkable, countOnly: countOnly)
         }
     }
 }

@@ -16,7 +16,7 @@ import Foundation
 ///     postfix     := primary ("." key | "[" index "]")*
 ///     primary     := number | string | %@ | %K | %d … | $VAR | SELF | nil | NULL | TRUE | YES | FALSE | NO
 ///                  | key | #key | "{" expressions "}" | "(" expression ")" | name "(" expressions ")"
-///                  | FUNCTION(…) | SUBQUERY(…) | TERNARY(…) | CAST(…)
+///                  | FUNCTION(…) | SUBQUERY(…) | TERNARY(…) | CAST(…) | FETCH(…)
 ///
 /// A malformed string never traps: parsing throws an error naming the position and what was
 /// expected. Nesting is limited to ``maximumDepth`` levels so that hostile input cannot exhaust
@@ -418,7 +418,7 @@ internal struct PredicateParser {
     }
 
     /// `name(args)`, `FUNCTION(receiver, 'selector:', args)`, `SUBQUERY(collection, $x, predicate)`,
-    /// `TERNARY(predicate, a, b)`, `CAST(value, 'Type')`.
+    /// `TERNARY(predicate, a, b)`, `CAST(value, 'Type')`, `FETCH(request, context, countOnly)`.
     private mutating func parseCall(name: String, word: String, at start: PredicateToken) throws(ParseError) -> ExpressionNode {
         try enter()
         defer { depth -= 1 }
@@ -469,6 +469,12 @@ internal struct PredicateParser {
                     throw ParseError(position: start.position, message: "unsupported function '\(selector)' with \(arguments.count) argument(s) at position \(start.position) (Linux has no Objective-C selectors; the functions are NSExpression(forFunction:)'s)")
                 }
                 return .function(selector, arguments)
+            case "FETCH":
+                // `FETCH(request, context, countOnly)`, as an NSFetchRequestExpression prints itself.
+                guard args.count == 3, case .constant(.int(let flag)) = args[2], flag == 0 || flag == 1 else {
+                    throw ParseError(position: start.position, message: "FETCH needs a fetch request, a context and YES or NO at position \(start.position)")
+                }
+                return .fetchRequest(args[0], args[1], countOnly: flag == 1)
             case "CAST":
                 guard args.count == 2 else {
                     throw ParseError(position: start.position, message: "CAST needs a value and a type name at position \(start.position)")
@@ -502,6 +508,9 @@ internal struct PredicateParser {
         }
         switch specifier {
         case .object:
+            // An expression argument stands for itself: `%@ > 5` with a count-only
+            // NSFetchRequestExpression, `%@.@count` with a SUBQUERY expression.
+            if let expression = argument as? NSExpression { return expression.node }
             return .constant(value)
         case .keyPath:
             if let swiftKeyPath = argument as? AnyKeyPath {

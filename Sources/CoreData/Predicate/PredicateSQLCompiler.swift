@@ -217,6 +217,9 @@ internal struct PredicateSQLCompiler {
             return try conditional(predicate, whenTrue, whenFalse, expression)
         case .subquery:
             throw CompileError(reason: "\(expression) is not supported in a fetch (SUBQUERY needs .@count)")
+        case .fetchRequest:
+            // A context runs these before a store compiles the predicate (FetchRequestExpressions.swift).
+            throw CompileError(reason: "\(expression) must run on its context before the store sees the predicate")
         }
     }
 

@@ -48,6 +48,9 @@ extension ExpressionNode {
         case .conditional(let predicate, let a, let b):
             return .conditional(predicate.substituting(variables, bound: bound),
                                 a.substituting(variables, bound: bound), b.substituting(variables, bound: bound))
+        case .fetchRequest(let request, let context, let countOnly):
+            return .fetchRequest(request.substituting(variables, bound: bound), context.substituting(variables, bound: bound),
+                                 countOnly: countOnly)
         }
     }
 }
@@ -84,6 +87,8 @@ extension ExpressionNode {
             return .subquery(try collection.replacing(rule), variable, try predicate.replacingExpressions(rule))
         case .conditional(let predicate, let a, let b):
             return .conditional(try predicate.replacingExpressions(rule), try a.replacing(rule), try b.replacing(rule))
+        case .fetchRequest(let request, let context, let countOnly):
+            return .fetchRequest(try request.replacing(rule), try context.replacing(rule), countOnly: countOnly)
         }
     }
 }

@@ -39,6 +39,10 @@ internal indirect enum ExpressionNode: Sendable {
     case subquery(ExpressionNode, String, PredicateNode)
     /// `TERNARY(predicate, then, else)`. Parsed, not yet evaluated (part 2).
     case conditional(PredicateNode, ExpressionNode, ExpressionNode)
+    /// `FETCH(request, context, countOnly)`: the result of a fetch request executed on a context
+    /// (``NSFetchRequestExpression``). A fetch runs it before the store sees the predicate
+    /// (`FetchRequestExpressions.swift`); an in-memory evaluation runs it when it meets it.
+    case fetchRequest(ExpressionNode, ExpressionNode, countOnly: Bool)
 }
 
 /// One comparison: `[modifier] lhs op[options] rhs`.
@@ -196,6 +200,8 @@ extension ExpressionNode: CustomStringConvertible {
         case .subquery(let collection, let variable, let predicate):
             return "SUBQUERY(\(collection), $\(variable), \(predicate))"
         case .conditional(let predicate, let a, let b): return "TERNARY(\(predicate), \(a), \(b))"
+        case .fetchRequest(let request, let context, let countOnly):
+            return "FETCH(\(request), \(context), \(countOnly ? "YES" : "NO"))"
         }
     }
 
