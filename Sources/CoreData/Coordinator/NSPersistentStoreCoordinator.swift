@@ -23,7 +23,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// A name for debugging.
     open var name: String?
     /// Guards ``stores`` and ``_storesByEntity``; never held across a store's I/O.
-    private let lock = NSRecursiveLock()
+    private let stateLock = NSRecursiveLock()
     private var stores: [NSPersistentStore] = [] { didSet { _storesByEntity.removeAll() } }
     private var _storesByEntity: [ObjectIdentifier: [NSPersistentStore]] = [:]
     private let queue = DispatchQueue(label: "NSPersistentStoreCoordinator")
@@ -35,12 +35,12 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// How many times the holder took ``saveLock`` (guarded by it).
     private var saveLockDepth = 0
     /// Serializes the blocks of ``perform(_:)`` and ``performAndWait(_:)`` with each other.
-    private let performLock = NSRecursiveLock()
+    internal let performLock = NSRecursiveLock()
     /// Whether the coordinator posts its store notifications (``postStoresDidChange(added:removed:uuidChanged:)``):
     /// off for the coordinators a migration makes for itself, which the app never sees. Set
     /// before the coordinator is used.
     internal var postsStoreNotifications = true
-    /// The stores a ``remove(_:)`` is removing (guarded by ``lock``): a second removal throws.
+    /// The stores a ``remove(_:)`` is removing (guarded by ``stateLock``): a second removal throws.
     private var removing: Set<ObjectIdentifier> = []
     /// Snapshots of the rows this coordinator's saves wrote (see ``RowCache``).
     internal let rowCache = RowCache()
@@ -74,22 +74,41 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
 
     /// Runs `body` holding the coordinator's lock.
     internal func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
+        stateLock.lock()
+        defer { stateLock.unlock() }
         return try body()
     }
 
     /// Runs `body` while no other context saves through this coordinator (reads do not wait for it).
     internal func withSaveLock<T>(_ body: () throws -> T) rethrows -> T {
+        takeSaveLock()
+        defer { giveBackSaveLock() }
+        return try body()
+    }
+
+    /// Takes the save lock (recursive), waiting for it; ``giveBackSaveLock()`` gives it back.
+    internal func takeSaveLock() {
         saveLock.lock()
+        noteSaveLockTaken()
+    }
+
+    /// Takes the save lock if no other thread holds it; whether it did.
+    internal func tryTakeSaveLock() -> Bool {
+        guard saveLock.try() else { return false }
+        noteSaveLockTaken()
+        return true
+    }
+
+    private func noteSaveLockTaken() {
         saveLockDepth += 1
         if saveLockDepth == 1 { saveLockHolder.store(CurrentThread.bits, ordering: .relaxed) }
-        defer {
-            saveLockDepth -= 1
-            if saveLockDepth == 0 { saveLockHolder.store(0, ordering: .relaxed) }
-            saveLock.unlock()
-        }
-        return try body()
+    }
+
+    /// Gives back the save lock once.
+    internal func giveBackSaveLock() {
+        saveLockDepth -= 1
+        if saveLockDepth == 0 { saveLockHolder.store(0, ordering: .relaxed) }
+        saveLock.unlock()
     }
 
     /// Marks the coordinator's queue, so that a block on it (or in its `sync`) is recognized.
