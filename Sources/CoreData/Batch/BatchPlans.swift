@@ -59,7 +59,7 @@ internal struct BatchUpdate {
             }
             if let expression = raw as? NSExpression, expression.expressionType != .constantValue {
                 try BatchKeyPaths.check(expression.node, in: entity)
-                assignments.append((index, .expression(expression.node)))
+                assignments.append((index, .expression(try expression.node.runningFetchRequestExpressions())))
             } else {
                 let constant = (raw as? NSExpression)?.constantValue ?? raw
                 assignments.append((index, .constant(try BatchErrors.storeValue(constant, for: attribute, row: nil))))

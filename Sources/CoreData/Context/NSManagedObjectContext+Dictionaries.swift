@@ -114,7 +114,7 @@ extension NSManagedObjectContext {
             guard !description.name.isEmpty else {
                 throw CoreDataError.make(.coreData, "Invalid \(role): an NSExpressionDescription needs a name (the key of its values)")
             }
-            let node = expression.node
+            let node = try expression.node.runningFetchRequestExpressions() // a FETCH(…) runs now, once
             var column = DictionaryPlan.Column(name: description.name, expression: node, resultType: description.expressionResultType,
                                                isAggregate: DictionaryPlan.isAggregate(node, entity: entity))
             // A plain stored key path keeps its attribute's type; others (`items.@count`) are computed.

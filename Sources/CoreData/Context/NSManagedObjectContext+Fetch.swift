@@ -86,9 +86,19 @@ extension NSManagedObjectContext {
     internal func plan<T>(for request: NSFetchRequest<T>, entity: NSEntityDescription, withLimits: Bool) throws -> FetchPlan {
         var plan = FetchPlan(entity: entity)
         plan.includesSubentities = request.includesSubentities
-        plan.predicate = try request.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() }
-        plan.sortKeys = try PredicateBridge.sortKeys(of: request.sortDescriptors ?? [])
         plan.requestPredicate = request.predicate
+        if let predicate = request.predicate {
+            let tree = try PredicateBridge.tree(of: predicate)
+            if tree.containsFetchRequestExpression {
+                // FETCH(…) runs now, once: the stores, a store you write and a parent context
+                // get the predicate with its result (NSFetchRequestExpression.swift).
+                plan.predicate = try tree.runningFetchRequestExpressions()
+                plan.requestPredicate = NSPredicate.make(from: plan.predicate!)
+            } else {
+                plan.predicate = tree
+            }
+        }
+        plan.sortKeys = try PredicateBridge.sortKeys(of: request.sortDescriptors ?? [])
         plan.requestSortDescriptors = request.sortDescriptors ?? []
         plan.affectedStores = request.affectedStores
         if withLimits {
@@ -121,8 +131,13 @@ extension NSManagedObjectContext {
         var objects: [NSManagedObject]
         if let parent = _parent {
             // Reads walk up the chain: the parent answers with its own view, unsaved changes included.
+            var forwarded = request
+            if plan.requestPredicate !== request.predicate { // a FETCH(…) ran: the parent gets its result
+                forwarded = request.copiedRequest(as: T.self)
+                forwarded.predicate = plan.requestPredicate
+            }
             let rows = try parent.performAndWait {
-                try parent.snapshotsForChild(request, entity: entity, applyLimits: applyLimits && !needsMemory)
+                try parent.snapshotsForChild(forwarded, entity: entity, applyLimits: applyLimits && !needsMemory)
             }
             objects = materialize(fromParent: rows, refresh: request.shouldRefreshRefetchedObjects,
                                   asFaults: request.returnsObjectsAsFaults, withValues: request.includesPropertyValues)

@@ -209,7 +209,7 @@ private struct HistoryFilter {
             throw CoreDataError.make(.unsupportedRequestType,
                 "A history request's fetch request must be NSPersistentHistoryTransaction.fetchRequest or NSPersistentHistoryChange.fetchRequest, not one of the entity '\(request.entityName ?? "nil")'")
         }
-        predicate = try request.predicate.map { try PredicateBridge.tree(of: $0) }
+        predicate = try request.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() }
         offset = max(request.fetchOffset, 0)
         limit = request.fetchLimit
     }

@@ -326,7 +326,14 @@ open class NSExpression: NSObject, NSCopying {
 
     /// ``expressionValue(with:context:)`` with the variables in a Swift dictionary (no bridging).
     internal func value(with object: Any?, variables: [String: Any]) -> Any? {
-        PredicateEvaluator(variables: variables).value(of: node, object: object).walkable
+        let evaluator = PredicateEvaluator(variables: variables)
+        if case .fetchRequest(let request, let context, let countOnly) = node {
+            // An NSFetchRequestExpression gives what fetch(_:) returns (NSFetchRequestExpression.swift).
+            return FetchRequestExpressions.expressionValue(request: evaluator.value(of: request, object: object).walkable,
+                                                           context: evaluator.value(of: context, object: object).walkable,
+                                                           countOnly: countOnly)
+        }
+        return evaluator.value(of: node, object: object).walkable
     }
 
     /// Allows evaluation of an expression decoded from an archive; nothing to do here.

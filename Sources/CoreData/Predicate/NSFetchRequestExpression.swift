@@ -23,17 +23,29 @@ public let NSFetchRequestExpressionType = NSExpression.ExpressionType.fetchReque
 /// ```
 ///
 /// How it runs here:
-/// - A fetch, count or batch request whose predicate holds one runs its fetch first, on its
-///   context (with `performAndWait`, so another context's queue is respected), and compares
-///   with the result; an error of that fetch is thrown by the outer request. Apple's SQLite
-///   store may compile the fetch into a SQL subquery instead; the results are the same.
-/// - Inside a predicate, a dictionary result whose dictionaries have one key stands for that
-///   key's values (`name IN FETCH(…)` with `propertiesToFetch = ["name"]`), as a SQL subquery
-///   selects one column.
-/// - ``expressionValue(with:context:)`` returns the fetch's results (or its count as a number)
-///   as `fetch(_:)` returns them.
-/// - Evaluated in memory where nothing can throw (`NSPredicate.evaluate(with:)`), a fetch that
-///   fails is logged and reads as `nil`.
+/// - A fetch or count (of a context or a fetched results controller), a batch update or delete,
+///   a dictionary fetch's column or a history request that holds one runs its fetch first, once,
+///   on the expression's context with `performAndWait`, and works with the result; an error of
+///   that fetch is thrown by the outer request. Stores (yours included) and a parent context get
+///   the predicate with the result in place of `FETCH(…)`.
+/// - Apple's SQLite store may compile the fetch into a SQL subquery instead, which sees only
+///   saved rows; here the fetch is the context's `fetch(_:)`, so it sees the context's unsaved
+///   changes as its request's `includesPendingChanges` says.
+/// - The result stands in the predicate as object IDs for objects, and a dictionary result of
+///   one property as that property's values (nil ones left out), as a SQL subquery selects one
+///   column. A key path from the fetch (`%@.name`) is read on the expression's context's queue.
+/// - A fetched results controller runs the fetch at `performFetch()`; the changes it tracks
+///   afterwards are judged against that result.
+/// - The outer context waits for the expression's context: as with any `performAndWait`, two
+///   contexts that wait for each other's queues (a main-queue context's fetch with a `FETCH` on a
+///   background context whose queue waits for the main queue) deadlock.
+/// - A request whose predicate holds, through `FETCH(…)`s, a fetch of itself throws 134060.
+/// - `expressionValue(with:context:)` returns the fetch's results (or its count as a number) as
+///   `fetch(_:)` returns them. Evaluated in memory where nothing can throw
+///   (`NSPredicate.evaluate(with:)`), a fetch that fails is logged and reads as `nil`.
+/// - Linux difference: `NSExpression(format: "FETCH(…)")` gives an `NSExpression` whose
+///   ``NSExpression/expressionType`` is ``NSFetchRequestExpressionType`` but which is not an
+///   `NSFetchRequestExpression` (an initializer cannot return a subclass); it evaluates the same.
 open class NSFetchRequestExpression: NSExpression {
     /// An expression whose value is the result of the fetch request `fetch` evaluates to, executed
     /// on the context `context` evaluates to: its count when `countFlag` is true, otherwise what
@@ -65,30 +77,20 @@ open class NSFetchRequestExpression: NSExpression {
         guard case .fetchRequest(_, _, let countOnly) = node else { return false }
         return countOnly
     }
-
-    /// The fetch's results as `fetch(_:)` returns them, or their count as an `NSNumber`; `nil`
-    /// (and a log message) when the fetch fails or the expressions do not give a fetch request
-    /// and a context.
-    open override func expressionValue(with object: Any?, context: NSMutableDictionary?) -> Any? {
-        guard case .fetchRequest(let request, let contextNode, let countOnly) = node else { return nil }
-        var variables: [String: Any] = [:]
-        context?.forEach { key, value in if let key = key as? String { variables[key] = value } }
-        let evaluator = PredicateEvaluator(variables: variables)
-        do {
-            return try FetchRequestExpressions.run(request: evaluator.value(of: request, object: object).walkable,
-                                                   context: evaluator.value(of: contextNode, object: object).walkable,
-                                                   countOnly: countOnly)
-        } catch {
-            CoreDataLog.error("\(description) could not run its fetch: \((error as NSError).localizedDescription)")
-            return nil
-        }
-    }
 }
 
 /// A fetch request whatever its result type, as a fetch request expression runs it.
-internal protocol ExpressionFetchRequest {
+internal protocol ExpressionFetchRequest: AnyObject {
     /// What `fetch(_:)` on `context` returns, or `count(for:)` as an `NSNumber` when `countOnly`.
     func expressionResults(in context: NSManagedObjectContext, countOnly: Bool) throws -> Any
+    /// The key of a dictionary result's one column: the request asks for dictionaries of one
+    /// property or expression. `nil` otherwise.
+    var singleColumnKey: String? { get }
+    /// The request's predicate, parsed (`nil` for none, or one that is not a format).
+    var expressionPredicateTree: PredicateNode? { get }
+    /// The request without its predicate, for `FETCH(…)`'s description (a predicate could hold
+    /// the request itself).
+    var expressionDescription: String { get }
 }
 
 extension NSFetchRequest: ExpressionFetchRequest {
@@ -96,37 +98,110 @@ extension NSFetchRequest: ExpressionFetchRequest {
         if countOnly { return NSNumber(value: try context.count(for: self)) }
         return try context.fetch(self).map { $0 as Any }
     }
+
+    var singleColumnKey: String? {
+        guard resultType == .dictionaryResultType, let properties = propertiesToFetch, properties.count == 1 else { return nil }
+        switch properties[0] {
+        case let name as String: return name
+        case let description as NSPropertyDescription: return description.name
+        default: return nil
+        }
+    }
+
+    var expressionPredicateTree: PredicateNode? { try? predicate?.predicateTree() } // (no FETCH in one that is not a format)
+
+    var expressionDescription: String { "<NSFetchRequest: entity: \(entityName ?? "nil")>" }
 }
 
 /// Running the fetches of `FETCH(…)` expressions.
 internal enum FetchRequestExpressions {
-    /// Runs the fetch of a fetch request expression: `request` must be a fetch request and
-    /// `context` a managed object context. Runs on the context's queue (reentrant when the caller
-    /// is on it already). Throws the fetch's error, or 134060 for operands of the wrong kind.
-    static func run(request: Any?, context: Any?, countOnly: Bool) throws -> Any {
+    /// The fetch request and context of a fetch request expression, checked: throws 134060 for
+    /// operands of the wrong kind, or for a request whose predicate holds a `FETCH(…)` of a
+    /// request being run (it would run itself without end).
+    private static func operands(_ request: Any?, _ context: Any?) throws -> (ExpressionFetchRequest, NSManagedObjectContext) {
         guard let fetch = request as? ExpressionFetchRequest else {
             throw CoreDataError.make(.coreData, "A fetch request expression needs an NSFetchRequest, not \(request.map { "\(type(of: $0))" } ?? "nil")")
         }
         guard let context = context as? NSManagedObjectContext else {
             throw CoreDataError.make(.coreData, "A fetch request expression needs an NSManagedObjectContext, not \(context.map { "\(type(of: $0))" } ?? "nil")")
         }
+        if let cycle = cycle(from: fetch, path: []) {
+            throw CoreDataError.make(.coreData, "A fetch request expression's request \(cycle.expressionDescription) holds, in its predicate or one of its fetch requests' predicates, a FETCH of itself: it would run without end")
+        }
+        return (fetch, context)
+    }
+
+    /// A request that a chain of `FETCH(…)` predicates from `request` reaches twice, if any.
+    private static func cycle(from request: ExpressionFetchRequest, path: [ObjectIdentifier]) -> ExpressionFetchRequest? {
+        let id = ObjectIdentifier(request)
+        if path.contains(id) { return request }
+        guard let tree = request.expressionPredicateTree else { return nil }
+        var found: ExpressionFetchRequest?
+        _ = tree.replacingExpressions { expression in
+            guard found == nil, case .fetchRequest(.constant(let value), _, _) = expression,
+                  let inner = value.walkable as? ExpressionFetchRequest else { return nil }
+            found = cycle(from: inner, path: path + [id])
+            return expression
+        }
+        return found
+    }
+
+    /// Runs the fetch of a fetch request expression on its context's queue (reentrant when the
+    /// caller is on it already): what `fetch(_:)` returns, or the count as an `NSNumber`.
+    /// Throws the fetch's error, or 134060 (``operands(_:_:)``).
+    static func run(request: Any?, context: Any?, countOnly: Bool) throws -> Any {
+        let (fetch, context) = try operands(request, context)
         return try context.performAndWait { try fetch.expressionResults(in: context, countOnly: countOnly) }
     }
 
-    /// The value of a `FETCH(…)` inside a predicate: its results, with one-key dictionaries
-    /// standing for their values (a SQL subquery's one column).
-    static func operandValue(request: Any?, context: Any?, countOnly: Bool) throws -> PredicateValue {
-        let results = try run(request: request, context: context, countOnly: countOnly)
-        guard let rows = results as? [Any], !rows.isEmpty,
-              rows.allSatisfy({ ($0 as? [String: Any])?.count == 1 }) else { return PredicateValue(results) }
-        return PredicateValue(rows.map { ($0 as! [String: Any]).first!.value })
+    /// ``run(request:context:countOnly:)`` for `expressionValue(with:context:)`, which cannot
+    /// throw: a failed fetch is logged and gives `nil`.
+    static func expressionValue(request: Any?, context: Any?, countOnly: Bool) -> Any? {
+        do {
+            return try run(request: request, context: context, countOnly: countOnly)
+        } catch {
+            CoreDataLog.error("FETCH(…, \(countOnly ? "YES" : "NO")) could not run its fetch, and gives nil: \((error as NSError).localizedDescription)")
+            return nil
+        }
     }
 
-    /// ``operandValue(request:context:countOnly:)`` where nothing can throw (in-memory
+    /// The value of a `FETCH(…)` inside a predicate, followed by `keyPath` (`%@.name`), read on
+    /// the fetch's context's queue and made of values that may leave it: object IDs for managed
+    /// objects, and for a dictionary result of one column that column's values (nil ones left
+    /// out), as a SQL subquery selects one column.
+    static func operandValue(request: Any?, context: Any?, countOnly: Bool, keyPath: [String] = []) throws -> PredicateValue {
+        let (fetch, context) = try operands(request, context)
+        return try context.performAndWait {
+            // The async fetch that may be running on this context counts its own rows only.
+            let observer = context._fetchRowObserver
+            context._fetchRowObserver = nil
+            defer { context._fetchRowObserver = observer }
+            var results = try fetch.expressionResults(in: context, countOnly: countOnly)
+            if let key = fetch.singleColumnKey, let rows = results as? [Any] {
+                results = rows.compactMap { ($0 as? [String: Any])?[key] }
+            }
+            if !keyPath.isEmpty { results = PredicateKeyValue.value(of: results, keyPath: keyPath) as Any }
+            return PredicateValue(detached(results))
+        }
+    }
+
+    /// `value` with managed objects replaced by their IDs (collections walked), so that it can
+    /// be compared on another queue than its context's.
+    private static func detached(_ value: Any?) -> Any? {
+        switch value {
+        case let object as NSManagedObject: return object.objectID
+        case let array as [Any]: return array.map { detached($0) ?? NSNull() }
+        case let set as Set<NSManagedObject>: return set.map(\.objectID)
+        case let ordered as NSOrderedSet: return ordered.array.map { detached($0) ?? NSNull() }
+        default: return value
+        }
+    }
+
+    /// ``operandValue(request:context:countOnly:keyPath:)`` where nothing can throw (in-memory
     /// evaluation): a failed fetch is logged and reads as `nil`.
-    static func evaluate(request: Any?, context: Any?, countOnly: Bool) -> PredicateValue {
+    static func evaluate(request: Any?, context: Any?, countOnly: Bool, keyPath: [String] = []) -> PredicateValue {
         do {
-            return try operandValue(request: request, context: context, countOnly: countOnly)
+            return try operandValue(request: request, context: context, countOnly: countOnly, keyPath: keyPath)
         } catch {
             CoreDataLog.error("FETCH(…, \(countOnly ? "YES" : "NO")) in a predicate evaluated in memory could not run its fetch, and reads as nil: \((error as NSError).localizedDescription)")
             return .null
@@ -135,22 +210,16 @@ internal enum FetchRequestExpressions {
 }
 
 extension PredicateNode {
-    /// The predicate with each `FETCH(…)` replaced by its result, fetched now: what a fetch,
-    /// count or batch request does before its store sees the predicate. Throws the first fetch's
-    /// error. The predicate's own variables must be substituted already.
+    /// The predicate with each `FETCH(…)` (and key path from one) replaced by its value, fetched
+    /// now: what a fetch, count or batch request does before its store sees the predicate.
+    /// Throws the first fetch's error. The predicate's own variables must be substituted already.
     func runningFetchRequestExpressions() throws -> PredicateNode {
         guard containsFetchRequestExpression else { return self }
-        return try replacingExpressions { expression in
-            guard case .fetchRequest(let request, let context, let countOnly) = expression else { return nil }
-            let evaluator = PredicateEvaluator(variables: [:])
-            return .constant(try FetchRequestExpressions.operandValue(request: evaluator.value(of: request, object: nil).walkable,
-                                                                     context: evaluator.value(of: context, object: nil).walkable,
-                                                                     countOnly: countOnly))
-        }
+        return try replacingExpressions(ExpressionNode.fetchRequestValue)
     }
 
     /// Whether a `FETCH(…)` appears anywhere in the predicate (most predicates: no, cheaply).
-    fileprivate var containsFetchRequestExpression: Bool {
+    var containsFetchRequestExpression: Bool {
         switch self {
         case .constant: return false
         case .and(let parts), .or(let parts): return parts.contains { $0.containsFetchRequestExpression }
@@ -162,6 +231,30 @@ extension PredicateNode {
 }
 
 extension ExpressionNode {
+    /// The expression with each `FETCH(…)` replaced by its value, fetched now (a batch update's
+    /// value, a dictionary fetch's column), as ``PredicateNode/runningFetchRequestExpressions()``.
+    func runningFetchRequestExpressions() throws -> ExpressionNode {
+        guard containsFetchRequestExpression else { return self }
+        return try replacing(ExpressionNode.fetchRequestValue)
+    }
+
+    /// The rule that replaces a `FETCH(…)`, or a key path from one, by its value.
+    fileprivate static func fetchRequestValue(_ expression: ExpressionNode) throws -> ExpressionNode? {
+        let (fetch, keyPath): (ExpressionNode, [String])
+        switch expression {
+        case .fetchRequest: (fetch, keyPath) = (expression, [])
+        case .keyPathFrom(let base, let path):
+            guard case .fetchRequest = base else { return nil }
+            (fetch, keyPath) = (base, path)
+        default: return nil
+        }
+        guard case .fetchRequest(let request, let context, let countOnly) = fetch else { return nil }
+        let evaluator = PredicateEvaluator(variables: [:])
+        return .constant(try FetchRequestExpressions.operandValue(request: evaluator.value(of: request, object: nil).walkable,
+                                                                 context: evaluator.value(of: context, object: nil).walkable,
+                                                                 countOnly: countOnly, keyPath: keyPath))
+    }
+
     fileprivate var containsFetchRequestExpression: Bool {
         switch self {
         case .fetchRequest: return true

@@ -104,6 +104,12 @@ internal struct PredicateEvaluator {
         case .evaluatedObject: return PredicateValue(object)
         case .keyPath(let path): return PredicateValue(PredicateKeyValue.value(of: object, keyPath: path))
         case .keyPathFrom(let base, let path):
+            if case .fetchRequest(let request, let context, let countOnly) = base {
+                // Read on the fetch's context's queue (NSFetchRequestExpression.swift).
+                return FetchRequestExpressions.evaluate(request: value(of: request, object: object).walkable,
+                                                        context: value(of: context, object: object).walkable,
+                                                        countOnly: countOnly, keyPath: path)
+            }
             let start = value(of: base, object: object).walkable
             return PredicateValue(PredicateKeyValue.value(of: start, keyPath: path))
         case .variable(let name): return PredicateValue(variables[name])

@@ -218,7 +218,7 @@ internal struct PredicateSQLCompiler {
         case .subquery:
             throw CompileError(reason: "\(expression) is not supported in a fetch (SUBQUERY needs .@count)")
         case .fetchRequest:
-            // A context runs these before a store compiles the predicate (FetchRequestExpressions.swift).
+            // A context runs these before a store compiles the predicate (NSFetchRequestExpression.swift).
             throw CompileError(reason: "\(expression) must run on its context before the store sees the predicate")
         }
     }

@@ -41,7 +41,7 @@ internal indirect enum ExpressionNode: Sendable {
     case conditional(PredicateNode, ExpressionNode, ExpressionNode)
     /// `FETCH(request, context, countOnly)`: the result of a fetch request executed on a context
     /// (``NSFetchRequestExpression``). A fetch runs it before the store sees the predicate
-    /// (`FetchRequestExpressions.swift`); an in-memory evaluation runs it when it meets it.
+    /// (`NSFetchRequestExpression.swift`); an in-memory evaluation runs it when it meets it.
     case fetchRequest(ExpressionNode, ExpressionNode, countOnly: Bool)
 }
 
@@ -201,7 +201,14 @@ extension ExpressionNode: CustomStringConvertible {
             return "SUBQUERY(\(collection), $\(variable), \(predicate))"
         case .conditional(let predicate, let a, let b): return "TERNARY(\(predicate), \(a), \(b))"
         case .fetchRequest(let request, let context, let countOnly):
-            return "FETCH(\(request), \(context), \(countOnly ? "YES" : "NO"))"
+            // The request without its predicate, which could hold this expression.
+            let requestText: String
+            if case .constant(let value) = request, let fetch = value.walkable as? ExpressionFetchRequest {
+                requestText = fetch.expressionDescription
+            } else {
+                requestText = request.description
+            }
+            return "FETCH(\(requestText), \(context), \(countOnly ? "YES" : "NO"))"
         }
     }
 

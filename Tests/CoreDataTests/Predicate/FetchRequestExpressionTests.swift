@@ -99,6 +99,78 @@ struct FetchRequestExpressionTests {
         }
     }
 
+    @Test("A one-column result leaves nil values out; key paths from a fetch are read on its context", arguments: kinds)
+    func nilsAndKeyPaths(kind: String) throws {
+        let stack = try stack(kind)
+        try withExtendedLifetime(stack) {
+            try populate(stack)
+            stack.insert("Car", ["year": 1990]) // no name
+            try stack.context.save()
+            let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Car")
+            request.resultType = .dictionaryResultType
+            request.propertiesToFetch = ["name"]
+            let names = fetchExpression(request, in: stack.context)
+            #expect(try carNames(stack, NSPredicate(format: "name IN %@", names)) == ["Beetle", "Model T", "Trabant", "Zoë"])
+            let owners = NSFetchRequest<NSFetchRequestResult>(entityName: "Car")
+            owners.resultType = .dictionaryResultType
+            owners.propertiesToFetch = ["owner"]
+            owners.predicate = NSPredicate(format: "name BEGINSWITH 'B' OR name == nil")
+            #expect(try carNames(stack, NSPredicate(format: "owner IN %@", fetchExpression(owners, in: stack.context))) == ["Beetle"])
+            // `%@.name`: the people's names, read where the people live.
+            let background = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            background.persistentStoreCoordinator = stack.coordinator
+            let young = fetchExpression(people("age < 40"), in: background)
+            let byName = NSPredicate(format: "owner.name IN %@.name", young)
+            #expect(try carNames(stack, byName) == ["Model T", "Zoë"])
+            let car = try #require(try stack.fetch("Car") { $0.predicate = NSPredicate(format: "name == 'Zoë'") }.first)
+            #expect(byName.evaluate(with: car))
+        }
+    }
+
+    @Test("A child context's fetch runs the FETCH once, with the child's view, and a batch update takes one as a value")
+    func childAndBatchUpdate() throws {
+        let stack = try TestStack()
+        try withExtendedLifetime(stack) {
+            try populate(stack)
+            let (parent, child) = stack.parentAndChild()
+            try child.performAndWait {
+                // An unsaved person of the child's owns an unsaved car.
+                let ken = NSEntityDescription.insertNewObject(forEntityName: "Person", into: child)
+                ken.setValue("Ken", forKey: "name")
+                ken.setValue(80, forKey: "age")
+                let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: child)
+                car.setValue("Child's", forKey: "name")
+                car.setValue(ken, forKey: "owner")
+                let cars = NSFetchRequest<NSManagedObject>(entityName: "Car")
+                cars.predicate = NSPredicate(format: "owner IN %@", fetchExpression(people("age > 60"), in: child))
+                let names = try child.fetch(cars).compactMap { $0.value(forKey: "name") as? String }.sorted()
+                #expect(names == ["Beetle", "Child's"])
+            }
+            withExtendedLifetime(parent) {}
+            let update = NSBatchUpdateRequest(entityName: "Car")
+            update.predicate = NSPredicate(format: "name == 'Trabant'")
+            update.propertiesToUpdate = ["year": fetchExpression(people("age > 0"), in: stack.context, countOnly: true)]
+            update.resultType = .updatedObjectsCountResultType
+            #expect((try stack.context.execute(update) as? NSBatchUpdateResult)?.result as? Int == 1)
+            #expect(try stack.rawRows("SELECT \"ZYEAR\" FROM \"ZCAR\" WHERE \"ZNAME\" = 'Trabant'") == [["3"]])
+        }
+    }
+
+    @Test("A request whose predicate fetches itself throws instead of running without end")
+    func cycle() throws {
+        let stack = try TestStack()
+        try withExtendedLifetime(stack) {
+            try populate(stack)
+            let first = people("age > 1"), second = people("age > 2")
+            first.predicate = NSPredicate(format: "SELF IN %@", fetchExpression(second, in: stack.context))
+            second.predicate = NSPredicate(format: "SELF IN %@", fetchExpression(first, in: stack.context))
+            let error = try #require(throws: NSError.self) { try stack.context.fetch(first) }
+            #expect(error.code == 134060)
+            #expect(error.localizedDescription.contains("FETCH of itself"))
+            #expect(first.description.contains("FETCH(<NSFetchRequest: entity: Person>"))
+        }
+    }
+
     @Test("The inner fetch sees the context's unsaved changes, as fetch(_:) does")
     func pendingChanges() throws {
         let stack = try TestStack()
@@ -189,6 +261,10 @@ struct FetchRequestExpressionTests {
             #expect(try carNames(stack, parsed) == ["Beetle"])
             #expect(try carNames(stack, NSPredicate(format: "FETCH(%@, %@, YES) == 2 AND name == 'Trabant'", request, stack.context)) == ["Trabant"])
             #expect(throws: NSError.self) { try NSPredicate(validatingFormat: "owner IN FETCH(%@, %@)", argumentArray: [request, stack.context]) }
+            // A parsed FETCH(…) is evaluated as the class's: what fetch(_:) returns.
+            let parsedExpression = CoreData.NSExpression(format: "FETCH(%@, %@, NO)", argumentArray: [request, stack.context])
+            #expect(parsedExpression.expressionType == NSFetchRequestExpressionType)
+            #expect((parsedExpression.expressionValue(with: nil, context: nil) as? [NSManagedObject])?.count == 2)
         }
     }
 }
