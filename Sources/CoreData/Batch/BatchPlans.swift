@@ -59,7 +59,12 @@ internal struct BatchUpdate {
             }
             if let expression = raw as? NSExpression, expression.expressionType != .constantValue {
                 try BatchKeyPaths.check(expression.node, in: entity)
-                assignments.append((index, .expression(try expression.node.runningFetchRequestExpressions())))
+                let node = try expression.node.runningFetchRequestExpressions()
+                if case .constant(let value) = node { // a FETCH(…)'s value, checked as a constant is
+                    assignments.append((index, .constant(try BatchErrors.storeValue(value.walkable, for: attribute, row: nil))))
+                } else {
+                    assignments.append((index, .expression(node)))
+                }
             } else {
                 let constant = (raw as? NSExpression)?.constantValue ?? raw
                 assignments.append((index, .constant(try BatchErrors.storeValue(constant, for: attribute, row: nil))))

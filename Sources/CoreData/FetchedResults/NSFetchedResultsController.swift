@@ -224,12 +224,19 @@ open class NSFetchedResultsController<ResultType>: NSObject {
             }
             let entity = try context.resolveEntity(request)
             if let sectionNameKeyPath { try checkKeyPath(sectionNameKeyPath, of: entity) }
+            // A FETCH(…) in the predicate runs once, here: the fetch and the tracking use its result.
+            let predicate = try request.predicate.map { try PredicateBridge.tree(of: $0) }
+            var fetched = request
+            if let predicate, predicate.containsFetchRequestExpression {
+                fetched = request.copiedRequest(as: ResultType.self)
+                fetched.predicate = NSPredicate.make(from: try predicate.runningFetchRequestExpressions())
+            }
             // (The context's typed fetch checks that its results are `ResultType`s.)
-            let objects = try context.fetch(request).map { $0 as AnyObject }
+            let objects = try context.fetch(fetched).map { $0 as AnyObject }
             guard request.resultType == .managedObjectResultType else { return (objects, nil) }
             let tracked = FetchedResultsCore.TrackedRequest(
                 entityNumbers: Set(request.includesSubentities ? entity.layout.entityNumbers : [entity.layout.entityNumber]),
-                predicate: try request.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() },
+                predicate: try fetched.predicate.map { try PredicateBridge.tree(of: $0) },
                 sortKeys: try PredicateBridge.sortKeys(of: descriptors))
             return (objects, tracked)
         }

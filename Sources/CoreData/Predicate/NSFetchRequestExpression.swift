@@ -31,9 +31,10 @@ public let NSFetchRequestExpressionType = NSExpression.ExpressionType.fetchReque
 /// - Apple's SQLite store may compile the fetch into a SQL subquery instead, which sees only
 ///   saved rows; here the fetch is the context's `fetch(_:)`, so it sees the context's unsaved
 ///   changes as its request's `includesPendingChanges` says.
-/// - The result stands in the predicate as object IDs for objects, and a dictionary result of
-///   one property as that property's values (nil ones left out), as a SQL subquery selects one
-///   column. A key path from the fetch (`%@.name`) is read on the expression's context's queue.
+/// - The result stands in the predicate as it is (objects are compared by ID), and a dictionary
+///   result of one property as that property's values (nil ones left out), as a SQL subquery
+///   selects one column. A key path from the fetch (`%@.name`) is read on the expression's
+///   context's queue.
 /// - A fetched results controller runs the fetch at `performFetch()`; the changes it tracks
 ///   afterwards are judged against that result.
 /// - The outer context waits for the expression's context: as with any `performAndWait`, two
@@ -104,13 +105,14 @@ extension NSFetchRequest: ExpressionFetchRequest {
         switch properties[0] {
         case let name as String: return name
         case let description as NSPropertyDescription: return description.name
+        case let keyPath as AnyKeyPath: return (try? TypedKeyPaths.names(of: keyPath))?.joined(separator: ".")
         default: return nil
         }
     }
 
     var expressionPredicateTree: PredicateNode? { try? predicate?.predicateTree() } // (no FETCH in one that is not a format)
 
-    var expressionDescription: String { "<NSFetchRequest: entity: \(entityName ?? "nil")>" }
+    var expressionDescription: String { "<NSFetchRequest: \(ObjectIdentifier(self)), entity: \(entityName ?? "nil")>" }
 }
 
 /// Running the fetches of `FETCH(…)` expressions.
@@ -125,22 +127,25 @@ internal enum FetchRequestExpressions {
         guard let context = context as? NSManagedObjectContext else {
             throw CoreDataError.make(.coreData, "A fetch request expression needs an NSManagedObjectContext, not \(context.map { "\(type(of: $0))" } ?? "nil")")
         }
-        if let cycle = cycle(from: fetch, path: []) {
+        var walked: Set<ObjectIdentifier> = []
+        if let cycle = cycle(from: fetch, done: &walked) {
             throw CoreDataError.make(.coreData, "A fetch request expression's request \(cycle.expressionDescription) holds, in its predicate or one of its fetch requests' predicates, a FETCH of itself: it would run without end")
         }
         return (fetch, context)
     }
 
-    /// A request that a chain of `FETCH(…)` predicates from `request` reaches twice, if any.
-    private static func cycle(from request: ExpressionFetchRequest, path: [ObjectIdentifier]) -> ExpressionFetchRequest? {
+    /// A request that a chain of `FETCH(…)` predicates from `request` reaches again, if any.
+    /// `done` holds the requests whose chains were walked already: each is walked once.
+    private static func cycle(from request: ExpressionFetchRequest, path: [ObjectIdentifier] = [],
+                              done: inout Set<ObjectIdentifier>) -> ExpressionFetchRequest? {
         let id = ObjectIdentifier(request)
         if path.contains(id) { return request }
-        guard let tree = request.expressionPredicateTree else { return nil }
+        guard done.insert(id).inserted, let tree = request.expressionPredicateTree else { return nil }
         var found: ExpressionFetchRequest?
         _ = tree.replacingExpressions { expression in
             guard found == nil, case .fetchRequest(.constant(let value), _, _) = expression,
                   let inner = value.walkable as? ExpressionFetchRequest else { return nil }
-            found = cycle(from: inner, path: path + [id])
+            found = cycle(from: inner, path: path + [id], done: &done)
             return expression
         }
         return found
@@ -165,10 +170,9 @@ internal enum FetchRequestExpressions {
         }
     }
 
-    /// The value of a `FETCH(…)` inside a predicate, followed by `keyPath` (`%@.name`), read on
-    /// the fetch's context's queue and made of values that may leave it: object IDs for managed
-    /// objects, and for a dictionary result of one column that column's values (nil ones left
-    /// out), as a SQL subquery selects one column.
+    /// The value of a `FETCH(…)` inside a predicate, followed by `keyPath` (`%@.name`, read on
+    /// the fetch's context's queue): without a key path, a dictionary result of one column is
+    /// that column's values (nil ones left out), as a SQL subquery selects one column.
     static func operandValue(request: Any?, context: Any?, countOnly: Bool, keyPath: [String] = []) throws -> PredicateValue {
         let (fetch, context) = try operands(request, context)
         return try context.performAndWait {
@@ -176,24 +180,12 @@ internal enum FetchRequestExpressions {
             let observer = context._fetchRowObserver
             context._fetchRowObserver = nil
             defer { context._fetchRowObserver = observer }
-            var results = try fetch.expressionResults(in: context, countOnly: countOnly)
+            let results = try fetch.expressionResults(in: context, countOnly: countOnly)
+            if !keyPath.isEmpty { return PredicateValue(PredicateKeyValue.value(of: results, keyPath: keyPath)) }
             if let key = fetch.singleColumnKey, let rows = results as? [Any] {
-                results = rows.compactMap { ($0 as? [String: Any])?[key] }
+                return PredicateValue(rows.compactMap { ($0 as? [String: Any])?[key] })
             }
-            if !keyPath.isEmpty { results = PredicateKeyValue.value(of: results, keyPath: keyPath) as Any }
-            return PredicateValue(detached(results))
-        }
-    }
-
-    /// `value` with managed objects replaced by their IDs (collections walked), so that it can
-    /// be compared on another queue than its context's.
-    private static func detached(_ value: Any?) -> Any? {
-        switch value {
-        case let object as NSManagedObject: return object.objectID
-        case let array as [Any]: return array.map { detached($0) ?? NSNull() }
-        case let set as Set<NSManagedObject>: return set.map(\.objectID)
-        case let ordered as NSOrderedSet: return ordered.array.map { detached($0) ?? NSNull() }
-        default: return value
+            return PredicateValue(results)
         }
     }
 

@@ -153,6 +153,12 @@ struct FetchRequestExpressionTests {
             update.resultType = .updatedObjectsCountResultType
             #expect((try stack.context.execute(update) as? NSBatchUpdateResult)?.result as? Int == 1)
             #expect(try stack.rawRows("SELECT \"ZYEAR\" FROM \"ZCAR\" WHERE \"ZNAME\" = 'Trabant'") == [["3"]])
+            // A FETCH's value is checked as a constant is: a count is not a string.
+            let wrong = NSBatchUpdateRequest(entityName: "Car")
+            wrong.propertiesToUpdate = ["name": fetchExpression(people("age > 0"), in: stack.context, countOnly: true)]
+            let error = try #require(throws: NSError.self) { try stack.context.execute(wrong) }
+            #expect(error.code == 1550)
+            #expect(try stack.storedCarNames() == ["Beetle", "Model T", "Trabant", "Zoë"])
         }
     }
 
@@ -167,7 +173,31 @@ struct FetchRequestExpressionTests {
             let error = try #require(throws: NSError.self) { try stack.context.fetch(first) }
             #expect(error.code == 134060)
             #expect(error.localizedDescription.contains("FETCH of itself"))
-            #expect(first.description.contains("FETCH(<NSFetchRequest: entity: Person>"))
+            #expect(first.description.contains("FETCH(<NSFetchRequest: "))
+            #expect(first.description.contains(", entity: Person>, "))
+        }
+    }
+
+    @Test("A fetched results controller keeps an object whose owner was unsaved at performFetch, after a save")
+    func fetchedResultsController() throws {
+        let stack = try TestStack()
+        try withExtendedLifetime(stack) {
+            try populate(stack)
+            let ken = stack.insert("Person", ["name": "Ken", "age": 80])
+            let kensCar = stack.insert("Car", ["name": "Ken's"])
+            kensCar.setValue(ken, forKey: "owner")
+            let cars = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            cars.predicate = NSPredicate(format: "owner IN %@", fetchExpression(people("age > 60"), in: stack.context))
+            cars.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            let controller = NSFetchedResultsController(fetchRequest: cars, managedObjectContext: stack.context,
+                                                        sectionNameKeyPath: nil, cacheName: nil)
+            try controller.performFetch()
+            let names = { (controller.fetchedObjects ?? []).compactMap { $0.value(forKey: "name") as? String } }
+            #expect(names() == ["Beetle", "Ken's"])
+            try stack.context.save() // Ken and his car get permanent IDs
+            kensCar.setValue("Ken's too", forKey: "name")
+            stack.context.processPendingChanges()
+            #expect(names() == ["Beetle", "Ken's too"])
         }
     }
 
