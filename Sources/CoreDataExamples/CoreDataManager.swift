@@ -4,10 +4,14 @@ import Foundation
 /// Seed 000's `CoreDataManager`, translated to Swift the way an iOS developer would write it:
 /// a shared stack with a private-queue context on a SQLite store, and CRUD on `Car(name)`.
 public final class CoreDataManager: @unchecked Sendable {
+    /// The model loaded from the model URL.
     public let managedObjectModel: NSManagedObjectModel
+    /// The coordinator, with the store added.
     public let persistentStoreCoordinator: NSPersistentStoreCoordinator
+    /// The private-queue context the CRUD methods work in.
     public let managedObjectContext: NSManagedObjectContext
 
+    /// The stack on a SQLite store at `storeURL` (seed's `init`).
     public convenience init(modelURL: URL, storeURL: URL) throws {
         try self.init(modelURL: modelURL, storeType: NSSQLiteStoreType, storeURL: storeURL)
     }

@@ -7,8 +7,10 @@ import Foundation
 /// SQLite file, or a PostgreSQL store at a `postgres://` URL (with `CoreDataPostgreSQL`'s
 /// `registerPostgreSQLStore()` called first).
 public struct StoreInspector {
+    /// The store to inspect: a SQLite file's URL, or a `postgres://` URL.
     public let url: URL
 
+    /// An inspector of the store at `url`; nothing is read until ``report()``.
     public init(url: URL) { self.url = url }
 
     /// Whether `url` names a PostgreSQL store (`postgres://` or `postgresql://`).
@@ -85,6 +87,8 @@ public struct StoreInspector {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
+    /// `text` padded with spaces to `width` characters (or followed by one space if it is that wide
+    /// already), for the report's columns.
     public static func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
     }

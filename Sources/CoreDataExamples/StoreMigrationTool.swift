@@ -29,6 +29,8 @@ public struct StoreMigrationTool: Sendable {
     /// store open searches.
     public let mappingFolder: URL?
 
+    /// A tool for the store at `store`, written by a version of `model`, migrating it to `targetVersion`
+    /// (`nil`: the current version) with the mapping models of `mappingFolder` searched first.
     public init(store: URL, model: URL, to targetVersion: String? = nil, mappingFolder: URL? = nil) {
         self.store = store
         self.model = model

@@ -17,6 +17,8 @@ import SwiftSyntaxMacros
 /// `CoreData` module). In a generic type, where static stored properties are not allowed, the key
 /// is created at each access instead (correct, without the index cache).
 public struct ManagedMacro: AccessorMacro, PeerMacro {
+    /// The accessor role: the `get` and `set` that read and write the property through its key;
+    /// diagnoses a declaration `@Managed` can't apply to.
     public static func expansion(
         of node: AttributeSyntax,
         providingAccessorsOf declaration: some DeclSyntaxProtocol,
@@ -30,6 +32,8 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
         ]
     }
 
+    /// The peer role: the `private static let` holding the property's `ManagedPropertyKey` (none
+    /// in a generic type, where the accessors make the key at each access).
     public static func expansion(
         of node: AttributeSyntax,
         providingPeersOf declaration: some DeclSyntaxProtocol,

@@ -47,6 +47,7 @@ open class NSBatchDeleteRequest: NSPersistentStoreRequest {
     /// The IDs of the object-ID form.
     internal private(set) var objectIDs: [NSManagedObjectID]?
 
+    /// ``NSPersistentStoreRequestType/batchDeleteRequestType``: the request deletes rows in the store.
     open override var requestType: NSPersistentStoreRequestType { .batchDeleteRequestType }
 
     /// Deletes the rows `fetch` matches.

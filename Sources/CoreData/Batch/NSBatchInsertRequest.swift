@@ -51,6 +51,7 @@ open class NSBatchInsertRequest: NSPersistentStoreRequest {
     /// What the result holds; ``NSBatchInsertRequestResultType/statusOnly`` by default.
     open var resultType: NSBatchInsertRequestResultType = .statusOnly
 
+    /// ``NSPersistentStoreRequestType/batchInsertRequestType``: the request inserts rows into the store.
     open override var requestType: NSPersistentStoreRequestType { .batchInsertRequestType }
 
     /// Inserts `dictionaries` into the entity named `entityName`.

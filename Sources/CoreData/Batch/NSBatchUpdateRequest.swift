@@ -47,6 +47,7 @@ open class NSBatchUpdateRequest: NSPersistentStoreRequest {
     /// Attribute names (or descriptions) and their new values: constants or `NSExpression`s.
     open var propertiesToUpdate: [AnyHashable: Any]?
 
+    /// ``NSPersistentStoreRequestType/batchUpdateRequestType``: the request updates rows in the store.
     open override var requestType: NSPersistentStoreRequestType { .batchUpdateRequestType }
 
     /// A request updating the rows of the entity named `entityName`.

@@ -103,6 +103,7 @@ open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
         return other === self || other.key == key
     }
 
+    /// The ID itself: object IDs are immutable.
     open func copy(with zone: NSZone? = nil) -> Any { self }
 
     open override var description: String { "<\(uriRepresentation().absoluteString)>" }

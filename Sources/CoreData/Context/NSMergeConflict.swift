@@ -20,6 +20,10 @@ open class NSMergeConflict: NSObject {
     /// Whether the row was deleted from the store (rather than changed).
     internal var rowWasDeleted = false
 
+    /// A conflict for `srcObject`: the store's row is at version `newvers`, the context read version
+    /// `oldvers`; `cachesnap` holds the values it read, `persnap` the store's now (`nil`: deleted). The
+    /// object's current attribute values become ``objectSnapshot``. Saves make conflicts; merge
+    /// policies read them.
     public init(source srcObject: NSManagedObject, newVersion newvers: Int, oldVersion oldvers: Int,
                 cachedSnapshot cachesnap: [String: Any]?, persistedSnapshot persnap: [String: Any]?) {
         self.sourceObject = srcObject

@@ -51,6 +51,7 @@ public final class NSQueryGenerationToken: NSObject, NSCopying, NSSecureCoding, 
         super.init()
     }
 
+    /// `true`: tokens are archived with `NSSecureCoding`.
     public static var supportsSecureCoding: Bool { true }
 
     /// Archives whether the token is ``current`` or, if not, which generation it names.

@@ -12,6 +12,7 @@ import Foundation
 /// }
 /// ```
 public struct NSSnapshotEventType: OptionSet, Sendable, Hashable {
+    /// The events' bits, with Apple's values.
     public let rawValue: UInt
 
     /// Makes a set of snapshot events from Apple's raw value.

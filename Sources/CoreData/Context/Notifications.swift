@@ -24,15 +24,26 @@ extension NSManagedObjectContext {
 
 /// Keys of the notifications' user info, with Apple's values.
 public let NSInsertedObjectsKey = "inserted"
+/// The key of the set of updated objects, in objects-did-change and did-save notifications.
 public let NSUpdatedObjectsKey = "updated"
+/// The key of the set of deleted objects, in objects-did-change and did-save notifications.
 public let NSDeletedObjectsKey = "deleted"
+/// The key of the set of refreshed objects, in objects-did-change notifications.
 public let NSRefreshedObjectsKey = "refreshed"
+/// The key of the set of invalidated objects, in objects-did-change notifications.
 public let NSInvalidatedObjectsKey = "invalidated"
+/// The key present when all of the context's objects were invalidated (`reset()`), in
+/// objects-did-change notifications.
 public let NSInvalidatedAllObjectsKey = "invalidatedAll"
+/// The key of the set of inserted objects' IDs, in did-save-object-IDs and did-merge notifications.
 public let NSInsertedObjectIDsKey = "inserted_objectIDs"
+/// The key of the set of updated objects' IDs, in did-save-object-IDs and did-merge notifications.
 public let NSUpdatedObjectIDsKey = "updated_objectIDs"
+/// The key of the set of deleted objects' IDs, in did-save-object-IDs and did-merge notifications.
 public let NSDeletedObjectIDsKey = "deleted_objectIDs"
+/// The key of the set of refreshed objects' IDs, in did-save-object-IDs and did-merge notifications.
 public let NSRefreshedObjectIDsKey = "refreshed_objectIDs"
+/// The key of the set of invalidated objects' IDs, in did-save-object-IDs and did-merge notifications.
 public let NSInvalidatedObjectIDsKey = "invalidated_objectIDs"
 
 extension NSManagedObjectContext {

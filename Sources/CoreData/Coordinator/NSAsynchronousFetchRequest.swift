@@ -44,5 +44,6 @@ open class NSAsynchronousFetchRequest<ResultType>: NSPersistentStoreRequest {
     /// Called on the context's queue after each progress report, with the progress (tests).
     internal var didReportProgress: ((Progress) -> Void)?
 
+    /// ``NSPersistentStoreRequestType/fetchRequestType``: the request is run as a fetch.
     open override var requestType: NSPersistentStoreRequestType { .fetchRequestType }
 }

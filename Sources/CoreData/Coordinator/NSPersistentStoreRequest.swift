@@ -19,7 +19,9 @@ open class NSPersistentStoreRequest: NSObject {
 
 /// What a fetch request returns.
 public struct NSFetchRequestResultType: OptionSet, Sendable {
+    /// The result type's bits, with Apple's values.
     public let rawValue: UInt
+    /// The result type whose bits are `rawValue`.
     public init(rawValue: UInt) { self.rawValue = rawValue }
     /// Managed objects (the default).
     public static let managedObjectResultType = NSFetchRequestResultType([])

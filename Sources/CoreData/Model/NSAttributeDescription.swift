@@ -51,8 +51,11 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
     /// Stored for fidelity; CloudKit does not exist on Linux.
     open var allowsCloudEncryption: Bool = false
 
+    /// An empty attribute: no name, type ``NSAttributeType/undefinedAttributeType``, optional.
     public required init() { super.init() }
 
+    /// A copy of the attribute's settings, in no entity, so it may be changed even while this one's
+    /// model is in use.
     open override func copy(with zone: NSZone? = nil) -> Any {
         let copy = Swift.type(of: self).init()
         copy.copyProperties(from: self)
@@ -70,6 +73,8 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
         return copy
     }
 
+    /// The property's hash with the attribute type and the external-storage and history flags mixed
+    /// in, as Apple computes it.
     open override var versionHash: Data { VersionHash.attributeHash(self) }
 
     static func defaultClassName(for type: NSAttributeType) -> String? {

@@ -42,8 +42,10 @@ open class NSDerivedAttributeDescription: NSAttributeDescription, @unchecked Sen
     /// ```
     open var derivationExpression: NSExpression? { willSet { assertMutable() } }
 
+    /// An empty derived attribute: set its name, type and ``derivationExpression``.
     public required init() { super.init() }
 
+    /// A copy of the attribute with its ``derivationExpression``, in no entity.
     open override func copy(with zone: NSZone? = nil) -> Any {
         let copy = super.copy(with: zone) as! NSDerivedAttributeDescription
         copy.derivationExpression = derivationExpression

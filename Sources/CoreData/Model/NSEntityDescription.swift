@@ -36,6 +36,7 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     private var _subentities: [NSEntityDescription] = []
     private var _properties: [NSPropertyDescription] = []
 
+    /// An empty entity: set its name and properties, then add it to a model's `entities`.
     public override init() { super.init() }
 
     /// The entities that inherit from this one.
@@ -107,6 +108,8 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     /// Computed exactly as Apple computes it (see `VersionHash.swift`).
     open var versionHash: Data { VersionHash.entityHash(self) }
 
+    /// A copy of the entity with copies of its own properties, in no model and with no super- or
+    /// sub-entities (``NSManagedObjectModel``'s copy links the copies up).
     open func copy(with zone: NSZone? = nil) -> Any {
         let copy = NSEntityDescription()
         copy.name = name
@@ -222,6 +225,12 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
     /// The entity the index belongs to.
     open internal(set) unowned var entity: NSEntityDescription?
 
+    /// An index named `name` over `elements`, in order (`nil`: none yet).
+    ///
+    /// ```swift
+    /// let element = NSFetchIndexElementDescription(property: name, collationType: .binary)
+    /// car.indexes = [NSFetchIndexDescription(name: "byName", elements: [element])]
+    /// ```
     public init(name: String, elements: [NSFetchIndexElementDescription]?) {
         self.name = name
         self.elements = elements ?? []
@@ -250,6 +259,7 @@ open class NSFetchIndexElementDescription: NSObject, @unchecked Sendable {
     /// The kind of index.
     open var collationType: CollationType = .binary
 
+    /// An ascending element indexing `property`, stored as `collationType` (`.binary` for an ordinary index).
     public init(property: NSPropertyDescription, collationType: CollationType) {
         self.property = property
         self.propertyName = property.name

@@ -40,8 +40,10 @@ open class NSExpressionDescription: NSPropertyDescription, @unchecked Sendable {
         set { expressionResultType = newValue.rawValue }
     }
 
+    /// An empty expression description: set its name, ``expression`` and ``expressionResultType``.
     public required init() { super.init() }
 
+    /// A copy with the same ``expression`` and ``expressionResultType``, in no entity.
     open override func copy(with zone: NSZone? = nil) -> Any {
         let copy = NSExpressionDescription()
         copy.copyProperties(from: self)

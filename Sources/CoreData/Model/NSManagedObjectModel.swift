@@ -162,6 +162,8 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         return true
     }
 
+    /// A copy of the model that may be changed: copies of its entities, their relationships pointed at
+    /// the copied entities, and copies of its fetch request templates.
     open func copy(with zone: NSZone? = nil) -> Any {
         let copy = NSManagedObjectModel()
         var map: [ObjectIdentifier: NSEntityDescription] = [:]

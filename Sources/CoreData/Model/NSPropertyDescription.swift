@@ -57,12 +57,15 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     /// Computed exactly as Apple computes it: see `VersionHash.swift`.
     open var versionHash: Data { VersionHash.propertyHash(self) }
 
+    /// A copy of the property's settings, in no entity; subclasses copy their own settings too.
     open func copy(with zone: NSZone? = nil) -> Any {
         let copy = type(of: self).init()
         copy.copyProperties(from: self)
         return copy
     }
 
+    /// An empty property; as on Apple platforms, create an ``NSAttributeDescription`` or
+    /// ``NSRelationshipDescription`` instead.
     public required override init() { super.init() }
 
     internal func copyProperties(from other: NSPropertyDescription) {

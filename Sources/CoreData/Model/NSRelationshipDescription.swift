@@ -38,8 +38,11 @@ open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable
     /// Whether the relationship can hold more than one object.
     open var isToMany: Bool { maxCount != 1 }
 
+    /// An empty relationship: to-many (``maxCount`` 0), nullify delete rule, no destination yet.
     public required init() { super.init() }
 
+    /// A copy in no entity, with the same destination and inverse (a model's copy points them at its
+    /// copied entities).
     open override func copy(with zone: NSZone? = nil) -> Any {
         let copy = NSRelationshipDescription()
         copy.copyProperties(from: self)
@@ -54,6 +57,8 @@ open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable
         return copy
     }
 
+    /// The property's hash with the destination's and inverse's names, the counts and the ordered
+    /// flag mixed in, as Apple computes it.
     open override var versionHash: Data { VersionHash.relationshipHash(self) }
 
     // MARK: Internal, from Xcode's XML before the destination is resolved

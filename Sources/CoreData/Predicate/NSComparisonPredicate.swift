@@ -44,7 +44,9 @@ open class NSComparisonPredicate: NSPredicate {
 
     /// `[c]`, `[d]`, `[n]`: how strings are compared.
     public struct Options: OptionSet, Sendable {
+        /// The options' bits, with Apple's values.
         public let rawValue: UInt
+        /// The options whose bits are `rawValue`.
         public init(rawValue: UInt) { self.rawValue = rawValue }
         /// `[c]`
         public static let caseInsensitive = Options(rawValue: 1)
@@ -82,6 +84,7 @@ open class NSComparisonPredicate: NSPredicate {
     /// Whether the operator was `.customSelector` (never matches; fetches throw).
     internal private(set) var unsupportedOperator = false
 
+    /// Linux difference: comparison predicates are not read from archives; always `nil`.
     public required init?(coder: NSCoder) { nil }
 
     // MARK: Properties

@@ -339,6 +339,7 @@ open class NSExpression: NSObject, NSCopying {
     /// Allows evaluation of an expression decoded from an archive; nothing to do here.
     open func allowEvaluation() {}
 
+    /// The expression itself: expressions are immutable.
     open func copy(with zone: NSZone? = nil) -> Any { self }
 
     /// The expression in Apple's format syntax (`price * 2`, `sum:(price)`).

@@ -19,10 +19,15 @@ extension PredicateExpressions {
     /// `string.caseInsensitiveCompare(other)` (`Output` `ComparisonResult`).
     public struct StringOperation<Root: PredicateExpression, Other: PredicateExpression, Output>: PredicateExpression
     where Root.Output: StringProtocol, Other.Output: StringProtocol {
+        /// Which method the expression calls.
         public let kind: StringOperationKind
+        /// The expression of the string the method is called on.
         public let root: Root
+        /// The expression of the method's argument.
         public let other: Other
 
+        /// Evaluates both expressions and calls the method on the two strings; throws if the result
+        /// is not an `Output`.
         public func evaluate(_ bindings: PredicateBindings) throws -> Output {
             let (a, b) = (String(try root.evaluate(bindings)), String(try other.evaluate(bindings)))
             let result: Any = switch kind {
@@ -36,15 +41,19 @@ extension PredicateExpressions {
         }
     }
 
+    /// `string.localizedStandardContains(other)`, as `#Predicate` expands it.
     public typealias StringLocalizedStandardContains<Root: PredicateExpression, Other: PredicateExpression> = StringOperation<Root, Other, Bool>
     where Root.Output: StringProtocol, Other.Output: StringProtocol
+    /// `string.caseInsensitiveCompare(other)`, as `#Predicate` expands it.
     public typealias StringCaseInsensitiveCompare<Root: PredicateExpression, Other: PredicateExpression> = StringOperation<Root, Other, ComparisonResult>
     where Root.Output: StringProtocol, Other.Output: StringProtocol
 
+    /// What `#Predicate` expands `root.localizedStandardContains(other)` into.
     public static func build_localizedStandardContains<Root, Other>(_ root: Root, _ other: Other) -> StringLocalizedStandardContains<Root, Other> {
         StringOperation(kind: .localizedStandardContains, root: root, other: other)
     }
 
+    /// What `#Predicate` expands `root.caseInsensitiveCompare(other)` into.
     public static func build_caseInsensitiveCompare<Root, Other>(_ root: Root, _ other: Other) -> StringCaseInsensitiveCompare<Root, Other> {
         StringOperation(kind: .caseInsensitiveCompare, root: root, other: other)
     }

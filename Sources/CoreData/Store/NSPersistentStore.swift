@@ -14,10 +14,16 @@ public let NSBinaryStoreType = "Binary"
 public let NSXMLStoreType = "XML"
 
 // Store metadata keys, with Apple's values.
+/// The metadata key of the store's type string (``NSSQLiteStoreType``, …).
 public let NSStoreTypeKey = "NSStoreType"
+/// The metadata key of the store's UUID, its ``NSPersistentStore/identifier``.
 public let NSStoreUUIDKey = "NSStoreUUID"
+/// The metadata key of the version hashes of the model that wrote the store: entity name to hash.
 public let NSStoreModelVersionHashesKey = "NSStoreModelVersionHashes"
+/// The metadata key of the version identifiers of the model that wrote the store.
 public let NSStoreModelVersionIdentifiersKey = "NSStoreModelVersionIdentifiers"
+/// Apple's key of the earliest operating-system version a store supports (an `NSNumber` such as
+/// `1040`); declared for source compatibility, unused on Linux.
 public let NSPersistentStoreOSCompatibility = "NSPersistentStoreOSCompatibility"
 internal let NSStoreModelVersionHashesVersionKey = "NSStoreModelVersionHashesVersion"
 internal let NSStoreModelVersionHashesDigestKey = "NSStoreModelVersionHashesDigest"
@@ -40,7 +46,9 @@ internal let NSPersistenceFrameworkVersionKey = "NSPersistenceFrameworkVersion"
 open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// The kinds of store, by the type strings Apple uses.
     public struct StoreType: RawRepresentable, Hashable, Sendable {
+        /// The type string.
         public let rawValue: String
+        /// The store type whose type string is `rawValue`.
         public init(rawValue: String) { self.rawValue = rawValue }
         /// A SQLite file in Core Data's layout.
         public static let sqlite = StoreType(rawValue: NSSQLiteStoreType)
@@ -88,6 +96,10 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// The store's type string.
     open var type: String { NSSQLiteStoreType }
 
+    /// Creates a store for `root`, with configuration `name` (`nil`: the default) and the file at
+    /// `url`. The coordinator calls it when a store is added, and subclasses from their own
+    /// initializer; apps add stores with
+    /// ``NSPersistentStoreCoordinator/addPersistentStore(ofType:configurationName:at:options:)``.
     public init(persistentStoreCoordinator root: NSPersistentStoreCoordinator?, configurationName name: String?, at url: URL, options: [AnyHashable: Any]? = nil) {
         self.persistentStoreCoordinator = root
         self.configurationName = name ?? "PF_DEFAULT_CONFIGURATION_NAME"

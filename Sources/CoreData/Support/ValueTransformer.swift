@@ -5,13 +5,18 @@ import Foundation
 
 /// The name of a registered value transformer.
 public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable {
+    /// The name's string.
     public let rawValue: String
+    /// The name whose string is `rawValue`.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// The name whose string is `rawValue`, without the label: `NSValueTransformerName("ColorTransformer")`.
     public init(_ rawValue: String) { self.rawValue = rawValue }
     /// The default transformer of transformable attributes.
     public static let secureUnarchiveFromDataTransformerName = NSValueTransformerName("NSSecureUnarchiveFromData")
     /// Archives with `NSKeyedArchiver` (insecure); kept for old models.
     public static let keyedUnarchiveFromDataTransformerName = NSValueTransformerName("NSKeyedUnarchiveFromData")
+    /// Apple's deprecated transformer of `NSArchiver` data, kept for old models; Linux has no
+    /// `NSUnarchiver`, so this name gives the secure keyed transformer.
     public static let unarchiveFromDataTransformerName = NSValueTransformerName("NSUnarchiveFromData")
 }
 
@@ -36,6 +41,8 @@ open class ValueTransformer: NSObject, @unchecked Sendable {
         registry[name.rawValue] = transformer
     }
 
+    /// Creates a transformer; subclasses override ``transformedValue(_:)`` and, if reversible,
+    /// ``reverseTransformedValue(_:)``.
     public override init() { super.init() }
 
     /// The transformer registered under `name`, or `nil`.
@@ -68,6 +75,7 @@ open class NSSecureUnarchiveFromDataTransformer: ValueTransformer, @unchecked Se
          NSURL.self, NSUUID.self, NSNull.self, NSOrderedSet.self, NSDecimalNumber.self]
     }
 
+    /// `NSData`: values are transformed into keyed archives.
     open override class func transformedValueClass() -> AnyClass { NSData.self }
 
     /// Archives `value` to `Data`.

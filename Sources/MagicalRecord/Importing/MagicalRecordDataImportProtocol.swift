@@ -28,7 +28,10 @@ public protocol MagicalRecordDataImportProtocol: NSManagedObject {
 }
 
 extension MagicalRecordDataImportProtocol {
+    /// By default every `data` is imported: returns `true`.
     public func shouldImport(_ data: Any) -> Bool { true }
+    /// Does nothing by default.
     public func willImport(_ data: Any) {}
+    /// Does nothing by default.
     public func didImport(_ data: Any) {}
 }

@@ -5,6 +5,7 @@
 /// context.mr_save(options: [.parentContexts, .synchronously])
 /// ```
 public struct MRSaveOptions: OptionSet, Sendable {
+    /// The options' bits, with MagicalRecord's values.
     public let rawValue: UInt
 
     /// Makes options from MagicalRecord's bit values.

@@ -12,14 +12,18 @@ extension NSManagedObjectContext {
     /// ```
     public struct WillSaveMessage: NotificationCenter.MainActorMessage {
         public typealias Subject = NSManagedObjectContext
+        /// The notification the message stands for: `NSManagedObjectContextWillSave`.
         public static var name: Notification.Name { .NSManagedObjectContextWillSave }
         /// The context about to save.
         public let context: NSManagedObjectContext
 
+        /// The message of a will-save notification, whose object is the context; `nil` if the object is
+        /// not a context.
         @MainActor public static func makeMessage(_ notification: Notification) -> WillSaveMessage? {
             (notification.object as? NSManagedObjectContext).map(WillSaveMessage.init(context:))
         }
 
+        /// The will-save notification of `message`, with the context as its object.
         @MainActor public static func makeNotification(_ message: WillSaveMessage) -> Notification {
             Notification(name: name, object: message.context)
         }
@@ -35,6 +39,7 @@ extension NSManagedObjectContext {
     /// ```
     public struct DidSaveMessage: NotificationCenter.MainActorMessage {
         public typealias Subject = NSManagedObjectContext
+        /// The notification the message stands for: `NSManagedObjectContextDidSave`.
         public static var name: Notification.Name { .NSManagedObjectContextDidSave }
         /// The context that saved.
         public let context: NSManagedObjectContext
@@ -50,6 +55,10 @@ extension NSManagedObjectContext {
         public let historyToken: NSPersistentHistoryToken?
         private let objects: (inserted: Set<NSManagedObject>, updated: Set<NSManagedObject>, deleted: Set<NSManagedObject>)
 
+        /// The message of a did-save notification: its objects under ``NSInsertedObjectsKey``,
+        /// ``NSUpdatedObjectsKey`` and ``NSDeletedObjectsKey``, and the query generation
+        /// (``NSManagedObjectContextQueryGenerationKey``) and history token (``NSPersistentHistoryTokenKey``);
+        /// `nil` if the notification's object is not a context.
         @MainActor public static func makeMessage(_ notification: Notification) -> DidSaveMessage? {
             guard let context = notification.object as? NSManagedObjectContext else { return nil }
             return DidSaveMessage(context: context,
@@ -59,6 +68,8 @@ extension NSManagedObjectContext {
                                             messageObjects(notification, NSDeletedObjectsKey)))
         }
 
+        /// The did-save notification of `message`: the context as its object, each non-empty set of
+        /// objects under its key, and the query generation and history token when present.
         @MainActor public static func makeNotification(_ message: DidSaveMessage) -> Notification {
             var info: [AnyHashable: Any] = [:]
             if !message.inserted.isEmpty { info[NSInsertedObjectsKey] = message.inserted }
@@ -81,7 +92,9 @@ extension NSManagedObjectContext {
     /// ```
     public struct DidSaveObjectIDsMessage: NotificationCenter.MainActorMessage {
         public typealias Subject = NSManagedObjectContext
+        /// The notification the message stands for: ``didSaveObjectIDsNotification``.
         public static var name: Notification.Name { NSManagedObjectContext.didSaveObjectIDsNotification }
+        /// The context that saved.
         public let context: NSManagedObjectContext
         /// Object IDs of objects that were inserted during this save.
         public let insertedIDs: Set<NSManagedObjectID>
@@ -98,10 +111,15 @@ extension NSManagedObjectContext {
         /// The persistent history token representing the state after the save.
         public let historyToken: NSPersistentHistoryToken?
 
+        /// The message of a ``didSaveObjectIDsNotification``: the ID sets under
+        /// ``NSInsertedObjectIDsKey`` and the other `…ObjectIDsKey` keys (empty when absent), the
+        /// query generation and the history token; `nil` if the notification's object is not a context.
         @MainActor public static func makeMessage(_ notification: Notification) -> DidSaveObjectIDsMessage? {
             MessageIDSets(notification).map(DidSaveObjectIDsMessage.init)
         }
 
+        /// The notification of `message`: the context as its object, each non-empty ID set under its
+        /// key, and the query generation and history token when present.
         @MainActor public static func makeNotification(_ message: DidSaveObjectIDsMessage) -> Notification {
             message.sets.notification(named: name)
         }
@@ -117,20 +135,34 @@ extension NSManagedObjectContext {
     /// ```
     public struct DidSaveObjectIDsAsyncMessage: NotificationCenter.AsyncMessage, Sendable {
         public typealias Subject = NSManagedObjectContext
+        /// The notification the message stands for: ``didSaveObjectIDsNotification``.
         public static var name: Notification.Name { NSManagedObjectContext.didSaveObjectIDsNotification }
+        /// The context that saved.
         public let context: NSManagedObjectContext
+        /// Object IDs of objects that were inserted during this save (``NSInsertedObjectIDsKey``).
         public let insertedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were updated during this save (``NSUpdatedObjectIDsKey``).
         public let updatedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were deleted during this save (``NSDeletedObjectIDsKey``).
         public let deletedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were refreshed during this save (``NSRefreshedObjectIDsKey``).
         public let refreshedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were invalidated during this save (``NSInvalidatedObjectIDsKey``).
         public let invalidatedIDs: Set<NSManagedObjectID>
+        /// The query generation after the save, if pinned (``NSManagedObjectContextQueryGenerationKey``).
         public let queryGeneration: NSQueryGenerationToken?
+        /// The persistent history token representing the state after the save (``NSPersistentHistoryTokenKey``).
         public let historyToken: NSPersistentHistoryToken?
 
+        /// The message of a ``didSaveObjectIDsNotification``: the ID sets under
+        /// ``NSInsertedObjectIDsKey`` and the other `…ObjectIDsKey` keys (empty when absent), the
+        /// query generation and the history token; `nil` if the notification's object is not a context.
         public static func makeMessage(_ notification: Notification) -> DidSaveObjectIDsAsyncMessage? {
             MessageIDSets(notification).map(DidSaveObjectIDsAsyncMessage.init)
         }
 
+        /// The notification of `message`: the context as its object, each non-empty ID set under its
+        /// key, and the query generation and history token when present.
         public static func makeNotification(_ message: DidSaveObjectIDsAsyncMessage) -> Notification {
             message.sets.notification(named: name)
         }
@@ -147,20 +179,34 @@ extension NSManagedObjectContext {
     /// ```
     public struct DidMergeChangesMessage: NotificationCenter.MainActorMessage {
         public typealias Subject = NSManagedObjectContext
+        /// The notification the message stands for: ``didMergeChangesObjectIDsNotification``.
         public static var name: Notification.Name { NSManagedObjectContext.didMergeChangesObjectIDsNotification }
+        /// The context that merged the changes.
         public let context: NSManagedObjectContext
+        /// Object IDs of objects that were inserted by this merge (``NSInsertedObjectIDsKey``).
         public let insertedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were updated by this merge (``NSUpdatedObjectIDsKey``).
         public let updatedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were deleted by this merge (``NSDeletedObjectIDsKey``).
         public let deletedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were refreshed by this merge (``NSRefreshedObjectIDsKey``).
         public let refreshedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were invalidated by this merge (``NSInvalidatedObjectIDsKey``).
         public let invalidatedIDs: Set<NSManagedObjectID>
+        /// The query generation after the merge, if any (``NSManagedObjectContextQueryGenerationKey``).
         public let queryGeneration: NSQueryGenerationToken?
+        /// The persistent history token of the merged changes, if any (``NSPersistentHistoryTokenKey``).
         public let historyToken: NSPersistentHistoryToken?
 
+        /// The message of a ``didMergeChangesObjectIDsNotification``: the ID sets under
+        /// ``NSInsertedObjectIDsKey`` and the other `…ObjectIDsKey` keys (empty when absent), the
+        /// query generation and the history token; `nil` if the notification's object is not a context.
         @MainActor public static func makeMessage(_ notification: Notification) -> DidMergeChangesMessage? {
             MessageIDSets(notification).map(DidMergeChangesMessage.init)
         }
 
+        /// The notification of `message`: the context as its object, each non-empty ID set under its
+        /// key, and the query generation and history token when present.
         @MainActor public static func makeNotification(_ message: DidMergeChangesMessage) -> Notification {
             message.sets.notification(named: name)
         }
@@ -176,20 +222,34 @@ extension NSManagedObjectContext {
     /// ```
     public struct DidMergeChangesAsyncMessage: NotificationCenter.AsyncMessage, Sendable {
         public typealias Subject = NSManagedObjectContext
+        /// The notification the message stands for: ``didMergeChangesObjectIDsNotification``.
         public static var name: Notification.Name { NSManagedObjectContext.didMergeChangesObjectIDsNotification }
+        /// The context that merged the changes.
         public let context: NSManagedObjectContext
+        /// Object IDs of objects that were inserted by this merge (``NSInsertedObjectIDsKey``).
         public let insertedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were updated by this merge (``NSUpdatedObjectIDsKey``).
         public let updatedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were deleted by this merge (``NSDeletedObjectIDsKey``).
         public let deletedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were refreshed by this merge (``NSRefreshedObjectIDsKey``).
         public let refreshedIDs: Set<NSManagedObjectID>
+        /// Object IDs of objects that were invalidated by this merge (``NSInvalidatedObjectIDsKey``).
         public let invalidatedIDs: Set<NSManagedObjectID>
+        /// The query generation after the merge, if any (``NSManagedObjectContextQueryGenerationKey``).
         public let queryGeneration: NSQueryGenerationToken?
+        /// The persistent history token of the merged changes, if any (``NSPersistentHistoryTokenKey``).
         public let historyToken: NSPersistentHistoryToken?
 
+        /// The message of a ``didMergeChangesObjectIDsNotification``: the ID sets under
+        /// ``NSInsertedObjectIDsKey`` and the other `…ObjectIDsKey` keys (empty when absent), the
+        /// query generation and the history token; `nil` if the notification's object is not a context.
         public static func makeMessage(_ notification: Notification) -> DidMergeChangesAsyncMessage? {
             MessageIDSets(notification).map(DidMergeChangesAsyncMessage.init)
         }
 
+        /// The notification of `message`: the context as its object, each non-empty ID set under its
+        /// key, and the query generation and history token when present.
         public static func makeNotification(_ message: DidMergeChangesAsyncMessage) -> Notification {
             message.sets.notification(named: name)
         }
@@ -205,7 +265,9 @@ extension NSManagedObjectContext {
     /// ```
     public struct ObjectsDidChangeMessage: NotificationCenter.MainActorMessage {
         public typealias Subject = NSManagedObjectContext
+        /// The notification the message stands for: `NSManagedObjectContextObjectsDidChange`.
         public static var name: Notification.Name { .NSManagedObjectContextObjectsDidChange }
+        /// The context whose objects changed.
         public let context: NSManagedObjectContext
         /// Objects that were inserted.
         public var inserted: Set<NSManagedObject> { objects[0] }
@@ -222,12 +284,18 @@ extension NSManagedObjectContext {
         private let objects: [Set<NSManagedObject>]
         private static let keys = [NSInsertedObjectsKey, NSUpdatedObjectsKey, NSDeletedObjectsKey, NSRefreshedObjectsKey, NSInvalidatedObjectsKey]
 
+        /// The message of an objects-did-change notification: its objects under ``NSInsertedObjectsKey``,
+        /// ``NSUpdatedObjectsKey``, ``NSDeletedObjectsKey``, ``NSRefreshedObjectsKey`` and
+        /// ``NSInvalidatedObjectsKey``, and ``invalidatedAll`` `true` when ``NSInvalidatedAllObjectsKey`` is
+        /// present; `nil` if the notification's object is not a context.
         @MainActor public static func makeMessage(_ notification: Notification) -> ObjectsDidChangeMessage? {
             guard let context = notification.object as? NSManagedObjectContext else { return nil }
             return ObjectsDidChangeMessage(context: context, invalidatedAll: notification.userInfo?[NSInvalidatedAllObjectsKey] != nil ? true : nil,
                                            objects: keys.map { messageObjects(notification, $0) })
         }
 
+        /// The objects-did-change notification of `message`: the context as its object, each non-empty
+        /// set of objects under its key, and ``NSInvalidatedAllObjectsKey`` when ``invalidatedAll`` is `true`.
         @MainActor public static func makeNotification(_ message: ObjectsDidChangeMessage) -> Notification {
             var info: [AnyHashable: Any] = [:]
             for (key, objects) in zip(keys, message.objects) where !objects.isEmpty { info[key] = objects }

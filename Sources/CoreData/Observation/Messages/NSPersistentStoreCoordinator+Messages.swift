@@ -13,7 +13,9 @@ extension NSPersistentStoreCoordinator {
     /// ```
     public struct StoresDidChangeMessage: NotificationCenter.MainActorMessage {
         public typealias Subject = NSPersistentStoreCoordinator
+        /// The notification the message stands for: `NSPersistentStoreCoordinatorStoresDidChange`.
         public static var name: Notification.Name { .NSPersistentStoreCoordinatorStoresDidChange }
+        /// The coordinator whose stores changed (the notification's object).
         public let persistentStoreCoordinator: NSPersistentStoreCoordinator
         /// The stores added.
         public var addedStores: [NSPersistentStore]
@@ -23,12 +25,17 @@ extension NSPersistentStoreCoordinator {
         public var uuidChangedStores: (oldValue: NSPersistentStore, newValue: NSPersistentStore)? { changes.uuidChanged }
         private let changes: StoreSetChanges
 
+        /// The message of a stores-did-change notification: the stores under ``NSAddedPersistentStoresKey``
+        /// and ``NSRemovedPersistentStoresKey`` (empty when absent), and the old and new store under
+        /// ``NSUUIDChangedPersistentStoresKey``; `nil` if the notification's object is not a coordinator.
         @MainActor public static func makeMessage(_ notification: Notification) -> StoresDidChangeMessage? {
             StoreSetChanges(notification).map {
                 StoresDidChangeMessage(persistentStoreCoordinator: $0.coordinator, addedStores: $0.added, removedStores: $0.removed, changes: $0)
             }
         }
 
+        /// The stores-did-change notification of `message`: the coordinator as its object, and each
+        /// change that is not empty under its key.
         @MainActor public static func makeNotification(_ message: StoresDidChangeMessage) -> Notification {
             StoreSetChanges(message.persistentStoreCoordinator, message.addedStores, message.removedStores, message.uuidChangedStores).notification
         }
@@ -44,19 +51,30 @@ extension NSPersistentStoreCoordinator {
     /// ```
     public struct StoresDidChangeAsyncMessage: NotificationCenter.AsyncMessage, Sendable {
         public typealias Subject = NSPersistentStoreCoordinator
+        /// The notification the message stands for: `NSPersistentStoreCoordinatorStoresDidChange`.
         public static var name: Notification.Name { .NSPersistentStoreCoordinatorStoresDidChange }
+        /// The coordinator whose stores changed (the notification's object).
         public let persistentStoreCoordinator: NSPersistentStoreCoordinator
+        /// The stores added (``NSAddedPersistentStoresKey``).
         public var addedStores: [NSPersistentStore]
+        /// The stores removed (``NSRemovedPersistentStoresKey``).
         public var removedStores: [NSPersistentStore]
+        /// The store whose identifier a migration changed: the old one and the new one
+        /// (``NSUUIDChangedPersistentStoresKey``).
         public var uuidChangedStores: (oldValue: NSPersistentStore, newValue: NSPersistentStore)? { changes.uuidChanged }
         private let changes: StoreSetChanges
 
+        /// The message of a stores-did-change notification: the stores under ``NSAddedPersistentStoresKey``
+        /// and ``NSRemovedPersistentStoresKey`` (empty when absent), and the old and new store under
+        /// ``NSUUIDChangedPersistentStoresKey``; `nil` if the notification's object is not a coordinator.
         public static func makeMessage(_ notification: Notification) -> StoresDidChangeAsyncMessage? {
             StoreSetChanges(notification).map {
                 StoresDidChangeAsyncMessage(persistentStoreCoordinator: $0.coordinator, addedStores: $0.added, removedStores: $0.removed, changes: $0)
             }
         }
 
+        /// The stores-did-change notification of `message`: the coordinator as its object, and each
+        /// change that is not empty under its key.
         public static func makeNotification(_ message: StoresDidChangeAsyncMessage) -> Notification {
             StoreSetChanges(message.persistentStoreCoordinator, message.addedStores, message.removedStores, message.uuidChangedStores).notification
         }
@@ -72,7 +90,9 @@ extension NSPersistentStoreCoordinator {
     /// ```
     public struct RemoteChangeMessage: NotificationCenter.AsyncMessage, Sendable {
         public typealias Subject = NSPersistentStoreCoordinator
+        /// The notification the message stands for: `NSPersistentStoreRemoteChange`.
         public static var name: Notification.Name { .NSPersistentStoreRemoteChange }
+        /// The coordinator whose store changed (the notification's object).
         public let persistentStoreCoordinator: NSPersistentStoreCoordinator
         /// The URL of the store that changed.
         public let storeURL: URL
@@ -81,6 +101,9 @@ extension NSPersistentStoreCoordinator {
         /// The store's last history token, when it records persistent history.
         public let historyToken: NSPersistentHistoryToken?
 
+        /// The message of a remote-change notification: the store's URL (``NSPersistentStoreURLKey``),
+        /// UUID (``NSStoreUUIDKey``) and history token (``NSPersistentHistoryTokenKey``); `nil` if the
+        /// notification's object is not a coordinator or the URL or UUID is missing.
         public static func makeMessage(_ notification: Notification) -> RemoteChangeMessage? {
             guard let coordinator = notification.object as? NSPersistentStoreCoordinator,
                   let url = notification.userInfo?[NSPersistentStoreURLKey] as? URL,
@@ -89,6 +112,8 @@ extension NSPersistentStoreCoordinator {
                                        historyToken: notification.userInfo?[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken)
         }
 
+        /// The remote-change notification of `message`: the coordinator as its object, and the store's
+        /// URL, UUID and history token (when present) under their keys.
         public static func makeNotification(_ message: RemoteChangeMessage) -> Notification {
             var info: [AnyHashable: Any] = [NSPersistentStoreURLKey: message.storeURL, NSStoreUUIDKey: message.storeUUID]
             if let token = message.historyToken { info[NSPersistentHistoryTokenKey] = token }
