@@ -211,6 +211,56 @@ open class NSExpression: NSObject, NSCopying {
         }
     }
 
+    /// The union of two collections: each element of `left` and `right` once, `left`'s first.
+    ///
+    /// ```swift
+    /// let either = NSExpression(forUnionSet: NSExpression(forConstantValue: ["a", "b"]),
+    ///                           with: NSExpression(forConstantValue: ["b", "c"]))
+    /// NSPredicate(format: "name IN %@", either) // name IN {"a", "b", "c"}
+    /// ```
+    ///
+    /// Evaluated in memory, or in a fetch when both operands are constants (a store cannot
+    /// compute it from its rows). A single value counts as a collection of one, `nil` as an empty one.
+    public convenience init(forUnionSet left: NSExpression, with right: NSExpression) {
+        self.init(node: .function("unionSet:with:", [left.node, right.node]))
+    }
+
+    /// The elements of `left` that `right` also holds, each once.
+    ///
+    /// ```swift
+    /// let both = NSExpression(forIntersectSet: NSExpression(forConstantValue: [1, 2, 3]),
+    ///                         with: NSExpression(forConstantValue: [2, 3, 4])) // {2, 3}
+    /// ```
+    public convenience init(forIntersectSet left: NSExpression, with right: NSExpression) {
+        self.init(node: .function("intersectSet:with:", [left.node, right.node]))
+    }
+
+    /// The elements of `left` that `right` does not hold, each once.
+    ///
+    /// ```swift
+    /// let rest = NSExpression(forMinusSet: NSExpression(forConstantValue: [1, 2, 3]),
+    ///                         with: NSExpression(forConstantValue: [2])) // {1, 3}
+    /// ```
+    public convenience init(forMinusSet left: NSExpression, with right: NSExpression) {
+        self.init(node: .function("minusSet:with:", [left.node, right.node]))
+    }
+
+    /// An expression whose value `block` computes from the evaluated object, the values of
+    /// `arguments`, and the evaluation's variables.
+    ///
+    /// ```swift
+    /// let doubled = NSExpression(block: { _, args, _ in (args[0] as! Int) * 2 },
+    ///                            arguments: [NSExpression(forKeyPath: "year")])
+    /// NSPredicate(format: "%@ > 4000", doubled).evaluate(with: car)
+    /// ```
+    ///
+    /// Evaluated in memory only (`evaluate(with:)`, a context's unsaved objects): a fetch whose
+    /// predicate holds one throws 134091, as Apple's SQLite store refuses it. An argument that
+    /// is `nil` reaches the block as `NSNull()`.
+    public convenience init(block: @escaping (Any?, [Any], NSMutableDictionary?) -> Any, arguments: [NSExpression]?) {
+        self.init(node: .block(ExpressionBlock(block), (arguments ?? []).map(\.node)))
+    }
+
     /// `NSExpression`s as they are, anything else as a constant.
     private static func node(of parameter: Any) -> ExpressionNode {
         (parameter as? NSExpression)?.node ?? .constant(PredicateValue(parameter))
@@ -225,7 +275,14 @@ open class NSExpression: NSObject, NSCopying {
         case .evaluatedObject: return .evaluatedObject
         case .variable: return .variable
         case .keyPath, .keyPathFrom: return .keyPath
-        case .function: return .function
+        case .function(let name, _):
+            switch name {
+            case "unionSet:with:": return .unionSet
+            case "intersectSet:with:": return .intersectSet
+            case "minusSet:with:": return .minusSet
+            default: return .function
+            }
+        case .block: return .block
         case .aggregate: return .aggregate
         case .subquery: return .subquery
         case .conditional: return .conditional
@@ -249,8 +306,27 @@ open class NSExpression: NSObject, NSCopying {
 
     /// The function name of a function expression (`"sum:"`).
     open var function: String {
-        if case .function(let name, _) = node { return name }
+        if case .function(let name, _) = node, PredicateFunctions.setOperators[name] == nil { return name }
         return ""
+    }
+
+    /// The left operand of a set expression (``init(forUnionSet:with:)``, …).
+    open var left: NSExpression {
+        if case .function(let name, let args) = node, PredicateFunctions.setOperators[name] != nil { return NSExpression.wrapping(args[0]) }
+        return NSExpression(forConstantValue: nil)
+    }
+
+    /// The right operand of a set expression (``init(forUnionSet:with:)``, …).
+    open var right: NSExpression {
+        if case .function(let name, let args) = node, PredicateFunctions.setOperators[name] != nil { return NSExpression.wrapping(args[1]) }
+        return NSExpression(forConstantValue: nil)
+    }
+
+    /// The closure of a block expression (``init(block:arguments:)``); for another expression, one
+    /// that gives `nil`.
+    open var expressionBlock: (Any?, [Any], NSMutableDictionary?) -> Any {
+        if case .block(let block, _) = node { return block.body }
+        return { _, _, _ in NSNull() }
     }
 
     /// The variable name of a variable expression, or a subquery's iterator variable.
@@ -273,9 +349,10 @@ open class NSExpression: NSObject, NSCopying {
         }
     }
 
-    /// The arguments of a function expression (after the receiver, for a method it invokes).
+    /// The arguments of a function or block expression (after the receiver, for a method it invokes).
     open var arguments: [NSExpression]? {
-        guard case .function(let name, let args) = node else { return nil }
+        if case .block(_, let args) = node { return args.map(NSExpression.wrapping) }
+        guard case .function(let name, let args) = node, PredicateFunctions.setOperators[name] == nil else { return nil }
         return (PredicateFunctions.invokesMethod(name) ? args.dropFirst() : args[...]).map(NSExpression.wrapping)
     }
 

@@ -252,7 +252,7 @@ extension ExpressionNode {
         case .fetchRequest: return true
         case .keyPath, .constant, .variable, .evaluatedObject: return false
         case .keyPathFrom(let base, _): return base.containsFetchRequestExpression
-        case .aggregate(let items), .function(_, let items): return items.contains { $0.containsFetchRequestExpression }
+        case .aggregate(let items), .function(_, let items), .block(_, let items): return items.contains { $0.containsFetchRequestExpression }
         case .subquery(let collection, _, let predicate):
             return collection.containsFetchRequestExpression || predicate.containsFetchRequestExpression
         case .conditional(let predicate, let a, let b):

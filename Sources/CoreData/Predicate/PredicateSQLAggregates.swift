@@ -97,6 +97,9 @@ extension PredicateSQLCompiler {
         var constants: [PredicateValue] = []
         for case .constant(let value) in operands { constants.append(value) }
         if constants.count == operands.count { return .constant(PredicateFunctions.apply(name, constants)) }
+        if PredicateFunctions.setOperators[name] != nil {
+            throw CompileError(reason: "set expressions (UNION, INTERSECT, MINUS) need constant collections in a fetch: \(expression)")
+        }
         let statistics = ["sum:": "@sum", "count:": "@count", "min:": "@min", "max:": "@max", "average:": "@avg"]
         if operands.count == 1, case .toMany(let path) = operands[0], let op = statistics[name] {
             return try collectionOperator(op, path)

@@ -220,6 +220,8 @@ internal struct PredicateSQLCompiler {
         case .fetchRequest:
             // A context runs these before a store compiles the predicate (NSFetchRequestExpression.swift).
             throw CompileError(reason: "\(expression) must run on its context before the store sees the predicate")
+        case .block:
+            throw CompileError(reason: "block expressions are evaluated in memory only, not in a fetch: \(expression)")
         }
     }
 

@@ -51,6 +51,8 @@ extension ExpressionNode {
         case .fetchRequest(let request, let context, let countOnly):
             return .fetchRequest(request.substituting(variables, bound: bound), context.substituting(variables, bound: bound),
                                  countOnly: countOnly)
+        case .block(let block, let args):
+            return .block(block, args.map { $0.substituting(variables, bound: bound) })
         }
     }
 }
@@ -89,6 +91,7 @@ extension ExpressionNode {
             return .conditional(try predicate.replacingExpressions(rule), try a.replacing(rule), try b.replacing(rule))
         case .fetchRequest(let request, let context, let countOnly):
             return .fetchRequest(try request.replacing(rule), try context.replacing(rule), countOnly: countOnly)
+        case .block(let block, let args): return .block(block, try args.map { try $0.replacing(rule) })
         }
     }
 }

@@ -43,6 +43,15 @@ internal indirect enum ExpressionNode: Sendable {
     /// (``NSFetchRequestExpression``). A fetch runs it before the store sees the predicate
     /// (`NSFetchRequestExpression.swift`); an in-memory evaluation runs it when it meets it.
     case fetchRequest(ExpressionNode, ExpressionNode, countOnly: Bool)
+    /// `NSExpression(block:arguments:)`: a Swift closure of the evaluated object, its arguments'
+    /// values and the variables. Evaluated in memory only: a store refuses it, as Apple's does.
+    case block(ExpressionBlock, [ExpressionNode])
+}
+
+/// The closure of a block expression, shared by the tree's copies.
+internal final class ExpressionBlock: @unchecked Sendable {
+    let body: (Any?, [Any], NSMutableDictionary?) -> Any
+    init(_ body: @escaping (Any?, [Any], NSMutableDictionary?) -> Any) { self.body = body }
 }
 
 /// One comparison: `[modifier] lhs op[options] rhs`.
@@ -185,6 +194,7 @@ extension ExpressionNode: CustomStringConvertible {
         case .aggregate(let items): return "{" + items.map(\.description).joined(separator: ", ") + "}"
         case .function(let name, let args):
             if let chain = infixChain() { return chain }
+            if let word = PredicateFunctions.setOperators[name], args.count == 2 { return "(\(args[0]) \(word) \(args[1]))" }
             if name == "negate:", args.count == 1 { return "-\(args[0])" }
             if PredicateFunctions.invokesMethod(name), let receiver = args.first {
                 // A method invoked on its receiver, spaced as Apple prints it:
@@ -209,6 +219,8 @@ extension ExpressionNode: CustomStringConvertible {
                 requestText = request.description
             }
             return "FETCH(\(requestText), \(context), \(countOnly ? "YES" : "NO"))"
+        case .block(let block, let args):
+            return "BLOCK(<block \(ObjectIdentifier(block))>" + args.map { ", \($0)" }.joined() + ")"
         }
     }
 
