@@ -477,14 +477,14 @@ extension NSManagedObject {
         case .null: return nil
         case .decimal(let value): return value
         case .int(let value): return Decimal(value)
-        case .double(let value): return Decimal(value)
+        case .double(let value): return Decimal(storing: value)
         case .bool(let value): return value ? 1 : 0
         default:
             guard let value = primitiveValue(at: index) else { return nil }
             if let value = value as? Decimal { return value }
             if let value = value as? NSDecimalNumber { return value.decimalValue }
             if let integer = StoreValue.integer(value) { return Decimal(integer) }
-            if let number = value as? NSNumber { return number.decimalValue }
+            if let number = value as? NSNumber { return Decimal(storing: number) }
             _managedTypeMismatch(at: index, value: value, expected: Decimal.self)
         }
     }

@@ -331,7 +331,8 @@ extension NSManagedObjectContext {
         func commit(_ object: NSManagedObject, _ values: consuming PropertyValues, groups: inout StoreGroups) {
             // Only entities with to-one relationships or object-ID attributes may hold IDs.
             if !object.layout.idValueIndexes.isEmpty { resolveTemporaryIDs(of: object, in: &values, groups: &groups) }
-            let version = object._isInserted ? 1 : (object._snapshot?.version ?? 0) + (object._changed.contains { !object.layout.properties[$0].isTransient } ? 1 : 0)
+            let read = object._snapshot?.version ?? 0
+            let version = object._isInserted ? 1 : object._changed.contains { !object.layout.properties[$0].isTransient } ? RowVersion.next(after: read) : read
             object.didCommit(values: consume values, version: version)
         }
         for storeIndex in groups.all.indices {

@@ -68,10 +68,21 @@ open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
             return URL(string: "x-coredata:///\(name)/t\(IDKey.processToken)\(key.value)")!
         }
         // (A negative key stands for a reference object of a store you write that is not a positive integer.)
+        let host = Self.uriHost(persistentStore?.identifier ?? "")
         if key.value < 0, let store = persistentStore, let reference = store.uriReference(of: self) {
-            return URL(string: "x-coredata://\(store.identifier ?? "")/\(name)/p\(reference)")!
+            return URL(string: "x-coredata://\(host)/\(name)/p\(reference)")!
         }
-        return URL(string: "x-coredata://\(persistentStore?.identifier ?? "")/\(name)/p\(key.value)")!
+        return URL(string: "x-coredata://\(host)/\(name)/p\(key.value)")!
+    }
+
+    /// A store identifier as the host of a URI: as it is when it can be one (a UUID, as Core Data
+    /// makes them), percent-encoded otherwise (an identifier set by hand, or read from a store
+    /// another tool wrote). ``NSPersistentStoreCoordinator/managedObjectID(forURIRepresentation:)``
+    /// decodes it.
+    internal static func uriHost(_ identifier: String) -> String {
+        let plain = identifier.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == ".") }
+        if plain { return identifier }
+        return identifier.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-.")) ?? ""
     }
 
     /// A cheap mix of the key (sets and dictionaries of IDs hash it again with their own seed).

@@ -447,7 +447,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         guard url.scheme == "x-coredata", let host = url.host else { return nil }
         let parts = (URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path).split(separator: "/")
         guard parts.count == 2, parts[1].first == "p", let entity = managedObjectModel.entitiesByName[String(parts[0])] else { return nil }
-        guard let store = withLock({ stores.first { $0.identifier?.caseInsensitiveCompare(host) == .orderedSame } }) else { return nil }
+        let decodedHost = host.removingPercentEncoding ?? host // (an identifier that is not a host name: NSManagedObjectID.uriHost(_:))
+        guard let store = withLock({ stores.first {
+            $0.identifier?.caseInsensitiveCompare(host) == .orderedSame || $0.identifier?.caseInsensitiveCompare(decodedHost) == .orderedSame
+        } }) else { return nil }
         var text = String(parts[1].dropFirst())
         if let pk = Int64(text) {
             if pk > 0 { return NSManagedObjectID(entity: entity, store: store, primaryKey: pk) }

@@ -99,7 +99,7 @@ extension StoreValue {
             if let d = number() { return .double(d) }
         case .decimalAttributeType:
             if case .int(let v) = self { return .decimal(Decimal(v)) }
-            if let d = number() { return .decimal(Decimal(d)) }
+            if let d = number() { return .decimal(Decimal(storing: d)) }
         case .booleanAttributeType:
             if let d = number() { return .bool(d != 0) }
         case .dateAttributeType:

@@ -121,6 +121,8 @@ internal struct SaveChanges: @unchecked Sendable {
         var values: PropertyValues
         var changedIndexes: [Int]
         var expectedVersion: Int64
+        /// The version the row gets (``RowVersion/next(after:)``).
+        var nextVersion: Int64 { RowVersion.next(after: expectedVersion) }
     }
     struct Delete {
         var id: NSManagedObjectID
@@ -230,6 +232,27 @@ internal struct TemporaryIDResolver {
             self.table = table
         }
         return table![id.key] ?? id
+    }
+}
+
+/// A row's version (`Z_OPT`) after a save changes it.
+internal enum RowVersion {
+    /// One more, or 1 after the largest: a store another tool wrote may hold any `Z_OPT`, and the
+    /// next version only has to differ from the one read.
+    static func next(after version: Int64) -> Int64 { version == .max ? 1 : version + 1 }
+}
+
+/// Primary keys handed out from `Z_PRIMARYKEY`'s `Z_MAX`.
+internal enum PrimaryKeys {
+    /// `key + count`, or 134030 when that passes the largest integer: the table's keys have run
+    /// out (a `Z_MAX` at or near the largest integer, as another tool may have written).
+    static func advance(_ key: Int64, by count: Int64 = 1, table: String?) throws -> Int64 {
+        let (sum, overflow) = key.addingReportingOverflow(count)
+        guard !overflow, sum < .max else {
+            throw CoreDataError.make(.persistentStoreSave,
+                "The primary keys of \(table ?? "a table") have run out: Z_PRIMARYKEY's Z_MAX is \(key), and \(count) more do not fit; nothing was saved")
+        }
+        return sum
     }
 }
 

@@ -240,8 +240,8 @@ extension StoreValue {
             if let d = value as? Decimal { return .decimal(d) }
             if let d = value as? NSDecimalNumber { return .decimal(d.decimalValue) }
             if let i = integer(value) { return .decimal(Decimal(i)) }
-            if let d = value as? Double { return .decimal(Decimal(d)) }
-            if let n = value as? NSNumber { return .decimal(n.decimalValue) }
+            if let d = value as? Double { return .decimal(Decimal(storing: d)) }
+            if let n = value as? NSNumber { return .decimal(Decimal(storing: n)) }
             return nil
         case .stringAttributeType:
             if Swift.type(of: value) == String.self { return .string(value as! String) }
@@ -291,7 +291,7 @@ extension StoreValue {
         case .decimalAttributeType:
             if let decimal = number as? NSDecimalNumber { return .decimal(decimal.decimalValue) }
             if let v = integer(exactly: number) { return .decimal(Decimal(v)) }
-            return .decimal(Decimal(number.doubleValue))
+            return .decimal(Decimal(storing: number.doubleValue))
         default: return nil
         }
     }
@@ -358,5 +358,30 @@ extension UUID {
     init?(storedBytes data: Data) {
         guard data.count == 16 else { return nil }
         self = data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+    }
+}
+
+extension Decimal {
+    /// `value` as a decimal, or NaN for an infinity, which a decimal cannot hold (Foundation's
+    /// conversion stops the process on one): a value set, read from a store another tool wrote,
+    /// or computed.
+    init(storing value: Double) {
+        self = value.isFinite ? Decimal(value) : .nan
+    }
+
+    /// `number` as a decimal, or NaN for an infinity (``init(storing:)``).
+    init(storing number: NSNumber) {
+        self = number.doubleValue.isFinite ? number.decimalValue : .nan
+    }
+
+    /// A decimal as a store writes it (its `description`, `"NaN"` for NaN); `nil` for other text.
+    init?(storedText text: String) {
+        if let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) {
+            self = value
+        } else if text == "NaN" {
+            self = .nan
+        } else {
+            return nil
+        }
     }
 }

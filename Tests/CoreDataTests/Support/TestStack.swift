@@ -152,6 +152,15 @@ final class TestStack {
     /// A second, independent stack on the same file or database (another "process").
     func reopen() throws -> TestStack { try TestStack(model: model, directory: directory, database: database) }
 
+    /// The SQLite store removed, `sql` run on its file outside Core Data (as another tool would
+    /// write it), and a new stack on the file. Keep this stack alive while using that one: it
+    /// owns the folder.
+    func rewritten(by sql: String) throws -> TestStack {
+        try coordinator.remove(coordinator.persistentStores[0])
+        try RawSQLite.execute(url.path, sql)
+        return try reopen()
+    }
+
     func newContext() -> NSManagedObjectContext {
         let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
         context.persistentStoreCoordinator = coordinator

@@ -163,7 +163,7 @@ extension NSAtomicStore {
             for object in inserted + updated {
                 if let node = nodes[object.objectID.key] { updateCacheNode(node, from: object) }
             }
-            for update in changes.updates { versions[update.id.key] = update.expectedVersion + 1 }
+            for update in changes.updates { versions[update.id.key] = update.nextVersion }
             let removed = Set(changes.deletes.compactMap { nodes[$0.id.key] })
             if !removed.isEmpty { willRemoveCacheNodes(removed) }
             for delete in changes.deletes {

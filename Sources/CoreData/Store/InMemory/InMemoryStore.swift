@@ -228,7 +228,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             guard let pk = update.id.primaryKey, var row = rows[root]?[pk] else { continue }
             let values = resolved(update.values, update.id.entity)
             for index in update.changedIndexes { row.snapshot.values[index] = values[index] }
-            row.snapshot.version = update.expectedVersion + 1
+            row.snapshot.version = update.nextVersion
             rows[root]?[pk] = row
         }
         for pair in changes.joinDeletes {

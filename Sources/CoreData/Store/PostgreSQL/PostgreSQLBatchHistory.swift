@@ -38,7 +38,7 @@ internal struct PostgreSQLBatchHistory {
             throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no rows for persistent history in the PostgreSQL store at \(store.location)")
         }
         lastChange = rows.int64(0, 0)
-        transaction = rows.int64(1, 0) + 1
+        transaction = try PrimaryKeys.advance(rows.int64(1, 0), table: "ATRANSACTION")
     }
 
     /// Records a change of `type` for each row of `root`'s table (aliased `t0`) that `condition`

@@ -58,7 +58,7 @@ extension PostgreSQLStore {
                 throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity \(root.name ?? "") in the PostgreSQL store at \(location)")
             }
             let first = locked.int64(0, 0)
-            var next = first + 1
+            var next = try PrimaryKeys.advance(first, table: entity.name)
             var outcome = BatchOutcome()
             var upserted: [Int64] = [] // the keys of rows an upsert updated, kept for history
             var arrays = BatchArrays(columns: slots.count)
@@ -66,8 +66,9 @@ extension PostgreSQLStore {
                 guard arrays.rows > 0 else { return }
                 let result = try connection.execute(sql, arrays.parameters)
                 if targets.isEmpty || result.count == 1 {
-                    if insert.wantsKeys { outcome.keys += (next..<next + Int64(arrays.rows)).map { FetchedKey(entity: entity, primaryKey: $0) } }
-                    next += Int64(arrays.rows)
+                    let end = try PrimaryKeys.advance(next, by: Int64(arrays.rows), table: entity.name)
+                    if insert.wantsKeys { outcome.keys += (next..<end).map { FetchedKey(entity: entity, primaryKey: $0) } }
+                    next = end
                 } else {
                     var key: Int64?
                     for update in updates where key == nil {
@@ -97,7 +98,7 @@ extension PostgreSQLStore {
                     upserts.append((rows.row, try slots.indices.map(value)))
                     continue
                 }
-                arrays.append(key: next + Int64(arrays.rows))
+                arrays.append(key: try PrimaryKeys.advance(next, by: Int64(arrays.rows), table: entity.name))
                 for offset in slots.indices { arrays.append(try value(offset), column: offset) }
                 if arrays.rows == batchRowsPerStatement || arrays.bytes >= Self.bytesPerStatement { try send(row: rows.row) }
             }

@@ -232,7 +232,7 @@ extension PostgreSQLStore {
         case .int: return .int(rows.int64(row, column))
         case .bool: return .bool(rows.int64(row, column) != 0)
         case .double: return .double(rows.double(row, column))
-        case .decimal: return Decimal(string: rows.text(row, column), locale: Locale(identifier: "en_US_POSIX")).map(StoreValue.decimal) ?? .null
+        case .decimal: return Decimal(storedText: rows.text(row, column)).map(StoreValue.decimal) ?? .null
         case .string: return .string(rows.text(row, column))
         case .date: return .date(Date(timeIntervalSinceReferenceDate: rows.double(row, column)))
         case .data, .externalData: return .data(rows.bytes(row, column))

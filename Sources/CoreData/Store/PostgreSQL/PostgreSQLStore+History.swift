@@ -139,7 +139,7 @@ extension PostgreSQLStore {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: return Int64(text).map(StoreValue.int)
         case .booleanAttributeType: return .bool(text == "1")
         case .doubleAttributeType, .floatAttributeType: return Double(text).map(StoreValue.double)
-        case .decimalAttributeType: return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")).map(StoreValue.decimal)
+        case .decimalAttributeType: return Decimal(storedText: text).map(StoreValue.decimal)
         case .stringAttributeType: return .string(text)
         case .dateAttributeType: return Double(text).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
         case .UUIDAttributeType: return UUID(uuidString: text).map(StoreValue.uuid)

@@ -204,7 +204,7 @@ extension PostgreSQLStore {
             guard let pk = update.id.primaryKey else { continue }
             let storage = schema.storage(of: update.id.entity)
             var assignments = ["\(Self.opt) = $1"]
-            var parameters: [PostgreSQLParameter] = [.int(update.expectedVersion + 1)]
+            var parameters: [PostgreSQLParameter] = [.int(update.nextVersion)]
             for index in update.changedIndexes {
                 let property = update.id.entity.layout.properties[index]
                 guard property.isStoredInRow, let column = storage.columns[index] else { continue }

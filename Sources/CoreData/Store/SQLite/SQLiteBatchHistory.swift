@@ -28,7 +28,8 @@ internal struct SQLiteBatchHistory {
         guard let history = store.history else { return nil }
         self.history = history
         self.store = store
-        transaction = (try db.scalarInt("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(SQLiteHistory.transactionEntity)") ?? 0) + 1
+        transaction = try PrimaryKeys.advance(try db.scalarInt("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(SQLiteHistory.transactionEntity)") ?? 0,
+                                              table: "ATRANSACTION")
         let reserved = try db.scalarInt("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(SQLiteHistory.changeEntity)") ?? 0
         let last = try db.scalarInt("SELECT max(Z_PK) FROM ACHANGE") ?? 0
         if last < reserved {

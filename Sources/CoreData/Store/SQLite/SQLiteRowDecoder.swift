@@ -166,14 +166,14 @@ extension SQLiteStore {
         case .bool: return .bool(statement.int64(column) != 0)
         case .double: return .double(statement.double(column))
         case .decimal:
-            if statement.columnType(column) == SQLITE_TEXT, let d = Decimal(string: statement.string(column), locale: Locale(identifier: "en_US_POSIX")) {
-                return .decimal(d)
+            if statement.columnType(column) == SQLITE_TEXT {
+                return Decimal(storedText: statement.string(column)).map(StoreValue.decimal) ?? .null
             } else if statement.columnType(column) == SQLITE_INTEGER {
                 return .decimal(Decimal(statement.int64(column)))
             } else {
                 // The shortest decimal text of the double is the value that was written.
                 let double = statement.double(column)
-                return .decimal(Decimal(string: "\(double)", locale: Locale(identifier: "en_US_POSIX")) ?? Decimal(double))
+                return .decimal(Decimal(string: "\(double)", locale: Locale(identifier: "en_US_POSIX")) ?? Decimal(storing: double))
             }
         case .string: return .string(statement.string(column))
         case .date: return .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
@@ -246,7 +246,7 @@ extension SQLiteStore {
             if offset + inserts.count >= skipped,
                let values = updatedValues(update, cached: { cache.row(for: key) }),
                let plan = writtenRowPlan(of: update.id.entity),
-               let row = writtenRow(plan, values: values, version: update.expectedVersion + 1, resolve: { resolver.resolve($0) }) {
+               let row = writtenRow(plan, values: values, version: update.nextVersion, resolve: { resolver.resolve($0) }) {
                 rows.append(CachedRow(key: key, row: row))
             } else {
                 stale.append(key)

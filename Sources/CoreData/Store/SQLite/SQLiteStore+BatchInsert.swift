@@ -43,7 +43,7 @@ extension SQLiteStore {
                     let first = try db.scalarInt("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(root)") ?? 0
                     var recorder = try SQLiteBatchHistory(store: self, on: db)
                     var upserted: [Int64] = [] // the keys of rows an upsert updated, kept for history only
-                    var next = first + 1
+                    var next = try PrimaryKeys.advance(first, table: entity.name)
                     let statement = try db.cached(sql)
                     defer { statement.reset() }
                     while try rows.next() {
@@ -69,7 +69,7 @@ extension SQLiteStore {
                             throw Self.rowError(error, row: rows.row)
                         }
                         statement.resetKeepingBindings()
-                        if key == next { next += 1 } else { updatedExisting = true; if recorder != nil { upserted.append(key) } }
+                        if key == next { next = try PrimaryKeys.advance(next, table: entity.name) } else { updatedExisting = true; if recorder != nil { upserted.append(key) } }
                         outcome.count += 1
                         if insert.wantsKeys { outcome.keys.append(FetchedKey(entity: entity, primaryKey: key)) }
                     }

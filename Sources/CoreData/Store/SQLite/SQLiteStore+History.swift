@@ -350,7 +350,9 @@ internal final class SQLiteHistory: @unchecked Sendable {
         guard try update.step() else {
             throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for the persistent history entity \(number)")
         }
-        return update.int64(0) - Int64(count) + 1
+        let last = update.columnType(0) == SQLITE_INTEGER ? update.int64(0) : .max // (a REAL past the largest integer)
+        _ = try PrimaryKeys.advance(last, by: 0, table: "persistent history entity \(number)")
+        return last - Int64(count) + 1
     }
 
     /// The `ATRANSACTIONSTRING` key of `name`, added if new.

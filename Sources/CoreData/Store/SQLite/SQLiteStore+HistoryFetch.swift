@@ -114,7 +114,7 @@ extension SQLiteStore {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: return .int(statement.int64(column))
         case .booleanAttributeType: return .bool(statement.int64(column) != 0)
         case .doubleAttributeType, .floatAttributeType: return .double(statement.double(column))
-        case .decimalAttributeType: return Decimal(string: statement.string(column), locale: Locale(identifier: "en_US_POSIX")).map(StoreValue.decimal)
+        case .decimalAttributeType: return Decimal(storedText: statement.string(column)).map(StoreValue.decimal)
         case .stringAttributeType: return .string(statement.string(column))
         case .dateAttributeType: return .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
         case .UUIDAttributeType:

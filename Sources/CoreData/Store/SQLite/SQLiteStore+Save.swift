@@ -26,7 +26,10 @@ extension SQLiteStore {
         guard try update.step() else {
             throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity \(root.name ?? "")")
         }
-        return update.int64(0) - Int64(count) + 1
+        // Past the largest integer SQLite's sum is a REAL: the keys have run out (the transaction rolls back).
+        let last = update.columnType(0) == SQLITE_INTEGER ? update.int64(0) : .max
+        _ = try PrimaryKeys.advance(last, by: 0, table: root.name)
+        return last - Int64(count) + 1
     }
 
     /// ``save(_:rowCache:beforeCommitting:)``: the save in one transaction on the writer, then
@@ -165,7 +168,7 @@ extension SQLiteStore {
                 }
                 let noted = try noteExternalFiles(of: update.id.entity, primaryKey: pk, indexes: update.changedIndexes, on: db)
                 let statement = try db.cached("UPDATE \(storage.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?")
-                statement.bind(update.expectedVersion + 1, at: 1)
+                statement.bind(update.nextVersion, at: 1)
                 var position: Int32 = 2
                 for slot in slots {
                     try bindSlot(slot, values: update.values, statement: statement, at: &position, resolve: resolve)

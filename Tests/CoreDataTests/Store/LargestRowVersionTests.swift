@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+/// A row whose version (`Z_OPT`) is the largest integer (another tool wrote the store): a save
+/// that changes it gives it version 1, instead of stopping the process on an overflow. (A version
+/// that is not an integer at all is a conflict the save reports: the row's version is not the
+/// one read.)
+@Suite("The largest row version and key")
+struct LargestRowVersionTests {
+    @Test func aRowAtTheLargestVersionIsSavedWithVersionOne() throws {
+        let first = try TestStack()
+        first.insert("Car", ["name": "Old"])
+        first.insert("Person", ["name": "Ada"])
+        try first.context.save()
+        let stack = try first.rewritten(by: "UPDATE ZCAR SET Z_OPT = 9223372036854775807; UPDATE ZPERSON SET Z_OPT = 9223372036854775807")
+        try withExtendedLifetime(first) {
+            let car = try #require(try stack.fetch("Car").first)
+            car.setValue("New", forKey: "name")
+            try stack.context.save()
+            #expect(try stack.rawRows("SELECT Z_OPT, ZNAME FROM ZCAR") == [["1", "New"]])
+            // The context holds the version the store wrote: the next save finds no conflict.
+            car.setValue("Newer", forKey: "name")
+            try stack.context.save()
+            #expect(try stack.rawRows("SELECT Z_OPT, ZNAME FROM ZCAR") == [["2", "Newer"]])
+            // A relationship change of a row at the largest version too.
+            let ada = try #require(try stack.fetch("Person").first)
+            car.setValue(ada, forKey: "owner")
+            try stack.context.save()
+            #expect(try stack.rawRows("SELECT Z_OPT FROM ZPERSON") == [["1"]])
+        }
+    }
+
+    /// A `Z_MAX` at (or one short of) the largest integer: the table's keys have run out, so a
+    /// save or a batch insert of a new row throws 134030 and writes nothing.
+    @Test(arguments: ["9223372036854775807", "9223372036854775806"])
+    func keysThatRunOutAreAnError(zMax: String) throws {
+        let first = try TestStack()
+        first.insert("Car", ["name": "Old"])
+        try first.context.save()
+        let stack = try first.rewritten(by: "UPDATE Z_PRIMARYKEY SET Z_MAX = \(zMax) WHERE Z_NAME = 'Car'")
+        try withExtendedLifetime(first) {
+            stack.insert("Car", ["name": "New"])
+            stack.insert("Car", ["name": "Newer"])
+            let error = try #require(throws: NSError.self) { try stack.context.save() }
+            #expect(error.code == 134030)
+            #expect(error.localizedDescription.contains("run out"))
+            stack.context.rollback()
+            let batch = NSBatchInsertRequest(entityName: "Car", objects: [["name": "Batch"], ["name": "Batch 2"]])
+            let batchError = try #require(throws: NSError.self) { try stack.context.execute(batch) }
+            #expect(batchError.code == 134030)
+            #expect(try stack.storedCarNames() == ["Old"])
+            #expect(try stack.rawRows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Car'") == [[zMax]])
+        }
+    }
+}
