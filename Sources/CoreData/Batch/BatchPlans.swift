@@ -142,7 +142,9 @@ internal enum BatchKeyPaths {
         switch node {
         case .keyPath(let path): try check(path, in: entity)
         case .keyPathFrom(let base, _): try check(base, in: entity)
-        case .aggregate(let items), .function(_, let items), .block(_, let items): for item in items { try check(item, in: entity) }
+        case .aggregate(let items), .function(_, let items): for item in items { try check(item, in: entity) }
+        case .block:
+            throw PredicateErrors.unsupportedPredicate("block expressions are evaluated in memory only, not in a batch request", in: node)
         case .subquery(let collection, _, let predicate):
             try check(collection, in: entity)
             try check(predicate, in: entity)

@@ -114,6 +114,9 @@ extension NSManagedObjectContext {
             guard !description.name.isEmpty else {
                 throw CoreDataError.make(.coreData, "Invalid \(role): an NSExpressionDescription needs a name (the key of its values)")
             }
+            guard !expression.node.containsBlock else {
+                throw PredicateErrors.unsupportedExpression("block expressions are evaluated in memory only, not in a fetch", column: description.name)
+            }
             let node = try expression.node.runningFetchRequestExpressions() // a FETCH(…) runs now, once
             var column = DictionaryPlan.Column(name: description.name, expression: node, resultType: description.expressionResultType,
                                                isAggregate: DictionaryPlan.isAggregate(node, entity: entity))

@@ -89,6 +89,9 @@ extension NSManagedObjectContext {
         plan.requestPredicate = request.predicate
         if let predicate = request.predicate {
             let tree = try PredicateBridge.tree(of: predicate)
+            if tree.containsBlock { // (every store: the in-memory ones evaluate rows, not objects)
+                throw PredicateErrors.unsupportedPredicate("block expressions are evaluated in memory only, not in a fetch", in: tree)
+            }
             if tree.containsFetchRequestExpression {
                 // FETCH(…) runs now, once: the stores, a store you write and a parent context
                 // get the predicate with its result (NSFetchRequestExpression.swift).

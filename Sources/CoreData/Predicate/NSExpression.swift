@@ -219,8 +219,10 @@ open class NSExpression: NSObject, NSCopying {
     /// NSPredicate(format: "name IN %@", either) // name IN {"a", "b", "c"}
     /// ```
     ///
-    /// Evaluated in memory, or in a fetch when both operands are constants (a store cannot
-    /// compute it from its rows). A single value counts as a collection of one, `nil` as an empty one.
+    /// Evaluated in memory, or in a fetch when both operands are constants (folded before the
+    /// store sees them: a SQLite or PostgreSQL store throws 134091 for one of stored values). The
+    /// value is an array, each element once; see ``PredicateFunctions/setOperation(_:_:_:)`` for
+    /// `nil`, dictionaries and single values.
     public convenience init(forUnionSet left: NSExpression, with right: NSExpression) {
         self.init(node: .function("unionSet:with:", [left.node, right.node]))
     }
@@ -254,9 +256,12 @@ open class NSExpression: NSObject, NSCopying {
     /// NSPredicate(format: "%@ > 4000", doubled).evaluate(with: car)
     /// ```
     ///
-    /// Evaluated in memory only (`evaluate(with:)`, a context's unsaved objects): a fetch whose
-    /// predicate holds one throws 134091, as Apple's SQLite store refuses it. An argument that
-    /// is `nil` reaches the block as `NSNull()`.
+    /// Evaluated in memory only (`evaluate(with:)`, `expressionValue(with:context:)`, validation
+    /// predicates): a fetch or batch request whose predicate holds one throws 134091, from every
+    /// kind of store, as Apple's SQLite store refuses it. The block gets the arguments' values as
+    /// read (`NSNull()` for `nil`) and the `context` dictionary `expressionValue(with:context:)`
+    /// was given (a predicate's substitution variables otherwise). It runs on the queue of the
+    /// code that evaluates it, and must not use other contexts.
     public convenience init(block: @escaping (Any?, [Any], NSMutableDictionary?) -> Any, arguments: [NSExpression]?) {
         self.init(node: .block(ExpressionBlock(block), (arguments ?? []).map(\.node)))
     }
@@ -275,11 +280,11 @@ open class NSExpression: NSObject, NSCopying {
         case .evaluatedObject: return .evaluatedObject
         case .variable: return .variable
         case .keyPath, .keyPathFrom: return .keyPath
-        case .function(let name, _):
+        case .function(let name, let args):
             switch name {
-            case "unionSet:with:": return .unionSet
-            case "intersectSet:with:": return .intersectSet
-            case "minusSet:with:": return .minusSet
+            case "unionSet:with:" where args.count == 2: return .unionSet
+            case "intersectSet:with:" where args.count == 2: return .intersectSet
+            case "minusSet:with:" where args.count == 2: return .minusSet
             default: return .function
             }
         case .block: return .block
@@ -312,18 +317,18 @@ open class NSExpression: NSObject, NSCopying {
 
     /// The left operand of a set expression (``init(forUnionSet:with:)``, …).
     open var left: NSExpression {
-        if case .function(let name, let args) = node, PredicateFunctions.setOperators[name] != nil { return NSExpression.wrapping(args[0]) }
+        if case .function(let name, let args) = node, PredicateFunctions.setOperators[name] != nil, args.count == 2 { return NSExpression.wrapping(args[0]) }
         return NSExpression(forConstantValue: nil)
     }
 
     /// The right operand of a set expression (``init(forUnionSet:with:)``, …).
     open var right: NSExpression {
-        if case .function(let name, let args) = node, PredicateFunctions.setOperators[name] != nil { return NSExpression.wrapping(args[1]) }
+        if case .function(let name, let args) = node, PredicateFunctions.setOperators[name] != nil, args.count == 2 { return NSExpression.wrapping(args[1]) }
         return NSExpression(forConstantValue: nil)
     }
 
     /// The closure of a block expression (``init(block:arguments:)``); for another expression, one
-    /// that gives `nil`.
+    /// that gives `NSNull()`.
     open var expressionBlock: (Any?, [Any], NSMutableDictionary?) -> Any {
         if case .block(let block, _) = node { return block.body }
         return { _, _, _ in NSNull() }
@@ -398,12 +403,13 @@ open class NSExpression: NSObject, NSCopying {
     open func expressionValue(with object: Any?, context: NSMutableDictionary?) -> Any? {
         var variables: [String: Any] = [:]
         context?.forEach { key, value in if let key = key as? String { variables[key] = value } }
-        return value(with: object, variables: variables)
+        return value(with: object, variables: variables, blockContext: context)
     }
 
-    /// ``expressionValue(with:context:)`` with the variables in a Swift dictionary (no bridging).
-    internal func value(with object: Any?, variables: [String: Any]) -> Any? {
-        let evaluator = PredicateEvaluator(variables: variables)
+    /// ``expressionValue(with:context:)`` with the variables in a Swift dictionary (no bridging);
+    /// a block expression gets `blockContext` as it is.
+    internal func value(with object: Any?, variables: [String: Any], blockContext: NSMutableDictionary? = nil) -> Any? {
+        let evaluator = PredicateEvaluator(variables: variables, blockContext: blockContext)
         if case .fetchRequest(let request, let context, let countOnly) = node {
             // An NSFetchRequestExpression gives what fetch(_:) returns (NSFetchRequestExpression.swift).
             return FetchRequestExpressions.expressionValue(request: evaluator.value(of: request, object: object).walkable,

@@ -211,15 +211,7 @@ extension PredicateNode {
     }
 
     /// Whether a `FETCH(…)` appears anywhere in the predicate (most predicates: no, cheaply).
-    var containsFetchRequestExpression: Bool {
-        switch self {
-        case .constant: return false
-        case .and(let parts), .or(let parts): return parts.contains { $0.containsFetchRequestExpression }
-        case .not(let inner): return inner.containsFetchRequestExpression
-        case .comparison(let comparison):
-            return comparison.lhs.containsFetchRequestExpression || comparison.rhs.containsFetchRequestExpression
-        }
-    }
+    var containsFetchRequestExpression: Bool { containsExpression(where: ExpressionNode.isFetchRequest) }
 }
 
 extension ExpressionNode {
@@ -247,16 +239,9 @@ extension ExpressionNode {
                                                                  countOnly: countOnly, keyPath: keyPath))
     }
 
-    fileprivate var containsFetchRequestExpression: Bool {
-        switch self {
-        case .fetchRequest: return true
-        case .keyPath, .constant, .variable, .evaluatedObject: return false
-        case .keyPathFrom(let base, _): return base.containsFetchRequestExpression
-        case .aggregate(let items), .function(_, let items), .block(_, let items): return items.contains { $0.containsFetchRequestExpression }
-        case .subquery(let collection, _, let predicate):
-            return collection.containsFetchRequestExpression || predicate.containsFetchRequestExpression
-        case .conditional(let predicate, let a, let b):
-            return predicate.containsFetchRequestExpression || a.containsFetchRequestExpression || b.containsFetchRequestExpression
-        }
+    fileprivate var containsFetchRequestExpression: Bool { contains(where: ExpressionNode.isFetchRequest) }
+
+    fileprivate static func isFetchRequest(_ expression: ExpressionNode) -> Bool {
+        if case .fetchRequest = expression { return true } else { return false }
     }
 }

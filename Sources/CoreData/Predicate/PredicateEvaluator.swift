@@ -16,9 +16,13 @@ import Foundation
 internal struct PredicateEvaluator {
     /// Substitution variables, by name without the `$`.
     var variables: [String: Any]
+    /// The dictionary `expressionValue(with:context:)` was given, which a block expression
+    /// receives as it is (``NSExpression/init(block:arguments:)``).
+    var blockContext: NSMutableDictionary?
 
-    init(variables: [String: Any]? = nil) {
+    init(variables: [String: Any]? = nil, blockContext: NSMutableDictionary? = nil) {
         self.variables = variables ?? [:]
+        self.blockContext = blockContext
     }
 
     static func evaluate(_ node: PredicateNode, object: Any?, variables: [String: Any]? = nil) -> Bool {
@@ -135,9 +139,15 @@ internal struct PredicateEvaluator {
             return FetchRequestExpressions.evaluate(request: value(of: request, object: object).walkable,
                                                     context: value(of: context, object: object).walkable, countOnly: countOnly)
         case .block(let block, let arguments):
-            let values = arguments.map { value(of: $0, object: object).walkable ?? NSNull() }
-            let context = NSMutableDictionary()
-            for (name, value) in variables { context[name] = value }
+            // Arguments as read (a key path's or variable's value unconverted: a Decimal stays one).
+            let values = arguments.map { argument -> Any in
+                switch argument {
+                case .keyPath(let path): return PredicateKeyValue.value(of: object, keyPath: path) ?? NSNull()
+                case .variable(let name): return variables[name] ?? NSNull()
+                default: return value(of: argument, object: object).walkable ?? NSNull()
+                }
+            }
+            let context = blockContext ?? (variables.isEmpty ? nil : NSMutableDictionary(dictionary: variables))
             return PredicateValue(block.body(object, values, context))
         }
     }
@@ -188,12 +198,7 @@ internal enum PredicateFunctions {
         "bitwiseAnd:with:": 2, "bitwiseOr:with:": 2, "bitwiseXor:with:": 2, "leftshift:by:": 2,
         "rightshift:by:": 2, "onesComplement:": 1, "random": 0, "random:": 1, "now": 0,
         "negate:": 1, "objectFrom:withIndex:": 2, "castObject:toType:": 2,
-        "unionSet:with:": 2, "intersectSet:with:": 2, "minusSet:with:": 2,
     ]
-
-    /// The internal names of `NSExpression(forUnionSet:with:)`, `(forIntersectSet:with:)` and
-    /// `(forMinusSet:with:)`, with the word their description prints between the operands.
-    static let setOperators: [String: String] = ["unionSet:with:": "UNION", "intersectSet:with:": "INTERSECT", "minusSet:with:": "MINUS"]
 
     /// The statistics functions, whose argument is a collection.
     static let statistics: Set<String> = ["average:", "sum:", "count:", "min:", "max:", "median:", "mode:", "stddev:"]
@@ -206,41 +211,17 @@ internal enum PredicateFunctions {
     /// argument), as `FUNCTION($manager, "sourceContext")` in a mapping model, rather than one of
     /// the functions above.
     static func invokesMethod(_ name: String) -> Bool {
-        arities[name] == nil
+        arities[name] == nil && setOperators[name] == nil
     }
 
     /// The value of the function `name` of `args`; a NaN result is `nil` (see
     /// ``PredicateValue/computed``), as the SQLite store gets it back from SQL.
-    /// A set expression's value: the elements of `left` and `right` (a single value is a set of
-    /// one, `nil` an empty one) united, intersected, or `right`'s taken from `left`, each element
-    /// once, in `left`'s order then `right`'s.
-    private static func setOperation(_ name: String, _ left: PredicateValue, _ right: PredicateValue) -> PredicateValue {
-        func elements(_ value: PredicateValue) -> [PredicateValue] {
-            switch value {
-            case .null: return []
-            case .collection(let items): return items
-            default: return [value]
-            }
-        }
-        let (a, b) = (elements(left), elements(right))
-        func contains(_ items: [PredicateValue], _ item: PredicateValue) -> Bool { items.contains { PredicateValue.equal($0, item) } }
-        var result: [PredicateValue] = []
-        let candidates = name == "unionSet:with:" ? a + b : a
-        for item in candidates where !contains(result, item) {
-            switch name {
-            case "intersectSet:with:": if contains(b, item) { result.append(item) }
-            case "minusSet:with:": if !contains(b, item) { result.append(item) }
-            default: result.append(item)
-            }
-        }
-        return .collection(result)
-    }
-
     static func apply(_ name: String, _ args: [PredicateValue]) -> PredicateValue {
         compute(name, args).computed
     }
 
     private static func compute(_ name: String, _ args: [PredicateValue]) -> PredicateValue {
+        if setOperators[name] != nil, args.count == 2 { return setOperation(name, args[0], args[1]) } // (PredicateSetExpressions.swift)
         guard arities[name] == args.count else { return .null }
         if statistics.contains(name) { return statistic(name, args[0]) }
         switch name {
@@ -256,8 +237,6 @@ internal enum PredicateFunctions {
             default: return .null
             }
         case "noindex:": return args[0]
-        case "unionSet:with:", "intersectSet:with:", "minusSet:with:":
-            return setOperation(name, args[0], args[1])
         case "objectFrom:withIndex:":
             guard case .collection(let items) = args[0] else { return .null }
             switch args[1] {

@@ -95,3 +95,44 @@ extension ExpressionNode {
         }
     }
 }
+
+// Looking for an expression (a FETCH, a block) without building anything.
+
+extension PredicateNode {
+    /// Whether an expression anywhere in the predicate satisfies `test`.
+    func containsExpression(where test: (ExpressionNode) -> Bool) -> Bool {
+        switch self {
+        case .constant: return false
+        case .and(let parts), .or(let parts): return parts.contains { $0.containsExpression(where: test) }
+        case .not(let inner): return inner.containsExpression(where: test)
+        case .comparison(let comparison): return comparison.lhs.contains(where: test) || comparison.rhs.contains(where: test)
+        }
+    }
+
+    /// Whether the predicate holds a block expression, which only in-memory evaluation runs.
+    var containsBlock: Bool {
+        containsExpression { if case .block = $0 { return true } else { return false } }
+    }
+}
+
+extension ExpressionNode {
+    /// Whether the expression, or one inside it, satisfies `test`.
+    func contains(where test: (ExpressionNode) -> Bool) -> Bool {
+        if test(self) { return true }
+        switch self {
+        case .keyPath, .constant, .variable, .evaluatedObject: return false
+        case .keyPathFrom(let base, _): return base.contains(where: test)
+        case .aggregate(let items), .function(_, let items), .block(_, let items): return items.contains { $0.contains(where: test) }
+        case .subquery(let collection, _, let predicate):
+            return collection.contains(where: test) || predicate.containsExpression(where: test)
+        case .conditional(let predicate, let a, let b):
+            return predicate.containsExpression(where: test) || a.contains(where: test) || b.contains(where: test)
+        case .fetchRequest(let request, let context, _): return request.contains(where: test) || context.contains(where: test)
+        }
+    }
+
+    /// Whether the expression holds a block expression.
+    var containsBlock: Bool {
+        contains { if case .block = $0 { return true } else { return false } }
+    }
+}

@@ -44,7 +44,8 @@ internal indirect enum ExpressionNode: Sendable {
     /// (`NSFetchRequestExpression.swift`); an in-memory evaluation runs it when it meets it.
     case fetchRequest(ExpressionNode, ExpressionNode, countOnly: Bool)
     /// `NSExpression(block:arguments:)`: a Swift closure of the evaluated object, its arguments'
-    /// values and the variables. Evaluated in memory only: a store refuses it, as Apple's does.
+    /// values and the variables. Evaluated in memory only: a fetch or batch request refuses it
+    /// before a store sees it (`plan(for:)`, `BatchKeyPaths`), as Apple's SQLite store does.
     case block(ExpressionBlock, [ExpressionNode])
 }
 

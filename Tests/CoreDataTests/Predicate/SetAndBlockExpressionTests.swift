@@ -28,6 +28,16 @@ struct SetAndBlockExpressionTests {
         let one = Expression(forUnionSet: Expression(forConstantValue: nil), with: constant(7))
         #expect(one.expressionValue(with: nil, context: nil) as? [Int] == [7])
         #expect(union.description == #"({"a", "b"} UNION {"b", "c"})"#)
+        // As Foundation: a nil right operand leaves the left one; a dictionary stands for its values.
+        let keep = Expression(forIntersectSet: constant([1, 2, 2]), with: Expression(forConstantValue: nil))
+        #expect(keep.expressionValue(with: nil, context: nil) as? [Int] == [1, 2])
+        let values = Expression(forMinusSet: constant([1, 2, 3]), with: constant(["a": 1, "b": 3]))
+        #expect(values.expressionValue(with: nil, context: nil) as? [Int] == [2])
+        // Large operands: hashed membership (1 and 1.0 are one element).
+        let big = Expression(forUnionSet: constant(Array(0..<20_000)), with: constant(Array(10_000..<30_000).map(Double.init)))
+        #expect((big.expressionValue(with: nil, context: nil) as? [Any])?.count == 30_000)
+        // The internal names are not functions a format can call.
+        #expect(throws: NSError.self) { try Expression(validatingFormat: "FUNCTION($x, 'unionSet:with:', {1})", argumentArray: []) }
         // Key paths: the values of the evaluated object's collections.
         let tags = Expression(forUnionSet: Expression(forKeyPath: "first"), with: Expression(forKeyPath: "second"))
         #expect(NSPredicate(format: "'x' IN %@ AND 'y' IN %@", tags, tags).evaluate(with: ["first": ["x"], "second": ["y"]]))
@@ -69,14 +79,22 @@ struct SetAndBlockExpressionTests {
         #expect(predicate.evaluate(with: ["year": 2000], substitutionVariables: ["BONUS": 1]))
         #expect(!predicate.evaluate(with: ["year": 2000], substitutionVariables: ["BONUS": 0]))
         #expect(doubled.expressionBlock(nil, [10], nil) as? Int == 20)
+        // The caller's dictionary reaches the block as it is, and arguments as read.
+        let context = NSMutableDictionary(dictionary: ["BONUS": 5])
+        let writes = Expression(block: { _, args, variables in
+            variables?["SEEN"] = true
+            return (args[0] as? Decimal) == Decimal(string: "0.1")
+        }, arguments: [Expression(forKeyPath: "cost")])
+        #expect(writes.expressionValue(with: ["cost": Decimal(string: "0.1")!], context: context) as? Bool == true)
+        #expect(context["SEEN"] as? Bool == true)
         // A missing argument value reaches the block as NSNull.
         let isNull = Expression(block: { _, args, _ in args[0] is NSNull }, arguments: [Expression(forKeyPath: "missing")])
         #expect(isNull.expressionValue(with: ["year": 1], context: nil) as? Bool == true)
     }
 
-    @Test("A fetch refuses a block expression, as Apple's SQLite store does; a context's unsaved objects are evaluated with it")
-    func blocksInFetches() throws {
-        let stack = try TestStack()
+    @Test("Every store's fetch refuses a block expression, as Apple's SQLite store does; in memory it is evaluated", arguments: [false, true])
+    func blocksInFetches(inMemory: Bool) throws {
+        let stack = try TestStack(inMemory: inMemory)
         try withExtendedLifetime(stack) {
             stack.insert("Car", ["name": "Saved", "year": 1990])
             try stack.context.save()
@@ -88,6 +106,11 @@ struct SetAndBlockExpressionTests {
             #expect(error.localizedDescription.contains("block expressions"))
             let car = try #require(try stack.fetch("Car").first)
             #expect(old.evaluate(with: car))
+            let update = NSBatchUpdateRequest(entityName: "Car")
+            update.predicate = old
+            update.propertiesToUpdate = ["name": "Updated"]
+            #expect(throws: NSError.self) { try stack.context.execute(update) }
+            #expect(car.value(forKey: "name") as? String == "Saved")
         }
     }
 }
