@@ -8,23 +8,11 @@ import Testing
 /// without sections.
 @Suite("NSFetchedResultsController against brute force")
 struct FetchedResultsBruteForceTests {
-    /// A small deterministic generator (SplitMix64), so a failure can be replayed.
-    private struct Random: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test(arguments: [("year", UInt64(1)), (nil, UInt64(2)), ("year", UInt64(3))])
     func reportedChangesRebuildAFreshFetch(sectionKeyPath: String?, seed: UInt64) throws {
         let stack = try TestStack()
         let context = stack.context
-        var random = Random(state: seed)
+        var random = SeededGenerator(seed: seed)
         var serial = 0
         func insert() {
             serial += 1
