@@ -48,4 +48,36 @@ internal enum DeleteRules {
             }
         }
     }
+
+    /// Apple's "repairing missing delete propagation" at save: a relationship of a changed object
+    /// that still holds an object deleted in the context (the relationship back was lost, as
+    /// `refresh(_:mergeChanges: false)` of an object with unsaved changes loses it; the
+    /// relationship has no inverse; the delete was merged from elsewhere) lets go of it, as the
+    /// delete rule would have. Returns whether it did, and adds `object` to `cascades` when the
+    /// lost inverse's rule is cascade (the object goes with the deleted one, as Apple's does). An
+    /// object whose row is gone (``NSManagedObject/_isInaccessible``) is not let go: its key stays.
+    static func repairMissingPropagation(of object: NSManagedObject, cascades: inout [NSManagedObject]) -> Bool {
+        var repaired = false
+        for index in object.layout.relationshipIndexes {
+            guard let relation = object._relations[index] else { continue } // (never loaded: nothing to repair)
+            let relationship = object.layout.properties[index] as! NSRelationshipDescription
+            let gone: [NSManagedObject]
+            switch relation {
+            case .toOne(let target): gone = target.map { [$0] }?.filter(isDeletedHere) ?? []
+            case .toMany(let list): gone = list.objects.filter(isDeletedHere)
+            }
+            guard !gone.isEmpty else { continue }
+            for target in gone {
+                CoreDataLog.warning("repairing missing delete propagation for \(relationship.isToMany ? "to-many" : "to-one") relationship \(relationship.name) on object \(object.objectID.uriRepresentation().absoluteString) with deleted \(target.objectID.uriRepresentation().absoluteString)")
+                if relationship.isToMany { object.rawRemove(target, fromManyAt: index) } else { object.rawSetToOne(nil, at: index) }
+            }
+            repaired = true
+            if relationship.inverseRelationship?.deleteRule == .cascadeDeleteRule { cascades.append(object) }
+        }
+        return repaired
+    }
+
+    private static func isDeletedHere(_ object: NSManagedObject) -> Bool {
+        object._isDeleted && !object._isInaccessible
+    }
 }

@@ -193,11 +193,8 @@ extension NSManagedObject {
         return nil
     }
 
-    /// Relationships must not point at objects of another context (seed 004's mistake), nor at
-    /// objects deleted in this one (Apple's "Dangling reference to an invalid object": the
-    /// relationship back was lost, as when `refresh(_:mergeChanges: false)` drops an object's
-    /// unsaved side of a relationship, or the relationship has no inverse). The error names the
-    /// relationship; nothing is written and the context stays usable.
+    /// Relationships must not point at objects of another context (seed 004's mistake). The
+    /// error names the relationship; nothing is written and the context stays usable.
     internal func validateRelationshipContexts() throws {
         guard !_relations.isEmpty else { return }
         for (index, relation) in _relations {
@@ -210,12 +207,6 @@ extension NSManagedObject {
                 let name = layout.properties[index].name
                 throw validationError(.externalRelationship, index: index, value: foreign,
                     "Illegal attempt to establish a relationship '\(name)' between objects in different contexts: \(entity.name ?? "") belongs to one context, the \(foreign.entity.name ?? "") object to \(foreign._context == nil ? "no context" : "another context"). Fetch it in this context with object(with: objectID) instead.")
-            }
-            // (An object whose row is gone, deleted by `shouldDeleteInaccessibleFaults`, is not one: its key stays.)
-            if let deleted = targets.first(where: { $0._isDeleted && !$0._isInaccessible }) {
-                let name = layout.properties[index].name
-                throw validationError(.managedObjectValidation, index: index, value: deleted,
-                    "Dangling reference to an invalid object: \(entity.name ?? "").\(name) holds a deleted \(deleted.entity.name ?? "") object (\(deleted.objectID.uriRepresentation().absoluteString)), whose relationship back was lost; remove it from '\(name)' or keep the object. Nothing was saved.")
             }
         }
     }

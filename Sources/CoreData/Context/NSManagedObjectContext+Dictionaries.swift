@@ -73,7 +73,11 @@ extension NSManagedObjectContext {
         if let having = request.havingPredicate {
             // Column names in the HAVING predicate stand for the columns' values.
             let names = Set(columns.map(\.name))
-            result.having = try PredicateBridge.tree(of: having).runningFetchRequestExpressions().replacingExpressions { expression in
+            let havingTree = try PredicateBridge.tree(of: having)
+            if havingTree.containsBlock {
+                throw PredicateErrors.unsupportedPredicate("block expressions are evaluated in memory only, not in a fetch's havingPredicate", in: havingTree)
+            }
+            result.having = try havingTree.runningFetchRequestExpressions().replacingExpressions { expression in
                 if case .keyPath(let path) = expression, path.count == 1, names.contains(path[0]) { return .variable(path[0]) }
                 return nil
             }

@@ -80,9 +80,15 @@ open class NSManagedObjectID: NSObject, NSCopying, @unchecked Sendable {
     /// another tool wrote). ``NSPersistentStoreCoordinator/managedObjectID(forURIRepresentation:)``
     /// decodes it.
     internal static func uriHost(_ identifier: String) -> String {
-        let plain = identifier.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == ".") }
-        if plain { return identifier }
-        return identifier.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-.")) ?? ""
+        func isPlain(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): return true
+            default: return false
+            }
+        }
+        if identifier.utf8.allSatisfy(isPlain) { return identifier }
+        return identifier.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
     }
 
     /// A cheap mix of the key (sets and dictionaries of IDs hash it again with their own seed).

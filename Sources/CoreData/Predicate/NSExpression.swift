@@ -260,7 +260,7 @@ open class NSExpression: NSObject, NSCopying {
     /// predicates): a fetch or batch request whose predicate holds one throws 134091, from every
     /// kind of store, as Apple's SQLite store refuses it. The block gets the arguments' values as
     /// read (`NSNull()` for `nil`) and the `context` dictionary `expressionValue(with:context:)`
-    /// was given (a predicate's substitution variables otherwise). It runs on the queue of the
+    /// was given (a dictionary of a predicate's substitution variables otherwise, empty if none). It runs on the queue of the
     /// code that evaluates it, and must not use other contexts.
     public convenience init(block: @escaping (Any?, [Any], NSMutableDictionary?) -> Any, arguments: [NSExpression]?) {
         self.init(node: .block(ExpressionBlock(block), (arguments ?? []).map(\.node)))

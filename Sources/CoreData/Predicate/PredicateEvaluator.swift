@@ -147,7 +147,7 @@ internal struct PredicateEvaluator {
                 default: return value(of: argument, object: object).walkable ?? NSNull()
                 }
             }
-            let context = blockContext ?? (variables.isEmpty ? nil : NSMutableDictionary(dictionary: variables))
+            let context = blockContext ?? NSMutableDictionary(dictionary: variables)
             return PredicateValue(block.body(object, values, context))
         }
     }

@@ -66,12 +66,14 @@ extension PredicateFunctions {
             switch value {
             case .int(let v): return Double(exactly: v).map(AnyHashable.init) ?? AnyHashable(v)
             case .double(let v) where !v.isNaN: return AnyHashable(v)
-            case .string(let v): return AnyHashable(v)
+            case .string(let v): return AnyHashable(Array(v.utf8)) // (literal, as NSSet: not canonical equivalence)
             case .date(let v): return AnyHashable(v)
             case .uuid(let v): return AnyHashable(v)
             case .objectID(let reference), .object(let reference):
                 if let id = reference.object as? NSManagedObjectID { return AnyHashable(id) }
                 if let object = reference.object as? NSManagedObject { return AnyHashable(object.objectID) }
+                // (A store's row as an in-memory store evaluates it: its object's ID.)
+                if let record = reference.object as? PredicateKeyValueCoding, let id = record.predicateObjectID { return AnyHashable(id) }
                 return nil
             default: return nil
             }

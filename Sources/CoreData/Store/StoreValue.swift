@@ -374,11 +374,12 @@ extension Decimal {
         self = number.doubleValue.isFinite ? number.decimalValue : .nan
     }
 
-    /// A decimal as a store writes it (its `description`, `"NaN"` for NaN); `nil` for other text.
+    /// A decimal as a store writes it (its `description`, `"NaN"` for NaN; PostgreSQL's infinities
+    /// read as NaN); `nil` for other text.
     init?(storedText text: String) {
         if let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) {
             self = value
-        } else if text == "NaN" {
+        } else if text == "NaN" || text == "Infinity" || text == "-Infinity" { // (PostgreSQL's numeric has infinities)
             self = .nan
         } else {
             return nil

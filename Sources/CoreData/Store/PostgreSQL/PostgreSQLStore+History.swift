@@ -156,7 +156,7 @@ extension PostgreSQLStore {
         guard rows.count == 1 else {
             throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for the persistent history entity \(number) in the PostgreSQL store at \(location)")
         }
-        return rows.int64(0, 0) - Int64(count) + 1
+        return try PrimaryKeys.advance(rows.int64(0, 0), by: 0, table: "persistent history entity \(number)") - Int64(count) + 1
     }
 
     /// The `ATRANSACTIONSTRING` key of `name`, added if new. Another server may add the same

@@ -59,7 +59,8 @@ extension PostgreSQLStore {
         guard rows.count == 1 else {
             throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity \(root.name ?? "") in the PostgreSQL store at \(location)")
         }
-        return rows.int64(0, 0) - Int64(count) + 1
+        let last = try PrimaryKeys.advance(rows.int64(0, 0), by: 0, table: root.name) // (keys handed out one past it would overflow)
+        return last - Int64(count) + 1
     }
 
     /// Runs a write in one transaction, mapping a failure to a Core Data error: 133021 for a
