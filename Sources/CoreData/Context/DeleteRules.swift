@@ -49,35 +49,35 @@ internal enum DeleteRules {
         }
     }
 
-    /// Apple's "repairing missing delete propagation" at save: a relationship of a changed object
-    /// that still holds an object deleted in the context (the relationship back was lost, as
-    /// `refresh(_:mergeChanges: false)` of an object with unsaved changes loses it; the
-    /// relationship has no inverse; the delete was merged from elsewhere) lets go of it, as the
-    /// delete rule would have. Returns whether it did, and adds `object` to `cascades` when the
-    /// lost inverse's rule is cascade (the object goes with the deleted one, as Apple's does). An
-    /// object whose row is gone (``NSManagedObject/_isInaccessible``) is not let go: its key stays.
-    static func repairMissingPropagation(of object: NSManagedObject, cascades: inout [NSManagedObject]) -> Bool {
+    /// Apple's "repairing missing delete propagation" at save: a loaded relationship of a changed
+    /// object that still holds an object deleted in the same context (the relationship back was
+    /// lost, as `refresh(_:mergeChanges: false)` of an object with unsaved changes loses it, or a
+    /// delete was merged from elsewhere) lets go of it, as a nullify rule would have, and the
+    /// repair is logged. Nothing else is deleted: Apple's documentation does not say its repair
+    /// cascades, and an object the app never deleted is not deleted here. An object whose row is
+    /// gone (``NSManagedObject/_isInaccessible``) is not let go (its key stays), nor is an object
+    /// of another context (validation reports it). Returns whether it let go of any.
+    static func repairMissingPropagation(of object: NSManagedObject) -> Bool {
         var repaired = false
         for index in object.layout.relationshipIndexes {
             guard let relation = object._relations[index] else { continue } // (never loaded: nothing to repair)
-            let relationship = object.layout.properties[index] as! NSRelationshipDescription
             let gone: [NSManagedObject]
             switch relation {
-            case .toOne(let target): gone = target.map { [$0] }?.filter(isDeletedHere) ?? []
-            case .toMany(let list): gone = list.objects.filter(isDeletedHere)
+            case .toOne(let target): gone = target.map { [$0] }?.filter { isDeleted($0, in: object) } ?? []
+            case .toMany(let list): gone = list.objects.filter { isDeleted($0, in: object) }
             }
             guard !gone.isEmpty else { continue }
+            let relationship = object.layout.properties[index] as! NSRelationshipDescription
             for target in gone {
                 CoreDataLog.warning("repairing missing delete propagation for \(relationship.isToMany ? "to-many" : "to-one") relationship \(relationship.name) on object \(object.objectID.uriRepresentation().absoluteString) with deleted \(target.objectID.uriRepresentation().absoluteString)")
                 if relationship.isToMany { object.rawRemove(target, fromManyAt: index) } else { object.rawSetToOne(nil, at: index) }
             }
             repaired = true
-            if relationship.inverseRelationship?.deleteRule == .cascadeDeleteRule { cascades.append(object) }
         }
         return repaired
     }
 
-    private static func isDeletedHere(_ object: NSManagedObject) -> Bool {
-        object._isDeleted && !object._isInaccessible
+    private static func isDeleted(_ target: NSManagedObject, in object: NSManagedObject) -> Bool {
+        target._context === object._context && target._isDeleted && !target._isInaccessible
     }
 }

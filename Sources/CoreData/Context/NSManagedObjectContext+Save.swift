@@ -44,8 +44,8 @@ extension NSManagedObjectContext {
         defer { generation.end() }
         CoreDataMessages.post(name: .NSManagedObjectContextWillSave, object: self)
         processPendingChangesReporting(propagatingDeletes: true) // an observer may have changed objects
+        repairMissingDeletePropagation() // (before willSave: the objects it changes are saved too)
         if shortcuts.callsWillSave { try callWillSave() } // (asked after the notification: its observers may insert objects)
-        repairMissingDeletePropagation()
         try validateForSave()
 
         var saved: SavedObjects
@@ -124,6 +124,7 @@ extension NSManagedObjectContext {
             }
             processPendingChangesReporting(propagatingDeletes: true)
             guard hasChanges else { return nil }
+            repairMissingDeletePropagation() // (a policy may have put back a relationship to an object deleted here)
             try validateForSave()
         }
     }
@@ -390,23 +391,17 @@ extension NSManagedObjectContext {
         CoreDataMessages.post(name: NSManagedObjectContext.didSaveObjectIDsNotification, object: self, userInfo: ids.userInfo)
     }
 
-    /// Apple's "repairing missing delete propagation" (``DeleteRules/repairMissingPropagation(of:cascades:)``)
-    /// for the inserted and updated objects, before they are validated: relationships let go of
-    /// objects deleted here, and an object whose lost inverse cascades is deleted with its rules
-    /// run, until nothing more needs repair. Nothing to do for a model without relationships.
-    private func repairMissingDeletePropagation() {
+    /// Apple's "repairing missing delete propagation" (``DeleteRules/repairMissingPropagation(of:)``)
+    /// for the inserted and updated objects, before `willSave()` and validation: their loaded
+    /// relationships let go of objects deleted in this context. Nothing to do for a model without
+    /// relationships.
+    internal func repairMissingDeletePropagation() {
         guard !withModel({ $0?.objectsHoldOnlyValues ?? false }) else { return }
-        for _ in 0..<100 { // (each pass deletes at least one more object, or ends)
-            var cascades: [NSManagedObject] = []
-            var repaired = false
-            for object in inserted.objects + updated.objects where !object._isDeleted {
-                if DeleteRules.repairMissingPropagation(of: object, cascades: &cascades) { repaired = true }
-            }
-            let deleting = cascades.filter { !$0._isDeleted }
-            for object in deleting { delete(object) }
-            if repaired { processPendingChangesReporting(propagatingDeletes: true) }
-            if deleting.isEmpty { return }
+        var repaired = false
+        for object in inserted.objects + updated.objects where !object._isDeleted {
+            if DeleteRules.repairMissingPropagation(of: object) { repaired = true }
         }
+        if repaired { processPendingChangesReporting(propagatingDeletes: true) }
     }
 
     /// Validates every changed object; throws one error, or 1560 with all of them.
