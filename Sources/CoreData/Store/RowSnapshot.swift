@@ -254,6 +254,12 @@ internal enum PrimaryKeys {
         }
         return sum
     }
+
+    /// 134030 for a `Z_MAX` that is NULL (or not a number): keys cannot be handed out from it.
+    static func missingMaximum(table: String?) -> NSError {
+        CoreDataError.make(.persistentStoreSave,
+            "Z_PRIMARYKEY's Z_MAX of \(table ?? "a table") is not a number, so no primary key can be handed out; nothing was saved")
+    }
 }
 
 /// An optimistic-locking failure found by a store: the row changed (or vanished) since the

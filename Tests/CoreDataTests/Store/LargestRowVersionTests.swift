@@ -53,4 +53,27 @@ struct LargestRowVersionTests {
             #expect(try stack.rawRows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Car'") == [[zMax]])
         }
     }
+
+    /// A `Z_MAX` that is NULL hands out no keys: a save of a new row throws 134030, on SQLite and
+    /// PostgreSQL (where keys below 1 were handed out before).
+    @Test(arguments: TestStoreKind.available)
+    func aMissingMaximumIsAnError(kind: TestStoreKind) throws {
+        let first = try TestStack(kind)
+        first.insert("Car", ["name": "Old"])
+        try first.context.save()
+        let stack: TestStack
+        if let database = first.database {
+            _ = try database.query("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = NULL WHERE \"Z_NAME\" = 'Car'")
+            stack = try first.reopen()
+        } else {
+            stack = try first.rewritten(by: "UPDATE Z_PRIMARYKEY SET Z_MAX = NULL WHERE Z_NAME = 'Car'")
+        }
+        try withExtendedLifetime(first) {
+            stack.insert("Car", ["name": "New"])
+            let error = try #require(throws: NSError.self) { try stack.context.save() }
+            #expect(error.code == 134030)
+            #expect(error.localizedDescription.contains("not a number"))
+            #expect(try stack.storedCarNames() == ["Old"])
+        }
+    }
 }

@@ -156,6 +156,7 @@ extension PostgreSQLStore {
         guard rows.count == 1 else {
             throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for the persistent history entity \(number) in the PostgreSQL store at \(location)")
         }
+        guard !rows.isNull(0, 0) else { throw PrimaryKeys.missingMaximum(table: "persistent history entity \(number)") }
         return try PrimaryKeys.advance(rows.int64(0, 0), by: 0, table: "persistent history entity \(number)") - Int64(count) + 1
     }
 

@@ -59,6 +59,7 @@ extension PostgreSQLStore {
         guard rows.count == 1 else {
             throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity \(root.name ?? "") in the PostgreSQL store at \(location)")
         }
+        guard !rows.isNull(0, 0) else { throw PrimaryKeys.missingMaximum(table: root.name) }
         let last = try PrimaryKeys.advance(rows.int64(0, 0), by: 0, table: root.name) // (keys handed out one past it would overflow)
         return last - Int64(count) + 1
     }

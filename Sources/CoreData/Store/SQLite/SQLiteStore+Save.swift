@@ -27,6 +27,9 @@ extension SQLiteStore {
             throw CoreDataError.make(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity \(root.name ?? "")")
         }
         // Past the largest integer SQLite's sum is a REAL: the keys have run out (the transaction rolls back).
+        guard update.columnType(0) != SQLITE_NULL, update.columnType(0) != SQLITE_TEXT, update.columnType(0) != SQLITE_BLOB else {
+            throw PrimaryKeys.missingMaximum(table: root.name)
+        }
         let last = update.columnType(0) == SQLITE_INTEGER ? update.int64(0) : .max
         _ = try PrimaryKeys.advance(last, by: 0, table: root.name)
         return last - Int64(count) + 1
