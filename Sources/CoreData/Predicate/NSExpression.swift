@@ -317,14 +317,18 @@ open class NSExpression: NSObject, NSCopying {
 
     /// The left operand of a set expression (``init(forUnionSet:with:)``, …).
     open var left: NSExpression {
-        if case .function(let name, let args) = node, PredicateFunctions.setOperators[name] != nil, args.count == 2 { return NSExpression.wrapping(args[0]) }
-        return NSExpression(forConstantValue: nil)
+        setOperands.map { NSExpression.wrapping($0.left) } ?? NSExpression(forConstantValue: nil)
     }
 
     /// The right operand of a set expression (``init(forUnionSet:with:)``, …).
     open var right: NSExpression {
-        if case .function(let name, let args) = node, PredicateFunctions.setOperators[name] != nil, args.count == 2 { return NSExpression.wrapping(args[1]) }
-        return NSExpression(forConstantValue: nil)
+        setOperands.map { NSExpression.wrapping($0.right) } ?? NSExpression(forConstantValue: nil)
+    }
+
+    /// The operands of a set expression, `nil` for another expression.
+    private var setOperands: (left: ExpressionNode, right: ExpressionNode)? {
+        guard case .function(let name, let args) = node, PredicateFunctions.setOperators[name] != nil, args.count == 2 else { return nil }
+        return (args[0], args[1])
     }
 
     /// The closure of a block expression (``init(block:arguments:)``); for another expression, one

@@ -142,11 +142,11 @@ internal enum FetchRequestExpressions {
         if path.contains(id) { return request }
         guard done.insert(id).inserted, let tree = request.expressionPredicateTree else { return nil }
         var found: ExpressionFetchRequest?
-        _ = tree.replacingExpressions { expression in
-            guard found == nil, case .fetchRequest(.constant(let value), _, _) = expression,
-                  let inner = value.walkable as? ExpressionFetchRequest else { return nil }
+        _ = tree.containsExpression { expression in
+            guard case .fetchRequest(.constant(let value), _, _) = expression,
+                  let inner = value.walkable as? ExpressionFetchRequest else { return false }
             found = cycle(from: inner, path: path + [id], done: &done)
-            return expression
+            return found != nil // (the walk stops at the first cycle)
         }
         return found
     }
