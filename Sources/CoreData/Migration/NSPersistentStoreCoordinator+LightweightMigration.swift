@@ -19,15 +19,17 @@ extension NSPersistentStoreCoordinator {
         } catch {
             guard let error = error.asNSError, error.domain == NSCocoaErrorDomain,
                   error.code == NSPersistentStoreIncompatibleVersionHashError,
-                  store is SQLiteStore, !store.isReadOnly, let url = store.url, !SQLiteStore.isInMemory(url)
+                  store is SQLiteStore || store is PostgreSQLStore, !store.isReadOnly, let url = store.url, !SQLiteStore.isInMemory(url)
             else { throw error }
-            // A staged migration manager, when the options give one, migrates stage by stage.
+            // A staged migration manager, when the options give one, migrates stage by stage (a
+            // PostgreSQL store too: it refuses to open with one, leaving the stages to it).
             if let manager = store.options?[NSPersistentStoreStagedMigrationManagerOptionKey] as? NSStagedMigrationManager {
-                try manager.migrateStore(at: url, options: store.options, to: managedObjectModel)
+                try manager.migrateStore(at: url, ofType: store.type, options: store.options, to: managedObjectModel)
                 try store.open(model: managedObjectModel)
                 return
             }
-            guard store.flag(NSMigratePersistentStoresAutomaticallyOption) else { throw error }
+            // A PostgreSQL store migrates itself in its opening (`PostgreSQLStore+Migration.swift`).
+            guard store is SQLiteStore, store.flag(NSMigratePersistentStoresAutomaticallyOption) else { throw error }
             try migrate(store, at: url)
             try store.open(model: managedObjectModel)
         }

@@ -2,8 +2,9 @@ import Foundation
 
 // Running a staged migration: the stage list made into a list of versions, the store and the
 // coordinator's model found in it, every model of the path between them resolved and every
-// lightweight mapping inferred (all before the file is touched), then one step per version, each
-// in its own transaction.
+// lightweight mapping inferred (all before the store is touched), then one step per version, each
+// in its own transaction: a SQLite file's, or a PostgreSQL database's
+// (`PostgreSQLStore.migrateStage(at:options:from:to:)`).
 
 extension NSStagedMigrationManager {
     /// The model versions the stages list, in order, and the custom stage that leads from the
@@ -13,19 +14,31 @@ extension NSStagedMigrationManager {
         var customStages: [Int: NSCustomMigrationStage] = [:]
     }
 
-    /// Migrates the SQLite store at `url` through the stages to `destination` (the coordinator's
-    /// model), if another version wrote it; nothing happens when no file is there or it already
-    /// has `destination`'s version hashes. `options` are the store's options: the handlers'
-    /// container adds the store with them (less the migration options). See the class's
-    /// documentation for the errors and what a failure leaves.
-    func migrateStore(at url: URL, options: [AnyHashable: Any]?, to destination: NSManagedObjectModel) throws {
-        guard FileManager.default.fileExists(atPath: url.path), !SQLiteStore.isInMemory(url) else { return }
+    /// Migrates the store at `url`, of `type` (SQLite or PostgreSQL), through the stages to
+    /// `destination` (the coordinator's model), if another version wrote it; nothing happens when
+    /// no store is there or it already has `destination`'s version hashes. `options` are the
+    /// store's options: the handlers' container adds the store with them (less the migration
+    /// options). See the class's documentation for the errors and what a failure leaves.
+    func migrateStore(at url: URL, ofType type: String = NSSQLiteStoreType, options: [AnyHashable: Any]?,
+                      to destination: NSManagedObjectModel) throws {
+        let isPostgreSQL = type == NSPostgreSQLStoreType
+        let location = isPostgreSQL ? PostgreSQLStore.location(of: url) : url.path
         let list = try versionList()
-        let metadata = try SQLiteStore.readMetadata(at: url)
+        let metadata: [String: Any]
+        if isPostgreSQL {
+            do {
+                metadata = try PostgreSQLStore.readMetadata(at: url, options: options)
+            } catch let error as NSError where error.domain == NSCocoaErrorDomain && error.code == NSFileReadNoSuchFileError {
+                return
+            }
+        } else {
+            guard FileManager.default.fileExists(atPath: url.path), !SQLiteStore.isInMemory(url) else { return }
+            metadata = try SQLiteStore.readMetadata(at: url)
+        }
         guard let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] else {
             throw CoreDataError.make(.stagedMigrationFrameworkVersionMismatch,
-                "The store at \(url.path) cannot be migrated with staged migration: its metadata has no model version hashes (\(NSStoreModelVersionHashesKey))",
-                extra: [NSFilePathErrorKey: url.path])
+                "The store at \(location) cannot be migrated with staged migration: its metadata has no model version hashes (\(NSStoreModelVersionHashesKey))",
+                extra: [NSFilePathErrorKey: location])
         }
         let hashes = stored.compactMapValues { $0 as? Data }
         if hashes == destination.entityVersionHashesByName { return }
@@ -36,13 +49,13 @@ extension NSStagedMigrationManager {
         let storeChecksum = VersionHash.versionChecksum(entityHashes: hashes)
         guard let start = list.checksums.firstIndex(of: storeChecksum) else {
             throw CoreDataError.make(.migrationMissingSourceModel,
-                "The store at \(url.path) was written with a model (version checksum \(storeChecksum)) that is in none of the stages, so staged migration cannot migrate it; it was left untouched",
-                extra: [NSFilePathErrorKey: url.path, "metadata": metadata])
+                "The store at \(location) was written with a model (version checksum \(storeChecksum)) that is in none of the stages, so staged migration cannot migrate it; it was left untouched",
+                extra: [NSFilePathErrorKey: location, "metadata": metadata])
         }
         guard start < target else {
             throw CoreDataError.make(.stagedMigrationBackwardMigration,
-                "A store file cannot be migrated backwards with staged migration. (The store at \(url.path) has a later model version than the coordinator's.)",
-                extra: [NSFilePathErrorKey: url.path])
+                "A store file cannot be migrated backwards with staged migration. (The store at \(location) has a later model version than the coordinator's.)",
+                extra: [NSFilePathErrorKey: location])
         }
         var finder = ModelFinder(destination: destination, references: stages.compactMap { $0 as? NSCustomMigrationStage }.flatMap { [$0.currentModel, $0.nextModel] })
         let models = try list.checksums[start...target].map { try finder.model($0) }
@@ -54,11 +67,15 @@ extension NSStagedMigrationManager {
             let (source, next) = (models[step], models[step + 1])
             let stage = list.customStages[start + step]
             if let handler = stage?.willMigrateHandler, let stage {
-                try withContainer(url, source, storeOptions) { try handler(self, stage) }
+                try withContainer(url, type, source, storeOptions) { try handler(self, stage) }
             }
-            try Self.migrate(url, from: source, to: next, mapping: mapping)
+            if isPostgreSQL {
+                try PostgreSQLStore.migrateStage(at: url, options: options, from: source, to: next)
+            } else {
+                try Self.migrate(url, from: source, to: next, mapping: mapping)
+            }
             if let handler = stage?.didMigrateHandler, let stage {
-                try withContainer(url, next, storeOptions) { try handler(self, stage) }
+                try withContainer(url, type, next, storeOptions) { try handler(self, stage) }
             }
         }
     }
@@ -93,13 +110,16 @@ extension NSStagedMigrationManager {
         return list
     }
 
-    /// Runs `body` with ``container`` holding the store at `url` loaded with `model`; the store is
-    /// removed from it and ``container`` is `nil` again afterwards.
-    private func withContainer(_ url: URL, _ model: NSManagedObjectModel, _ options: [AnyHashable: Any], _ body: () throws -> Void) throws {
+    /// Runs `body` with ``container`` holding the store at `url`, of `type`, loaded with `model`;
+    /// the store is removed from it and ``container`` is `nil` again afterwards.
+    private func withContainer(_ url: URL, _ type: String, _ model: NSManagedObjectModel, _ options: [AnyHashable: Any],
+                               _ body: () throws -> Void) throws {
         let container = NSPersistentContainer(name: url.deletingPathExtension().lastPathComponent, managedObjectModel: model)
-        container.persistentStoreDescriptions = [NSPersistentStoreDescription(url: url)]
+        let description = NSPersistentStoreDescription(url: url)
+        description.type = type
+        container.persistentStoreDescriptions = [description]
         let coordinator = container.persistentStoreCoordinator
-        let store = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+        let store = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options)
         self.container = container
         defer {
             self.container = nil

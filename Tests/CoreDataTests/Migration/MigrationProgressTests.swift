@@ -25,6 +25,16 @@ final class ParentProgress: Progress, @unchecked Sendable {
         children.append(child)
         super.addChild(child, withPendingUnitCount: count)
     }
+
+    /// Expects one child, a migration's: `units` units, all completed, not cancellable; and
+    /// this progress complete.
+    func expectOneMigrationChild(units: Int64, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let child = try #require(children.first, sourceLocation: sourceLocation)
+        #expect(children.count == 1, sourceLocation: sourceLocation)
+        #expect(child.totalUnitCount == units && child.completedUnitCount == units, sourceLocation: sourceLocation)
+        #expect(!child.isCancellable, sourceLocation: sourceLocation)
+        #expect(fractionCompleted == 1, sourceLocation: sourceLocation)
+    }
 }
 
 extension SQLiteLightweightMigrationTests {
@@ -62,11 +72,7 @@ extension AutomaticMigrationTests {
         parent.resignCurrent()
         #expect(try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Person")) == 2)
         // One child, made by the migration: a unit per table (Person, Tag), the indexes, the metadata.
-        let child = try #require(parent.children.first)
-        #expect(parent.children.count == 1)
-        #expect(child.totalUnitCount == 4 && child.completedUnitCount == 4)
-        #expect(!child.isCancellable)
-        #expect(parent.fractionCompleted == 1)
+        try parent.expectOneMigrationChild(units: 4)
         // A store already at the model's version: nothing to report.
         let again = ParentProgress(totalUnitCount: 1)
         again.becomeCurrent(withPendingUnitCount: 1)

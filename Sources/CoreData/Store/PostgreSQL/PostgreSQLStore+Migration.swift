@@ -11,7 +11,9 @@ import Foundation
 // The DDL waits for the tables' locks no longer than `NSPersistentStoreTimeoutOption`
 // (``PostgreSQLTimeouts``): a session reading a table (another server's pinned query generation,
 // a long read) holds a lock that `ALTER TABLE` waits for, and every statement of every server on
-// that table would queue behind the waiting migration.
+// that table would queue behind the waiting migration. A staged migration manager
+// (`NSPersistentStoreStagedMigrationManagerOptionKey`) is run by the coordinator instead, one step
+// per version, each in a transaction of its own (``migrateStage(at:options:from:to:)``).
 
 extension PostgreSQLStore {
     /// The metadata of the store in the database, read in the opening's transaction on
@@ -25,19 +27,57 @@ extension PostgreSQLStore {
                                                ignoringVersions: flag(NSIgnorePersistentStoreVersioningOption))
             return metadata
         } catch let error as NSError where error.domain == NSCocoaErrorDomain && error.code == NSPersistentStoreIncompatibleVersionHashError {
-            // A staged migration manager (not supported here) would take over: refused as it is.
+            // A staged migration manager takes over: the coordinator runs it once this 134100 is thrown.
             guard !isReadOnly, flag(NSMigratePersistentStoresAutomaticallyOption),
                   options?[NSPersistentStoreStagedMigrationManagerOptionKey] == nil else { throw error }
-            let timeouts = PostgreSQLTimeouts(options: options)
-            try connection.run(timeouts.lockTimeoutSetting)
-            do {
+            try Self.withLockTimeout(on: connection, options: options, location: location) {
                 try migrate(on: connection, metadata: metadata, to: model)
-            } catch let error as PostgreSQLError where error.sqlState == PostgreSQLTimeouts.lockNotAvailable {
-                throw Self.error(error, .migration, "Can't migrate the PostgreSQL store at \(location): a table it changes stayed "
-                    + "locked by another session (a read, a query generation or a save of another server) for longer than the "
-                    + "store's timeout (NSPersistentStoreTimeoutOption, \(timeouts.lockTimeout) ms); the store was left untouched")
             }
             return try Self.readMetadata(connection, location: location)
+        }
+    }
+
+    /// Runs `body`, a migration in `connection`'s transaction, waiting for the tables' locks no
+    /// longer than the store's timeout (`NSPersistentStoreTimeoutOption`): 134110 if one stays
+    /// locked longer.
+    private static func withLockTimeout(on connection: any PostgreSQLConnection, options: [AnyHashable: Any]?, location: String,
+                                        _ body: () throws -> Void) throws {
+        let timeouts = PostgreSQLTimeouts(options: options)
+        try connection.run(timeouts.lockTimeoutSetting)
+        do {
+            try body()
+        } catch let error as PostgreSQLError where error.sqlState == PostgreSQLTimeouts.lockNotAvailable {
+            throw Self.error(error, .migration, "Can't migrate the PostgreSQL store at \(location): a table it changes stayed "
+                + "locked by another session (a read, a query generation or a save of another server) for longer than the "
+                + "store's timeout (NSPersistentStoreTimeoutOption, \(timeouts.lockTimeout) ms); the store was left untouched")
+        }
+    }
+
+    /// One step of a staged migration (``NSStagedMigrationManager``): in one transaction, under
+    /// the lock that orders the openings of stores in the database, the store at `url` becomes a
+    /// store of `destination`, from `source`. Nothing changes when another server already took
+    /// the step; 134110 when the store is of neither version (another server migrated it
+    /// elsewhere meanwhile). A failure leaves the store as it was.
+    static func migrateStage(at url: URL, options: [AnyHashable: Any]?, from source: NSManagedObjectModel,
+                             to destination: NSManagedObjectModel) throws {
+        let location = location(of: url)
+        let connection = try connect(url, options: options)
+        defer { connection.close() }
+        do {
+            try connection.transaction {
+                _ = try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int(layoutLockKey)])
+                let metadata = try readMetadata(connection, location: location)
+                if destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return }
+                guard source.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) else {
+                    throw CoreDataError.make(.migration,
+                        "Can't run a stage of the staged migration of the PostgreSQL store at \(location): another server changed the store's model version while it ran; the store was left as that server left it")
+                }
+                try withLockTimeout(on: connection, options: options, location: location) {
+                    try migrate(on: connection, from: source, to: destination, metadata: metadata)
+                }
+            }
+        } catch let error as PostgreSQLError {
+            throw Self.error(error, .migration, "Can't migrate the PostgreSQL store at \(location); the store was left untouched")
         }
     }
 
@@ -57,8 +97,11 @@ extension PostgreSQLStore {
         guard flag(NSInferMappingModelAutomaticallyOption) else {
             throw SQLiteLightweightMigration.missingMappingModel(location, source: source, destination: destination, inference: nil)
         }
+        // A child of the caller's current `Progress`, as the SQLite store's migration reports.
+        let progress = Progress(totalUnitCount: 1)
+        progress.isCancellable = false
         do {
-            try Self.migrate(on: connection, from: source, to: destination, metadata: metadata)
+            try Self.migrate(on: connection, from: source, to: destination, metadata: metadata, progress: progress)
         } catch let error as NSError where error.domain == NSCocoaErrorDomain && error.code == NSInferredMappingModelError {
             throw SQLiteLightweightMigration.missingMappingModel(location, source: source, destination: destination, inference: error)
         }
@@ -66,14 +109,15 @@ extension PostgreSQLStore {
 
     /// Migrates the store in `connection`'s transaction from `source` (the model that wrote it)
     /// to `destination` through the inferred mapping (134190 if there is none), `metadata` the
-    /// store's; rows that break a uniqueness constraint of `destination` are 134111.
+    /// store's; rows that break a uniqueness constraint of `destination` are 134111. `progress`
+    /// gets one unit per step (``SQLiteLightweightMigration/run(metadata:progress:)``).
     static func migrate(on connection: any PostgreSQLConnection, from source: NSManagedObjectModel, to destination: NSManagedObjectModel,
-                        metadata: [String: Any]) throws {
+                        metadata: [String: Any], progress: Progress? = nil) throws {
         let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
         let database = PostgreSQLMigrationDatabase(connection: connection)
         do {
             try SQLiteLightweightMigration(database: database, layout: SQLiteSchema(model: source), source: source,
-                                           destination: destination, mapping: mapping).run(metadata: metadata)
+                                           destination: destination, mapping: mapping).run(metadata: metadata, progress: progress)
         } catch let error as PostgreSQLError where error.sqlState == "23505" {
             throw CoreDataError.make(.migrationConstraintViolation,
                 "Can't migrate the store: its rows break a uniqueness constraint of the destination model (\(error.message)); the store was left untouched",

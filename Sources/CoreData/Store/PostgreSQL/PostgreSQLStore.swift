@@ -80,10 +80,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
 
     override func open(model: NSManagedObjectModel) throws {
         guard let url else { throw CoreDataError.make(.persistentStoreOpen, "A PostgreSQL store needs a postgres:// URL") }
-        guard let connector = PostgreSQLStoreRegistry.connector else {
-            throw CoreDataError.make(.persistentStoreInvalidType,
-                "The PostgreSQL store is not registered: import CoreDataPostgreSQL and call NSPersistentStoreCoordinator.registerPostgreSQLStore() first")
-        }
+        guard let connector = PostgreSQLStoreRegistry.connector else { throw Self.notRegisteredError }
         let maximumReaders = try SQLiteStore.readerCount(options)
         let keyBlocks = try PostgreSQLKeyBlocks(options: options)
         let connection = try Self.connect(connector, url, options: options)
@@ -153,6 +150,19 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
                                         closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
     }
 
+    /// 134000: `CoreDataPostgreSQL` has not registered the store's client.
+    static var notRegisteredError: NSError {
+        CoreDataError.make(.persistentStoreInvalidType,
+            "The PostgreSQL store is not registered: import CoreDataPostgreSQL and call NSPersistentStoreCoordinator.registerPostgreSQLStore() first")
+    }
+
+    /// A new session on the database `url` names, outside any store; 134000 when the store type
+    /// is not registered.
+    static func connect(_ url: URL, options: [AnyHashable: Any]?) throws -> any PostgreSQLConnection {
+        guard let connector = PostgreSQLStoreRegistry.connector else { throw notRegisteredError }
+        return try connect(connector, url, options: options)
+    }
+
     /// A connection to the database `url` names, with the password of ``NSPostgreSQLPasswordOption``
     /// if `options` give one; 134080 naming the cause if it fails.
     private static func connect(_ connector: PostgreSQLConnector, _ url: URL, options: [AnyHashable: Any]?) throws -> any PostgreSQLConnection {
@@ -167,11 +177,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     /// (``NSPersistentStoreCoordinator/metadataForPersistentStore(ofType:at:options:)``); 260
     /// when the database holds no store, 134000 when the store type is not registered.
     static func readMetadata(at url: URL, options: [AnyHashable: Any]?) throws -> [String: Any] {
-        guard let connector = PostgreSQLStoreRegistry.connector else {
-            throw CoreDataError.make(.persistentStoreInvalidType,
-                "The PostgreSQL store is not registered: import CoreDataPostgreSQL and call NSPersistentStoreCoordinator.registerPostgreSQLStore() first")
-        }
-        let connection = try connect(connector, url, options: options)
+        let connection = try connect(url, options: options)
         defer { connection.close() }
         do {
             guard try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"Z_METADATA\"")]).text(0, 0) == "t" else {
