@@ -4,13 +4,13 @@ import Foundation
 /// `coredata migrate STORE --model PATH.xcdatamodeld [--mapping DIR] [--to VERSION] [--dry-run]`:
 /// which version of a model wrote a store, the mapping that migrates it to another version, and
 /// the migration itself. The store is a SQLite file or a PostgreSQL store's `postgres://` URL
-/// (with `CoreDataPostgreSQL`'s `registerPostgreSQLStore()` called first), which migrates only
-/// through the inferred mapping.
+/// (with `CoreDataPostgreSQL`'s `registerPostgreSQLStore()` called first).
 ///
 /// The mapping is the one a store open would use: a mapping model (`.xcmappingmodel`) for the two
 /// versions, in `mappingFolder` or where the app's are found (beside the `.xcdatamodeld`, the
-/// model search folders), run by `NSMigrationManager` into a new file whose contents then replace the store's;
-/// else the inferred one, applied in place (lightweight migration).
+/// model search folders), run by `NSMigrationManager` into a new file (a PostgreSQL store: a new
+/// schema) whose contents then replace the store's; else the inferred one, applied in place
+/// (lightweight migration).
 ///
 /// ```swift
 /// let tool = StoreMigrationTool(store: URL(fileURLWithPath: "Notes.sqlite"),
@@ -106,7 +106,7 @@ public struct StoreMigrationTool: Sendable {
         let mapping: NSMappingModel
         if let found = mappingModel(versions) {
             mapping = found
-            lines.append("Mapping model (heavyweight migration into a new file, then moved into the store):")
+            lines.append("Mapping model (heavyweight migration into a new \(inspector.isPostgreSQL ? "schema" : "file"), then moved into the store):")
         } else {
             mapping = try NSMappingModel.inferredMappingModel(forSourceModel: versions.source.model, destinationModel: versions.destination.model)
             lines.append("Inferred mapping (lightweight migration, in place):")
@@ -187,12 +187,8 @@ public struct StoreMigrationTool: Sendable {
                 queue.sync {} // no sample after the last one
             }
             if let mapping = mappingModel(versions) {
-                guard !inspector.isPostgreSQL else {
-                    throw NSError(domain: NSCocoaErrorDomain, code: NSMigrationError, userInfo: [
-                        NSLocalizedDescriptionKey: "A PostgreSQL store migrates only through the inferred mapping (lightweight migration), and a mapping model maps these versions",
-                    ])
-                }
-                try NSPersistentStoreCoordinator.migrateStore(at: store, from: versions.source.model, to: versions.destination.model, mapping: mapping)
+                try NSPersistentStoreCoordinator.migrateStore(at: store, ofType: inspector.storeType, from: versions.source.model,
+                                                              to: versions.destination.model, mapping: mapping)
             }
             added = try coordinator.addPersistentStore(ofType: inspector.storeType, configurationName: nil, at: store, options: [
                 NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true,

@@ -20,21 +20,26 @@ internal struct MigrationAssociations {
 
 /// The three passes of a migration, and opening and closing its stores.
 extension NSMigrationManager {
-    /// Refuses a mapping or URLs the migration can't use, before any file is touched.
-    func validate(_ mapping: NSMappingModel, from sourceURL: URL, to destinationURL: URL) throws {
-        let urls: [String: Any] = ["sourceURL": sourceURL, "destinationURL": destinationURL]
+    /// Refuses a mapping or URLs the migration can't use, before any store is touched.
+    func validate(_ mapping: NSMappingModel, from sourceURL: URL, to destinationURL: URL, destinationType: String) throws {
+        let urls: [String: Any] = ["sourceURL": Self.shown(sourceURL), "destinationURL": Self.shown(destinationURL)]
         guard sourceURL.standardizedFileURL != destinationURL.standardizedFileURL else {
             throw MigrationErrors.migration("Migration source and destination URLs must be different", urls)
         }
-        guard FileManager.default.fileExists(atPath: sourceURL.path) else {
+        // Files only: a store of another kind (a PostgreSQL database) is found when it is added.
+        guard !sourceURL.isFileURL || FileManager.default.fileExists(atPath: sourceURL.path) else {
             throw MigrationErrors.migration("Can't add source store", urls, underlying: NSError(
                 domain: NSCocoaErrorDomain, code: CocoaError.Code.fileReadNoSuchFile.rawValue,
                 userInfo: [NSFilePathErrorKey: sourceURL.path, NSLocalizedDescriptionKey: "No store file at \(sourceURL.path)"]))
         }
-        guard !FileManager.default.fileExists(atPath: destinationURL.path) else {
+        guard !destinationURL.isFileURL || !FileManager.default.fileExists(atPath: destinationURL.path) else {
             throw NSError(domain: NSCocoaErrorDomain, code: CocoaError.Code.fileWriteFileExists.rawValue,
                           userInfo: [NSFilePathErrorKey: destinationURL.path,
                                      NSLocalizedDescriptionKey: "A file already exists at the migration's destination \(destinationURL.path)"])
+        }
+        if destinationType == NSPostgreSQLStoreType, (try? PostgreSQLStore.readMetadata(at: destinationURL, options: nil)) != nil {
+            throw NSError(domain: NSCocoaErrorDomain, code: CocoaError.Code.fileWriteFileExists.rawValue,
+                          userInfo: [NSLocalizedDescriptionKey: "A store already exists in the migration's destination database \(Self.shown(destinationURL))"])
         }
         for entityMapping in mapping.entityMappings ?? [] {
             let sourceKnown = entityMapping.sourceEntityVersionHash.map { hash in sourceModel.entities.contains { $0.versionHash == hash } } ?? true
@@ -45,6 +50,11 @@ extension NSMigrationManager {
         }
     }
 
+    /// `url` as errors show it: a PostgreSQL store's without its password.
+    static func shown(_ url: URL) -> Any {
+        url.isFileURL ? url : PostgreSQLURL.masked(url) ?? ""
+    }
+
     /// A context on a coordinator of `model` with the store at `url` added.
     static func context(_ model: NSManagedObjectModel, _ type: String, _ url: URL, _ options: [AnyHashable: Any]?,
                         _ reason: String) throws -> NSManagedObjectContext {
@@ -53,7 +63,7 @@ extension NSMigrationManager {
         do {
             try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options)
         } catch {
-            throw MigrationErrors.migration(reason, ["URL": url], underlying: error)
+            throw MigrationErrors.migration(reason, ["URL": shown(url)], underlying: error)
         }
         let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
         context.persistentStoreCoordinator = coordinator

@@ -28,9 +28,14 @@ extension NSPersistentStoreCoordinator {
                 try store.open(model: managedObjectModel)
                 return
             }
-            // A PostgreSQL store migrates itself in its opening (`PostgreSQLStore+Migration.swift`).
-            guard store is SQLiteStore, store.flag(NSMigratePersistentStoresAutomaticallyOption) else { throw error }
-            try migrate(store, at: url)
+            guard store.flag(NSMigratePersistentStoresAutomaticallyOption) else { throw error }
+            if store is PostgreSQLStore {
+                // It migrates itself in its opening through the inferred mapping
+                // (`PostgreSQLStore+Migration.swift`), and leaves a mapping model to this.
+                try migratePostgreSQLStore(store, at: url, refusal: error)
+            } else {
+                try migrate(store, at: url)
+            }
             try store.open(model: managedObjectModel)
         }
     }
@@ -61,6 +66,22 @@ extension NSPersistentStoreCoordinator {
         } catch {
             throw SQLiteStore.openError(error.asNSError ?? (error as NSError), url: url)
         }
+    }
+}
+
+extension NSPersistentStoreCoordinator {
+    /// Runs the mapping model the app ships for the PostgreSQL `store`'s version and the
+    /// coordinator's model (`PostgreSQLHeavyweightMigration.swift`); `refusal`, the store's 134100,
+    /// when there is none (its opening migrates without one, or said why it can't).
+    private func migratePostgreSQLStore(_ store: NSPersistentStore, at url: URL, refusal: NSError) throws {
+        let destination = managedObjectModel
+        let metadata = try PostgreSQLStore.readMetadata(at: url, options: store.options)
+        // Another coordinator or server may have migrated it since it was refused.
+        if destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return }
+        guard let source = ModelSearch.sourceModel(forStoreMetadata: metadata, destination: destination),
+              let mapping = NSMappingModel(from: nil, forSourceModel: source, destinationModel: destination) else { throw refusal }
+        try PostgreSQLHeavyweightMigration.migrateStore(at: url, options: store.options, from: source, to: destination, mapping: mapping,
+                                                        progress: Progress(totalUnitCount: 1000))
     }
 }
 

@@ -25,6 +25,9 @@ extension NSStagedMigrationManager {
         let location = isPostgreSQL ? PostgreSQLStore.location(of: url) : url.path
         let list = try versionList()
         let metadata: [String: Any]
+        // Other servers' staged migrations of the database wait for this one's steps and handlers.
+        let lock = isPostgreSQL ? try PostgreSQLStore.migrationSession(url, options: options) : nil
+        defer { lock?.close() }
         if isPostgreSQL {
             do {
                 metadata = try PostgreSQLStore.readMetadata(at: url, options: options)

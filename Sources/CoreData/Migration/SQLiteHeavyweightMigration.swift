@@ -164,12 +164,17 @@ internal enum SQLiteHeavyweightMigration {
 }
 
 extension NSPersistentStoreCoordinator {
-    /// For `coredata migrate --mapping`: migrates the SQLite store at `url` from `sourceModel` to
-    /// `destinationModel` through `mapping` as a store open does with a mapping model the app
-    /// ships, reporting to the current `Progress` when there is one.
-    package static func migrateStore(at url: URL, from sourceModel: NSManagedObjectModel, to destinationModel: NSManagedObjectModel,
-                                     mapping: NSMappingModel) throws {
-        try SQLiteHeavyweightMigration.migrateStore(at: url, options: nil, from: sourceModel, to: destinationModel, mapping: mapping,
-                                                    progress: Progress(totalUnitCount: 1000))
+    /// For `coredata migrate --mapping`: migrates the SQLite or PostgreSQL store at `url` from
+    /// `sourceModel` to `destinationModel` through `mapping` as a store open does with a mapping
+    /// model the app ships, reporting to the current `Progress` when there is one.
+    package static func migrateStore(at url: URL, ofType type: String = NSSQLiteStoreType, from sourceModel: NSManagedObjectModel,
+                                     to destinationModel: NSManagedObjectModel, mapping: NSMappingModel) throws {
+        if type == NSPostgreSQLStoreType {
+            try PostgreSQLHeavyweightMigration.migrateStore(at: url, options: nil, from: sourceModel, to: destinationModel, mapping: mapping,
+                                                            progress: Progress(totalUnitCount: 1000))
+        } else {
+            try SQLiteHeavyweightMigration.migrateStore(at: url, options: nil, from: sourceModel, to: destinationModel, mapping: mapping,
+                                                        progress: Progress(totalUnitCount: 1000))
+        }
     }
 }

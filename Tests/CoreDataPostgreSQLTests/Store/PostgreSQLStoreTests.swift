@@ -368,6 +368,30 @@ struct PostgreSQLStoreTests {
         #expect(PostgreSQLTestModel.make().isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
     }
 
+    @Test func metadataIsWrittenWithoutAddingTheStore() throws {
+        let database = try TemporaryDatabase()
+        func set(_ metadata: [String: Any]) throws {
+            try NSPersistentStoreCoordinator.setMetadata(metadata, forPersistentStoreOfType: NSPostgreSQLStoreType, at: database.url)
+        }
+        // No store in the database: 260, nothing made.
+        #expect(throws: NSError.self) { try set(["app": 1]) }
+        #expect(try database.query("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'") == [["0"]])
+        let identifier = try database.coordinator(PostgreSQLTestModel.make()).persistentStores[0].identifier
+        var metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSPostgreSQLStoreType, at: database.url)
+        metadata["importedFrom"] = "legacy"
+        metadata[NSStoreUUIDKey] = nil
+        try set(metadata)
+        let read = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSPostgreSQLStoreType, at: database.url)
+        // The store keeps its UUID and type.
+        #expect(read["importedFrom"] as? String == "legacy" && read[NSStoreUUIDKey] as? String == identifier)
+        #expect(read[NSStoreTypeKey] as? String == NSPostgreSQLStoreType)
+        // A value that is not a property-list value: 3851, nothing written.
+        let error = #expect(throws: NSError.self) { try set(["bad": NSObject()]) }
+        #expect(error?.code == NSPropertyListWriteInvalidError)
+        let after = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSPostgreSQLStoreType, at: database.url)
+        #expect(after["importedFrom"] as? String == "legacy")
+    }
+
     @Test func aContainerOpensAStoreDescriptionOfTheType() throws {
         let database = try TemporaryDatabase()
         let container = NSPersistentContainer(name: "Cars", managedObjectModel: PostgreSQLTestModel.make())

@@ -78,10 +78,12 @@ struct HeavyweightMigrationTests {
     static let largeData = Data(repeating: 7, count: 200 * 1024)
 
     /// A version-1 store of `people` people, each with a note with an attachment (the first one
-    /// large, stored externally; the others three bytes), and a draft.
-    static func writeVersion1Store(at url: URL, bundle: URL, people: Int = 1) throws {
+    /// large, stored externally; the others three bytes), and a draft; a SQLite store unless `type`
+    /// says otherwise, added with `options`.
+    static func writeVersion1Store(at url: URL, bundle: URL, people: Int = 1, type: String = NSSQLiteStoreType,
+                                   options: [AnyHashable: Any]? = nil) throws {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: try model(bundle, "Notes"))
-        let store = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil)
+        let store = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options)
         let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
         context.persistentStoreCoordinator = coordinator
         for index in 0..<people {
@@ -112,11 +114,11 @@ struct HeavyweightMigrationTests {
         (try? FileManager.default.contentsOfDirectory(atPath: SQLiteStore.supportFolder(forStoreAt: url).appendingPathComponent("_EXTERNAL_DATA").path)) ?? []
     }
 
-    /// Opens the store at `url` with `model` and `options`, and hands `body` a context on it.
-    static func open<T>(_ url: URL, _ model: NSManagedObjectModel, options: [AnyHashable: Any]?,
+    /// Opens the store at `url` (of `type`) with `model` and `options`, and hands `body` a context on it.
+    static func open<T>(_ url: URL, _ model: NSManagedObjectModel, options: [AnyHashable: Any]?, type: String = NSSQLiteStoreType,
                         _ body: (NSManagedObjectContext) throws -> T) throws -> T {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-        let store = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: options)
+        let store = try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options)
         defer { try? coordinator.remove(store) }
         let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
         context.persistentStoreCoordinator = coordinator

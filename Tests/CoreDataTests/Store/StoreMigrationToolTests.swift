@@ -141,4 +141,16 @@ extension StoreMigrationToolTests {
         }
         #expect(missing?.code == NSFileReadNoSuchFileError)
     }
+
+    @Test(PostgreSQLTestDatabase.skipUnlessServer())
+    func aMappingModelMigratesAPostgreSQLStoreByItsURL() throws {
+        let folder = try TemporaryFolder()
+        let bundle = try H.writeNotes(in: folder.url)
+        let database = try MigrationTestDatabase()
+        try H.writeVersion1Store(at: database.url, bundle: bundle, type: NSPostgreSQLStoreType)
+        let tool = StoreMigrationTool(store: database.url, model: bundle, mappingFolder: folder.url)
+        #expect(try tool.plan().contains("Mapping model (heavyweight migration into a new schema, then moved into the store):"))
+        #expect(try tool.migrate().contains("from version Notes to Notes 2"))
+        try H.open(database.url, try H.model(bundle, "Notes 2"), options: nil, type: NSPostgreSQLStoreType) { try H.expectMigratedThroughTheMapping($0) }
+    }
 }

@@ -48,14 +48,18 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     private let closedError: () -> Error
     /// The timeouts the writer's session sets (``PostgreSQLTimeouts``).
     private let timeouts: PostgreSQLTimeouts
+    /// The statement that ends every write transaction, in `COMMIT`'s round trip, and fails when
+    /// the store's tables were replaced since it opened (``PostgreSQLTablesIdentity``).
+    private let commitCheck: PostgreSQLStatement?
 
     /// A pool whose writer is `writer` (the store's opening connection), with at most
     /// `maximumReaders` readers; `connect` makes new connections, `closedError` is thrown to
     /// borrowers once the pool is closed.
-    init(writer: any PostgreSQLConnection, maximumReaders: Int, timeouts: PostgreSQLTimeouts,
+    init(writer: any PostgreSQLConnection, maximumReaders: Int, timeouts: PostgreSQLTimeouts, commitCheck: PostgreSQLStatement? = nil,
          connect: @escaping () throws -> any PostgreSQLConnection, closedError: @escaping () -> Error) {
         self.writer = writer
         self.timeouts = timeouts
+        self.commitCheck = commitCheck
         readers = ReaderPool(maximum: maximumReaders, connect: connect, close: { $0.close() }, closedError: closedError)
         self.connect = connect
         self.closedError = closedError
@@ -89,11 +93,24 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
             throw error
         }
         if Self.sentNothing(connection) { return result }
+        guard let commitCheck else {
+            do {
+                try connection.run("COMMIT")
+            } catch where error.isSessionLost {
+                dropWriter()
+                throw PostgreSQLCommitOutcomeUnknown(cause: error)
+            }
+            return result
+        }
         do {
-            try connection.run("COMMIT")
+            try connection.executeAll([commitCheck, PostgreSQLStatement(sql: "COMMIT")])
         } catch where error.isSessionLost {
             dropWriter()
             throw PostgreSQLCommitOutcomeUnknown(cause: error)
+        } catch {
+            // The check failed (its `COMMIT` was not run) or `COMMIT` did: nothing was written.
+            rollBack(connection, after: error)
+            throw error.sqlState == PostgreSQLTablesIdentity.failureState ? PostgreSQLTablesIdentity.replacedError(error) : error
         }
         return result
     }
@@ -159,14 +176,15 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
             // its own record, this one's included (a prelude whose keys outlive the transaction
             // sets it back: `PostgreSQLKeyBlocks.durableCommit`).
             let statements = [begin, PostgreSQLStatement(sql: PostgreSQLTimeouts.keyTransactionStatement)] + prelude
-                + [PostgreSQLStatement(sql: "COMMIT"), begin]
+                + (commitCheck.map { [$0] } ?? []) + [PostgreSQLStatement(sql: "COMMIT"), begin]
             let rows: [any PostgreSQLRows]
             do {
                 rows = try connection.executeAllKeepingRows(statements)
             } catch {
                 // A statement failed: the transaction it was in is open, aborted; end it.
                 if !Self.isSessionLost(error) { rollBack(connection, after: error) }
-                throw error
+                throw error.sqlState == PostgreSQLTablesIdentity.failureState && commitCheck != nil
+                    ? PostgreSQLTablesIdentity.replacedError(error) : error
             }
             return (connection, rows)
         } catch {

@@ -30,8 +30,14 @@ extension PostgreSQLStore {
             // A staged migration manager takes over: the coordinator runs it once this 134100 is thrown.
             guard !isReadOnly, flag(NSMigratePersistentStoresAutomaticallyOption),
                   options?[NSPersistentStoreStagedMigrationManagerOptionKey] == nil else { throw error }
+            guard let source = ModelSearch.sourceModel(forStoreMetadata: metadata, destination: model) else {
+                throw SQLiteLightweightMigration.missingSourceModel(location, metadata)
+            }
+            // A mapping model the app ships for the two versions: the coordinator runs it
+            // (`PostgreSQLHeavyweightMigration.swift`) once this 134100 is thrown.
+            if NSMappingModel(from: nil, forSourceModel: source, destinationModel: model) != nil { throw error }
             try Self.withLockTimeout(on: connection, options: options, location: location) {
-                try migrate(on: connection, metadata: metadata, to: model)
+                try migrate(on: connection, metadata: metadata, from: source, to: model)
             }
             return try Self.readMetadata(connection, location: location)
         }
@@ -40,7 +46,7 @@ extension PostgreSQLStore {
     /// Runs `body`, a migration in `connection`'s transaction, waiting for the tables' locks no
     /// longer than the store's timeout (`NSPersistentStoreTimeoutOption`): 134110 if one stays
     /// locked longer.
-    private static func withLockTimeout(on connection: any PostgreSQLConnection, options: [AnyHashable: Any]?, location: String,
+    static func withLockTimeout(on connection: any PostgreSQLConnection, options: [AnyHashable: Any]?, location: String,
                                         _ body: () throws -> Void) throws {
         let timeouts = PostgreSQLTimeouts(options: options)
         try connection.run(timeouts.lockTimeoutSetting)
@@ -81,19 +87,11 @@ extension PostgreSQLStore {
         }
     }
 
-    /// Migrates the store, in Apple's order: the source model (134130 if none is found), a mapping
-    /// model the app ships (not supported here: 134110), then the inferred mapping if the options
-    /// allow it (134140 if they don't, or if none can be inferred).
-    private func migrate(on connection: any PostgreSQLConnection, metadata: [String: Any], to destination: NSManagedObjectModel) throws {
+    /// Migrates the store from `source` through the inferred mapping if the options allow it
+    /// (134140 if they don't, or if none can be inferred).
+    private func migrate(on connection: any PostgreSQLConnection, metadata: [String: Any], from source: NSManagedObjectModel,
+                         to destination: NSManagedObjectModel) throws {
         let location = location
-        guard let source = ModelSearch.sourceModel(forStoreMetadata: metadata, destination: destination) else {
-            throw SQLiteLightweightMigration.missingSourceModel(location, metadata)
-        }
-        if NSMappingModel(from: nil, forSourceModel: source, destinationModel: destination) != nil {
-            throw CoreDataError.make(.migration,
-                "Can't migrate the PostgreSQL store at \(location) with the app's mapping model: the PostgreSQL store migrates only through an inferred mapping (lightweight migration); the store was left untouched",
-                extra: ["reason": "Mapping models are not supported by the PostgreSQL store"])
-        }
         guard flag(NSInferMappingModelAutomaticallyOption) else {
             throw SQLiteLightweightMigration.missingMappingModel(location, source: source, destination: destination, inference: nil)
         }

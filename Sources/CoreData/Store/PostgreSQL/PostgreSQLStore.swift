@@ -36,6 +36,9 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     /// Keys taken from `Z_PRIMARYKEY` and not yet given to a row (``NSPostgreSQLKeyBlockSizeOption``);
     /// set once by ``open(model:)``.
     private(set) var keyBlocks: PostgreSQLKeyBlocks!
+    /// The identity of the store's tables when it opened (``PostgreSQLTablesIdentity``); set once
+    /// by ``open(model:)``.
+    private(set) var tablesIdentity: Int64 = 0
 
     override var type: String { NSPostgreSQLStoreType }
 
@@ -90,6 +93,10 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
                 // One opening at a time per database: two coordinators making the same new store
                 // would otherwise both create it.
                 _ = try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int(Self.layoutLockKey)])
+                // A table lock waited for under this lock (another server's heavyweight migration
+                // holds its tables, and waits for this lock to open its stores) waits no longer
+                // than the store's timeout.
+                try connection.run(PostgreSQLTimeouts(options: options).lockTimeoutSetting)
                 let exists = try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"Z_METADATA\"")])
                 if exists.text(0, 0) == "t" {
                     // Migrated first if another model wrote it and the options ask for it (+Migration.swift).
@@ -117,6 +124,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
                     try PostgreSQLFoldFunction.install(on: connection)   // [c]/[d]
                     try PostgreSQLCollations.install(on: connection)     // localized sorts
                 }
+                tablesIdentity = try connection.execute(PostgreSQLTablesIdentity.query, []).int64(0, 0)
             }
         } catch let error as PostgreSQLError {
             connection.close()
@@ -131,7 +139,8 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         for root in schema.entities where root.superentity == nil {
             decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
         }
-        pool = makePool(writer: connection, maximumReaders: maximumReaders, connector: connector, url: url)
+        pool = makePool(writer: connection, maximumReaders: maximumReaders, connector: connector, url: url,
+                        commitCheck: PostgreSQLTablesIdentity.commitCheck(tablesIdentity))
         if flag(NSPersistentStoreRemoteChangeNotificationPostOptionKey) {
             do { try startListening(connector) } catch { close(); throw error }
         }
@@ -142,10 +151,11 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     /// its own failure (a save's 134030, a read's), not as opening's 134080. (A function of
     /// its own: Swift 6.3.1's region analysis crashes on this closure inside ``open(model:)``.)
     private func makePool(writer: any PostgreSQLConnection, maximumReaders: Int, connector: @escaping PostgreSQLConnector,
-                          url: URL) -> PostgreSQLConnectionPool {
+                          url: URL, commitCheck: PostgreSQLStatement) -> PostgreSQLConnectionPool {
         let removedMessage = removedError.localizedDescription
         let password = options?[NSPostgreSQLPasswordOption] as? String
         return PostgreSQLConnectionPool(writer: writer, maximumReaders: maximumReaders, timeouts: PostgreSQLTimeouts(options: options),
+                                        commitCheck: commitCheck,
                                         connect: { try connector(url, password) },
                                         closedError: { CoreDataError.make(.persistentStoreOperation, removedMessage) })
     }
@@ -192,6 +202,27 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     /// The advisory lock that orders the opening of stores in one database (any fixed number;
     /// this one spells "CoreData" in ASCII).
     static let layoutLockKey: Int64 = 0x436F_7265_4461_7461
+
+    /// The session-level advisory lock a migration that spans transactions holds from start to end
+    /// (a heavyweight one, or a staged one's steps and handlers): one at a time per database, the
+    /// next one waiting, then finding the store migrated. Any fixed number but ``layoutLockKey``,
+    /// which the stores' openings take meanwhile ("CoreMigr" in ASCII).
+    static let migrationLockKey: Int64 = 0x436F_7265_4D69_6772
+
+    /// A new session on the database `url` names holding ``migrationLockKey`` (waiting for it as
+    /// long as another migration takes), and kept from timing out while idle in a transaction:
+    /// closing it lets the lock go.
+    static func migrationSession(_ url: URL, options: [AnyHashable: Any]?) throws -> any PostgreSQLConnection {
+        let session = try connect(url, options: options)
+        do {
+            try session.run("SET idle_in_transaction_session_timeout = 0")
+            _ = try session.execute("SELECT pg_advisory_lock($1)", [.int(migrationLockKey)])
+        } catch {
+            session.close()
+            throw Self.error(error, .migration, "Can't take the migration lock of the PostgreSQL store at \(location(of: url))")
+        }
+        return session
+    }
 
     /// Closes the connections: the writer once a save under way has finished, idle readers at
     /// once, lent readers when their reads end. Requests then throw.
@@ -240,6 +271,33 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         metadata[NSStoreTypeKey] = NSPostgreSQLStoreType
         metadata["_NSAutoVacuumLevel"] = nil
         return metadata
+    }
+
+    /// Replaces the metadata of the store in the database `url` names without adding the store
+    /// (``NSPersistentStoreCoordinator/setMetadata(_:forPersistentStoreOfType:at:options:)``), in one
+    /// transaction under the lock that orders openings: the store keeps its type and, unless
+    /// `metadata` names another, its UUID. 260 when the database holds no store, 3851 for a
+    /// value that is not a property-list value (nothing written).
+    static func replaceMetadata(_ metadata: [String: Any]?, at url: URL, options: [AnyHashable: Any]?) throws {
+        var replacement = metadata ?? [:]
+        replacement[NSStoreTypeKey] = NSPostgreSQLStoreType
+        _ = try SQLiteStore.plistData(replacement) // (3851 before the database is touched)
+        let connection = try connect(url, options: options)
+        defer { connection.close() }
+        do {
+            try connection.transaction {
+                _ = try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int(layoutLockKey)])
+                try connection.run(PostgreSQLTimeouts(options: options).lockTimeoutSetting) // (as an opening: ``open(model:)``)
+                guard try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"Z_METADATA\"")]).text(0, 0) == "t" else {
+                    throw CoreDataError.make(.fileReadNoSuchFile, "There is no Core Data store in the database at \(location(of: url))")
+                }
+                let current = try readMetadata(connection, location: location(of: url))
+                let uuid = replacement[NSStoreUUIDKey] as? String ?? current[NSStoreUUIDKey] as? String ?? UUID().uuidString
+                try writeMetadata(replacement, uuid: uuid, on: connection)
+            }
+        } catch let error as PostgreSQLError {
+            throw Self.error(error, .persistentStoreSave, "Can't write the metadata of the PostgreSQL store at \(location(of: url))")
+        }
     }
 
     static func readMetadata(_ connection: any PostgreSQLConnection, location: String) throws -> [String: Any] {
