@@ -21,7 +21,8 @@ internal struct MigrationAssociations {
 /// The three passes of a migration, and opening and closing its stores.
 extension NSMigrationManager {
     /// Refuses a mapping or URLs the migration can't use, before any store is touched.
-    func validate(_ mapping: NSMappingModel, from sourceURL: URL, to destinationURL: URL, destinationType: String) throws {
+    func validate(_ mapping: NSMappingModel, from sourceURL: URL, to destinationURL: URL, destinationType: String,
+                  destinationOptions: [AnyHashable: Any]?) throws {
         let urls: [String: Any] = ["sourceURL": Self.shown(sourceURL), "destinationURL": Self.shown(destinationURL)]
         guard sourceURL.standardizedFileURL != destinationURL.standardizedFileURL else {
             throw MigrationErrors.migration("Migration source and destination URLs must be different", urls)
@@ -37,7 +38,7 @@ extension NSMigrationManager {
                           userInfo: [NSFilePathErrorKey: destinationURL.path,
                                      NSLocalizedDescriptionKey: "A file already exists at the migration's destination \(destinationURL.path)"])
         }
-        if destinationType == NSPostgreSQLStoreType, (try? PostgreSQLStore.readMetadata(at: destinationURL, options: nil)) != nil {
+        if destinationType == NSPostgreSQLStoreType, try PostgreSQLStore.holdsStore(at: destinationURL, options: destinationOptions) {
             throw NSError(domain: NSCocoaErrorDomain, code: CocoaError.Code.fileWriteFileExists.rawValue,
                           userInfo: [NSLocalizedDescriptionKey: "A store already exists in the migration's destination database \(Self.shown(destinationURL))"])
         }

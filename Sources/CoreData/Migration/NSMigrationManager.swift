@@ -80,7 +80,7 @@ open class NSMigrationManager: NSObject {
                            with mappings: NSMappingModel?, toDestinationURL dURL: URL, destinationType dStoreType: String,
                            destinationOptions dOptions: [AnyHashable: Any]? = nil) throws {
         let mapping = try mappings ?? NSMappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: destinationModel)
-        try validate(mapping, from: sourceURL, to: dURL, destinationType: dStoreType)
+        try validate(mapping, from: sourceURL, to: dURL, destinationType: dStoreType, destinationOptions: dOptions)
         reset()
         mappingModel = mapping
         var sourceOptions = sOptions ?? [:]

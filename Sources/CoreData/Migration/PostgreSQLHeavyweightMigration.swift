@@ -44,17 +44,19 @@ internal enum PostgreSQLHeavyweightMigration {
             let migrated: Bool = try session.transaction {
                 var migrated = false
                 try PostgreSQLStore.withLockTimeout(on: session, options: options, location: location) {
-                    let tables = try names("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'Z%' ORDER BY 1", on: session)
-                    if !tables.isEmpty {
-                        try session.run("LOCK TABLE \(tables.map(SQLiteSchema.quoted).joined(separator: ", ")) IN EXCLUSIVE MODE")
-                    }
+                    // The store's schema: where its tables are found, as its statements find them.
+                    let target = try names(#"SELECT c.relnamespace::regnamespace::text FROM pg_class c WHERE c.oid = to_regclass('"Z_METADATA"')"#, on: session)[0]
+                    let tables = try storeTables(of: source, in: target, on: session)
+                    let locked = tables.map { target + "." + SQLiteSchema.quoted($0) }.joined(separator: ", ")
+                    try session.run("LOCK TABLE \(locked) IN EXCLUSIVE MODE")
                     let metadata = try PostgreSQLStore.readMetadata(session, location: location)
                     if destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return }
                     guard source.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) else {
                         throw SQLiteLightweightMigration.missingSourceModel(location, metadata)
                     }
                     try write(url, in: schema, options: options, from: source, to: destination, mapping: mapping, progress: progress)
-                    try replaceTables(tables, with: schema, on: session)
+                    try lockForReplacing(locked, on: session, options: options)
+                    try replaceTables(tables, in: target, with: schema, on: session)
                     // The store keeps its UUID and its own metadata keys (its objects are new: new keys).
                     try PostgreSQLMigrationDatabase(connection: session).writeMetadata(metadata, of: destination)
                     try session.run("DROP SCHEMA \(SQLiteSchema.quoted(schema)) CASCADE")
@@ -114,21 +116,62 @@ internal enum PostgreSQLHeavyweightMigration {
         return result
     }
 
-    /// Drops the store's `tables` (its `Z…` tables) and moves every `Z…` table of `schema` into the
-    /// session's schema in their place, indexes included; `Z_PRIMARYKEY`'s rows of persistent
+    /// The store's tables in `schema` (a quoted name): those of `source`'s layout, its join tables,
+    /// `Z_PRIMARYKEY`, `Z_METADATA` and `Z_MODELCACHE`, where they exist. An app's own tables, even
+    /// named `Z…`, and persistent history's `A…` tables are not among them.
+    private static func storeTables(of source: NSManagedObjectModel, in schema: String, on session: any PostgreSQLConnection) throws -> [String] {
+        let layout = SQLiteSchema(model: source)
+        let wanted = Set(layout.tables.map(\.name) + layout.joinTables.map(\.name) + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
+        let existing = try session.execute("SELECT tablename FROM pg_tables WHERE quote_ident(schemaname) = $1", [.text(schema)])
+        return (0..<existing.count).map { existing.text($0, 0) }.filter(wanted.contains).sorted()
+    }
+
+    /// Takes the `ACCESS EXCLUSIVE` locks that dropping the store's tables needs (`locked`), once no
+    /// other session reads them: tried without waiting (a waiting lock would queue every other
+    /// server's reads behind it) every 50 ms, for as long as the store's timeout
+    /// (`NSPersistentStoreTimeoutOption`); 134110 after that, the store left as it was.
+    private static func lockForReplacing(_ locked: String, on session: any PostgreSQLConnection, options: [AnyHashable: Any]?) throws {
+        let timeouts = PostgreSQLTimeouts(options: options)
+        let deadline = ContinuousClock.now + .milliseconds(timeouts.lockTimeout)
+        while try !tryToLock("LOCK TABLE \(locked) IN ACCESS EXCLUSIVE MODE NOWAIT", on: session) {
+            guard ContinuousClock.now < deadline else {
+                throw MigrationErrors.migration("Can't migrate the PostgreSQL store: other sessions (a read, a query generation of another "
+                    + "server) went on reading its tables for longer than the store's timeout (NSPersistentStoreTimeoutOption, "
+                    + "\(timeouts.lockTimeout) ms) once the new store was written; the store was left untouched")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// Runs `lock`, a `LOCK TABLE … NOWAIT`, in a savepoint: `false`, and the transaction as it
+    /// was, when another session holds a lock it conflicts with.
+    private static func tryToLock(_ lock: String, on session: any PostgreSQLConnection) throws -> Bool {
+        try session.run("SAVEPOINT cd_replacing")
+        do {
+            try session.run(lock)
+        } catch {
+            guard error.sqlState == PostgreSQLTimeouts.lockNotAvailable else { throw error }
+            try session.run("ROLLBACK TO SAVEPOINT cd_replacing")
+            return false
+        }
+        try session.run("RELEASE SAVEPOINT cd_replacing")
+        return true
+    }
+
+    /// Drops the store's `tables` in `target` (a quoted schema name) and moves every `Z…` table of
+    /// `schema` there in their place, indexes included; `Z_PRIMARYKEY`'s rows of persistent
     /// history's entities, whose keys go on from where they were, are kept.
-    private static func replaceTables(_ tables: [String], with schema: String, on session: any PostgreSQLConnection) throws {
+    private static func replaceTables(_ tables: [String], in target: String, with schema: String, on session: any PostgreSQLConnection) throws {
         try session.run("""
             CREATE TEMPORARY TABLE cd_history_keys ON COMMIT DROP AS
-            SELECT * FROM "Z_PRIMARYKEY" WHERE "Z_ENT" >= \(SQLiteHistory.entityOffset)
+            SELECT * FROM \(target)."Z_PRIMARYKEY" WHERE "Z_ENT" >= \(SQLiteHistory.entityOffset)
             """)
-        for table in tables { try session.run("DROP TABLE \(SQLiteSchema.quoted(table))") }
-        let target = try names("SELECT current_schema()", on: session)[0]
+        for table in tables { try session.run("DROP TABLE \(target).\(SQLiteSchema.quoted(table))") }
         for table in try names("SELECT tablename FROM pg_tables WHERE schemaname = '\(schema)' AND tablename LIKE 'Z%' ORDER BY 1", on: session) {
-            try session.run("ALTER TABLE \(SQLiteSchema.quoted(schema)).\(SQLiteSchema.quoted(table)) SET SCHEMA \(SQLiteSchema.quoted(target))")
+            try session.run("ALTER TABLE \(SQLiteSchema.quoted(schema)).\(SQLiteSchema.quoted(table)) SET SCHEMA \(target)")
         }
         try session.run("""
-            INSERT INTO "Z_PRIMARYKEY" SELECT * FROM cd_history_keys
+            INSERT INTO \(target)."Z_PRIMARYKEY" SELECT * FROM cd_history_keys
             ON CONFLICT ("Z_ENT") DO UPDATE SET "Z_MAX" = EXCLUDED."Z_MAX"
             """)
     }

@@ -79,6 +79,8 @@ struct PostgreSQLHeavyweightMigrationTests {
         try NSPersistentStoreCoordinator.setMetadata(metadata, forPersistentStoreOfType: NSPostgreSQLStoreType, at: database.url, options: nil)
         _ = try database.query("CREATE TABLE app_log (line text)")
         _ = try database.query("INSERT INTO app_log VALUES ('kept')")
+        _ = try database.query("CREATE TABLE \"ZONES\" (name text)") // (an app's own, named Z…)
+        _ = try database.query("INSERT INTO \"ZONES\" VALUES ('kept too')")
 
         let options: [AnyHashable: Any] = [NSMigratePersistentStoresAutomaticallyOption: true, NSPersistentHistoryTrackingKey: true]
         let transactions = try H.open(database.url, try H.model(bundle, "Notes 2"), options: options, type: NSPostgreSQLStoreType) { context -> [Int64] in
@@ -94,6 +96,31 @@ struct PostgreSQLHeavyweightMigrationTests {
         // The save that made the store, none by the migration, the one after it.
         #expect(transactions == [1, 2])
         #expect(try database.query("SELECT line FROM app_log") == [["kept"]])
+        #expect(try database.query("SELECT name FROM \"ZONES\"") == [["kept too"]])
+    }
+
+    /// A session that goes on reading the store's tables keeps the migration from replacing them:
+    /// it fails after the store's timeout (without making the reader wait), the store as it was.
+    @Test func aReaderThatDoesNotLetGoFailsTheMigrationAfterTheTimeoutAndLeavesTheStore() throws {
+        let folder = try TemporaryFolder()
+        let bundle = try H.writeNotes(in: folder.url)
+        let database = try Self.v1Store(bundle)
+        let before = try P.contents(database)
+        let reader = try LibPQConnection(url: database.url, password: nil)
+        defer { reader.close() }
+        try reader.run("BEGIN")
+        _ = try reader.execute("SELECT count(*) FROM \"ZPERSON\"", [])
+        let options: [AnyHashable: Any] = [NSMigratePersistentStoresAutomaticallyOption: true, NSPersistentStoreTimeoutOption: 1]
+        let error = #expect(throws: NSError.self) {
+            try H.open(database.url, try H.model(bundle, "Notes 2"), options: options, type: NSPostgreSQLStoreType) { _ in }
+        }
+        #expect(error?.code == NSMigrationError)
+        #expect(error?.localizedDescription.contains("NSPersistentStoreTimeoutOption") == true)
+        // The reader still reads, in its transaction, the old tables.
+        #expect(try reader.execute("SELECT count(*) FROM \"ZPERSON\"", []).text(0, 0) == "1")
+        try reader.run("COMMIT")
+        #expect(try P.contents(database) == before)
+        #expect(try Self.migrationSchemas(database).isEmpty)
     }
 
     @Test func aSchemaAKilledMigrationLeftIsDroppedByTheNextMigration() throws {
@@ -153,7 +180,7 @@ struct PostgreSQLHeavyweightMigrationTests {
         // A new person, whose key the new table does not hold: its INSERT would run.
         NSEntityDescription.insertNewObject(forEntityName: "Person", into: context).setValue("Late", forKey: "name")
         let error = #expect(throws: NSError.self) { try context.save() }
-        #expect(error?.localizedDescription.contains("replaced by a migration") == true)
+        #expect(error?.localizedDescription.contains("The store was migrated") == true)
         let after = try P.contents(database)
         #expect(after == migrated, "\(Set(after).symmetricDifference(migrated).map { $0.prefix(200) })")
         // Added again with the model it has now, the store takes saves.

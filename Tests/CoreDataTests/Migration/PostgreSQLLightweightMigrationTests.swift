@@ -349,6 +349,22 @@ struct PostgreSQLLightweightMigrationTests {
         #expect(try Self.open(database, v2).count(for: NSFetchRequest<NSManagedObject>(entityName: "Person")) == 2)
     }
 
+    /// A coordinator that still has the store open with the old model writes nothing after another
+    /// coordinator migrated it (its entities may have other `Z_ENT` numbers now): its save fails.
+    @Test func aCoordinatorOfTheOldModelWritesNothingAfterTheMigration() throws {
+        let folder = try TemporaryFolder()
+        let (database, v2) = try Self.bundleStore(Self.versions, current: "V2", in: folder)
+        let v1 = try AutomaticMigrationTests.model("V1", AutomaticMigrationTests.v1, in: folder.url.appendingPathComponent("Model.xcdatamodeld"))
+        let stale = try Self.open(database, v1)
+        let people = try S.fetch("Person", stale)
+        _ = try Self.open(database, v2, options: AutomaticMigrationTests.migrate)
+        let migrated = try Self.contents(database)
+        people[0].setValue("Changed", forKey: "name")
+        let error = S.error { try stale.save() }
+        #expect(error?.localizedDescription.contains("The store was migrated") == true, "\(String(describing: error))")
+        #expect(try Self.contents(database) == migrated)
+    }
+
     @Test(arguments: [nil, [NSMigratePersistentStoresAutomaticallyOption: true], [NSInferMappingModelAutomaticallyOption: true]] as [[String: Bool]?])
     func withoutBothOptionsTheStoreIsRefusedAndUntouched(_ options: [String: Bool]?) throws {
         let folder = try TemporaryFolder()

@@ -49,7 +49,7 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
     /// The timeouts the writer's session sets (``PostgreSQLTimeouts``).
     private let timeouts: PostgreSQLTimeouts
     /// The statement that ends every write transaction, in `COMMIT`'s round trip, and fails when
-    /// the store's tables were replaced since it opened (``PostgreSQLTablesIdentity``).
+    /// the store was migrated since it opened (``PostgreSQLStoreGeneration``).
     private let commitCheck: PostgreSQLStatement?
 
     /// A pool whose writer is `writer` (the store's opening connection), with at most
@@ -110,7 +110,7 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
         } catch {
             // The check failed (its `COMMIT` was not run) or `COMMIT` did: nothing was written.
             rollBack(connection, after: error)
-            throw error.sqlState == PostgreSQLTablesIdentity.failureState ? PostgreSQLTablesIdentity.replacedError(error) : error
+            throw error.sqlState == PostgreSQLStoreGeneration.failureState ? PostgreSQLStoreGeneration.migratedError(error) : error
         }
         return result
     }
@@ -183,8 +183,8 @@ internal final class PostgreSQLConnectionPool: @unchecked Sendable {
             } catch {
                 // A statement failed: the transaction it was in is open, aborted; end it.
                 if !Self.isSessionLost(error) { rollBack(connection, after: error) }
-                throw error.sqlState == PostgreSQLTablesIdentity.failureState && commitCheck != nil
-                    ? PostgreSQLTablesIdentity.replacedError(error) : error
+                throw error.sqlState == PostgreSQLStoreGeneration.failureState && commitCheck != nil
+                    ? PostgreSQLStoreGeneration.migratedError(error) : error
             }
             return (connection, rows)
         } catch {

@@ -197,11 +197,14 @@ internal struct PostgreSQLMigrationDatabase: LightweightMigrationDatabase {
         for sql in PostgreSQLLayout(schema: destination).indexStatements { try connection.run(sql) }
     }
 
+    /// Writes the migrated store's metadata, and its new generation: coordinators that opened it
+    /// before write nothing more (``PostgreSQLStoreGeneration``).
     func writeMetadata(_ metadata: [String: Any], of destination: NSManagedObjectModel) throws {
         let uuid = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
         var updated = metadata
         for (key, value) in PostgreSQLStore.makeMetadata(model: destination, uuid: uuid) { updated[key] = value }
         try PostgreSQLStore.writeMetadata(updated, uuid: uuid, on: connection)
+        try PostgreSQLStoreGeneration.renew(on: connection)
     }
 
     /// The first column of each row of `sql`, as text.

@@ -36,9 +36,8 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     /// Keys taken from `Z_PRIMARYKEY` and not yet given to a row (``NSPostgreSQLKeyBlockSizeOption``);
     /// set once by ``open(model:)``.
     private(set) var keyBlocks: PostgreSQLKeyBlocks!
-    /// The identity of the store's tables when it opened (``PostgreSQLTablesIdentity``); set once
-    /// by ``open(model:)``.
-    private(set) var tablesIdentity: Int64 = 0
+    /// The store's generation when it opened (``PostgreSQLStoreGeneration``); set once by ``open(model:)``.
+    private(set) var generation = ""
 
     override var type: String { NSPostgreSQLStoreType }
 
@@ -124,11 +123,14 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
                     try PostgreSQLFoldFunction.install(on: connection)   // [c]/[d]
                     try PostgreSQLCollations.install(on: connection)     // localized sorts
                 }
-                tablesIdentity = try connection.execute(PostgreSQLTablesIdentity.query, []).int64(0, 0)
+                generation = try connection.execute(PostgreSQLStoreGeneration.query, []).text(0, 0)
             }
         } catch let error as PostgreSQLError {
             connection.close()
-            throw Self.error(error, .persistentStoreOpen, "Can't open the PostgreSQL store at \(location)")
+            let waited = error.sqlState == PostgreSQLTimeouts.lockNotAvailable
+                ? ": a table it needed stayed locked by another session (another server's migration, or a change of the database) for "
+                    + "longer than the store's timeout (NSPersistentStoreTimeoutOption)" : ""
+            throw Self.error(error, .persistentStoreOpen, "Can't open the PostgreSQL store at \(location)\(waited)")
         } catch {
             connection.close()
             throw error
@@ -140,7 +142,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
             decoders[root.layout.entityNumber] = SQLiteRowDecoder(root: root, schema: schema)
         }
         pool = makePool(writer: connection, maximumReaders: maximumReaders, connector: connector, url: url,
-                        commitCheck: PostgreSQLTablesIdentity.commitCheck(tablesIdentity))
+                        commitCheck: PostgreSQLStoreGeneration.commitCheck(generation))
         if flag(NSPersistentStoreRemoteChangeNotificationPostOptionKey) {
             do { try startListening(connector) } catch { close(); throw error }
         }
@@ -210,12 +212,17 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     static let migrationLockKey: Int64 = 0x436F_7265_4D69_6772
 
     /// A new session on the database `url` names holding ``migrationLockKey`` (waiting for it as
-    /// long as another migration takes), and kept from timing out while idle in a transaction:
-    /// closing it lets the lock go.
+    /// long as another migration takes), with no statement or idle timeout: closing it lets the
+    /// lock go.
     static func migrationSession(_ url: URL, options: [AnyHashable: Any]?) throws -> any PostgreSQLConnection {
         let session = try connect(url, options: options)
         do {
-            try session.run("SET idle_in_transaction_session_timeout = 0")
+            // The wait for the lock and the idle time between steps must not end it (a role's or
+            // server's timeouts; `idle_session_timeout` exists from PostgreSQL 14 on).
+            try session.run("SET idle_in_transaction_session_timeout = 0; SET statement_timeout = 0")
+            _ = try session.execute("""
+                SELECT set_config('idle_session_timeout', '0', false) WHERE current_setting('server_version_num')::int >= 140000
+                """, [])
             _ = try session.execute("SELECT pg_advisory_lock($1)", [.int(migrationLockKey)])
         } catch {
             session.close()
@@ -271,6 +278,17 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         metadata[NSStoreTypeKey] = NSPostgreSQLStoreType
         metadata["_NSAutoVacuumLevel"] = nil
         return metadata
+    }
+
+    /// Whether the database `url` names holds a store (its `"Z_METADATA"`); 134080 if it can't be reached.
+    static func holdsStore(at url: URL, options: [AnyHashable: Any]?) throws -> Bool {
+        let connection = try connect(url, options: options)
+        defer { connection.close() }
+        do {
+            return try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"Z_METADATA\"")]).text(0, 0) == "t"
+        } catch {
+            throw Self.error(error, .persistentStoreOpen, "Can't read the PostgreSQL database at \(location(of: url))")
+        }
     }
 
     /// Replaces the metadata of the store in the database `url` names without adding the store
