@@ -40,6 +40,15 @@ public enum NSBatchDeleteRequestResultType: UInt, Sendable {
 /// 134060, nothing deleted), and each store deletes the rows of its own IDs. Contexts are not
 /// told: merge the IDs.
 open class NSBatchDeleteRequest: NSPersistentStoreRequest {
+    /// A copy of the request, with its options (and its own copy of the fetch request).
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = objectIDs.map(NSBatchDeleteRequest.init(objectIDs:))
+            ?? NSBatchDeleteRequest(fetchRequest: fetchRequest.copy() as! NSFetchRequest<NSFetchRequestResult>)
+        copy.affectedStores = affectedStores
+        copy.resultType = resultType
+        return copy
+    }
+
     /// The rows to delete (for the object-ID form, a request for `SELF IN ids`).
     open private(set) var fetchRequest: NSFetchRequest<NSFetchRequestResult>
     /// What the result holds; ``NSBatchDeleteRequestResultType/resultTypeStatusOnly`` by default.

@@ -38,6 +38,18 @@ public enum NSBatchInsertRequestResultType: UInt, Sendable {
 /// - The handler forms call their handler once per row until it returns `true` (that call's
 ///   row is not inserted).
 open class NSBatchInsertRequest: NSPersistentStoreRequest {
+    /// A copy of the request, with its options (the same rows and handlers).
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = entity.map { NSBatchInsertRequest(entity: $0, objects: objectsToInsert ?? []) }
+            ?? NSBatchInsertRequest(entityName: entityName, objects: objectsToInsert ?? [])
+        copy.objectsToInsert = objectsToInsert
+        copy.dictionaryHandler = dictionaryHandler
+        copy.managedObjectHandler = managedObjectHandler
+        copy.affectedStores = affectedStores
+        copy.resultType = resultType
+        return copy
+    }
+
     /// The name of the entity whose rows are inserted.
     open private(set) var entityName: String
     /// The entity, if given (else found by ``entityName`` in the context's model).

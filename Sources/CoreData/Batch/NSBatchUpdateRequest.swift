@@ -33,6 +33,17 @@ public enum NSBatchUpdateRequestResultType: UInt, Sendable {
 /// rows would then share under a uniqueness constraint throws `NSManagedObjectConstraintMergeError`
 /// (133021), nothing written.
 open class NSBatchUpdateRequest: NSPersistentStoreRequest {
+    /// A copy of the request, with its options.
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = entity.map(NSBatchUpdateRequest.init(entity:)) ?? NSBatchUpdateRequest(entityName: entityName)
+        copy.affectedStores = affectedStores
+        copy.predicate = predicate
+        copy.includesSubentities = includesSubentities
+        copy.resultType = resultType
+        copy.propertiesToUpdate = propertiesToUpdate
+        return copy
+    }
+
     /// The name of the entity whose rows are updated.
     open private(set) var entityName: String
     /// The entity, if given (else found by ``entityName`` in the context's model when the request

@@ -19,6 +19,14 @@ public typealias NSPersistentStoreAsynchronousFetchResultCompletionBlock = (NSAs
 /// Linux difference: the generic parameter is unconstrained, as `NSFetchRequest`'s is, so that
 /// requests of `NSFetchRequestResult` compile; the completion block takes the typed result.
 open class NSAsynchronousFetchRequest<ResultType>: NSPersistentStoreRequest {
+    /// A copy of the request: the same fetch request and completion block, its options.
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSAsynchronousFetchRequest(fetchRequest: request, completionBlock: completion)
+        copy.affectedStores = affectedStores
+        copy.estimatedResultCount = estimatedResultCount
+        return copy
+    }
+
     private let request: NSFetchRequest<ResultType>
     private let completion: ((NSAsynchronousFetchResult<ResultType>) -> Void)?
 

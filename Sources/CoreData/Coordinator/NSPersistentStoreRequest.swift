@@ -9,12 +9,28 @@ public enum NSPersistentStoreRequestType: UInt, Sendable {
     case batchDeleteRequestType = 7
 }
 
-/// A request to the persistent stores: the base of ``NSFetchRequest``.
-open class NSPersistentStoreRequest: NSObject {
+/// A request to the persistent stores: the base of ``NSFetchRequest``, the batch requests and the
+/// history requests.
+///
+/// Every request copies (`NSCopying`, as Apple's), with its options: change a `copy()` where the
+/// original must stay as it is.
+///
+/// ```swift
+/// let again = request.copy() as! NSBatchUpdateRequest
+/// again.predicate = NSPredicate(format: "year < 2000")
+/// ```
+open class NSPersistentStoreRequest: NSObject, NSCopying {
     /// The stores to search; `nil` for all.
     open var affectedStores: [NSPersistentStore]?
     /// The request's kind.
     open var requestType: NSPersistentStoreRequestType { .fetchRequestType }
+
+    /// A copy of the request with its options; each kind of request returns its own kind.
+    open func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSPersistentStoreRequest()
+        copy.affectedStores = affectedStores
+        return copy
+    }
 }
 
 /// What a fetch request returns.
@@ -100,6 +116,16 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
         if let cls = ResultType.self as? NSManagedObject.Type { ManagedObjectClassRegistry.register(cls) }
     }
 
+    /// A copy of the request, with every option; a copy of a model's template can be changed.
+    ///
+    /// ```swift
+    /// let request = model.fetchRequestTemplate(forName: "RecentNotes")!.copy() as! NSFetchRequest<NSFetchRequestResult>
+    /// request.fetchLimit = 10
+    /// ```
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        copiedRequest(as: ResultType.self)
+    }
+
     /// Runs the request in the context whose `perform` block is running.
     open func execute() throws -> [ResultType] {
         guard let context = NSManagedObjectContext.current else {
@@ -125,14 +151,4 @@ open class NSFetchRequest<ResultType>: NSPersistentStoreRequest {
     }
 }
 
-extension NSFetchRequest: NSCopying {
-    /// A copy of the request, with every option; a copy of a model's template can be changed.
-    ///
-    /// ```swift
-    /// let request = model.fetchRequestTemplate(forName: "RecentNotes")!.copy() as! NSFetchRequest<NSFetchRequestResult>
-    /// request.fetchLimit = 10
-    /// ```
-    public func copy(with zone: NSZone? = nil) -> Any {
-        copiedRequest(as: ResultType.self)
-    }
-}
+

@@ -19,6 +19,13 @@ import Foundation
 /// inserted object already has the permanent ID the store's
 /// ``NSIncrementalStore/obtainPermanentIDs(for:)`` gave it.
 open class NSSaveChangesRequest: NSPersistentStoreRequest {
+    /// A copy of the request: the same sets of objects.
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSSaveChangesRequest(inserted: insertedObjects, updated: updatedObjects, deleted: deletedObjects, locked: lockedObjects)
+        copy.affectedStores = affectedStores
+        return copy
+    }
+
     /// The objects inserted since the last save.
     ///
     /// ```swift

@@ -79,3 +79,8 @@ open class NSPersistentHistoryChange: NSObject {
         "<NSPersistentHistoryChange: changeID \(changeID) changedObjectID \(changedObjectID) changeType \(changeType)>"
     }
 }
+
+extension NSPersistentHistoryChange: NSCopying {
+    /// The object itself: it never changes once made.
+    public func copy(with zone: NSZone? = nil) -> Any { self }
+}

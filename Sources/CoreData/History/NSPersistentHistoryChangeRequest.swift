@@ -17,6 +17,15 @@ import Foundation
 /// after a token whose transaction was purged throws `NSPersistentHistoryTokenExpiredError`
 /// (134301); a request to a store that does not record history throws 134091.
 open class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest {
+    /// A copy of the request, with its options (and its own copy of the fetch request).
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = NSPersistentHistoryChangeRequest(boundary: boundary, isDelete: isDelete)
+        copy.affectedStores = affectedStores
+        copy.resultType = resultType
+        copy.fetchRequest = fetchRequest?.copy() as? NSFetchRequest<NSFetchRequestResult>
+        return copy
+    }
+
     /// Where the request's history starts (a fetch) or ends (a purge).
     internal enum Boundary {
         case date(Date)

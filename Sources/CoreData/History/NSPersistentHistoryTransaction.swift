@@ -114,3 +114,8 @@ open class NSPersistentHistoryTransaction: NSObject {
         "<NSPersistentHistoryTransaction: transactionNumber \(transactionNumber) timestamp \(timestamp) author \(author ?? "nil") contextName \(contextName ?? "nil") changes \(changes?.count ?? 0)>"
     }
 }
+
+extension NSPersistentHistoryTransaction: NSCopying {
+    /// The object itself: it never changes once made.
+    public func copy(with zone: NSZone? = nil) -> Any { self }
+}

@@ -218,8 +218,11 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
 open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
     /// The index's name.
     open var name: String
-    /// The indexed properties, in order.
-    open var elements: [NSFetchIndexElementDescription]
+    /// The indexed properties, in order; each element's ``NSFetchIndexElementDescription/indexDescription``
+    /// is this index.
+    open var elements: [NSFetchIndexElementDescription] {
+        didSet { for element in elements { element.indexDescription = self } }
+    }
     /// An optional partial-index predicate.
     open var partialIndexPredicate: NSPredicate?
     /// The entity the index belongs to.
@@ -235,6 +238,7 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
         self.name = name
         self.elements = elements ?? []
         super.init()
+        for element in self.elements { element.indexDescription = self }
     }
 }
 
@@ -258,6 +262,8 @@ open class NSFetchIndexElementDescription: NSObject, @unchecked Sendable {
     open var isAscending: Bool = true
     /// The kind of index.
     open var collationType: CollationType = .binary
+    /// The index this element belongs to.
+    open internal(set) weak var indexDescription: NSFetchIndexDescription?
 
     /// An ascending element indexing `property`, stored as `collationType` (`.binary` for an ordinary index).
     public init(property: NSPropertyDescription, collationType: CollationType) {

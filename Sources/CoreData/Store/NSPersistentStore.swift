@@ -56,6 +56,8 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         public static let inMemory = StoreType(rawValue: NSInMemoryStoreType)
         /// Apple's binary store; not available on Linux.
         public static let binary = StoreType(rawValue: NSBinaryStoreType)
+        /// Apple's XML store (macOS); not available on Linux.
+        public static let xml = StoreType(rawValue: NSXMLStoreType)
     }
 
     /// The store's file, if any. (Thread-safe: ``NSPersistentStoreCoordinator/setURL(_:for:)``
