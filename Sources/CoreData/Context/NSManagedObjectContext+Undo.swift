@@ -184,6 +184,14 @@ extension NSManagedObjectContext {
     /// (redo's, or undo's again), and reports the change (`ObjectsDidChange`).
     internal func putBack(_ step: UndoStep) {
         guard let tracking = undoTracking else { return }
+        // An object whose row another context deleted (a merged delete, still registered and
+        // marked deleted, but not deleted here) stays deleted: this context's undo can't bring
+        // back a row it did not delete (it would be an object with no row, whose saves fail).
+        let step = UndoStep(step.images.filter { image in
+            let object = image.object
+            return !(object._isDeleted && object._context === self && !object._isInserted && !deleted.contains(object)
+                     && !pendingDeletes.contains { $0 === object })
+        })
         tracking.isBusy = true
         let present = step.images.map { presentImage(of: $0.object, covering: $0, generation: tracking.generation) }
         // `awake(fromSnapshotEvents:)`: an object whose insertion is taken back hears it while it
@@ -321,7 +329,12 @@ extension NSManagedObjectContext {
         restoreForUndo(object)
         object.fireFaultIfNeeded()
         object.changingObservedValues { restore(image, generation: generation) }
-        guard !object._isInserted else { return }
+        guard !object._isInserted else {
+            // A new object an `ObjectsDidChange` reported inserted: the next one reports it updated,
+            // as for a change by its setters (a fetched results controller places it again).
+            if inserted.isBeforeMark(object) { insertedObjectDidChangeAgain(object) }
+            return
+        }
         if object._changed.isEmpty {
             if object._isUpdated { updated.remove(object); object._isUpdated = false }
         } else if !object._isUpdated {

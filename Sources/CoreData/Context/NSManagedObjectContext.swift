@@ -945,6 +945,11 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Discards all unsaved changes: inserted objects leave the context, deleted and updated ones
     /// get their last saved values back.
+    ///
+    /// `NSManagedObjectContextObjectsDidChange` reports it as undoing every change would (so a
+    /// fetched results controller and the context's observers follow): the discarded new objects
+    /// under `NSDeletedObjectsKey`, the deleted ones restored under `NSInsertedObjectsKey`, the
+    /// updated ones under `NSUpdatedObjectsKey`.
     open func rollback() {
         checkQueue("rollback()")
         // New objects deleted since the last `processPendingChanges` are in neither the inserted
@@ -956,11 +961,13 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         }
         pendingDeletes.removeAll()
         objectsDetectingConflicts.removeAll()
-        for object in inserted.objects {
+        let discarded = inserted.objects
+        for object in discarded {
             object._isInserted = false
             leaveContext(object)
         }
         var reverted: [NSManagedObject] = []
+        var restored: [NSManagedObject] = []
         for object in deleted.objects + updated.objects {
             if object._isInaccessible {
                 // Its row was gone when it fired: a fault again, which tries the store again.
@@ -968,6 +975,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
                 object.turnIntoFault(keepingSnapshot: nil)
                 continue
             }
+            if object._isDeleted { restored.append(object) }
             object._isDeleted = false
             object.revertToSnapshot()
             reverted.append(object)
@@ -981,6 +989,14 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         forgetUndo()
         // Once the context is consistent again, as an override may read it.
         for object in reverted { object.awake(fromSnapshotEvents: .rollback) }
+        if !discarded.isEmpty || !reverted.isEmpty {
+            let restoredSet = Set(restored.map(ObjectIdentifier.init))
+            var info = ChangeInfo()
+            info.add(NSInsertedObjectsKey, restored)
+            info.add(NSUpdatedObjectsKey, reverted.filter { !restoredSet.contains(ObjectIdentifier($0)) })
+            info.add(NSDeletedObjectsKey, discarded)
+            CoreDataMessages.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: info.userInfo)
+        }
     }
 
     /// Forgets every object: the context is as new. Objects already handed out become invalid;

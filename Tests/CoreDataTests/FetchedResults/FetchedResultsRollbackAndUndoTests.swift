@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import CoreData
+import TestSupport
+
+/// A fetched results controller follows what `rollback()` and undo change, as it follows edits
+/// (found by a fuzz of the controller against fresh fetches, session 30).
+@Suite("NSFetchedResultsController after rollback and undo")
+struct FetchedResultsRollbackAndUndoTests {
+    /// Three cars of years 2001–2003 saved, and a controller of cars by year.
+    static func setUp(_ stack: TestStack) throws -> (NSFetchedResultsController<NSManagedObject>, FetchedResultsRecorder, NSFetchRequest<NSManagedObject>) {
+        for (index, year) in [2001, 2002, 2003].enumerated() { stack.insert("Car", ["name": "car\(index)", "year": year]) }
+        try stack.context.save()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        request.predicate = NSPredicate(format: "year < 2050")
+        request.sortDescriptors = [NSSortDescriptor(key: "year", ascending: true)]
+        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: stack.context, sectionNameKeyPath: nil, cacheName: nil)
+        let recorder = FetchedResultsRecorder()
+        controller.delegate = recorder
+        try controller.performFetch()
+        return (controller, recorder, request)
+    }
+
+    static func names(_ objects: [NSManagedObject]?) -> [String] { (objects ?? []).map { $0.value(forKey: "name") as? String ?? "?" } }
+
+    @Test func rollbackReportsWhatItPutsBack() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let (controller, recorder, request) = try Self.setUp(stack)
+        let cars = controller.fetchedObjects!
+        cars[0].setValue(2010, forKey: "year")            // moves to the end
+        context.delete(cars[1])                            // leaves
+        let new = stack.insert("Car", ["name": "new", "year": 2000])
+        context.processPendingChanges()
+        #expect(Self.names(controller.fetchedObjects) == ["new", "car2", "car0"])
+
+        let reported = Locked<[String: Set<String>]>([:])
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: context, queue: nil) { note in
+            for key in [NSInsertedObjectsKey, NSUpdatedObjectsKey, NSDeletedObjectsKey] {
+                reported.value[key] = Set(((note.userInfo?[key] as? Set<NSManagedObject>) ?? []).map { $0.value(forKey: "name") as? String ?? "?" })
+            }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        let batches = recorder.batches
+        context.rollback()
+        // As undoing every change: the new car deleted, the deleted one inserted, the changed one updated.
+        #expect(reported.value[NSDeletedObjectsKey] == ["new"] && reported.value[NSInsertedObjectsKey] == ["car1"]
+                && reported.value[NSUpdatedObjectsKey] == ["car0"])
+        #expect(recorder.batches == batches + 1)
+        #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))
+        #expect(Self.names(controller.fetchedObjects) == ["car0", "car1", "car2"])
+        #expect(new.managedObjectContext == nil)
+    }
+
+    /// Undo of a change to a new object, whose insertion an earlier `ObjectsDidChange` reported:
+    /// reported updated, so the controller places it again.
+    @Test func undoOfAChangeToANewObjectIsReported() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        context.undoManager = UndoManager()
+        let (controller, recorder, request) = try Self.setUp(stack)
+        defer { withExtendedLifetime(recorder) {} } // (the controller's delegate: it tracks changes only with one)
+        let new = stack.insert("Car", ["name": "new", "year": 2000])
+        context.processPendingChanges()
+        new.setValue(2060, forKey: "year")                 // out of the predicate: leaves the results
+        context.processPendingChanges()
+        #expect(Self.names(controller.fetchedObjects) == ["car0", "car1", "car2"])
+        context.undoManager!.undo()                        // 2000 again: back in the results
+        context.processPendingChanges()
+        #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))
+        #expect(Self.names(controller.fetchedObjects) == ["new", "car0", "car1", "car2"])
+    }
+
+    /// An object whose row another context deleted (a merged delete) stays deleted when an undo
+    /// step changed it earlier: undo does not bring back a row it did not delete.
+    @Test func undoLeavesAnObjectDeletedElsewhereDeleted() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        context.undoManager = UndoManager()
+        let (controller, recorder, request) = try Self.setUp(stack)
+        defer { withExtendedLifetime(recorder) {} } // (the controller's delegate: it tracks changes only with one)
+        let car = controller.fetchedObjects![1]
+        car.setValue("renamed", forKey: "name")
+        try context.save()
+        // Another context deletes it; the deletion is merged.
+        let other = stack.newContext()
+        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
+            context.mergeChanges(fromContextDidSave: note)
+        }
+        try other.delete(other.existingObject(with: car.objectID))
+        try other.save()
+        NotificationCenter.default.removeObserver(token)
+        #expect(car.isDeleted && !context.hasChanges)
+
+        context.undoManager!.undo()                        // the rename of a car that is gone
+        context.processPendingChanges()
+        #expect(car.isDeleted && !context.hasChanges)
+        #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))
+        try context.save()
+    }
+}
