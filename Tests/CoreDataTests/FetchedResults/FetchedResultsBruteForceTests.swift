@@ -16,11 +16,7 @@ struct FetchedResultsBruteForceTests {
         var serial = 0
         func insert() {
             serial += 1
-            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
-            car.setValue("car\(serial)", forKey: "name")
-            car.setValue(2000 + Int.random(in: 0..<5, using: &random), forKey: "year")
-            car.setValue(Double(Int.random(in: 0..<8, using: &random)), forKey: "price")
-            car.setValue(Bool.random(using: &random), forKey: "electric")
+            FetchedResultsRecorder.insertRandomCar(serial, into: context, using: &random)
         }
         for _ in 0..<60 { insert() }
         try context.save()

@@ -78,3 +78,17 @@ final class FetchedResultsRecorder: NSFetchedResultsControllerDelegate {
 extension FetchedResultsRecorder.Section: CustomStringConvertible {
     var description: String { "\(name): \(objects.map { ($0.value(forKey: "name") as? String) ?? "?" })" }
 }
+
+extension FetchedResultsRecorder {
+    /// A new car named `car<serial>` in `context`, its year (2000–2004), price (0–7) and
+    /// `electric` drawn from `random`, for the controller's random tests.
+    @discardableResult
+    static func insertRandomCar(_ serial: Int, into context: NSManagedObjectContext, using random: inout SeededGenerator) -> NSManagedObject {
+        let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+        car.setValue("car\(serial)", forKey: "name")
+        car.setValue(2000 + Int.random(in: 0..<5, using: &random), forKey: "year")
+        car.setValue(Double(Int.random(in: 0..<8, using: &random)), forKey: "price")
+        car.setValue(Bool.random(using: &random), forKey: "electric")
+        return car
+    }
+}

@@ -21,11 +21,7 @@ struct SeededFetchedResultsFuzzTests {
             var serial = 0
             func insert(into context: NSManagedObjectContext) {
                 serial += 1
-                let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
-                car.setValue("car\(serial)", forKey: "name")
-                car.setValue(2000 + Int.random(in: 0..<5, using: &random), forKey: "year")
-                car.setValue(Double(Int.random(in: 0..<8, using: &random)), forKey: "price")
-                car.setValue(Bool.random(using: &random), forKey: "electric")
+                FetchedResultsRecorder.insertRandomCar(serial, into: context, using: &random)
             }
             for _ in 0..<30 { insert(into: context) }
             try context.save()
