@@ -176,6 +176,8 @@ extension NSManagedObjectContext {
             inserted.remove(object)
             object._isInserted = false
             object._isDeleted = true
+            // Reported deleted (an `ObjectsDidChange` may have reported it inserted), then gone.
+            pendingChangeNotice.deleted.append(object)
             leaveContext(object)
             return
         }

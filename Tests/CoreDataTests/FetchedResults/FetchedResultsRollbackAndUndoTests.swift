@@ -3,9 +3,9 @@ import Testing
 @testable import CoreData
 import TestSupport
 
-/// A fetched results controller follows what `rollback()` and undo change, as it follows edits
-/// (found by a fuzz of the controller against fresh fetches, session 30).
-@Suite("NSFetchedResultsController after rollback and undo")
+/// A fetched results controller follows what `rollback()`, undo and a child context's save
+/// change, as it follows edits (found by a fuzz of the controller against fresh fetches, session 30).
+@Suite("NSFetchedResultsController after rollback, undo and a child's save")
 struct FetchedResultsRollbackAndUndoTests {
     /// Three cars of years 2001–2003 saved, and a controller of cars by year.
     static func setUp(_ stack: TestStack) throws -> (NSFetchedResultsController<NSManagedObject>, FetchedResultsRecorder, NSFetchRequest<NSManagedObject>) {
@@ -97,5 +97,32 @@ struct FetchedResultsRollbackAndUndoTests {
         #expect(car.isDeleted && !context.hasChanges)
         #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))
         try context.save()
+    }
+
+    /// A child deletes a new object that an earlier save of the child brought up (unsaved here):
+    /// the parent's `ObjectsDidChange` reports it deleted, and the controller lets it go.
+    @Test func aChildsDeleteOfANewObjectOfTheParentIsReported() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let (controller, recorder, request) = try Self.setUp(stack)
+        defer { withExtendedLifetime(recorder) {} }
+        func child() -> NSManagedObjectContext {
+            let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+            child.parent = context
+            return child
+        }
+        let first = child()
+        let new = NSEntityDescription.insertNewObject(forEntityName: "Car", into: first)
+        new.setValue("new", forKey: "name")
+        new.setValue(2000, forKey: "year")
+        try first.save()
+        #expect(Self.names(controller.fetchedObjects) == ["new", "car0", "car1", "car2"])
+        let second = child()
+        let request2 = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        request2.predicate = NSPredicate(format: "name == 'new'")
+        try second.delete(#require(try second.fetch(request2).first))
+        try second.save()
+        #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))
+        #expect(Self.names(controller.fetchedObjects) == ["car0", "car1", "car2"])
     }
 }
