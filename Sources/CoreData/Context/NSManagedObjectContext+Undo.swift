@@ -187,11 +187,7 @@ extension NSManagedObjectContext {
         // An object whose row another context deleted (a merged delete, still registered and
         // marked deleted, but not deleted here) stays deleted: this context's undo can't bring
         // back a row it did not delete (it would be an object with no row, whose saves fail).
-        let step = UndoStep(step.images.filter { image in
-            let object = image.object
-            return !(object._isDeleted && object._context === self && !object._isInserted && !deleted.contains(object)
-                     && !pendingDeletes.contains { $0 === object })
-        })
+        let step = UndoStep(step.images.filter { !isGoneFromStore($0.object) })
         tracking.isBusy = true
         let present = step.images.map { presentImage(of: $0.object, covering: $0, generation: tracking.generation) }
         // `awake(fromSnapshotEvents:)`: an object whose insertion is taken back hears it while it
@@ -344,6 +340,25 @@ extension NSManagedObjectContext {
         pendingChangeNotice.updated.append(object)
     }
 
+    /// Whether `object`'s row is gone from the store without this context deleting it: a delete
+    /// merged from another context, or a fault whose row was missing. Undo brings neither back,
+    /// nor puts it back in another object's relationship (a save would write a key of no row).
+    private func isGoneFromStore(_ object: NSManagedObject) -> Bool {
+        guard object._context === self, !object._isInserted else { return false }
+        if object._isInaccessible { return true }
+        return object._isDeleted && !deleted.contains(object) && !pendingDeletes.contains { $0 === object }
+    }
+
+    /// `relation` without the objects whose rows are gone from the store (``isGoneFromStore(_:)``).
+    private func withoutGone(_ relation: RelationshipValue?) -> RelationshipValue? {
+        switch relation {
+        case .toOne(let target?)? where isGoneFromStore(target): return .toOne(nil)
+        case .toMany(let list)? where list.objects.contains(where: isGoneFromStore):
+            return .toMany(ObjectList(list.objects.filter { !isGoneFromStore($0) }, original: list.original))
+        default: return relation
+        }
+    }
+
     /// ``apply(_:generation:)``'s change of the object's values to the image's (the object fired).
     private func restore(_ image: UndoImage, generation: Int) {
         let object = image.object
@@ -352,7 +367,7 @@ extension NSManagedObjectContext {
             let isRelationship = object.layout.relationshipMask.contains(index)
             if exact {
                 // Nothing was saved since: exactly as it was, changed-property marks included.
-                if isRelationship { object._relations[index] = image.relations[index] } else { object._values[index] = image.values[index] }
+                if isRelationship { object._relations[index] = withoutGone(image.relations[index]) } else { object._values[index] = image.values[index] }
                 if image.changed.contains(index) { object.insertChanged(index) } else { object.removeChanged(index) }
                 continue
             }
@@ -361,7 +376,7 @@ extension NSManagedObjectContext {
                 if object._values[index] != image.values[index] { object._values[index] = image.values[index]; object.insertChanged(index) }
                 continue
             }
-            switch image.relations[index] {
+            switch withoutGone(image.relations[index]) {
             case .toOne(let target)?:
                 if object.toOneObject(at: index) !== target { object._relations[index] = .toOne(target); object.insertChanged(index) }
             case .toMany(let list)?:

@@ -954,15 +954,17 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         checkQueue("rollback()")
         // New objects deleted since the last `processPendingChanges` are in neither the inserted
         // set nor the registry (unless their ID was made): they leave here, or nothing detaches them.
+        var discarded: [NSManagedObject] = []
         for object in pendingDeletes where object._isInserted {
             object._isInserted = false
             object._isDeleted = false
             leaveContext(object)
+            discarded.append(object) // (an `ObjectsDidChange` may have reported it inserted)
         }
         pendingDeletes.removeAll()
         objectsDetectingConflicts.removeAll()
-        let discarded = inserted.objects
-        for object in discarded {
+        discarded += inserted.objects
+        for object in inserted.objects {
             object._isInserted = false
             leaveContext(object)
         }

@@ -19,11 +19,13 @@ public typealias NSPersistentStoreAsynchronousFetchResultCompletionBlock = (NSAs
 /// Linux difference: the generic parameter is unconstrained, as `NSFetchRequest`'s is, so that
 /// requests of `NSFetchRequestResult` compile; the completion block takes the typed result.
 open class NSAsynchronousFetchRequest<ResultType>: NSPersistentStoreRequest {
-    /// A copy of the request: the same fetch request and completion block, its options.
+    /// A copy of the request, with its own copy of the fetch request, the same completion block
+    /// and its options.
     open override func copy(with zone: NSZone? = nil) -> Any {
-        let copy = NSAsynchronousFetchRequest(fetchRequest: request, completionBlock: completion)
+        let copy = NSAsynchronousFetchRequest(fetchRequest: request.copy() as! NSFetchRequest<ResultType>, completionBlock: completion)
         copy.affectedStores = affectedStores
         copy.estimatedResultCount = estimatedResultCount
+        copy.progressStep = progressStep
         return copy
     }
 

@@ -13,7 +13,8 @@ public enum NSPersistentStoreRequestType: UInt, Sendable {
 /// history requests.
 ///
 /// Every request copies (`NSCopying`, as Apple's), with its options: change a `copy()` where the
-/// original must stay as it is.
+/// original must stay as it is. A subclass of your own overrides `copy(with:)`: Swift can't make
+/// an object of a subclass it does not know (Apple's copy is of the object's own class).
 ///
 /// ```swift
 /// let again = request.copy() as! NSBatchUpdateRequest

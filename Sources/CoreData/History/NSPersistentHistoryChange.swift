@@ -19,7 +19,11 @@ public enum NSPersistentHistoryChangeType: Int, Sendable {
 ///     print(change.changedObjectID, change.updatedProperties?.map(\.name) ?? [])
 /// }
 /// ```
-open class NSPersistentHistoryChange: NSObject {
+open class NSPersistentHistoryChange: NSObject, NSCopying {
+    /// The object itself: it never changes once made (a subclass of a store you write may
+    /// override it).
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+
     /// The change's number in its store (`ACHANGE.Z_PK`).
     open private(set) var changeID: Int64
     /// The ID of the object that changed.
@@ -78,9 +82,4 @@ open class NSPersistentHistoryChange: NSObject {
     open override var description: String {
         "<NSPersistentHistoryChange: changeID \(changeID) changedObjectID \(changedObjectID) changeType \(changeType)>"
     }
-}
-
-extension NSPersistentHistoryChange: NSCopying {
-    /// The object itself: it never changes once made.
-    public func copy(with zone: NSZone? = nil) -> Any { self }
 }

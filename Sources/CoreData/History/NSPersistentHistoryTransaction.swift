@@ -11,7 +11,11 @@ import Foundation
 ///     lastToken = transaction.token
 /// }
 /// ```
-open class NSPersistentHistoryTransaction: NSObject {
+open class NSPersistentHistoryTransaction: NSObject, NSCopying {
+    /// The object itself: it never changes once made (a subclass of a store you write may
+    /// override it).
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+
     /// When the transaction was committed.
     open private(set) var timestamp: Date
     /// Its changes; `nil` in results of transactions only.
@@ -113,9 +117,4 @@ open class NSPersistentHistoryTransaction: NSObject {
     open override var description: String {
         "<NSPersistentHistoryTransaction: transactionNumber \(transactionNumber) timestamp \(timestamp) author \(author ?? "nil") contextName \(contextName ?? "nil") changes \(changes?.count ?? 0)>"
     }
-}
-
-extension NSPersistentHistoryTransaction: NSCopying {
-    /// The object itself: it never changes once made.
-    public func copy(with zone: NSZone? = nil) -> Any { self }
 }

@@ -221,7 +221,10 @@ open class NSFetchIndexDescription: NSObject, @unchecked Sendable {
     /// The indexed properties, in order; each element's ``NSFetchIndexElementDescription/indexDescription``
     /// is this index.
     open var elements: [NSFetchIndexElementDescription] {
-        didSet { for element in elements { element.indexDescription = self } }
+        didSet {
+            for element in oldValue where element.indexDescription === self { element.indexDescription = nil }
+            for element in elements { element.indexDescription = self }
+        }
     }
     /// An optional partial-index predicate.
     open var partialIndexPredicate: NSPredicate?

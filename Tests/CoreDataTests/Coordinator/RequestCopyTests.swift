@@ -56,7 +56,9 @@ import Testing
         asynchronous.estimatedResultCount = 12
         let asynchronousCopy = try #require(asynchronous.copy() as? NSAsynchronousFetchRequest<NSManagedObject>)
         #expect(asynchronousCopy !== asynchronous && asynchronousCopy.estimatedResultCount == 12)
-        #expect(asynchronousCopy.fetchRequest === fetch && asynchronousCopy.completionBlock != nil)
+        #expect(asynchronousCopy.fetchRequest !== fetch && asynchronousCopy.fetchRequest.entityName == "Car" && asynchronousCopy.completionBlock != nil)
+        asynchronousCopy.fetchRequest.predicate = NSPredicate(format: "year > 2000")
+        #expect(fetch.predicate == nil)
 
         let save = NSSaveChangesRequest(inserted: nil, updated: nil, deleted: nil, locked: nil)
         #expect((save.copy() as? NSSaveChangesRequest).map { $0 !== save } == true)

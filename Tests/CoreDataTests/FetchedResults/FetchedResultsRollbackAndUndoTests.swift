@@ -125,4 +125,48 @@ struct FetchedResultsRollbackAndUndoTests {
         #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))
         #expect(Self.names(controller.fetchedObjects) == ["car0", "car1", "car2"])
     }
+
+    /// A new object the controller shows, deleted and then rolled back: it is reported deleted
+    /// (it leaves the context) and the controller lets it go.
+    @Test func rollbackOfANewObjectDeletedSinceItWasReported() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let (controller, recorder, request) = try Self.setUp(stack)
+        defer { withExtendedLifetime(recorder) {} }
+        let new = stack.insert("Car", ["name": "new", "year": 2000])
+        context.processPendingChanges()
+        #expect(Self.names(controller.fetchedObjects) == ["new", "car0", "car1", "car2"])
+        context.delete(new)
+        context.rollback()
+        #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))
+        #expect(Self.names(controller.fetchedObjects) == ["car0", "car1", "car2"])
+    }
+
+    /// Undo does not put an object whose row another context deleted back into a relationship:
+    /// the save that follows writes no key of a missing row.
+    @Test func undoPutsNoObjectDeletedElsewhereBackInARelationship() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        context.undoManager = UndoManager()
+        let person = stack.insert("Person", ["name": "Ann"])
+        let car = stack.insert("Car", ["name": "car", "owner": person])
+        try context.save()
+        context.undoManager!.removeAllActions()
+        car.setValue(nil, forKey: "owner")
+        context.processPendingChanges()
+        try context.save()
+        let other = stack.newContext()
+        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
+            context.mergeChanges(fromContextDidSave: note)
+        }
+        try other.delete(other.existingObject(with: person.objectID))
+        try other.save()
+        NotificationCenter.default.removeObserver(token)
+        #expect(person.isDeleted)
+
+        context.undoManager!.undo()                        // car.owner = Ann, whose row is gone
+        #expect(car.value(forKey: "owner") == nil)
+        try context.save()
+        #expect(try stack.rawRows("SELECT ZOWNER FROM ZCAR") == [[nil]])
+    }
 }
