@@ -106,9 +106,12 @@ extension NSManagedObjectContext {
         }
         for id in ids.updated {
             guard let object = registered(id.key), !object._isInserted else { continue }
-            // A fault without data has nothing stale: it reads the new row when it fires.
-            if object._isFault && !object._hasData && !object.hasChanges { continue }
-            _ = refreshWithoutNotice(object, mergeChanges: true) // (the merge posts its own notification)
+            // A fault without data has nothing stale: it reads the new row when it fires. It is
+            // reported refreshed all the same: a fetched results controller that does not hold it
+            // must look at it, as the new row may match its request now (Apple's has since iOS 10).
+            if !(object._isFault && !object._hasData && !object.hasChanges) {
+                _ = refreshWithoutNotice(object, mergeChanges: true) // (the merge posts its own notification)
+            }
             refreshedObjects.append(object)
         }
         for id in ids.deleted {

@@ -169,4 +169,28 @@ struct FetchedResultsRollbackAndUndoTests {
         try context.save()
         #expect(try stack.rawRows("SELECT ZOWNER FROM ZCAR") == [[nil]])
     }
+
+    /// A merged update of an object this context holds only as a data-less fault: reported
+    /// refreshed, so a controller whose request the new row matches now takes it in.
+    @Test func aMergedUpdateOfAFaultTheControllerDoesNotHoldIsReported() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let (controller, recorder, request) = try Self.setUp(stack)
+        defer { withExtendedLifetime(recorder) {} }
+        let other = stack.newContext()
+        let far = NSEntityDescription.insertNewObject(forEntityName: "Car", into: other)
+        far.setValue("far", forKey: "name")
+        far.setValue(2070, forKey: "year")                 // outside the controller's request
+        try other.save()
+        let fault = context.object(with: far.objectID)     // registered here, never fired
+        #expect(fault.isFault)
+        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
+            context.mergeChanges(fromContextDidSave: note)
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        far.setValue(2000, forKey: "year")                 // inside it now
+        try other.save()
+        #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))
+        #expect(Self.names(controller.fetchedObjects) == ["far", "car0", "car1", "car2"])
+    }
 }
