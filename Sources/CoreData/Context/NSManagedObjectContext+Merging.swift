@@ -92,6 +92,10 @@ extension NSManagedObjectContext {
         }
     }
 
+    /// The `ObjectsDidChange` user info key of a merge's updated rows that no object of the
+    /// context stands for (`[NSManagedObjectID]`; not Apple's: internal to the package).
+    internal static let mergedUnregisteredUpdatesKey = "_CoreDataMergedUnregisteredUpdates"
+
     /// Merges saved changes given by ID. Runs on this context's queue.
     internal func merge(_ ids: SavedObjectIDs) {
         moveQueryGenerationToCurrent() // as Apple's: a merge moves a pinned context to the latest generation
@@ -104,8 +108,10 @@ extension NSManagedObjectContext {
             let object = object(with: id)
             if object._context === self && !object._isInserted { insertedObjects.append(object) }
         }
+        var unregisteredUpdates: [NSManagedObjectID] = []
         for id in ids.updated {
-            guard let object = registered(id.key), !object._isInserted else { continue }
+            guard let object = registered(id.key) else { unregisteredUpdates.append(id); continue }
+            guard !object._isInserted else { continue }
             // A fault without data has nothing stale: it reads the new row when it fires. It is
             // reported refreshed all the same: a fetched results controller that does not hold it
             // must look at it, as the new row may match its request now (Apple's has since iOS 10).
@@ -129,6 +135,9 @@ extension NSManagedObjectContext {
         objects.add(NSInsertedObjectsKey, insertedObjects)
         objects.add(NSRefreshedObjectsKey, refreshedObjects)
         objects.add(NSDeletedObjectsKey, deletedObjects)
+        // For fetched results controllers: rows updated elsewhere that no object here stands for
+        // may match their requests now (`FetchedResultsCore`).
+        objects.add(Self.mergedUnregisteredUpdatesKey, unregisteredUpdates)
         ids.add(NSInsertedObjectIDsKey, Set(insertedObjects.map(\.objectID)))
         ids.add(NSRefreshedObjectIDsKey, Set(refreshedObjects.map(\.objectID)))
         ids.add(NSDeletedObjectIDsKey, Set(deletedObjects.map(\.objectID)))

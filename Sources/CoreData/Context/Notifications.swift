@@ -85,6 +85,10 @@ internal struct ChangeInfo {
         userInfo[key] = memo != nil ? memo!.set(of: objects, for: key) : Set(retainingFirst: objects)
     }
 
+    mutating func add(_ key: String, _ ids: [NSManagedObjectID]) {
+        if !ids.isEmpty { userInfo[key] = ids }
+    }
+
     mutating func add(_ key: String, _ ids: Set<NSManagedObjectID>) {
         if !ids.isEmpty { userInfo[key] = ids }
     }

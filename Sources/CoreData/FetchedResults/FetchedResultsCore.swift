@@ -156,6 +156,7 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
                     changed.append(object)
                 }
             }
+            changed += mergedMatches(userInfo[NSManagedObjectContext.mergedUnregisteredUpdatesKey] as? [NSManagedObjectID] ?? [], tracked)
             changed += Self.objects(userInfo, NSInsertedObjectsKey)
             changed += Self.objects(userInfo, NSDeletedObjectsKey)
             changed += Self.objects(userInfo, NSInvalidatedObjectsKey)
@@ -171,6 +172,27 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
         version += 1
         updateCache()
         report(changes)
+    }
+
+    /// The objects, fetched now, of rows a merge updated that the context held no object for
+    /// (`ids`) and that may now belong to the results: one fetch per entity, for the entities
+    /// tracked. A fetch that fails is logged, and its rows left out (no delegate call can report it).
+    private func mergedMatches(_ ids: [NSManagedObjectID], _ tracked: TrackedRequest) -> [NSManagedObject] {
+        guard !ids.isEmpty else { return [] }
+        let byEntity = Dictionary(grouping: ids.filter { tracked.entityNumbers.contains($0.entity.layout.entityNumber) }, by: { ObjectIdentifier($0.entity) })
+        var objects: [NSManagedObject] = []
+        for ids in byEntity.values {
+            let request = NSFetchRequest<NSManagedObject>()
+            request.entity = ids[0].entity
+            request.includesSubentities = false
+            request.predicate = NSPredicate(format: "self IN %@", ids)
+            do {
+                objects += try context.fetch(request)
+            } catch {
+                CoreDataLog.error("A fetched results controller could not read rows a merge updated: \(error)")
+            }
+        }
+        return objects
     }
 
     private func report(_ changes: FetchedListChanges) {

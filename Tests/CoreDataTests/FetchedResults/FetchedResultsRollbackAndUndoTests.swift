@@ -193,4 +193,27 @@ struct FetchedResultsRollbackAndUndoTests {
         #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))
         #expect(Self.names(controller.fetchedObjects) == ["far", "car0", "car1", "car2"])
     }
+
+    /// A merged update of a row this context holds no object for: a controller whose request the
+    /// row now matches takes it in (its rows fetched in one request per entity).
+    @Test func aMergedUpdateOfARowTheContextNeverSawIsReported() throws {
+        let stack = try TestStack()
+        let context = stack.context
+        let (controller, recorder, request) = try Self.setUp(stack)
+        defer { withExtendedLifetime(recorder) {} }
+        let other = stack.newContext()
+        let far = NSEntityDescription.insertNewObject(forEntityName: "Car", into: other)
+        far.setValue("far", forKey: "name")
+        far.setValue(2070, forKey: "year")
+        try other.save()
+        #expect(context.registeredObject(for: far.objectID) == nil)
+        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
+            context.mergeChanges(fromContextDidSave: note)
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        far.setValue(2000, forKey: "year")
+        try other.save()
+        #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))
+        #expect(Self.names(controller.fetchedObjects) == ["far", "car0", "car1", "car2"])
+    }
 }
