@@ -21,6 +21,16 @@ struct FetchedResultsRollbackAndUndoTests {
         return (controller, recorder, request)
     }
 
+    /// Makes `change` in `other` and saves it, `context` merging the save.
+    static func save(_ other: NSManagedObjectContext, mergingInto context: NSManagedObjectContext, _ change: () throws -> Void) throws {
+        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
+            context.mergeChanges(fromContextDidSave: note)
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        try change()
+        try other.save()
+    }
+
     static func names(_ objects: [NSManagedObject]?) -> [String] { (objects ?? []).map { $0.value(forKey: "name") as? String ?? "?" } }
 
     @Test func rollbackReportsWhatItPutsBack() throws {
@@ -84,12 +94,7 @@ struct FetchedResultsRollbackAndUndoTests {
         try context.save()
         // Another context deletes it; the deletion is merged.
         let other = stack.newContext()
-        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
-            context.mergeChanges(fromContextDidSave: note)
-        }
-        try other.delete(other.existingObject(with: car.objectID))
-        try other.save()
-        NotificationCenter.default.removeObserver(token)
+        try Self.save(other, mergingInto: context) { try other.delete(other.existingObject(with: car.objectID)) }
         #expect(car.isDeleted && !context.hasChanges)
 
         context.undoManager!.undo()                        // the rename of a car that is gone
@@ -156,12 +161,7 @@ struct FetchedResultsRollbackAndUndoTests {
         context.processPendingChanges()
         try context.save()
         let other = stack.newContext()
-        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
-            context.mergeChanges(fromContextDidSave: note)
-        }
-        try other.delete(other.existingObject(with: person.objectID))
-        try other.save()
-        NotificationCenter.default.removeObserver(token)
+        try Self.save(other, mergingInto: context) { try other.delete(other.existingObject(with: person.objectID)) }
         #expect(person.isDeleted)
 
         context.undoManager!.undo()                        // car.owner = Ann, whose row is gone
@@ -184,12 +184,7 @@ struct FetchedResultsRollbackAndUndoTests {
         try other.save()
         let fault = context.object(with: far.objectID)     // registered here, never fired
         #expect(fault.isFault)
-        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
-            context.mergeChanges(fromContextDidSave: note)
-        }
-        defer { NotificationCenter.default.removeObserver(token) }
-        far.setValue(2000, forKey: "year")                 // inside it now
-        try other.save()
+        try Self.save(other, mergingInto: context) { far.setValue(2000, forKey: "year") } // inside it now
         #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))
         #expect(Self.names(controller.fetchedObjects) == ["far", "car0", "car1", "car2"])
     }
@@ -207,12 +202,7 @@ struct FetchedResultsRollbackAndUndoTests {
         far.setValue(2070, forKey: "year")
         try other.save()
         #expect(context.registeredObject(for: far.objectID) == nil)
-        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
-            context.mergeChanges(fromContextDidSave: note)
-        }
-        defer { NotificationCenter.default.removeObserver(token) }
-        far.setValue(2000, forKey: "year")
-        try other.save()
+        try Self.save(other, mergingInto: context) { far.setValue(2000, forKey: "year") }
         #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))
         #expect(Self.names(controller.fetchedObjects) == ["far", "car0", "car1", "car2"])
     }

@@ -71,7 +71,7 @@ extension PostgreSQLStore {
         defer { connection.close() }
         do {
             try connection.transaction {
-                _ = try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int(layoutLockKey)])
+                try takeOpeningLock(on: connection, options: options)
                 let metadata = try readMetadata(connection, location: location)
                 if destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return }
                 guard source.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) else {

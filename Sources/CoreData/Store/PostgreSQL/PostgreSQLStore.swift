@@ -91,13 +91,8 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
             try connection.transaction {
                 // One opening at a time per database: two coordinators making the same new store
                 // would otherwise both create it.
-                _ = try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int(Self.layoutLockKey)])
-                // A table lock waited for under this lock (another server's heavyweight migration
-                // holds its tables, and waits for this lock to open its stores) waits no longer
-                // than the store's timeout.
-                try connection.run(PostgreSQLTimeouts(options: options).lockTimeoutSetting)
-                let exists = try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"Z_METADATA\"")])
-                if exists.text(0, 0) == "t" {
+                try Self.takeOpeningLock(on: connection, options: options)
+                if try Self.holdsStore(connection) {
                     // Migrated first if another model wrote it and the options ask for it (+Migration.swift).
                     let metadata = try compatibleMetadata(on: connection, model: model)
                     try openReadOnlyIfHistoryWouldBeLost(connection)
@@ -192,9 +187,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         let connection = try connect(url, options: options)
         defer { connection.close() }
         do {
-            guard try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"Z_METADATA\"")]).text(0, 0) == "t" else {
-                throw CoreDataError.make(.fileReadNoSuchFile, "There is no Core Data store in the database at \(location(of: url))")
-            }
+            guard try holdsStore(connection) else { throw noStoreError(url) }
             return try readMetadata(connection, location: location(of: url))
         } catch let error as PostgreSQLError {
             throw Self.error(error, .persistentStoreOpen, "Can't read the metadata of the PostgreSQL store at \(location(of: url))")
@@ -280,12 +273,31 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         return metadata
     }
 
+    /// Whether the database `connection` is on holds a store (its `"Z_METADATA"`).
+    static func holdsStore(_ connection: any PostgreSQLConnection) throws(PostgreSQLError) -> Bool {
+        try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"Z_METADATA\"")]).text(0, 0) == "t"
+    }
+
+    /// 260: the database `url` names holds no store.
+    static func noStoreError(_ url: URL) -> NSError {
+        CoreDataError.make(.fileReadNoSuchFile, "There is no Core Data store in the database at \(location(of: url))")
+    }
+
+    /// Takes, in `connection`'s transaction, the advisory lock that orders the openings of stores
+    /// in the database (``layoutLockKey``), then makes a table lock waited for under it (another
+    /// server's heavyweight migration holds its tables, and waits for this lock to open its
+    /// stores) wait no longer than the store's timeout.
+    static func takeOpeningLock(on connection: any PostgreSQLConnection, options: [AnyHashable: Any]?) throws(PostgreSQLError) {
+        _ = try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int(layoutLockKey)])
+        try connection.run(PostgreSQLTimeouts(options: options).lockTimeoutSetting)
+    }
+
     /// Whether the database `url` names holds a store (its `"Z_METADATA"`); 134080 if it can't be reached.
     static func holdsStore(at url: URL, options: [AnyHashable: Any]?) throws -> Bool {
         let connection = try connect(url, options: options)
         defer { connection.close() }
         do {
-            return try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"Z_METADATA\"")]).text(0, 0) == "t"
+            return try holdsStore(connection)
         } catch {
             throw Self.error(error, .persistentStoreOpen, "Can't read the PostgreSQL database at \(location(of: url))")
         }
@@ -304,11 +316,8 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
         defer { connection.close() }
         do {
             try connection.transaction {
-                _ = try connection.execute("SELECT pg_advisory_xact_lock($1)", [.int(layoutLockKey)])
-                try connection.run(PostgreSQLTimeouts(options: options).lockTimeoutSetting) // (as an opening: ``open(model:)``)
-                guard try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text("\"Z_METADATA\"")]).text(0, 0) == "t" else {
-                    throw CoreDataError.make(.fileReadNoSuchFile, "There is no Core Data store in the database at \(location(of: url))")
-                }
+                try takeOpeningLock(on: connection, options: options)
+                guard try holdsStore(connection) else { throw noStoreError(url) }
                 let current = try readMetadata(connection, location: location(of: url))
                 let uuid = replacement[NSStoreUUIDKey] as? String ?? current[NSStoreUUIDKey] as? String ?? UUID().uuidString
                 try writeMetadata(replacement, uuid: uuid, on: connection)
