@@ -27,6 +27,9 @@ internal final class BatchInsertRows {
 
     let entity: NSEntityDescription
     let slots: [Slot]
+    /// The entity's composite attributes: a row gives each as a dictionary of its elements,
+    /// whose leaves are slots of their own (named by key path, `address.city`).
+    private let composites: [NSCompositeAttributeDescription]
     /// The current row's values by property index (only the slots' are set).
     @exclusivity(unchecked) private(set) var values: ContiguousArray<StoreValue> // read per value by the store's loop
     /// The index of the current row (0 for the first).
@@ -44,13 +47,16 @@ internal final class BatchInsertRows {
         let layout = entity.layout
         slots = layout.attributeIndexes.compactMap { index in
             guard let attribute = layout.properties[index] as? NSAttributeDescription, attribute.isStoredInRow else { return nil }
+            // A composite's elements are required only of a composite that has a value (``flattened(_:)``).
+            let isOptional = attribute.isOptional || (attribute as? CompositeLeafAttribute)?.composite?.isOptional == true
             return Slot(index: index, attribute: attribute, type: attribute.attributeType, name: attribute.name, kind: layout.storageKinds[index],
-                        defaultValue: layout.defaultValues[index], isOptional: attribute.isOptional)
+                        defaultValue: layout.defaultValues[index], isOptional: isOptional)
         }
         #if !canImport(Darwin)
         dictionary = BatchRowDictionary(slotNames: slots.map(\.name))
         #endif
         values = ContiguousArray(repeating: .null, count: layout.properties.count)
+        composites = layout.properties.compactMap { $0 as? NSCompositeAttributeDescription }.filter { !$0.isTransient }
     }
 
     /// Reads the next row into ``values``; `false` when there are no more. Throws for a row that
@@ -60,17 +66,16 @@ internal final class BatchInsertRows {
         switch source {
         case .objects(let objects):
             guard row < objects.count else { return false }
-            let object = objects[row]
-            var found = 0
-            for offset in slots.indices {
-                let value = object[slots[offset].name]
-                if value != nil { found += 1 }
-                try set(offset, value)
-            }
-            if found != object.count { try refuseUnknownKey(in: object.keys) }
+            try read(composites.isEmpty ? objects[row] : flattened(objects[row]))
         case .dictionaryHandler(let handler):
             dictionary.removeAllObjects()
             if handler(dictionary) { return false }
+            if !composites.isEmpty {
+                var object: [String: Any] = [:]
+                for key in dictionary.allKeys { object["\(key)"] = dictionary.object(forKey: key) }
+                try read(flattened(object))
+                return true
+            }
             #if canImport(Darwin)
             var found = 0
             for offset in slots.indices {
@@ -86,9 +91,64 @@ internal final class BatchInsertRows {
         case .managedObjectHandler(let handler):
             let object = entity.layout.instanceClass.init(entity: entity, insertInto: nil) // the entity's class, in no context
             if handler(object) { return false }
+            if !composites.isEmpty {
+                // Each composite as the object holds it, checked as a row's dictionary is.
+                var row: [String: Any] = [:]
+                for slot in slots where !(slot.attribute is CompositeLeafAttribute) { row[slot.name] = object.value(forKey: slot.name) }
+                for composite in composites { row[composite.name] = object.value(forKey: composite.name) }
+                try read(flattened(row))
+                return true
+            }
             for offset in slots.indices { try set(offset, object.value(forKey: slots[offset].name)) }
         }
         return true
+    }
+
+    /// Reads the row `object` (keys are the slots' names) into ``values``.
+    private func read(_ object: [String: Any]) throws {
+        var found = 0
+        for offset in slots.indices {
+            let value = object[slots[offset].name]
+            if value != nil { found += 1 }
+            try set(offset, value)
+        }
+        if found != object.count { try refuseUnknownKey(in: object.keys) }
+    }
+
+    /// `object` with each composite's dictionary replaced by its leaves' values, under their
+    /// key paths (`address.city`). Throws for a value that is not a dictionary of the
+    /// composite's elements, for a required composite without a value, and for a required
+    /// element of a composite that has one.
+    private func flattened(_ object: [String: Any]) throws -> [String: Any] {
+        var flat = object
+        for composite in composites {
+            var dictionary: [String: Any] = [:]
+            if let value = flat.removeValue(forKey: composite.name), !(value is NSNull) {
+                guard let checked = CompositeValues.dictionary(value, of: composite.elements) else {
+                    let elements = composite.elements.map(\.name).sorted().joined(separator: ", ")
+                    throw BatchErrors.invalid("Batch insert row \(row): the value of '\(composite.name)' is not a dictionary of its elements (\(elements))",
+                                              key: composite.name, row: row)
+                }
+                dictionary = checked
+            }
+            var present = false
+            for leaf in composite.leaves {
+                let leafValue = CompositeValues.value(in: dictionary, at: leaf.elementPath.dropFirst()) ?? flat[leaf.name]
+                if leaf.defaultValue != nil { present = true }
+                if let leafValue {
+                    flat[leaf.name] = leafValue
+                    if !(leafValue is NSNull) { present = true }
+                }
+            }
+            let missing = present ? composite.leaves.first { !$0.isOptional && $0.defaultValue == nil && (flat[$0.name] == nil || flat[$0.name] is NSNull) }?.name
+                                  : composite.isOptional ? nil : composite.name
+            if let missing {
+                throw CoreDataError.make(.missingMandatoryProperty,
+                    "Batch insert row \(row): \(entity.name ?? "").\(missing) is a required value and the row has none",
+                    extra: [NSValidationKeyErrorKey: missing, "row": row])
+            }
+        }
+        return flat
     }
 
     /// Sets the value of `slots[offset]` in ``values``. (The slot is read field by field, not

@@ -47,7 +47,11 @@ internal struct BatchUpdate {
         wantsKeys = request.resultType == .updatedObjectIDsResultType
         var assignments: [(index: Int, value: Value)] = []
         for (key, raw) in request.propertiesToUpdate ?? [:] {
-            let name = (key.base as? String) ?? (key.base as? NSPropertyDescription)?.name ?? "\(key.base)"
+            let name = (key.base as? String) ?? (key.base as? NSPropertyDescription).map(entity.qualifiedName(of:)) ?? "\(key.base)"
+            if let leaves = try Self.compositeAssignments(name, raw, entity: entity) {
+                assignments += leaves
+                continue
+            }
             guard let index = entity.layout.nameTable.index(of: name) else {
                 throw BatchErrors.invalid("NSBatchUpdateRequest: \(entity.name ?? "") has no attribute '\(name)'", key: name)
             }
@@ -74,6 +78,36 @@ internal struct BatchUpdate {
             throw BatchErrors.invalid("NSBatchUpdateRequest: propertiesToUpdate is empty", key: nil)
         }
         self.assignments = assignments.sorted { $0.index < $1.index }
+    }
+
+    /// The assignments of a composite attribute set whole (`address`), or of a nested one
+    /// (`address.geo`): each leaf takes its value in the dictionary given (`nil` when missing);
+    /// `nil` when `name` names no composite.
+    private static func compositeAssignments(_ name: String, _ raw: Any, entity: NSEntityDescription) throws -> [(index: Int, value: Value)]? {
+        let path = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard let composite = entity.propertiesByName[path[0]] as? NSCompositeAttributeDescription,
+              path.count == 1 || composite.leaf(named: name) == nil else { return nil }
+        guard let elements = CompositeValues.elements(of: composite, at: path) else {
+            throw BatchErrors.invalid("NSBatchUpdateRequest: the composite '\(path[0])' of \(entity.name ?? "") has no element '\(path.dropFirst().joined(separator: "."))'", key: name)
+        }
+        var value = raw
+        if let expression = raw as? NSExpression {
+            guard expression.expressionType == .constantValue else {
+                throw BatchErrors.invalid("NSBatchUpdateRequest: '\(name)' of \(entity.name ?? "") is a composite: it takes a dictionary of its elements, not an expression", key: name)
+            }
+            value = expression.constantValue ?? NSNull()
+        }
+        var dictionary: [String: Any] = [:]
+        if !(value is NSNull) {
+            guard let checked = CompositeValues.dictionary(value, of: elements) else {
+                throw BatchErrors.invalid("NSBatchUpdateRequest: the value of '\(name)' of \(entity.name ?? "") is not a dictionary of its elements (\(elements.map(\.name).sorted().joined(separator: ", ")))", key: name)
+            }
+            dictionary = checked
+        }
+        return try composite.leaves.filter { $0.elementPath.starts(with: path) && !$0.isTransient }.map { leaf in
+            let leafValue = CompositeValues.value(in: dictionary, at: leaf.elementPath[path.count...])
+            return (leaf.index, .constant(try BatchErrors.storeValue(leafValue, for: leaf, row: nil)))
+        }
     }
 }
 

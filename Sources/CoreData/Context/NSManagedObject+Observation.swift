@@ -76,9 +76,13 @@ extension NSManagedObject {
     @inline(never)
     internal func observedPropertyDidChange(at index: Int) {
         guard let registrar = _extras?.observation?.registrar else { return } // (not a hot path: a change of an observed object)
-        let keyPath = ObservedProperty.keyPath(at: index)
-        registrar.willSet(ObservedProperties(), keyPath: keyPath)
-        registrar.didSet(ObservedProperties(), keyPath: keyPath)
+        // A composite's element: the composite changed too.
+        let composite = reportedProperty(at: index).index
+        for changed in composite == index ? [index] : [index, composite] {
+            let keyPath = ObservedProperty.keyPath(at: changed)
+            registrar.willSet(ObservedProperties(), keyPath: keyPath)
+            registrar.didSet(ObservedProperties(), keyPath: keyPath)
+        }
     }
 
     /// Runs `body`, which replaces many of the object's values at once (a merge, a refresh, a
@@ -100,11 +104,15 @@ extension NSManagedObject {
     private func reportChanges(to registrar: ObservationRegistrar, of body: () -> Void) {
         let values = _values, relations = _relations
         body()
+        var reported = Set<Int>()
         for index in 0..<layout.properties.count
         where valueChanged(at: index, values: values, relations: relations) {
-            let keyPath = ObservedProperty.keyPath(at: index)
-            registrar.willSet(ObservedProperties(), keyPath: keyPath)
-            registrar.didSet(ObservedProperties(), keyPath: keyPath)
+            // A composite's element: the composite changed too (once).
+            for changed in [index, reportedProperty(at: index).index] where reported.insert(changed).inserted {
+                let keyPath = ObservedProperty.keyPath(at: changed)
+                registrar.willSet(ObservedProperties(), keyPath: keyPath)
+                registrar.didSet(ObservedProperties(), keyPath: keyPath)
+            }
         }
     }
 

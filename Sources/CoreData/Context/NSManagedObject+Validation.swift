@@ -35,6 +35,8 @@ extension NSManagedObject {
             // A subclass may override validateValue(_:forKey:): Apple's validateForInsert/Update
             // call it for every property, so do the same (the override calls super for the model's rules).
             for property in layout.properties {
+                // A composite's elements are validated with it, from its dictionary.
+                if property is CompositeLeafAttribute { continue }
                 // A to-many never loaded and without count rules is not fetched just to be passed along.
                 if property is NSRelationshipDescription, _relations[property.index] == nil,
                    !layout.validatedIndexes.contains(property.index) { continue }
@@ -74,6 +76,46 @@ extension NSManagedObject {
         return CoreDataError.make(code, message, extra: info)
     }
 
+    /// The error of the composite attribute at `index` as the object holds it, or `nil`: a value
+    /// that is not a dictionary of its elements (kept in its slot when it was set), or no value
+    /// at all for a required composite. Its elements are validated as attributes of their own.
+    private func compositeError(_ composite: NSCompositeAttributeDescription, _ stored: StoreValue, at index: Int) -> NSError? {
+        if case .object(let box) = stored { return compositeError(composite, box.value, at: index) }
+        if !composite.isOptional, composite.leaves.allSatisfy({ storedValueForValidation(at: $0.index).isNull }) {
+            return validationError(.missingMandatoryProperty, index: index, value: nil, "\(entity.name ?? "").\(composite.name) is a required value")
+        }
+        return nil
+    }
+
+    /// The first rule `value` breaks as the value of the composite attribute at `index`, its
+    /// elements' rules included, or `nil`.
+    private func compositeError(_ composite: NSCompositeAttributeDescription, _ value: Any?, at index: Int) -> NSError? {
+        let key = "\(entity.name ?? "").\(composite.name)"
+        var dictionary: [String: Any] = [:]
+        if let value, !StoreValue.isNull(value) {
+            guard let checked = CompositeValues.dictionary(value, of: composite.elements) else {
+                let elements = composite.elements.map(\.name).sorted().joined(separator: ", ")
+                return validationError(.managedObjectValidation, index: index, value: value,
+                    "\(key) got a value that is not a dictionary of its elements (\(elements)): \(type(of: value)) \(value)")
+            }
+            dictionary = checked
+        }
+        let values = composite.leaves.map { CompositeValues.value(in: dictionary, at: $0.elementPath.dropFirst()) }
+        if values.allSatisfy({ $0 == nil }) {
+            return composite.isOptional ? nil : validationError(.missingMandatoryProperty, index: index, value: nil, "\(key) is a required value")
+        }
+        for (leaf, value) in zip(composite.leaves, values) {
+            if value == nil {
+                if !leaf.isOptional && !leaf.isTransient {
+                    return validationError(.missingMandatoryProperty, index: leaf.index, value: nil, "\(entity.name ?? "").\(leaf.name) is a required value")
+                }
+            } else if let error = validationError(for: value, at: leaf.index) {
+                return error
+            }
+        }
+        return nil
+    }
+
     /// The first rule `value` breaks for the property at `index`, or `nil`.
     private func validationError(for value: Any?, at index: Int, checkRelationship: Bool = false) -> NSError? {
         let property = layout.properties[index]
@@ -103,6 +145,7 @@ extension NSManagedObject {
             return nil
         }
         guard let attribute = property as? NSAttributeDescription else { return nil }
+        if let composite = attribute as? NSCompositeAttributeDescription { return compositeError(composite, value, at: index) }
         guard let value, !StoreValue.isNull(value) else { return validationError(stored: .null, at: index) }
         if let converted = StoreValue.convert(value, to: attribute.attributeType) {
             return validationError(stored: converted, at: index)
@@ -115,7 +158,13 @@ extension NSManagedObject {
     private func validationError(stored: StoreValue, at index: Int) -> NSError? {
         let attribute = layout.properties[index] as! NSAttributeDescription
         var key: String { "\(entity.name ?? "").\(attribute.name)" } // only built for an error
+        if let composite = attribute as? NSCompositeAttributeDescription { return compositeError(composite, stored, at: index) }
         if case .null = stored {
+            // An element of an optional composite that holds no value at all is not required.
+            if let leaf = attribute as? CompositeLeafAttribute, let composite = leaf.composite, composite.isOptional,
+               composite.leaves.allSatisfy({ storedValueForValidation(at: $0.index).isNull }) {
+                return nil
+            }
             if !attribute.isOptional && !attribute.isTransient {
                 return validationError(.missingMandatoryProperty, index: index, value: nil, "\(key) is a required value")
             }

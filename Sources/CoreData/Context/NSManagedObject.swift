@@ -712,6 +712,12 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         guard let dot = keyPath.firstIndex(of: ".") else { return value(forKey: keyPath) }
         let head = String(keyPath[..<dot])
         let rest = String(keyPath[keyPath.index(after: dot)...])
+        if let index = layout.nameTable.index(of: head), let composite = composite(at: index) {
+            _checkQueue(head)
+            willAccessValue(forKey: head)
+            if layout.observesReads { _observeRead(at: index) }
+            return compositeValue(composite, at: index, keyPath: keyPath)
+        }
         switch value(forKey: head) {
         case let object as NSManagedObject: return object.value(forKeyPath: rest)
         case let set as Set<NSManagedObject>: return Set(set.compactMap { $0.value(forKeyPath: rest) as? AnyHashable })
@@ -733,6 +739,14 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         guard let dot = keyPath.firstIndex(of: ".") else { return setValue(value, forKey: keyPath) }
         let head = String(keyPath[..<dot])
         let rest = String(keyPath[keyPath.index(after: dot)...])
+        if let index = layout.nameTable.index(of: head), let composite = composite(at: index) {
+            // An element of a composite attribute (`address.city`), or a nested composite.
+            _checkQueue(head)
+            willChangeValue(forKey: head)
+            _ = setCompositeValue(value, composite, at: index, keyPath: keyPath)
+            didChangeValue(forKey: head)
+            return
+        }
         switch self.value(forKey: head) {
         case let object as NSManagedObject: object.setValue(value, forKeyPath: rest)
         case let set as Set<NSManagedObject>: for object in set { object.setValue(value, forKeyPath: rest) }
@@ -841,6 +855,7 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         default:
             break
         }
+        if let composite = composite(at: index) { return compositeValue(composite, at: index) }
         if layout.attributeTypes[index] == .transformableAttributeType, case .data(let data) = _values[index],
            let attribute = layout.properties[index] as? NSAttributeDescription {
             // Decoded once, on first access; the stored form stays in the snapshot.
@@ -861,6 +876,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         case .toMany, .orderedToMany:
             setToMany(objectsFrom: value, at: index)
             return
+        case .other:
+            if let composite = composite(at: index) { return setCompositeValue(value, composite, at: index) }
         default:
             break
         }
@@ -925,7 +942,9 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
             let property = layout.properties[index]
             if property.isTransient { continue }
             if property is NSAttributeDescription, let snapshot = _snapshot, snapshot.values[index] == _values[index] { continue }
-            result[property.name] = primitiveValue(at: index) ?? NSNull()
+            // A composite's leaf: the composite's whole value.
+            let reported = reportedProperty(at: index)
+            result[reported.name] = primitiveValue(at: reported.index) ?? NSNull()
         }
         return result
     }
@@ -934,14 +953,15 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     open func changedValuesForCurrentEvent() -> [String: Any] {
         var result: [String: Any] = [:]
         for index in _changed {
-            result[layout.properties[index].name] = primitiveValue(at: index) ?? NSNull()
+            let reported = reportedProperty(at: index)
+            result[reported.name] = primitiveValue(at: reported.index) ?? NSNull()
         }
         return result
     }
 
     /// The values as last fetched or saved, for `keys` (all persistent properties when `nil`).
     open func committedValues(forKeys keys: [String]?) -> [String: Any] {
-        let names = keys ?? layout.properties.filter { !$0.isTransient }.map(\.name)
+        let names = keys ?? layout.properties.filter { !$0.isTransient && !($0 is CompositeLeafAttribute) }.map(\.name)
         var result: [String: Any] = [:]
         for name in names {
             guard let index = layout.nameTable.index(of: name) else { continue }
@@ -955,6 +975,8 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
                 } else {
                     result[name] = NSNull()
                 }
+            } else if let composite = property as? NSCompositeAttributeDescription {
+                result[name] = CompositeValues.assemble(composite) { snapshot.values[$0].objectValue } ?? NSNull()
             } else {
                 result[name] = snapshot.values[index].objectValue ?? NSNull()
             }
@@ -993,8 +1015,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
 
     open override var description: String {
         let state = _isFault ? "<fault>" : "{" + layout.properties.compactMap { property -> String? in
-            guard property is NSAttributeDescription else { return nil }
-            return "\(property.name) = \(_values[property.index].objectValue ?? "nil")"
+            guard property is NSAttributeDescription, !(property is CompositeLeafAttribute) else { return nil }
+            let value = (property as? NSCompositeAttributeDescription).map { composite in
+                _values[property.index].objectValue ?? CompositeValues.assemble(composite) { _values[$0].objectValue } as Any?
+            } ?? _values[property.index].objectValue
+            return "\(property.name) = \(value ?? "nil")"
         }.joined(separator: "; ") + "}"
         return "<\(type(of: self)): \(entity.name ?? "")> (entity: \(entity.name ?? ""); id: \(objectID.uriRepresentation().absoluteString); data: \(state))"
     }

@@ -163,7 +163,7 @@ extension NSManagedObjectContext {
                 guard !current.uniquenessConstraints.isEmpty, !checked.contains(ObjectIdentifier(current)) else { continue }
                 checked.append(ObjectIdentifier(current))
                 for constraint in current.uniquenessConstraints {
-                    let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+                    let names = current.names(ofConstraint: constraint)
                     conflicts += try self.conflicts(of: current, constraint: names, among: candidates.filter { $0.entity.isKindOf(entity: current) })
                 }
             }
@@ -266,7 +266,8 @@ extension NSManagedObject {
     internal func take(from other: NSManagedObject, everything: Bool) {
         fireFaultIfNeeded()
         other.fireFaultIfNeeded()
-        for (sourceIndex, property) in other.layout.properties.enumerated() where !property.isTransient {
+        // (A composite moves over as its leaves.)
+        for (sourceIndex, property) in other.layout.properties.enumerated() where !property.isTransient && !(property is NSCompositeAttributeDescription) {
             guard everything || other._changed.contains(sourceIndex), let index = layout.nameTable.index(of: property.name) else { continue }
             switch other.layout.storageKinds[sourceIndex] {
             case .toOne: setToOne(other.toOneObject(at: sourceIndex), at: index)

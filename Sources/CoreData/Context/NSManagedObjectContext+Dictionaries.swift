@@ -16,16 +16,31 @@ extension NSManagedObjectContext {
         }
         let coordinator = try persistentStoreCoordinatorOrThrow()
         let plan = try dictionaryPlan(for: request, entity: entity)
+        let composites = plan.columns.contains { $0.part != nil }
         return try readingAtGeneration { try coordinator.fetchDictionaryRows(plan) }.map { values in
             var dictionary: [String: Any] = [:]
-            for (column, value) in zip(plan.columns, values) {
+            for (column, value) in zip(plan.columns, values) where column.part == nil {
                 if let attribute = column.attribute, attribute.attributeType == .transformableAttributeType, case .data(let data) = value {
                     dictionary[column.name] = TransformableCoding.decode(data, for: attribute)
                 } else if let object = value.objectValue {
                     dictionary[column.name] = object
                 }
             }
+            if composites { Self.addComposites(plan.columns, values, to: &dictionary) }
             return NSDictionary(dictionary: dictionary)
+        }
+    }
+
+    /// Adds to `dictionary` each composite asked for whole, assembled from its leaf columns.
+    private static func addComposites(_ columns: [DictionaryPlan.Column], _ values: ContiguousArray<StoreValue>, to dictionary: inout [String: Any]) {
+        var leaves: [String: (part: DictionaryPlan.CompositePart, values: [Int: Any])] = [:]
+        for (column, value) in zip(columns, values) {
+            guard let part = column.part else { continue }
+            leaves[part.key, default: (part, [:])].values[part.leaf.index] = value.objectValue
+        }
+        for (key, found) in leaves {
+            let value = CompositeValues.assemble(found.part.composite, under: found.part.prefix) { found.values[$0] }
+            if let value { dictionary[key] = value }
         }
     }
 
@@ -37,15 +52,19 @@ extension NSManagedObjectContext {
         let fetch = try plan(for: request, entity: entity, withLimits: true)
         var columns: [DictionaryPlan.Column]
         if let properties = request.propertiesToFetch {
-            columns = try properties.map { try dictionaryColumn($0, entity: entity, role: "propertiesToFetch") }
+            columns = try properties.flatMap { try dictionaryColumns($0, entity: entity, role: "propertiesToFetch") }
         } else {
-            columns = try entity.layout.rowIndexes.map { index in
-                let property = entity.layout.properties[index]
-                return try dictionaryColumn(property.name, entity: entity, role: "propertiesToFetch")
+            // Every stored attribute and to-one relationship, a composite whole (not its leaves).
+            let layout = entity.layout
+            columns = try layout.properties.indices.filter { index in
+                layout.properties[index] is NSCompositeAttributeDescription
+                    ? !layout.properties[index].isTransient : layout.rowIndexes.contains(index) && !(layout.properties[index] is CompositeLeafAttribute)
+            }.flatMap { index in
+                try dictionaryColumns(layout.properties[index].name, entity: entity, role: "propertiesToFetch")
             }
         }
         for column in columns where column.isAggregate { try checkAggregate(column, entity: entity) }
-        let groupBy = try (request.propertiesToGroupBy ?? []).map { try dictionaryColumn($0, entity: entity, role: "propertiesToGroupBy") }
+        let groupBy = try (request.propertiesToGroupBy ?? []).flatMap { try dictionaryColumns($0, entity: entity, role: "propertiesToGroupBy") }
         func key(_ column: DictionaryPlan.Column) -> String {
             if case .keyPath(let path) = column.expression { return path.joined(separator: ".") }
             return column.name
@@ -107,6 +126,40 @@ extension NSManagedObjectContext {
         }
     }
 
+    /// The columns of an entry of `propertiesToFetch` or `propertiesToGroupBy`: one, or for a
+    /// composite attribute asked for whole (`address`, `owner.address`, `address.geo`), one per
+    /// leaf element, which the results fold into the composite's dictionary.
+    private func dictionaryColumns(_ item: Any, entity: NSEntityDescription, role: String) throws -> [DictionaryPlan.Column] {
+        let column = try dictionaryColumn(item, entity: entity, role: role)
+        guard case .keyPath(let path) = column.expression, column.attribute == nil,
+              let (composite, prefix) = try compositeAsked(by: path, entity: entity) else { return [column] }
+        let start = path.count - prefix.count
+        return composite.leaves.filter { $0.elementPath.starts(with: prefix) }.map { leaf in
+            DictionaryPlan.Column(name: column.name, expression: .keyPath(Array(path[..<start]) + leaf.elementPath), attribute: leaf,
+                                  part: .init(key: column.name, composite: composite, prefix: prefix, leaf: leaf))
+        }
+    }
+
+    /// The composite attribute a key path names whole (after any to-one relationships), and
+    /// the element path of the part asked for (`["address"]`, `["address", "geo"]`); `nil` for a
+    /// key path that names something else.
+    private func compositeAsked(by path: [String], entity: NSEntityDescription) throws -> (NSCompositeAttributeDescription, [String])? {
+        var current = entity
+        for (offset, key) in path.enumerated() {
+            switch current.propertiesByName[key] {
+            case let composite as NSCompositeAttributeDescription:
+                let prefix = Array(path[offset...])
+                return CompositeValues.elements(of: composite, at: prefix) != nil ? (composite, prefix) : nil
+            case let relationship as NSRelationshipDescription:
+                guard let destination = relationship.destinationEntity else { return nil }
+                current = destination
+            default:
+                return nil
+            }
+        }
+        return nil
+    }
+
     /// A column from an entry of `propertiesToFetch` or `propertiesToGroupBy`: a property
     /// name or key path (`"owner.name"`), a property description, or an `NSExpressionDescription`.
     private func dictionaryColumn(_ item: Any, entity: NSEntityDescription, role: String) throws -> DictionaryPlan.Column {
@@ -128,7 +181,8 @@ extension NSManagedObjectContext {
             if case .keyPath(let path) = node { column.attribute = try? storedKeyPath(path, entity: entity, role: role) }
             return column
         case let property as NSPropertyDescription:
-            return try dictionaryColumn(property.name, entity: entity, role: role)
+            // (A composite's element by its key path.)
+            return try dictionaryColumn(entity.qualifiedName(of: property), entity: entity, role: role)
         case let name as String:
             let path = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             let attribute = try storedKeyPath(path, entity: entity, role: role)
@@ -156,6 +210,20 @@ extension NSManagedObjectContext {
             }
             let isLast = offset == path.count - 1
             switch property {
+            case let composite as NSCompositeAttributeDescription:
+                // An element (`address.city`: its leaf), or the composite or a nested one whole (`nil`:
+                // its leaves are the columns).
+                let rest = Array(path[offset...])
+                if let leaf = composite.leaf(named: rest.joined(separator: ".")) {
+                    if leaf.isTransient {
+                        throw CoreDataError.make(.coreData, "Invalid keypath '\(text)' in \(role): '\(leaf.name)' is transient, so no store holds it")
+                    }
+                    return leaf
+                }
+                guard CompositeValues.elements(of: composite, at: rest) != nil else {
+                    throw CoreDataError.make(.coreData, "Invalid keypath '\(text)' in \(role): the composite '\(key)' has no element '\(rest.dropFirst().joined(separator: "."))'")
+                }
+                return nil
             case let attribute as NSAttributeDescription:
                 guard isLast else {
                     throw CoreDataError.make(.coreData, "Invalid keypath '\(text)' in \(role): it goes on past the attribute '\(key)'")

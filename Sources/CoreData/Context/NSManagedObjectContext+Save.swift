@@ -520,9 +520,12 @@ extension NSManagedObject {
     /// A snapshot as a `[String: Any]` of persistent values (for conflicts and notifications).
     internal func dictionary(from snapshot: RowSnapshot) -> [String: Any] {
         var result: [String: Any] = [:]
-        for index in layout.rowIndexes {
+        for index in layout.rowIndexes where !(layout.properties[index] is CompositeLeafAttribute) {
             result[layout.properties[index].name] = snapshot.values[index].objectValue ?? NSNull()
         }
+        // A composite as its dictionary (`NSNull` when it has no value).
+        for index in layout.compositeIndexes where !layout.properties[index].isTransient { result[layout.properties[index].name] = NSNull() }
+        CompositeValues.addComposites(of: layout, to: &result) { snapshot.values[$0].objectValue }
         return result
     }
 }

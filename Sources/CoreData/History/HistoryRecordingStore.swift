@@ -55,10 +55,16 @@ extension SQLiteHistory {
         var kept: [AnyHashable: Any]?
         if type == .delete {
             var values: [AnyHashable: Any] = [:]
+            var leaves: [Int: Any] = [:]
             for (position, index) in tombstones[entity.layout.entityNumber].enumerated() {
                 guard let attribute = entity.layout.properties[index] as? NSAttributeDescription,
                       let value = tombstone(position, attribute)?.objectValue else { continue }
-                values[attribute.name] = value
+                if attribute is CompositeLeafAttribute { leaves[index] = value } else { values[attribute.name] = value }
+            }
+            // A composite's kept leaves, as the composite's dictionary.
+            for case let leaf as CompositeLeafAttribute in leaves.keys.map({ entity.layout.properties[$0] }) {
+                guard let composite = leaf.composite, values[composite.name] == nil else { continue }
+                values[composite.name] = CompositeValues.assemble(composite) { leaves[$0] }
             }
             kept = values.isEmpty ? nil : values
         }

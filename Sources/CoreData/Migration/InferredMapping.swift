@@ -142,12 +142,33 @@ internal struct InferredMapping {
                 throw Self.refusal("Source and destination attribute types are incompatible", entity: entity.name ?? "", property: attribute.name,
                     detail: "its type changed from \(old.attributeType.typeName) to \(attribute.attributeType.typeName) (from \(from.name ?? "").\(old.name)); lightweight migration converts only numbers and Booleans")
             }
+            if let composite = attribute as? NSCompositeAttributeDescription, let oldComposite = old as? NSCompositeAttributeDescription {
+                try Self.checkElements(composite.elements, from: oldComposite.elements, path: attribute.name, entity: entity.name ?? "")
+            }
             let mapping = Self.propertyMapping(attribute.name, from: old.name)
             if !attribute.isOptional, old.isOptional {
                 // Apple's: the source's value, or the destination's default where it has none.
                 mapping.valueExpression = NSExpression(format: #"FUNCTION($entityPolicy, "_nonNilValueOrDefaultValueForAttribute:source:destination:", %@, $source, $destination)"#, old.name)
             }
             return mapping
+        }
+    }
+
+    /// Refuses a composite's element (matched by name at the same path) whose type changed in a
+    /// way lightweight migration does not convert, or that became or stopped being a composite.
+    private static func checkElements(_ elements: [NSAttributeDescription], from old: [NSAttributeDescription], path: String, entity: String) throws {
+        for element in elements {
+            guard let match = old.first(where: { $0.name == element.name }) else { continue }
+            let elementPath = path + "." + element.name
+            switch (element as? NSCompositeAttributeDescription, match as? NSCompositeAttributeDescription) {
+            case let (nested?, oldNested?):
+                try checkElements(nested.elements, from: oldNested.elements, path: elementPath, entity: entity)
+            case (nil, nil) where isInferable(match.attributeType, to: element.attributeType):
+                continue
+            default:
+                throw refusal("Source and destination attribute types are incompatible", entity: entity, property: elementPath,
+                    detail: "the element's type changed from \(match.attributeType.typeName) to \(element.attributeType.typeName); lightweight migration converts only numbers and Booleans")
+            }
         }
     }
 

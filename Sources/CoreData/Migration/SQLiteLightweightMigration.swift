@@ -225,9 +225,17 @@ internal struct SQLiteLightweightMigration {
     }
 
     /// The name of the source property that `entity`'s property `name` comes from.
+    /// A composite's element comes from the element at the same path in the source composite
+    /// its composite comes from.
     private func sourceProperty(_ name: String, of entity: NSEntityDescription) -> NSPropertyDescription? {
         guard let source = sourceOf[ObjectIdentifier(entity)], let mapping = entityMappings[ObjectIdentifier(entity)] else { return nil }
         let mappings = (mapping.attributeMappings ?? []) + (mapping.relationshipMappings ?? [])
+        if let index = entity.layout.nameTable.index(of: name), let leaf = entity.layout.properties[index] as? CompositeLeafAttribute {
+            guard let composite = leaf.composite,
+                  let sourceComposite = mappings.first(where: { $0.name == composite.name })?.sourcePropertyName
+                      .flatMap({ source.propertiesByName[$0] as? NSCompositeAttributeDescription }) else { return nil }
+            return sourceComposite.leaf(named: ([sourceComposite.name] + leaf.elementPath.dropFirst()).joined(separator: "."))
+        }
         return mappings.first { $0.name == name }?.sourcePropertyName.flatMap { source.propertiesByName[$0] }
     }
 
@@ -352,6 +360,8 @@ internal struct SQLiteLightweightMigration {
             let table = from.table(of: source)
             let number = from.number(of: source)
             for property in entity.layout.properties where property.isStoredInRow && !property.isOptional {
+                // An element of an optional composite: a row without the composite needs no value (validation checks the rest).
+                if let leaf = property as? CompositeLeafAttribute, leaf.composite?.isOptional ?? false { continue }
                 guard let feed = feeds[ObjectIdentifier(entity)]?.first(where: { $0.column == property.columnName })?.feed else { continue }
                 let condition: String
                 switch feed {

@@ -41,6 +41,9 @@ internal final class EntityLayout: @unchecked Sendable {
     let attributeIndexes: [Int]
     /// Indexes of the transient properties (never written).
     let transientIndexes: [Int]
+    /// Indexes of the composite attributes (``NSCompositeAttributeDescription``): their values
+    /// live in their leaves' slots, which follow them.
+    let compositeIndexes: [Int]
     /// Indexes of the attributes that hold objects (transformable, undefined, composite): their
     /// values are encoded before they are written.
     let objectAttributeIndexes: [Int]
@@ -55,6 +58,12 @@ internal final class EntityLayout: @unchecked Sendable {
     let valueShape: ValueShape
     /// The values a new object starts with.
     let defaultValues: PropertyValues
+
+    /// The property or composite leaf named `name` (`title`, `address.city`), as uniqueness
+    /// constraints and fetch indexes name them.
+    func property(named name: String) -> NSPropertyDescription? {
+        nameTable.index(of: name).map { properties[$0] }
+    }
     /// Whether every default value is `.null` (no attribute has a default).
     let defaultValuesAreNull: Bool
 
@@ -106,7 +115,7 @@ internal final class EntityLayout: @unchecked Sendable {
         self.entityNumber = number
         self.root = entity.rootEntity
         self.tableName = "Z" + (entity.rootEntity.name ?? "").uppercased()
-        let all = entity.properties
+        let all = entity.layoutProperties
         let properties = all.filter { !($0 is NSFetchedPropertyDescription) }
         self.properties = properties
         var byName: [String: NSPropertyDescription] = [:]
@@ -117,11 +126,14 @@ internal final class EntityLayout: @unchecked Sendable {
         var kinds = ContiguousArray<ManagedStorageKind>(repeating: .other, count: properties.count)
         var attributeTypes = ContiguousArray<NSAttributeType>(repeating: .undefinedAttributeType, count: properties.count)
         for (index, property) in properties.enumerated() {
-            byName[property.name] = property
+            // A composite's leaves are found by index (and by key path in ``nameTable``), not
+            // among the entity's public properties.
+            if !(property is CompositeLeafAttribute) { byName[property.name] = property }
             if property.isStoredInRow { rowIndexes.append(index) }
             if let attribute = property as? NSAttributeDescription {
-                attributeIndexes.append(index)
-                if let value = attribute.defaultValue {
+                if !(attribute is NSCompositeAttributeDescription) { attributeIndexes.append(index) }
+                // (A composite's default goes to its leaves: ``NSCompositeAttributeDescription/prepareLeaves()``.)
+                if let value = attribute.defaultValue, !(attribute is NSCompositeAttributeDescription) {
                     defaults[index] = StoreValue.storage(of: value, for: attribute.attributeType) ?? .null
                 }
                 kinds[index] = ManagedStorageKind(attribute.attributeType)
@@ -149,6 +161,7 @@ internal final class EntityLayout: @unchecked Sendable {
         self.relationshipMask = relationshipMask
         self.attributeIndexes = attributeIndexes
         self.transientIndexes = properties.indices.filter { properties[$0].isTransient }
+        self.compositeIndexes = properties.indices.filter { properties[$0] is NSCompositeAttributeDescription }
         self.objectAttributeIndexes = attributeIndexes.filter { (properties[$0] as? NSAttributeDescription)?.holdsObjects ?? false }
         let valueShape = ValueShape.make(storageKinds: kinds)
         self.valueShape = valueShape
@@ -162,7 +175,8 @@ internal final class EntityLayout: @unchecked Sendable {
                 return !relationship.isOptional || relationship.minCount > 0 || (relationship.isToMany && relationship.maxCount > 0)
             }
             guard let attribute = properties[index] as? NSAttributeDescription else { return true }
-            return !attribute.isOptional || attribute.hasValueRules
+            // A composite always: its value may be one that is not a dictionary of its elements.
+            return !attribute.isOptional || attribute.hasValueRules || attribute is NSCompositeAttributeDescription
         }
         self.typeCheckedIndexes = properties.indices.filter { index in
             guard let attribute = properties[index] as? NSAttributeDescription else { return false }
@@ -250,12 +264,16 @@ internal enum ModelLayoutBuilder {
 
         // Property indexes: inherited first, so a sub-entity shares its parent's indexes.
         // Fetched properties are numbered apart: they hold no value in an object.
+        // A composite attribute is followed by its leaf elements, each with an index of its own.
         for entity in ordered {
-            let inherited = entity.superentity?.properties ?? []
+            for case let composite as NSCompositeAttributeDescription in entity.ownProperties { composite.prepareLeaves() }
+        }
+        for entity in ordered {
+            let inherited = entity.superentity?.layoutProperties ?? []
             let inheritedFetched = inherited.count { $0 is NSFetchedPropertyDescription }
             var nextIndex = inherited.count - inheritedFetched
             var nextFetchedIndex = inheritedFetched
-            for property in entity.ownProperties {
+            for property in entity.ownLayoutProperties {
                 property.entity = entity
                 if let fetched = property as? NSFetchedPropertyDescription {
                     fetched.fetchedIndex = nextFetchedIndex
@@ -272,8 +290,8 @@ internal enum ModelLayoutBuilder {
             var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
             let family = ordered.filter { $0.rootEntity === root }
             for entity in family {
-                for property in entity.ownProperties where property.isStoredInRow {
-                    let base = "Z" + property.name.uppercased()
+                for property in entity.ownLayoutProperties where property.isStoredInRow {
+                    let base = "Z" + property.columnStem
                     var column = base
                     var counter = 1
                     while used.contains(column) { column = base + String(counter); counter += 1 }

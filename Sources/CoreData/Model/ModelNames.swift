@@ -25,6 +25,12 @@ internal enum ModelNames {
         return nil
     }
 
+    /// Why `name` cannot name an element of a composite attribute, or `nil` if it can (it names
+    /// a column; it is never a key of an object).
+    static func problem(elementName name: String) -> String? {
+        isIdentifier(name) ? nil : invalid
+    }
+
     /// Why `name` cannot name a fetch index, or `nil` if it can.
     static func problem(indexName name: String) -> String? {
         isIdentifier(name) ? nil : invalid

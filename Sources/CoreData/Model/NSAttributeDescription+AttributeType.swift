@@ -49,7 +49,8 @@ extension NSAttributeDescription {
         public static let transformable = AttributeType(.transformableAttributeType)
         /// Managed object IDs: ``NSAttributeType/objectIDAttributeType``.
         public static let objectID = AttributeType(.objectIDAttributeType)
-        /// Composite attributes (``NSAttributeType/compositeAttributeType``) are not supported here.
+        /// Composite attributes: ``NSAttributeType/compositeAttributeType`` (an
+        /// ``NSCompositeAttributeDescription``'s type).
         public static let composite = AttributeType(.compositeAttributeType)
     }
 

@@ -58,19 +58,24 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
     /// model is in use.
     open override func copy(with zone: NSZone? = nil) -> Any {
         let copy = Swift.type(of: self).init()
-        copy.copyProperties(from: self)
-        copy.attributeType = attributeType
-        copy._attributeValueClassName = _attributeValueClassName
-        copy.defaultValue = defaultValue
-        copy.valueTransformerName = valueTransformerName
-        copy.allowsExternalBinaryDataStorage = allowsExternalBinaryDataStorage
-        copy.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
-        copy.allowsCloudEncryption = allowsCloudEncryption
-        copy.minimum = minimum
-        copy.maximum = maximum
-        copy.regularExpression = regularExpression
-        copy.usesScalarValueType = usesScalarValueType
+        copy.copyAttributeSettings(from: self)
         return copy
+    }
+
+    /// Takes every setting of `other`, its name included.
+    internal func copyAttributeSettings(from other: NSAttributeDescription) {
+        copyProperties(from: other)
+        if !(self is NSCompositeAttributeDescription) { attributeType = other.attributeType }
+        _attributeValueClassName = other._attributeValueClassName
+        defaultValue = other.defaultValue
+        valueTransformerName = other.valueTransformerName
+        allowsExternalBinaryDataStorage = other.allowsExternalBinaryDataStorage
+        preservesValueInHistoryOnDeletion = other.preservesValueInHistoryOnDeletion
+        allowsCloudEncryption = other.allowsCloudEncryption
+        minimum = other.minimum
+        maximum = other.maximum
+        regularExpression = other.regularExpression
+        usesScalarValueType = other.usesScalarValueType
     }
 
     /// The property's hash with the attribute type and the external-storage and history flags mixed
@@ -88,7 +93,8 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
         case .UUIDAttributeType: return "NSUUID"
         case .URIAttributeType: return "NSURL"
         case .objectIDAttributeType: return "NSManagedObjectID"
-        case .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: return nil
+        case .compositeAttributeType: return "NSDictionary"
+        case .transformableAttributeType, .undefinedAttributeType: return nil
         }
     }
 

@@ -73,6 +73,59 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     /// The properties declared by this entity itself, not inherited.
     internal var ownProperties: [NSPropertyDescription] { _properties }
 
+    /// ``ownProperties`` with each composite attribute followed by its leaf elements
+    /// (``CompositeLeafAttribute``): the properties that get indexes and columns. The leaves
+    /// exist once the model has frozen.
+    internal var ownLayoutProperties: [NSPropertyDescription] {
+        _properties.flatMap { property -> [NSPropertyDescription] in
+            guard let composite = property as? NSCompositeAttributeDescription else { return [property] }
+            return [composite] + composite.leaves
+        }
+    }
+
+    /// The name by which a uniqueness constraint or a fetch index names `property`: its own, or
+    /// for an element of one of the entity's composite attributes, its key path (`address.city`),
+    /// as Apple's framework records it.
+    internal func qualifiedName(of property: NSPropertyDescription) -> String {
+        if property.entity == nil {
+            for case let composite as NSCompositeAttributeDescription in properties {
+                if let path = composite.path(to: property) { return path.joined(separator: ".") }
+            }
+        }
+        return property.name
+    }
+
+    /// The element of one of the entity's composite attributes that `keyPath` names
+    /// (`address.city`), if any (a leaf element, not a nested composite).
+    internal func compositeElement(named keyPath: String) -> NSAttributeDescription? {
+        var path = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard path.count > 1, var elements = (propertiesByName[path.removeFirst()] as? NSCompositeAttributeDescription)?.elements else { return nil }
+        while let name = path.first {
+            path.removeFirst()
+            guard let element = elements.first(where: { $0.name == name }) else { return nil }
+            guard let nested = element as? NSCompositeAttributeDescription else { return path.isEmpty ? element : nil }
+            elements = nested.elements
+        }
+        return nil
+    }
+
+    /// The names of the properties of a uniqueness constraint (names as given, descriptions by
+    /// ``qualifiedName(of:)``).
+    internal func names(ofConstraint constraint: [Any]) -> [String] {
+        constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription).map(qualifiedName(of:)) }
+    }
+
+    /// The name of the property a fetch index element indexes.
+    internal func name(ofIndexElement element: NSFetchIndexElementDescription) -> String? {
+        element.property.map(qualifiedName(of:)) ?? element.propertyName
+    }
+
+    /// ``properties`` with each composite attribute followed by its leaf elements: every
+    /// property an object of the entity holds a value for, in index order.
+    internal var layoutProperties: [NSPropertyDescription] {
+        (superentity?.layoutProperties ?? []) + ownLayoutProperties
+    }
+
     /// All properties (inherited included) by name.
     open var propertiesByName: [String: NSPropertyDescription] {
         if let layout = frozenLayout { return layout.propertiesByName }

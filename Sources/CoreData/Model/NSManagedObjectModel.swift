@@ -298,6 +298,10 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
                 if let problem = ModelNames.problem(propertyName: property.name) {
                     throw CoreDataError.make(.persistentStoreInvalidType, "The model cannot be used: the entity '\(name)' has a property named '\(property.name)', \(problem)")
                 }
+                if let composite = property as? NSCompositeAttributeDescription, let problem = composite.elementProblem {
+                    throw CoreDataError.make(.persistentStoreInvalidType,
+                        "The model cannot be used: the composite attribute '\(name).\(property.name)' cannot be stored: \(problem)")
+                }
                 if let derived = property as? NSDerivedAttributeDescription {
                     do {
                         _ = try Derivation(for: derived)
@@ -310,6 +314,18 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
             for index in entity.indexes {
                 if let problem = ModelNames.problem(indexName: index.name) {
                     throw CoreDataError.make(.persistentStoreInvalidType, "The model cannot be used: the entity '\(name)' has a fetch index named '\(index.name)', \(problem)")
+                }
+            }
+            // A composite has no column: constraints and indexes name its elements (`address.city`).
+            let composites = Set(entity.properties.compactMap { ($0 as? NSCompositeAttributeDescription)?.name })
+            if !composites.isEmpty {
+                let constrained = entity.uniquenessConstraints.flatMap(entity.names(ofConstraint:))
+                let indexed = entity.indexes.flatMap { $0.elements.compactMap(entity.name(ofIndexElement:)) }
+                for (names, what) in [(constrained, "a uniqueness constraint"), (indexed, "a fetch index")] {
+                    if let composite = names.first(where: composites.contains) {
+                        throw CoreDataError.make(.persistentStoreInvalidType,
+                            "The model cannot be used: \(what) of the entity '\(name)' names the composite attribute '\(composite)', which has no column of its own: name its elements ('\(composite).<element>')")
+                    }
                 }
             }
             guard seen.insert(name).inserted else {

@@ -100,10 +100,15 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
         }
     }
 
-    /// Whether the value lives in a store row (attributes and to-one relationships that are not transient).
+    /// Whether the value lives in a store row (attributes and to-one relationships that are not
+    /// transient). A composite attribute does not: its leaf elements do (``CompositeLeafAttribute``).
     internal var isStoredInRow: Bool {
         if isTransient { return false }
         if let relationship = self as? NSRelationshipDescription { return !relationship.isToMany }
-        return self is NSAttributeDescription
+        return self is NSAttributeDescription && !(self is NSCompositeAttributeDescription)
     }
+
+    /// The upper-cased name the property's column is named after (`Z` + stem, numbered on a
+    /// collision): the name, or a composite's leaf element's own name.
+    internal var columnStem: String { name.uppercased() }
 }

@@ -10,6 +10,8 @@ import Foundation
 /// - property: `name`, `UInt16` flags (1 optional, 2 transient, 4 read-only), [`versionHashModifier`];
 /// - attribute: property hash, `Int32` attribute type raw value, [`01` if it allows external
 ///   binary storage], [`01` if it preserves its value in history on deletion];
+/// - composite attribute: SHA-256 of its attribute hash and its stored leaf elements' hashes
+///   in leaf-name order;
 /// - relationship: property hash, [destination entity name], [inverse's name, when the inverse is
 ///   another relationship], `Int32` maxCount, `Int32` minCount, [`01 00` if ordered]. The delete
 ///   rule is not part of the hash;
@@ -58,6 +60,23 @@ internal enum VersionHash {
         return bytes.sha256
     }
 
+    /// A composite attribute: the SHA-256 of its attribute hash followed by the hashes of its
+    /// stored leaf elements (nested composites flattened) in leaf-name order. (From the study of
+    /// Apple's framework; not yet checked against a store Apple wrote.)
+    static func compositeHash(_ c: NSCompositeAttributeDescription) -> Data {
+        var leaves: [NSAttributeDescription] = []
+        func collect(_ elements: [NSAttributeDescription]) {
+            for element in elements {
+                if let nested = element as? NSCompositeAttributeDescription { collect(nested.elements) } else if !element.isTransient { leaves.append(element) }
+            }
+        }
+        collect(c.elements)
+        var bytes = Bytes()
+        bytes.bytes(attributeHash(c))
+        for leaf in leaves.sorted(by: { $0.name < $1.name }) { bytes.bytes(leaf.versionHash) }
+        return bytes.sha256
+    }
+
     static func relationshipHash(_ r: NSRelationshipDescription) -> Data {
         var bytes = Bytes()
         bytes.bytes(propertyHash(r))
@@ -101,11 +120,7 @@ internal enum VersionHash {
     /// Each uniqueness constraint as its property names joined with ".".
     private static func constraintStrings(_ e: NSEntityDescription) -> [String] {
         e.uniquenessConstraints.compactMap { constraint -> String? in
-            let names = constraint.compactMap { element -> String? in
-                if let name = element as? String { return name }
-                if let property = element as? NSPropertyDescription { return property.name }
-                return nil
-            }
+            let names = e.names(ofConstraint: constraint)
             return names.isEmpty ? nil : names.joined(separator: ".")
         }
     }

@@ -16,8 +16,8 @@ internal enum XcodeModelReader {
         var model: NSManagedObjectModel
         /// The `contents` file that was read.
         var contentsURL: URL
-        /// Things in the file that were read but have no equivalent here (composite attributes'
-        /// elements, expression index elements, elements this reader does not know), one sentence each.
+        /// Things in the file that were read but have no equivalent here (an entity-level
+        /// `<compositeAttribute>`, expression index elements, elements this reader does not know), one sentence each.
         var notes: [String]
     }
 
@@ -289,6 +289,9 @@ private final class AttributeRecord {
     let attribute: NSAttributeDescription
     let line: Int
     var userInfo: [AnyHashable: Any] = [:]
+    /// For a composite attribute: the name of the model's `<compositeAttribute>` that defines
+    /// its elements (the `composite` XML attribute).
+    var compositeName: String?
     init(_ attribute: NSAttributeDescription, line: Int) { self.attribute = attribute; self.line = line }
 }
 
@@ -321,6 +324,9 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         case uniquenessConstraint
         case fetchIndex(IndexRecord)
         case compoundIndexes(EntityRecord)
+        /// A model-level `<compositeAttribute>`: its `<attribute>`s are a composite's elements
+        /// (an entity record holds them; its entity's name is the definition's).
+        case compositeDefinition(EntityRecord)
         case configuration(ConfigurationRecord)
         /// An element with nothing more to read (`entry`, `constraint`, `memberEntity`, `index`,
         /// `fetchIndexElement`, a fetched property's `fetchRequest`): an element inside it is an error.
@@ -338,6 +344,8 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
     /// The model's fetch request templates, in the file's order, each with its entity's name.
     var templates: [(name: String, request: NSFetchRequest<NSFetchRequestResult>, entityName: String, line: Int)] = []
     var notes: [String] = []
+    /// The model's composite attribute definitions by name.
+    private var compositeDefinitions: [String: EntityRecord] = [:]
 
     private var stack: [Frame] = []
     /// The name of each element on ``stack``, for messages.
@@ -347,6 +355,39 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
     private var constraintNames: [String] = []
 
     init(file: URL) { self.file = file }
+
+    /// Gives each composite attribute (of an entity, or an element of a definition) copies of
+    /// the elements of the `<compositeAttribute>` its `composite` names.
+    private func resolveComposites(_ parser: XMLParser) {
+        var resolved = Set<String>()
+        var resolving = Set<String>()
+        func resolve(_ record: AttributeRecord, in owner: String) -> Bool {
+            guard let composite = record.attribute as? NSCompositeAttributeDescription else { return true }
+            let what = "the composite attribute '\(owner).\(composite.name)'"
+            guard let name = record.compositeName else {
+                fail(parser, "does not say which composite defines \(what) (no composite=\"…\")", line: record.line)
+                return false
+            }
+            guard let definition = compositeDefinitions[name] else {
+                fail(parser, "has no <compositeAttribute> named '\(name)', which \(what) names", line: record.line)
+                return false
+            }
+            if !resolved.contains(name) {
+                guard resolving.insert(name).inserted else {
+                    fail(parser, "has composite attributes that contain each other ('\(name)')", line: record.line)
+                    return false
+                }
+                for element in definition.attributes where !resolve(element, in: name) { return false }
+                resolving.remove(name)
+                resolved.insert(name)
+            }
+            composite.elements = definition.attributes.map { $0.attribute.copy() as! NSAttributeDescription }
+            return true
+        }
+        for entity in entities {
+            for record in entity.attributes where !resolve(record, in: entity.entity.name ?? "") { return }
+        }
+    }
 
     private func fail(_ parser: XMLParser, _ problem: String, line: Int? = nil) {
         guard error == nil else { return }
@@ -441,7 +482,18 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             record.property.fetchRequest = request
             record.entityName = entityName
             stack.append(.leaf)
-        case (.model, "compositeAttribute"), (.entity, "compositeAttribute"):
+        case (.model, "compositeAttribute"):
+            guard let name = Self.string(attributes["name"]) else { return fail(parser, "has a <compositeAttribute> without a name") }
+            if compositeDefinitions[name] != nil { return fail(parser, "has two composite attributes named '\(name)'") }
+            let record = EntityRecord(line: line)
+            record.entity.name = name
+            compositeDefinitions[name] = record
+            stack.append(.compositeDefinition(record))
+        case (.compositeDefinition(let definition), "attribute"):
+            guard let record = startAttribute(parser, attributes, entity: definition, line: line) else { return }
+            definition.attributes.append(record)
+            stack.append(.attribute(record))
+        case (.entity, "compositeAttribute"):
             notes.append("The definition of the composite attribute '\(attributes["name"] ?? "")' (line \(line)) was not read: composite attributes' elements are not supported.")
             skipDepth = 1
         case (.entity, "uniquenessConstraints"):
@@ -554,6 +606,7 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
         switch top {
         case .model:
             modelClosed = true
+            resolveComposites(parser)
         case .uniquenessConstraint:
             if !constraintNames.isEmpty, case .entity(let entity)? = stack.dropLast().last {
                 entity.constraints.append(constraintNames)
@@ -657,7 +710,8 @@ private final class ModelXMLHandler: NSObject, XMLParserDelegate {
             if let text = Self.string(a["derivationExpression"]) {
                 notes.append("The derivationExpression '\(text)' of \(what) (line \(line)) was not read: the attribute is not derived.")
             }
-            record = AttributeRecord(NSAttributeDescription(), line: line)
+            record = AttributeRecord(type == .compositeAttributeType ? NSCompositeAttributeDescription() : NSAttributeDescription(), line: line)
+            record.compositeName = Self.string(a["composite"])
         }
         let attribute = record.attribute
         attribute.name = name
@@ -969,7 +1023,7 @@ private struct ModelBuilder {
             let entity = record.entity
             let properties = entity.propertiesByName
             for constraint in record.constraints {
-                if let unknown = constraint.first(where: { properties[$0] == nil }) {
+                if let unknown = constraint.first(where: { properties[$0] == nil && entity.compositeElement(named: $0) == nil }) {
                     throw fail("has a uniqueness constraint on '\(unknown)', which the entity '\(entity.name ?? "")' does not have", line: record.line)
                 }
             }
@@ -978,7 +1032,8 @@ private struct ModelBuilder {
             for index in record.indexes {
                 var elements: [NSFetchIndexElementDescription] = []
                 for element in index.elements {
-                    guard let property = properties[element.property] else {
+                    // A property, or an element of a composite by key path (`address.city`).
+                    guard let property = properties[element.property] ?? entity.compositeElement(named: element.property) else {
                         throw fail("has the fetch index '\(index.name)' on '\(element.property)', which the entity '\(entity.name ?? "")' does not have", line: element.line)
                     }
                     let description = NSFetchIndexElementDescription(property: property, collationType: element.collation)

@@ -243,6 +243,17 @@ internal struct PredicateSQLCompiler {
                 throw CompileError(reason: "\(entity.name ?? "?").\(key) is transient and not stored")
             }
             if let attribute = property as? NSAttributeDescription {
+                // An element of a composite attribute: its leaf, named by the path (`address.city`).
+                var (attribute, offset, isLast) = (attribute, offset, isLast)
+                if let composite = attribute as? NSCompositeAttributeDescription {
+                    guard let (leaf, end) = Self.leaf(of: composite, in: path, from: offset) else {
+                        throw CompileError(reason: "keypath \(path.joined(separator: ".")) does not name an element of the composite attribute \(entity.name ?? "?").\(key): a fetch compares its elements (\(key).<element>), not the whole composite")
+                    }
+                    (attribute, offset, isLast) = (leaf, end, end == path.count - 1)
+                    if attribute.isTransient {
+                        throw CompileError(reason: "\(entity.name ?? "?").\(leaf.name) is transient and not stored")
+                    }
+                }
                 guard let name = schema.column(of: attribute) else { throw CompileError(reason: SQLiteSchema.unmapped(attribute).localizedDescription) }
                 let column = SQLFragment(alias + "." + name)
                 if isLast { return .value(column, Self.kind(of: attribute)) }
@@ -278,6 +289,17 @@ internal struct PredicateSQLCompiler {
         }
         let scope = scopes[scopeIndex]
         return .value(SQLFragment(primaryKey(of: scope.alias)), .object(scope.entity.rootEntity))
+    }
+
+    /// The leaf element of `composite` that `path` names from `offset` on (`address.city`,
+    /// `address.geo.latitude`), and the offset of the path's last key naming it.
+    static func leaf(of composite: NSCompositeAttributeDescription, in path: [String], from offset: Int) -> (CompositeLeafAttribute, Int)? {
+        var name = path[offset]
+        for end in (offset + 1)..<max(path.count, offset + 1) {
+            name += "." + path[end]
+            if let leaf = composite.leaf(named: name) { return (leaf, end) }
+        }
+        return nil
     }
 
     /// A key of an attribute's value that SQL computes exactly as ``PredicateValueKeys`` does in

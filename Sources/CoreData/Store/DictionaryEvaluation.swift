@@ -138,6 +138,10 @@ internal enum DictionaryEvaluation {
         for (offset, key) in path.enumerated() {
             guard let index = current.entity.layout.nameTable.index(of: key) else { return nil }
             let property = current.entity.layout.properties[index]
+            if let composite = property as? NSCompositeAttributeDescription {
+                // An element: its leaf's value.
+                return composite.leaf(named: path[offset...].joined(separator: ".")).map { current.values[$0.index] }
+            }
             if let relationship = property as? NSRelationshipDescription, relationship.isToMany { return nil }
             let value = current.values[index]
             if offset == path.count - 1 { return value }

@@ -22,6 +22,20 @@ internal struct DictionaryPlan: @unchecked Sendable {
         /// Whether the column aggregates rows: `sum:`, `count:`, `min:`, `max:` or `average:` of
         /// a per-row value (not of a to-many key path, which is per row).
         var isAggregate: Bool = false
+        /// For one leaf of a composite asked for whole: the composite's value it goes into.
+        var part: CompositePart?
+    }
+
+    /// A leaf column of a composite attribute that a dictionary fetch asked for whole
+    /// (`address`, or a nested composite, `address.geo`): the results hold the composite's
+    /// dictionary under ``key``, assembled from its leaf columns.
+    struct CompositePart {
+        /// The key of the composite's dictionary in each result.
+        let key: String
+        let composite: NSCompositeAttributeDescription
+        /// The element path of the composite asked for (`["address"]`, `["address", "geo"]`).
+        let prefix: [String]
+        let leaf: CompositeLeafAttribute
     }
 
     /// The entity, predicate, sort keys, limit and offset (applied to the results: groups, or
@@ -43,7 +57,8 @@ internal struct DictionaryPlan: @unchecked Sendable {
     /// key path: a computed column (`total`), or a description renaming a key path (`made` for
     /// `year`). Such keys order the results by the column; `nil` for keys of the entity.
     func column(namedBy key: SortKey) -> Column? {
-        guard key.path.count == 1, let column = columns.first(where: { $0.name == key.path[0] }) else { return nil }
+        // (Not a composite's leaf columns: a sort by the whole composite is refused as a key path.)
+        guard key.path.count == 1, let column = columns.first(where: { $0.name == key.path[0] && $0.part == nil }) else { return nil }
         if case .keyPath(let path) = column.expression, path == key.path { return nil }
         return column
     }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import CoreData
 @testable import CoreDataPostgreSQL
+import TestSupport
 
 /// Issue 26's load test: 4 processes, each with 4 contexts on its coordinator, write the same
 /// rows at once for a fixed number of rounds, under each merge policy.
@@ -72,21 +73,41 @@ struct PostgreSQLLoadTests {
             try context.save()
         }
         let url = database.url.absoluteString
+        // Each process's standard error goes to a file of its own, read when the process fails
+        // (a failed exit test hands back no result, so nothing it observed).
+        let logs = try TemporaryFolder()
+        defer { withExtendedLifetime(logs) {} }
         let conflicts = await withTaskGroup(of: Int.self) { group in
             for process in 0..<Self.processes {
+                let log = logs.url.appendingPathComponent("process-\(process).stderr").path
                 group.addTask {
-                    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]) {
-                        [url = url as String, policy = policy as String, process = process as Int] in
-                        try LoadTestProcess(url: url, policy: policy, process: process).run()
+                    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+                        [url = url as String, policy = policy as String, process = process as Int, log = log as String] in
+                        let descriptor = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                        if descriptor >= 0 { dup2(descriptor, STDERR_FILENO) }
+                        do {
+                            try LoadTestProcess(url: url, policy: policy, process: process).run()
+                        } catch {
+                            FileHandle.standardError.write(Data("LoadTestProcess failed: \(error)\n".utf8))
+                            throw error
+                        }
                     }
-                    // A process that failed says why on its standard error: kept with the failure.
-                    if let result, result.exitStatus != .exitCode(0) {
-                        Issue.record("process \(process) (\(policy)) ended with \(result.exitStatus); its standard error ends: \(String(decoding: result.standardErrorContent.suffix(4000), as: UTF8.self))")
-                    }
-                    return result.map { LoadTestProcess.conflicts(reportedIn: $0.standardOutputContent) } ?? 0
+                    return result.map { LoadTestProcess.conflicts(reportedIn: $0.standardOutputContent) } ?? -1
                 }
             }
-            return await group.reduce(0, +)
+            var total = 0, failed = false
+            for await conflicts in group {
+                if conflicts < 0 { failed = true } else { total += conflicts }
+            }
+            if failed {
+                // Every process's log (its steps, timed), for the failure's story.
+                for process in 0..<Self.processes {
+                    let log = logs.url.appendingPathComponent("process-\(process).stderr").path
+                    let output = FileManager.default.contents(atPath: log).map { String(decoding: $0, as: UTF8.self) } ?? "(no file)"
+                    Issue.record("process \(process) (\(policy)), its standard error: \(output.suffix(4000))")
+                }
+            }
+            return total
         }
         #expect(conflicts > 0, "no process met a save conflict: the \(policy) policy was not exercised")
         let columns = (0..<Self.writers).map { "\"ZC\($0)\"" }.joined(separator: ", ")
@@ -114,7 +135,13 @@ struct LoadTestProcess {
         var description: String
     }
 
+    /// Writes a step of the process, timed, to its standard error (kept when a process fails).
+    private func log(_ step: String) {
+        FileHandle.standardError.write(Data("\(Date().timeIntervalSince1970) process \(process): \(step)\n".utf8))
+    }
+
     func run() throws {
+        log("started")
         NSPersistentStoreCoordinator.registerPostgreSQLStore()
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: PostgreSQLLoadTests.model())
         try coordinator.addPersistentStore(ofType: NSPostgreSQLStoreType, configurationName: nil, at: URL(string: url)!,
@@ -146,6 +173,7 @@ struct LoadTestProcess {
             }
         }
         done.wait()
+        log("its writers are done")
         if let failure = failures.withLock({ $0.first }) { throw Failure(description: failure) }
 
         // Every process has written everything once each row's Z_OPT counts every save.
@@ -154,8 +182,13 @@ struct LoadTestProcess {
         let connection = try LibPQConnection(url: URL(string: url)!, password: nil)
         defer { connection.close() }
         var final: [[Int64]] = []
+        var lastSeen = Date.distantPast
         try wait("every process's saves") {
             let rows = try connection.execute("SELECT \"Z_OPT\", \(columns) FROM \"ZCOUNTER\" ORDER BY \"ZNAME\"", [])
+            if Date().timeIntervalSince(lastSeen) > 20 { // what it sees, now and then (for a failure's story)
+                lastSeen = Date()
+                log("rows' Z_OPT \((0..<rows.count).map { rows.int64($0, 0) }) of \(expectedVersion)")
+            }
             guard (0..<rows.count).allSatisfy({ rows.int64($0, 0) == expectedVersion }) else { return false }
             final = (0..<rows.count).map { row in (0..<PostgreSQLLoadTests.writers).map { rows.int64(row, $0 + 1) } }
             return true
@@ -165,6 +198,7 @@ struct LoadTestProcess {
                 viewed.map { object in (0..<PostgreSQLLoadTests.writers).map { object.value(forKey: "c\($0)") as? Int64 ?? -1 } } == final
             }
         }
+        log("every process's saves are in the rows; its view converged")
         guard merger.merged > 0 else { throw Failure(description: "no remote change was merged") }
         // An orderly end before the process exits: the store removed (its listener thread stops)
         // and the view's queued merges drained, so that no thread still uses libpq or Foundation
@@ -212,9 +246,10 @@ struct LoadTestProcess {
         }
     }
 
-    /// Waits up to 30 s for `condition`.
+    /// Waits up to 180 s for `condition`. (The first process to finish waits for the others'
+    /// saves: on a loaded 2-core machine they took more than 30 s, the limit this had before.)
     private func wait(_ what: String, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(180)
         while try !condition() {
             guard Date() < deadline else { throw Failure(description: "timed out waiting for \(what)") }
             Thread.sleep(forTimeInterval: 0.02)

@@ -304,12 +304,52 @@ struct XcodeModelReaderTests {
         #expect(model.entities(forConfigurationName: nil)?.count == 8)
     }
 
-    @Test func unsupportedElementsAreSkippedWithNotes() throws {
+    @Test func aCompositeAttributeTakesTheElementsOfTheDefinitionItNames() throws {
         let result = try XcodeModelReader.read(at: ModelTestSupport.fixture("Library.xcdatamodeld"))
-        #expect(result.notes.count == 1)
-        #expect(result.notes.contains { $0.contains("composite attribute 'PostalAddress'") })
-        // The composite's attributes did not become properties (fetched properties are read: FetchedPropertyDescriptionTests).
+        #expect(result.notes.isEmpty)
+        let address = try #require(result.model.entitiesByName["Author"]?.propertiesByName["address"] as? NSCompositeAttributeDescription)
+        #expect(address.elements.map(\.name) == ["city", "postcode"])
+        #expect(address.elements.allSatisfy { $0.attributeType == .stringAttributeType && $0.isOptional })
+        // The definition's attributes did not become properties of the entity.
         #expect(result.model.entitiesByName["Author"]?.propertiesByName["city"] == nil)
+    }
+
+    @Test func nestedCompositesAndTheirErrors() throws {
+        let result = try Self.parse("""
+            <entity name="Person" syncable="YES">
+                <attribute name="home" optional="YES" attributeType="Composite" composite="Address"/>
+            </entity>
+            <compositeAttribute name="Address">
+                <attribute name="city" optional="YES" attributeType="String"/>
+                <attribute name="position" optional="YES" attributeType="Composite" composite="Point"/>
+            </compositeAttribute>
+            <compositeAttribute name="Point">
+                <attribute name="latitude" attributeType="Double" defaultValueString="0.0" usesScalarValueType="YES"/>
+            </compositeAttribute>
+        """)
+        let home = try #require(result.model.entitiesByName["Person"]?.propertiesByName["home"] as? NSCompositeAttributeDescription)
+        #expect(home.elements.map(\.name) == ["city", "position"])
+        #expect((home.elements[1] as? NSCompositeAttributeDescription)?.elements.map(\.name) == ["latitude"])
+        #expect((home.elements[1] as? NSCompositeAttributeDescription)?.elements.first?.defaultValue as? Double == 0)
+
+        #expect { try Self.parse("""
+            <entity name="Person" syncable="YES">
+                <attribute name="home" optional="YES" attributeType="Composite" composite="Nowhere"/>
+            </entity>
+        """) } throws: { "\($0)".contains("has no <compositeAttribute> named 'Nowhere', which the composite attribute 'Person.home' names") }
+        #expect { try Self.parse("""
+            <entity name="Person" syncable="YES">
+                <attribute name="home" optional="YES" attributeType="Composite"/>
+            </entity>
+        """) } throws: { "\($0)".contains("does not say which composite defines the composite attribute 'Person.home'") }
+        #expect { try Self.parse("""
+            <entity name="Person" syncable="YES">
+                <attribute name="home" optional="YES" attributeType="Composite" composite="A"/>
+            </entity>
+            <compositeAttribute name="A">
+                <attribute name="b" optional="YES" attributeType="Composite" composite="A"/>
+            </compositeAttribute>
+        """) } throws: { "\($0)".contains("composite attributes that contain each other ('A')") }
     }
 
     @Test func modelIsUsableFrozenAndCopied() throws {

@@ -11,7 +11,7 @@ extension NSAtomicStore {
     /// to-manys as arrays of IDs, the node's own ID under `"self"`.
     func record(of node: NSAtomicStoreCacheNode) -> [String: Any] {
         var record: [String: Any] = ["self": node.objectID]
-        for property in node.objectID.entity.layout.properties where !property.isTransient {
+        for property in node.objectID.entity.layout.properties where !property.isTransient && !(property is CompositeLeafAttribute) {
             guard let value = node.value(forKey: property.name) else { continue }
             if let relationship = property as? NSRelationshipDescription {
                 // (A member that is not a node names no object; reading the relationship throws for it.)
@@ -76,7 +76,9 @@ extension NSAtomicStore {
         var values = layout.nullValues()
         for index in layout.rowIndexes {
             let property = layout.properties[index]
-            guard let value = node.value(forKey: property.name) else { continue }
+            // A composite's element: from the composite's dictionary.
+            let leaf = property as? CompositeLeafAttribute
+            guard let value = leaf.map({ node.compositeElement($0) }) ?? node.value(forKey: property.name) else { continue }
             if property is NSRelationshipDescription {
                 guard let target = value as? NSAtomicStoreCacheNode else {
                     throw wrongNodeValue(value, property, node.objectID, "an NSAtomicStoreCacheNode")

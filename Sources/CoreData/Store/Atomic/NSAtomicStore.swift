@@ -133,7 +133,8 @@ open class NSAtomicStore: NSPersistentStore, @unchecked Sendable {
     /// }
     /// ```
     open func updateCacheNode(_ node: NSAtomicStoreCacheNode, from managedObject: NSManagedObject) {
-        for property in managedObject.entity.layout.properties where !property.isTransient {
+        // A composite as its dictionary (its leaves are not properties of the entity).
+        for property in managedObject.entity.layout.properties where !property.isTransient && !(property is CompositeLeafAttribute) {
             let value = managedObject.value(forKey: property.name)
             guard let relationship = property as? NSRelationshipDescription else {
                 node.setValue(value, forKey: property.name)

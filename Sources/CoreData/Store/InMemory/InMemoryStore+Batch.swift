@@ -16,7 +16,7 @@ extension InMemoryStore {
         var current: NSEntityDescription? = entity
         while let owner = current {
             for constraint in owner.uniquenessConstraints {
-                let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+                let names = owner.names(ofConstraint: constraint)
                 let indexes = names.compactMap { owner.layout.nameTable.index(of: $0) }
                 guard !indexes.isEmpty, indexes.count == names.count else { continue }
                 var keys: [[StoreValue]: Int64] = [:]

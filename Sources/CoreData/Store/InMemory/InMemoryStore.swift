@@ -55,6 +55,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         for index in layout.rowIndexes {
             if let value = row.snapshot.values[index].objectValue { record[layout.properties[index].name] = value }
         }
+        CompositeValues.addComposites(of: layout, to: &record) { row.snapshot.values[$0].objectValue }
         for index in layout.relationshipIndexes {
             guard let relationship = layout.properties[index] as? NSRelationshipDescription, relationship.isToMany else { continue }
             record[relationship.name] = relatedIDs(relationship, of: objectID)
@@ -282,7 +283,7 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         }
         for entity in constrained {
             for constraint in entity.uniquenessConstraints {
-                let indexes = constraint.compactMap { (($0 as? String) ?? ($0 as? NSPropertyDescription)?.name).flatMap { entity.layout.nameTable.index(of: $0) } }
+                let indexes = entity.names(ofConstraint: constraint).compactMap { entity.layout.nameTable.index(of: $0) }
                 guard !indexes.isEmpty else { continue }
                 var seen = Set<[StoreValue]>()
                 for row in (after[entity.layout.rootNumber] ?? [:]).values where row.entity.isKindOf(entity: entity) {

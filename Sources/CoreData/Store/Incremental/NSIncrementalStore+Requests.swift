@@ -98,7 +98,9 @@ extension NSIncrementalStore {
         }
         return try dictionaries.map { dictionary in
             try ContiguousArray(plan.columns.map { column -> StoreValue in
-                guard let value = dictionary[column.name], !StoreValue.isNull(value) else { return .null }
+                // A composite asked for whole: each leaf column from the composite's dictionary.
+                let value = column.part.map { CompositeValues.value(of: $0.leaf, in: dictionary[$0.key], prefix: $0.prefix.count) } ?? dictionary[column.name]
+                guard let value, !StoreValue.isNull(value) else { return .null }
                 if let id = value as? NSManagedObjectID { return .objectID(id) }
                 guard let attribute = column.attribute else {
                     // An expression's value: in its result type when it converts, else as it is.
@@ -145,7 +147,10 @@ extension NSIncrementalStore {
                 }
                 values[index] = .objectID(target)
             } else if let attribute = property as? NSAttributeDescription {
-                guard let value = node.values[attribute.name] else { continue }
+                // A composite's element: from the node's dictionary of the composite.
+                let leaf = attribute as? CompositeLeafAttribute
+                guard let value = leaf.map({ leaf in leaf.composite.flatMap { CompositeValues.value(of: leaf, in: node.values[$0.name]) } }) ?? node.values[attribute.name]
+                else { continue }
                 guard let stored = StoreValue.storage(of: value, for: attribute.attributeType) else {
                     throw wrongValue(value, property, id, "a value of the attribute's type")
                 }

@@ -95,7 +95,7 @@ internal struct PostgreSQLLayout {
     private func columnTypes(of root: NSEntityDescription) -> [String: String] {
         var types: [String: String] = [:]
         for entity in schema.entities where entity.rootEntity === root {
-            for property in entity.ownProperties where property.isStoredInRow {
+            for property in entity.ownLayoutProperties where property.isStoredInRow {
                 if let attribute = property as? NSAttributeDescription {
                     let type = Self.type(of: attribute.attributeType)
                     // Strings compare and sort byte by byte (SQLite's BINARY) whatever the
@@ -134,7 +134,7 @@ internal struct PostgreSQLLayout {
         let family = schema.entities.filter { $0.rootEntity === table.root }
         if family.count > 1 { index(["Z_ENT"], named: "\(name)_Z_ENT_INDEX") }
         for entity in family {
-            for property in entity.ownProperties.sorted(by: { $0.name < $1.name }) where property.isStoredInRow {
+            for property in entity.ownLayoutProperties.sorted(by: { $0.name < $1.name }) where property.isStoredInRow {
                 if let attribute = property as? NSAttributeDescription, attribute.isIndexed {
                     index([attribute.columnName], named: "\(name)_\(attribute.columnName)_INDEX")
                 } else if let relationship = property as? NSRelationshipDescription {
@@ -147,8 +147,8 @@ internal struct PostgreSQLLayout {
         for entity in family {
             for fetchIndex in entity.indexes {
                 let columns = fetchIndex.elements.compactMap { element -> String? in
-                    guard let propertyName = element.property?.name ?? element.propertyName,
-                          let property = entity.layout.propertiesByName[propertyName], property.isStoredInRow else { return nil }
+                    guard let propertyName = entity.name(ofIndexElement: element),
+                          let property = entity.layout.property(named: propertyName), property.isStoredInRow else { return nil }
                     return Self.q(property.columnName) + (element.isAscending ? " ASC" : " DESC")
                 }
                 guard !columns.isEmpty else { continue }
@@ -163,8 +163,8 @@ internal struct PostgreSQLLayout {
         }
         for entity in family {
             for constraint in entity.uniquenessConstraints {
-                let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
-                let properties = names.compactMap { entity.layout.propertiesByName[$0] }.filter(\.isStoredInRow)
+                let names = entity.names(ofConstraint: constraint)
+                let properties = names.compactMap { entity.layout.property(named: $0) }.filter(\.isStoredInRow)
                 guard !properties.isEmpty, properties.count == names.count else { continue }
                 let numbers = schema.numbers(of: entity, includingSubentities: true)
                 let condition = numbers.count == family.count ? "" : " WHERE \"Z_ENT\" IN (" + numbers.map(String.init).joined(separator: ", ") + ")"

@@ -154,8 +154,8 @@ private struct FileMapper {
             let family = entities.filter { $0.rootEntity === root }.sorted { number($0) < number($1) }
             var groups: [(base: String, members: [NSPropertyDescription])] = []
             for entity in family {
-                for property in entity.ownProperties where property.isStoredInRow {
-                    let base = "Z" + property.name.uppercased()
+                for property in entity.ownLayoutProperties where property.isStoredInRow {
+                    let base = "Z" + property.columnStem
                     if let at = groups.firstIndex(where: { $0.base == base }) {
                         groups[at].members.append(property)
                     } else {

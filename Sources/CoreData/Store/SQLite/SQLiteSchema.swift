@@ -205,7 +205,7 @@ internal final class SQLiteSchema: @unchecked Sendable {
             // followed by its extra columns; then a stable sort by type rank, as Apple's store does.
             var columns: [Column] = []
             for entity in family {
-                let stored = entity.ownProperties.filter(\.isStoredInRow)
+                let stored = entity.ownLayoutProperties.filter(\.isStoredInRow)
                 for case let attribute as NSAttributeDescription in stored.sorted(by: { $0.name < $1.name }) {
                     columns.append(Column(name: attribute.columnName, type: Self.sqlType(attribute.attributeType)))
                     if attribute.isIndexed {
@@ -244,16 +244,16 @@ internal final class SQLiteSchema: @unchecked Sendable {
                 let name = entity.name ?? ""
                 for index in entity.indexes {
                     let columns = index.elements.compactMap { element -> String? in
-                        guard let propertyName = element.property?.name ?? element.propertyName,
-                              let property = entity.layout.propertiesByName[propertyName], property.isStoredInRow else { return nil }
+                        guard let propertyName = entity.name(ofIndexElement: element),
+                              let property = entity.layout.property(named: propertyName), property.isStoredInRow else { return nil }
                         return Self.ddlName(property.columnName) + " COLLATE BINARY " + (element.isAscending ? "ASC" : "DESC")
                     }
                     guard !columns.isEmpty else { continue }
                     indexes.append("CREATE INDEX IF NOT EXISTS \(Self.ddlName("Z_\(name)_\(index.name)")) ON \(Self.ddlName(table)) (\(columns.joined(separator: ", ")))")
                 }
                 for constraint in entity.uniquenessConstraints where entity.superentity == nil || !entity.uniquenessConstraints.isEmpty {
-                    let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
-                    let properties = names.compactMap { entity.layout.propertiesByName[$0] }.filter(\.isStoredInRow)
+                    let names = entity.names(ofConstraint: constraint)
+                    let properties = names.compactMap { entity.layout.property(named: $0) }.filter(\.isStoredInRow)
                     guard !properties.isEmpty, properties.count == names.count else { continue }
                     let columns = properties.map { Self.ddlName($0.columnName) + " COLLATE BINARY ASC" }
                     let conditions = family.count > 1 && entity.layout.entityNumbers.count != family.count

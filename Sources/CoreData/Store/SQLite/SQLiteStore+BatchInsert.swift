@@ -124,7 +124,7 @@ extension SQLiteStore {
         while let owner = current {
             let storage = schema.storage(of: owner)
             for constraint in owner.uniquenessConstraints {
-                let names = constraint.compactMap { ($0 as? String) ?? ($0 as? NSPropertyDescription)?.name }
+                let names = owner.names(ofConstraint: constraint)
                 let columns = names.compactMap { owner.layout.nameTable.index(of: $0).flatMap { storage.columns[$0] } }
                 guard !columns.isEmpty, columns.count == names.count else { continue }
                 let condition = family > 1 && owner.layout.entityNumbers.count != family

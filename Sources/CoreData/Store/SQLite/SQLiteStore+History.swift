@@ -58,7 +58,8 @@ internal final class SQLiteHistory: @unchecked Sendable {
             let layout = entity.layout
             let kept = layout.attributeIndexes.compactMap { index -> (String, Int)? in
                 guard let attribute = layout.properties[index] as? NSAttributeDescription,
-                      attribute.preservesValueInHistoryOnDeletion, !attribute.isTransient,
+                      attribute.preservesValueInHistoryOnDeletion || (attribute as? CompositeLeafAttribute)?.composite?.preservesValueInHistoryOnDeletion == true,
+                      !attribute.isTransient,
                       !attribute.allowsExternalBinaryDataStorage else { return nil }
                 return (attribute.name, index)
             }.sorted { $0.0 < $1.0 }.map(\.1)
@@ -132,7 +133,8 @@ internal final class SQLiteHistory: @unchecked Sendable {
             toOnes,
             toOnes.filter { schema.storage(of: entity).entityColumns[$0] != nil },
             toOnes.filter { relationship($0).inverseRelationship?.orderColumn != nil },
-            byName.filter { (layout.properties[$0] as? NSAttributeDescription).map { !$0.isTransient } ?? false },
+            // A composite's leaves, each a column (the composite has none).
+            byName.filter { (layout.properties[$0] as? NSAttributeDescription).map { !$0.isTransient && !($0 is NSCompositeAttributeDescription) } ?? false },
             byName.filter { (layout.properties[$0] as? NSRelationshipDescription).map { $0.isToMany && $0.joinTable == nil && !$0.isTransient } ?? false },
             byName.filter { (layout.properties[$0] as? NSRelationshipDescription).map { $0.isToMany && $0.joinTable != nil && !$0.isTransient } ?? false },
         ]
@@ -157,13 +159,16 @@ internal final class SQLiteHistory: @unchecked Sendable {
         return Data(bytes)
     }
 
-    /// The properties a `ZCOLUMNS` mask names; `nil` if the mask is shorter than the entity's bits.
+    /// The properties a `ZCOLUMNS` mask names (a composite for its leaves' bits); `nil` if the
+    /// mask is shorter than the entity's bits.
     func properties(of entity: NSEntityDescription, mask: Data) -> Set<NSPropertyDescription>? {
         let byBit = propertiesByBit[entity.layout.entityNumber]
         guard byBit.count <= mask.count * 8 else { return nil }
         var result = Set<NSPropertyDescription>()
         for (bit, index) in byBit.enumerated() where mask[mask.startIndex + bit >> 3] & (UInt8(0x80) >> UInt8(bit & 7)) != 0 {
-            if let index { result.insert(entity.layout.properties[index]) }
+            guard let index else { continue }
+            let property = entity.layout.properties[index]
+            result.insert((property as? CompositeLeafAttribute)?.composite ?? property)
         }
         return result
     }

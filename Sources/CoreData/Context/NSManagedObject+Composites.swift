@@ -1,0 +1,183 @@
+import Foundation
+
+// The values of composite attributes (`NSCompositeAttributeDescription`). An object keeps each
+// leaf element's value in the leaf's own slot (`CompositeLeafAttribute`), as an ordinary
+// attribute: stores, predicates, merges and undo see only leaves. The composite's value is a
+// dictionary assembled from its leaves when it is read, and taken apart into them when it is set.
+// The composite's own slot stays empty, unless it was set to a value that is not a dictionary of
+// its elements: that value is kept there for validation to report at save.
+
+/// Assembles and takes apart the dictionaries of composite attributes.
+internal enum CompositeValues {
+    /// The dictionary of `composite` whose leaf values `value(leafIndex)` gives: the non-nil
+    /// leaves under their element names, nested composites as nested dictionaries (left out when
+    /// all their leaves are nil). `nil` when every leaf is nil, as no column stores the composite
+    /// itself.
+    static func assemble(_ composite: NSCompositeAttributeDescription, under prefix: [String] = [],
+                         _ value: (Int) -> Any?) -> [String: Any]? {
+        var result: [String: Any] = [:]
+        let depth = prefix.isEmpty ? 1 : prefix.count
+        for leaf in composite.leaves where prefix.isEmpty || leaf.elementPath.starts(with: prefix) {
+            guard let leafValue = value(leaf.index) else { continue }
+            insert(leafValue, at: leaf.elementPath[depth...], into: &result)
+        }
+        return result.isEmpty ? nil : result
+    }
+
+    private static func insert(_ value: Any, at path: ArraySlice<String>, into dictionary: inout [String: Any]) {
+        guard let key = path.first else { return }
+        if path.count == 1 {
+            dictionary[key] = value
+        } else {
+            var nested = dictionary[key] as? [String: Any] ?? [:]
+            insert(value, at: path.dropFirst(), into: &nested)
+            dictionary[key] = nested
+        }
+    }
+
+    /// The elements of `composite` at `prefix` (its root: `[name]`), or `nil` if `prefix` names
+    /// no composite inside it.
+    static func elements(of composite: NSCompositeAttributeDescription, at prefix: [String]) -> [NSAttributeDescription]? {
+        var elements = composite.elements
+        for name in prefix.dropFirst() {
+            guard let nested = elements.first(where: { $0.name == name }) as? NSCompositeAttributeDescription else { return nil }
+            elements = nested.elements
+        }
+        return elements
+    }
+
+    /// `value` as a dictionary of `elements`, or `nil` if it is not one: a key that names no
+    /// element, or a nested composite's value that is not a dictionary. `NSNull` counts as nil.
+    static func dictionary(_ value: Any, of elements: [NSAttributeDescription]) -> [String: Any]? {
+        guard let dictionary = stringKeyed(value) else { return nil }
+        for (key, element) in dictionary {
+            guard let description = elements.first(where: { $0.name == key }) else { return nil }
+            if let nested = description as? NSCompositeAttributeDescription, !(element is NSNull),
+               self.dictionary(element, of: nested.elements) == nil {
+                return nil
+            }
+        }
+        return dictionary
+    }
+
+    /// `value` as a dictionary with string keys (`[String: Any]`, `NSDictionary`), or `nil`.
+    private static func stringKeyed(_ value: Any) -> [String: Any]? {
+        if let swift = value as? [String: Any] { return swift }
+        guard let any = value as? [AnyHashable: Any] else { return nil }
+        var keyed: [String: Any] = [:]
+        for (key, element) in any {
+            guard let key = key.base as? String else { return nil }
+            keyed[key] = element
+        }
+        return keyed
+    }
+
+    /// Adds the value of each composite of `layout` to `record` (a row as a dictionary, by
+    /// property name), assembled from the leaf values `value(leafIndex)` gives.
+    static func addComposites(of layout: EntityLayout, to record: inout [String: Any], _ value: (Int) -> Any?) {
+        for index in layout.compositeIndexes {
+            guard let composite = layout.properties[index] as? NSCompositeAttributeDescription,
+                  let assembled = assemble(composite, value) else { continue }
+            record[composite.name] = assembled
+        }
+    }
+
+    /// The value `dictionary` holds for the leaf at `path` below its level (`nil` for a missing
+    /// key or `NSNull`).
+    static func value(in dictionary: [String: Any], at path: ArraySlice<String>) -> Any? {
+        guard let key = path.first, let value = dictionary[key], !(value is NSNull) else { return nil }
+        if path.count == 1 { return value }
+        guard let nested = stringKeyed(value) else { return nil }
+        return self.value(in: nested, at: path.dropFirst())
+    }
+}
+
+extension CompositeValues {
+    /// The value of `leaf` in `value`, a dictionary of its composite (as a store you write
+    /// keeps it), or `nil`. The dictionary holds the part of the composite at `prefix` (its
+    /// root: `[name]`).
+    static func value(of leaf: CompositeLeafAttribute, in value: Any?, prefix: Int = 1) -> Any? {
+        guard let composite = leaf.composite, let value,
+              let elements = elements(of: composite, at: Array(leaf.elementPath.prefix(prefix))),
+              let dictionary = dictionary(value, of: elements) else { return nil }
+        return self.value(in: dictionary, at: leaf.elementPath[prefix...])
+    }
+}
+
+extension NSAtomicStoreCacheNode {
+    /// The value of a composite's element in the node's dictionary of the composite.
+    func compositeElement(_ leaf: CompositeLeafAttribute) -> Any? {
+        leaf.composite.flatMap { CompositeValues.value(of: leaf, in: value(forKey: $0.name)) }
+    }
+}
+
+extension NSManagedObject {
+    /// The composite attribute at `index`, if the property there is one.
+    @inline(__always)
+    internal func composite(at index: Int) -> NSCompositeAttributeDescription? {
+        guard layout.attributeTypes[index] == .compositeAttributeType else { return nil }
+        return layout.properties[index] as? NSCompositeAttributeDescription
+    }
+
+    /// The value of the composite at `index`: the dictionary of its leaves, or the value of
+    /// another kind it was set to (kept for validation).
+    internal func compositeValue(_ composite: NSCompositeAttributeDescription, at index: Int) -> Any? {
+        fireFaultIfNeeded(triggeredBy: index)
+        if let mistyped = _values[index].objectValue { return mistyped }
+        return CompositeValues.assemble(composite) { primitiveValue(at: $0) }
+    }
+
+    /// Sets the composite at `index` (or, with a longer `prefix`, a nested composite inside it)
+    /// from a dictionary of its elements: each leaf takes the value at its path (`nil` when the
+    /// key is missing). A value that is not such a dictionary is kept as it is, and the next
+    /// save throws a validation error naming the key (1550), as for any mistyped value.
+    internal func setCompositeValue(_ value: Any?, _ composite: NSCompositeAttributeDescription, at index: Int, prefix: [String]? = nil) {
+        fireFaultIfNeeded(triggeredBy: index)
+        let prefix = prefix ?? [composite.name]
+        let leaves = composite.leaves.filter { $0.elementPath.starts(with: prefix) }
+        var dictionary: [String: Any] = [:]
+        if let value, !(value is NSNull) {
+            guard let elements = CompositeValues.elements(of: composite, at: prefix),
+                  let checked = CompositeValues.dictionary(value, of: elements) else {
+                setMistyped(value, at: index)
+                return
+            }
+            dictionary = checked
+        }
+        if !_values[index].isNull { _values[index] = .null }
+        for leaf in leaves {
+            setValue(CompositeValues.value(in: dictionary, at: leaf.elementPath[prefix.count...]), at: leaf.index)
+        }
+    }
+
+    /// The value at a key path that starts at the composite at `index` (`address.city`,
+    /// `address.geo`), or `nil` when the path names nothing inside it.
+    internal func compositeValue(_ composite: NSCompositeAttributeDescription, at index: Int, keyPath: String) -> Any? {
+        if let leaf = layout.nameTable.index(of: keyPath) { return primitiveValue(at: leaf) }
+        let path = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard CompositeValues.elements(of: composite, at: path) != nil else { return nil }
+        fireFaultIfNeeded(triggeredBy: index)
+        return CompositeValues.assemble(composite, under: path) { primitiveValue(at: $0) }
+    }
+
+    /// Sets the element at a key path that starts at the composite at `index`; `false` when the
+    /// path names nothing inside it.
+    internal func setCompositeValue(_ value: Any?, _ composite: NSCompositeAttributeDescription, at index: Int, keyPath: String) -> Bool {
+        if let leaf = layout.nameTable.index(of: keyPath) {
+            setValue(value is NSNull ? nil : value, at: leaf)
+            return true
+        }
+        let path = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard CompositeValues.elements(of: composite, at: path) != nil else { return false }
+        setCompositeValue(value, composite, at: index, prefix: path)
+        return true
+    }
+
+    /// The key under which a change at `index` is reported: a leaf's composite, or the property.
+    internal func reportedProperty(at index: Int) -> (name: String, index: Int) {
+        if let leaf = layout.properties[index] as? CompositeLeafAttribute, let composite = leaf.composite {
+            return (composite.name, composite.index)
+        }
+        return (layout.properties[index].name, index)
+    }
+}
