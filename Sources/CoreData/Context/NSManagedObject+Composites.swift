@@ -155,7 +155,11 @@ extension NSManagedObject {
     internal func compositeValue(_ composite: NSCompositeAttributeDescription, at index: Int, keyPath: String) -> Any? {
         if let leaf = layout.nameTable.index(of: keyPath) { return primitiveValue(at: leaf) }
         let path = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard CompositeValues.elements(of: composite, at: path) != nil else { return nil }
+        guard CompositeValues.elements(of: composite, at: path) != nil else {
+            // A key of an element's value (`address.city.length`), as key-value coding reads it.
+            guard let leaf = composite.leaves.first(where: { path.starts(with: $0.elementPath) }) else { return nil }
+            return PredicateKeyValue.value(of: primitiveValue(at: leaf.index), keyPath: Array(path[leaf.elementPath.count...]))
+        }
         fireFaultIfNeeded(triggeredBy: index)
         return CompositeValues.assemble(composite, under: path) { primitiveValue(at: $0) }
     }

@@ -36,7 +36,11 @@ extension NSManagedObjectContext {
         var leaves: [String: (part: DictionaryPlan.CompositePart, values: [Int: Any])] = [:]
         for (column, value) in zip(columns, values) {
             guard let part = column.part else { continue }
-            leaves[part.key, default: (part, [:])].values[part.leaf.index] = value.objectValue
+            var object = value.objectValue
+            if part.leaf.attributeType == .transformableAttributeType, case .data(let data) = value {
+                object = TransformableCoding.decode(data, for: part.leaf)
+            }
+            leaves[part.key, default: (part, [:])].values[part.leaf.index] = object
         }
         for (key, found) in leaves {
             let value = CompositeValues.assemble(found.part.composite, under: found.part.prefix) { found.values[$0] }

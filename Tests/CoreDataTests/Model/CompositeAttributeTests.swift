@@ -564,3 +564,22 @@ struct CompositeAttributeReviewTests {
         #expect(try stack.rawRows("SELECT count(*) FROM ZPERSON") == [["2"]])
     }
 }
+
+extension CompositeAttributeReviewTests {
+    @Test func aKeyOfAnElementsValueAndATransformableElement() throws {
+        let model = CompositeAttributeTests.model()
+        let address = model.entitiesByName["Person"]!.attributesByName["address"] as! NSCompositeAttributeDescription
+        address.elements.append(attribute("notes", .transformableAttributeType))
+        let stack = try TestStack(model: model)
+        let person = stack.insert("Person", ["name": "Homer", "address": ["city": "Springfield", "notes": ["yellow", "house"]]])
+        #expect(person.value(forKeyPath: "address.city.length") as? Int == 11)
+        try stack.context.save()
+        let request = NSFetchRequest<NSDictionary>(entityName: "Person")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["address"]
+        let row = try #require(try stack.newContext().fetch(request).first)
+        #expect(((row["address"] as? [String: Any])?["notes"] as? NSArray)?.count == 2)
+        let read = try #require(try stack.reopen().fetch("Person").first)
+        #expect((read.value(forKeyPath: "address.notes") as? NSArray)?.count == 2)
+    }
+}
