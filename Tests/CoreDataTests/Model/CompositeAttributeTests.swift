@@ -583,3 +583,57 @@ extension CompositeAttributeReviewTests {
         #expect((read.value(forKeyPath: "address.notes") as? NSArray)?.count == 2)
     }
 }
+
+extension CompositeAttributeReviewTests {
+    @Test func aStoreYouWriteKeepsTheCompositeAsItsDictionary() throws {
+        DictionaryStore.register()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: CompositeAttributeTests.model())
+        let store = try #require(try coordinator.addPersistentStore(ofType: DictionaryStore.storeType, configurationName: nil,
+                                                                     at: URL(string: "dictionary://composites")!) as? DictionaryStore)
+        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        let person = NSEntityDescription.insertNewObject(forEntityName: "Person", into: context)
+        person.setValue("Homer", forKey: "name")
+        person.setValue(CompositeAttributeTests.springfield, forKey: "address")
+        try context.save()
+        // The store's record holds the composite's dictionary under its name, never a leaf.
+        let record = try #require(store.records.values.first)
+        #expect(record.values["address"] is [String: Any])
+        #expect(record.values.keys.allSatisfy { !$0.contains(".") })
+
+        let other = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        other.persistentStoreCoordinator = coordinator
+        let read = try other.existingObject(with: person.objectID)
+        #expect(NSDictionary(dictionary: read.value(forKey: "address") as! [String: Any]) == NSDictionary(dictionary: CompositeAttributeTests.springfield))
+        let request = NSFetchRequest<NSDictionary>(entityName: "Person")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["name", "address"]
+        let row = try #require(try other.fetch(request).first)
+        #expect(row["address"] as? NSDictionary == NSDictionary(dictionary: CompositeAttributeTests.springfield))
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func requestsOnEachStore(_ kind: TestStoreKind) throws {
+        let model = CompositeAttributeTests.model()
+        model.entitiesByName["Person"]!.uniquenessConstraints = [["address.city"]]
+        let stack = try TestStack(kind, model: model)
+        try stack.context.execute(NSBatchInsertRequest(entityName: "Person", objects: [
+            ["name": "Homer", "address": CompositeAttributeTests.springfield],
+            ["name": "Moe", "address": ["city": "Shelbyville", "zip": 49008]],
+            ["name": "Ned", "address": ["city": "Springfield", "zip": 49001]], // the same city: an upsert of Homer's row
+        ]))
+        let update = NSBatchUpdateRequest(entityName: "Person")
+        update.predicate = NSPredicate(format: "address.zip > 49005")
+        update.propertiesToUpdate = ["address.geo": ["latitude": 2.5]]
+        update.resultType = .updatedObjectsCountResultType
+        #expect((try stack.context.execute(update) as? NSBatchUpdateResult)?.result as? Int == 1)
+        let request = NSFetchRequest<NSDictionary>(entityName: "Person")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["name", "address"]
+        request.sortDescriptors = [NSSortDescriptor(key: "address.city", ascending: true)]
+        let rows = try stack.newContext().fetch(request)
+        #expect(rows.map { $0["name"] as? String } == ["Moe", "Ned"])
+        #expect(rows[0]["address"] as? NSDictionary == NSDictionary(dictionary: ["city": "Shelbyville", "zip": 49008, "geo": ["latitude": 2.5]]))
+        #expect(rows[1]["address"] as? NSDictionary == NSDictionary(dictionary: ["city": "Springfield", "zip": 49001]))
+    }
+}
