@@ -95,7 +95,7 @@ extension NSManagedObjectContext {
         result.requestHavingPredicate = request.havingPredicate
         if let having = request.havingPredicate {
             // Column names in the HAVING predicate stand for the columns' values.
-            let names = Set(columns.map(\.name))
+            let names = Set(columns.filter { $0.part == nil }.map(\.name))
             let havingTree = try PredicateBridge.tree(of: having)
             if havingTree.containsBlock {
                 throw PredicateErrors.unsupportedPredicate("block expressions are evaluated in memory only, not in a fetch's havingPredicate", in: havingTree)

@@ -85,15 +85,21 @@ open class NSEntityMigrationPolicy: NSObject {
         }
         let destination = NSManagedObject(entity: entity, insertInto: manager.destinationContext)
         for property in mapping.attributeMappings ?? [] {
-            guard let name = property.name, entity.attributesByName[name] != nil else { continue }
+            guard let name = property.name, let attribute = entity.attributesByName[name] else { continue }
+            // A composite's dictionary fits the destination's elements (CompositeValues.migrated).
+            func fitted(_ value: Any?) -> Any? {
+                guard let composite = attribute as? NSCompositeAttributeDescription else { return value }
+                let source = (sInstance.entity.attributesByName[name] as? NSCompositeAttributeDescription)?.elements
+                return CompositeValues.migrated(value, from: source, to: composite.elements, over: destination.value(forKey: name) as? [String: Any])
+            }
             if let expression = property.valueExpression {
                 let context = expressionContext(source: sInstance, destination: destination, mapping: mapping, property: property, manager: manager)
-                currentAttribute = entity.attributesByName[name]
-                destination.setValue(expression.value(with: nil, variables: context), forKey: name)
+                currentAttribute = attribute
+                destination.setValue(fitted(expression.value(with: nil, variables: context)), forKey: name)
                 currentAttribute = nil
                 try manager.throwIfCancelled()
             } else if sInstance.entity.attributesByName[name] != nil {
-                destination.setValue(sInstance.value(forKey: name), forKey: name)
+                destination.setValue(fitted(sInstance.value(forKey: name)), forKey: name)
             }
         }
         manager.associate(sourceInstance: sInstance, withDestinationInstance: destination, for: mapping)

@@ -171,9 +171,27 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
         copy.userInfo = userInfo
         copy.versionHashModifier = versionHashModifier
         copy.renamingIdentifier = renamingIdentifier
-        copy.uniquenessConstraints = uniquenessConstraints
-        copy.indexes = indexes
         copy.properties = _properties.map { $0.copy() as! NSPropertyDescription }
+        // An element of a composite (copied with it) is named by its key path in the copy.
+        copy.uniquenessConstraints = uniquenessConstraints.map { constraint in
+            constraint.map { item -> Any in
+                guard let property = item as? NSPropertyDescription, property.entity == nil else { return item }
+                return qualifiedName(of: property)
+            }
+        }
+        copy.indexes = indexes.map { index in
+            guard index.elements.contains(where: { $0.property.map { $0.entity == nil } ?? false }) else { return index }
+            let elements = index.elements.map { element -> NSFetchIndexElementDescription in
+                guard let property = element.property, property.entity == nil,
+                      let copied = copy.compositeElement(named: qualifiedName(of: property)) else { return element }
+                let description = NSFetchIndexElementDescription(property: copied, collationType: element.collationType)
+                description.isAscending = element.isAscending
+                return description
+            }
+            let description = NSFetchIndexDescription(name: index.name, elements: elements)
+            description.partialIndexPredicate = index.partialIndexPredicate
+            return description
+        }
         return copy
     }
 

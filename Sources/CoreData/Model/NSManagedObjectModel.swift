@@ -286,6 +286,16 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
     /// not identifiers (``ModelNames``), relationships without destinations, inverses that do not
     /// point back.
     internal func validateForUse() throws {
+        // One composite description in two entities would get one set of leaf indexes for both.
+        var compositeOwners: [ObjectIdentifier: String] = [:]
+        for entity in entities {
+            for case let composite as NSCompositeAttributeDescription in entity.ownProperties {
+                if let other = compositeOwners.updateValue(entity.name ?? "", forKey: ObjectIdentifier(composite)), other != entity.name {
+                    throw CoreDataError.make(.persistentStoreInvalidType,
+                        "The model cannot be used: the entities '\(other)' and '\(entity.name ?? "")' hold the same composite attribute description '\(composite.name)'; give each its own (copy())")
+                }
+            }
+        }
         var seen = Set<String>()
         for entity in entities {
             guard let name = entity.name, !name.isEmpty else {

@@ -64,7 +64,7 @@ struct PostgreSQLLoadTests {
     }
 
     @Test(arguments: ["error", "objectTrump", "storeTrump", "overwrite", "rollback"])
-    func fourProcessesOfFourContextsWriteTheSameRows(_ policy: String) async throws {
+    func fourProcessesOfFourContextsWriteTheSameRows(_ policy: String) throws {
         let database = try TemporaryDatabase()
         let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = try database.coordinator(Self.model(), options: Self.options)
@@ -72,42 +72,35 @@ struct PostgreSQLLoadTests {
             for row in 0..<Self.rows { context.insert("Counter", ["name": "row \(row)"]) }
             try context.save()
         }
-        let url = database.url.absoluteString
-        // Each process's standard error goes to a file of its own, read when the process fails
-        // (a failed exit test hands back no result, so nothing it observed).
+        // The processes: this test binary again, running only `aLoadTestProcess`, all four
+        // started before any is waited for. (Exit tests, which this used before, were sometimes
+        // started one after another on a loaded machine: the first then waited in vain for the
+        // others' saves.) Each writes what it says to a file, shown when it fails.
         let logs = try TemporaryFolder()
-        defer { withExtendedLifetime(logs) {} }
-        let conflicts = await withTaskGroup(of: Int.self) { group in
-            for process in 0..<Self.processes {
-                let log = logs.url.appendingPathComponent("process-\(process).stderr").path
-                group.addTask {
-                    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
-                        [url = url as String, policy = policy as String, process = process as Int, log = log as String] in
-                        let descriptor = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-                        if descriptor >= 0 { dup2(descriptor, STDERR_FILENO) }
-                        do {
-                            try LoadTestProcess(url: url, policy: policy, process: process).run()
-                        } catch {
-                            FileHandle.standardError.write(Data("LoadTestProcess failed: \(error)\n".utf8))
-                            throw error
-                        }
-                    }
-                    return result.map { LoadTestProcess.conflicts(reportedIn: $0.standardOutputContent) } ?? -1
-                }
+        var children: [(process: Process, log: URL)] = []
+        for process in 0..<Self.processes {
+            let log = logs.url.appendingPathComponent("process-\(process).log")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let output = try FileHandle(forWritingTo: log)
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            child.arguments = ["--testing-library", "swift-testing", "--filter", "aLoadTestProcess"]
+            var environment = ProcessInfo.processInfo.environment
+            environment[LoadTestProcess.environmentKey] = [database.url.absoluteString, policy, String(process)].joined(separator: "\n")
+            child.environment = environment
+            child.standardOutput = output
+            child.standardError = output
+            try child.run()
+            children.append((child, log))
+        }
+        var conflicts = 0
+        for (process, child) in children.enumerated() {
+            child.process.waitUntilExit()
+            let output = FileManager.default.contents(atPath: child.log.path).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            if child.process.terminationReason != .exit || child.process.terminationStatus != 0 {
+                Issue.record("process \(process) (\(policy)) ended with \(child.process.terminationReason == .exit ? "status" : "signal") \(child.process.terminationStatus); what it wrote ends: \(output.suffix(6000))")
             }
-            var total = 0, failed = false
-            for await conflicts in group {
-                if conflicts < 0 { failed = true } else { total += conflicts }
-            }
-            if failed {
-                // Every process's log (its steps, timed), for the failure's story.
-                for process in 0..<Self.processes {
-                    let log = logs.url.appendingPathComponent("process-\(process).stderr").path
-                    let output = FileManager.default.contents(atPath: log).map { String(decoding: $0, as: UTF8.self) } ?? "(no file)"
-                    Issue.record("process \(process) (\(policy)), its standard error: \(output.suffix(4000))")
-                }
-            }
-            return total
+            conflicts += LoadTestProcess.conflicts(reportedIn: Array(output.utf8))
         }
         #expect(conflicts > 0, "no process met a save conflict: the \(policy) policy was not exercised")
         let columns = (0..<Self.writers).map { "\"ZC\($0)\"" }.joined(separator: ", ")
@@ -124,12 +117,34 @@ struct PostgreSQLLoadTests {
     }
 }
 
-/// One process of the load test (run in a process of its own by an exit test): a coordinator,
+extension PostgreSQLLoadTests {
+    /// One process of ``fourProcessesOfFourContextsWriteTheSameRows(_:)``: runs only in the
+    /// processes that test starts (``LoadTestProcess/environmentKey`` set), and does nothing
+    /// elsewhere.
+    @Test(.enabled(if: LoadTestProcess.childArguments != nil))
+    func aLoadTestProcess() throws {
+        guard let (url, policy, process) = LoadTestProcess.childArguments else { return }
+        try LoadTestProcess(url: url, policy: policy, process: process).run()
+    }
+}
+
+/// One process of the load test (a process of its own, started by the test): a coordinator,
 /// four writing contexts and a view context that merges the other processes' saves.
 struct LoadTestProcess {
     let url: String
     let policy: String
     let process: Int
+
+    /// The environment variable that makes a run of the test binary one process of the load
+    /// test: the database's URL, the policy's name and the process's number, a line each.
+    static let environmentKey = "COREDATA_LOAD_TEST_PROCESS"
+
+    /// The URL, policy and number of this process, when it is one of the load test's.
+    static var childArguments: (url: String, policy: String, process: Int)? {
+        guard let lines = ProcessInfo.processInfo.environment[environmentKey]?.split(separator: "\n").map(String.init),
+              lines.count == 3, let process = Int(lines[2]) else { return nil }
+        return (lines[0], lines[1], process)
+    }
 
     struct Failure: Error, CustomStringConvertible {
         var description: String

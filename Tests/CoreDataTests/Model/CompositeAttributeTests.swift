@@ -637,3 +637,79 @@ extension CompositeAttributeReviewTests {
         #expect(rows[1]["address"] as? NSDictionary == NSDictionary(dictionary: ["city": "Springfield", "zip": 49001]))
     }
 }
+
+/// What a second review found: model copies, distinct fetches on PostgreSQL, heavyweight
+/// migration, one composite in two entities.
+@Suite("Composite attributes: second review")
+struct CompositeAttributeSecondReviewTests {
+    typealias L = SQLiteLightweightMigrationTests
+
+    @Test func aCopiedModelKeepsConstraintsAndIndexesOnElements() throws {
+        let model = CompositeAttributeTests.model()
+        let person = model.entitiesByName["Person"]!
+        let address = person.attributesByName["address"] as! NSCompositeAttributeDescription
+        person.uniquenessConstraints = [[address.elements[1]]] // city, by its description
+        person.indexes = [NSFetchIndexDescription(name: "byZip", elements: [NSFetchIndexElementDescription(property: address.elements[2], collationType: .binary)])]
+        let copy = model.copy() as! NSManagedObjectModel
+        #expect(copy.entityVersionHashesByName == model.entityVersionHashesByName)
+        let copied = copy.entitiesByName["Person"]!
+        #expect(copied.names(ofConstraint: copied.uniquenessConstraints[0]) == ["address.city"])
+        #expect(copied.name(ofIndexElement: copied.indexes[0].elements[0]) == "address.zip")
+        let stack = try TestStack(model: copy)
+        let indexes = try stack.rawRows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ZPERSON'").map { $0[0]! }
+        #expect(indexes.contains("Z_Person_byZip"))
+        #expect(indexes.contains("Z_Person_UNIQUE_address.city"))
+    }
+
+    @Test(arguments: TestStoreKind.available)
+    func aDistinctFetchOfTheCompositeSortsByAnElement(_ kind: TestStoreKind) throws {
+        let stack = try TestStack(kind, model: CompositeAttributeTests.model())
+        for (city, zip) in [("springfield", 2), ("Shelbyville", 1), ("Springfield", 3), ("Shelbyville", 1)] {
+            stack.insert("Person", ["address": ["city": city, "zip": zip]])
+        }
+        try stack.context.save()
+        let request = NSFetchRequest<NSDictionary>(entityName: "Person")
+        request.resultType = .dictionaryResultType
+        request.propertiesToFetch = ["address"]
+        request.returnsDistinctResults = true
+        request.sortDescriptors = [NSSortDescriptor(key: "address.city", ascending: true, selector: "caseInsensitiveCompare:")]
+        let cities = try stack.newContext().fetch(request).map { ($0["address"] as? [String: Any])?["city"] as? String }
+        #expect(cities.count == 3)
+        #expect(cities.first == "Shelbyville")
+        request.sortDescriptors = [NSSortDescriptor(key: "address", ascending: true)]
+        #expect(throws: (any Error).self) { try stack.newContext().fetch(request) }
+    }
+
+    @Test func heavyweightMigrationFitsTheDictionaryToTheNewElements() throws {
+        let folder = try TemporaryFolder()
+        let v1 = CompositeAttributeTests.model()
+        let v2 = CompositeAttributeTests.model()
+        let address = v2.entitiesByName["Person"]!.attributesByName["address"] as! NSCompositeAttributeDescription
+        let country = attribute("country", .stringAttributeType)
+        country.defaultValue = "US"
+        address.elements = [address.elements[0], address.elements[1], country] // zip and geo dropped, country added
+        let old = try L.makeStore(v1, in: folder) { context in
+            _ = L.insert("Person", ["name": "Homer", "address": ["street": "742 Evergreen Terrace", "zip": 49007, "geo": ["latitude": 1.5]]], into: context)
+        }
+        let new = folder.url.appendingPathComponent("New.sqlite")
+        let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: v1, destinationModel: v2)
+        try NSMigrationManager(sourceModel: v1, destinationModel: v2).migrateStore(from: old, type: .sqlite, mapping: mapping, to: new, type: .sqlite)
+        let homer = try #require(try L.fetch("Person", L.open(new, v2)).first)
+        // The street kept, the city (nil in the source) nil, the new country its default; zip and geo gone.
+        #expect(NSDictionary(dictionary: homer.value(forKey: "address") as! [String: Any]) ==
+                NSDictionary(dictionary: ["street": "742 Evergreen Terrace", "country": "US"]))
+    }
+
+    @Test func oneCompositeDescriptionInTwoEntitiesIsRefused() throws {
+        let model = CompositeAttributeTests.model()
+        let address = model.entitiesByName["Person"]!.attributesByName["address"]!
+        let shop = NSEntityDescription()
+        shop.name = "Shop"
+        shop.properties = [address]
+        model.entities = model.entities + [shop]
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        #expect { try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil) } throws: { error in
+            "\(error)".contains("hold the same composite attribute description 'address'")
+        }
+    }
+}
