@@ -28,7 +28,11 @@ import Foundation
 /// coordinator refuses the model with an error naming the element (134000, as for other model problems).
 open class NSCompositeAttributeDescription: NSAttributeDescription, @unchecked Sendable {
     /// The attributes the composite is made of; each may itself be a composite.
-    open var elements: [NSAttributeDescription] = [] { willSet { assertMutable() } }
+    /// Like the composite, they may be changed only until its model is in use.
+    open var elements: [NSAttributeDescription] = [] {
+        willSet { assertMutable() }
+        didSet { for element in elements { element.containingComposite = self } }
+    }
 
     /// Always ``NSAttributeType/compositeAttributeType``. Setting another type is a programmer
     /// error that stops the process, as Apple raises `NSInvalidArgumentException`.

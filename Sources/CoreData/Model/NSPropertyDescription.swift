@@ -94,8 +94,14 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     /// The SQLite column that stores the property (attributes and to-one relationships).
     internal var columnName: String = ""
 
+    /// The composite attribute this property is an element of (set by its `elements`): an
+    /// element belongs to no entity, but to its composite's.
+    internal weak var containingComposite: NSCompositeAttributeDescription?
+
     internal func assertMutable() {
-        if let model = entity?.managedObjectModel, model.isFrozen {
+        var owner: NSPropertyDescription? = self
+        while let property = owner, property.entity == nil { owner = property.containingComposite }
+        if let model = owner?.entity?.managedObjectModel, model.isFrozen {
             preconditionFailure("Can't modify the property '\(name)' of a managed object model that is in use by a persistent store coordinator")
         }
     }

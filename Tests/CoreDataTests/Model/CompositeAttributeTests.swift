@@ -713,3 +713,23 @@ struct CompositeAttributeSecondReviewTests {
         }
     }
 }
+
+extension CompositeAttributeSecondReviewTests {
+    /// An element of a composite whose model is in use may not change, as any property of it
+    /// (its leaves, hash and columns were fixed when the model froze).
+    @Test func anElementOfAModelInUseCannotChange() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let model = CompositeAttributeTests.model()
+            _ = try TestStack(model: model, inMemory: true)
+            let address = model.entitiesByName["Person"]!.attributesByName["address"] as! NSCompositeAttributeDescription
+            (address.elements[3] as! NSCompositeAttributeDescription).elements[0].isOptional = false
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("Can't modify the property 'latitude' of a managed object model that is in use"), "\(message)")
+        // Before the model is in use, it may.
+        let model = CompositeAttributeTests.model()
+        let address = model.entitiesByName["Person"]!.attributesByName["address"] as! NSCompositeAttributeDescription
+        address.elements[0].isOptional = false
+        #expect(address.elements[0].isOptional == false)
+    }
+}
