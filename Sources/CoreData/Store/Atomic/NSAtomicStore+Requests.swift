@@ -182,3 +182,10 @@ extension NSAtomicStore {
         return SaveResult(insertedKeys: changes.inserts.map(\.key.value))
     }
 }
+
+extension NSAtomicStoreCacheNode {
+    /// The value of a composite's element in the node's dictionary of the composite.
+    func compositeElement(_ leaf: CompositeLeafAttribute) -> Any? {
+        leaf.composite.flatMap { CompositeValues.value(of: leaf, in: value(forKey: $0.name)) }
+    }
+}
