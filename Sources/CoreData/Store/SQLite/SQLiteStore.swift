@@ -369,7 +369,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             NSStoreModelVersionIdentifiersKey: identifiers,
             NSStoreModelVersionHashesDigestKey: VersionHash.hashesDigest(model),
             NSPersistentStoreModelVersionChecksumKey: model.versionChecksum,
-            NSPersistenceFrameworkVersionKey: 1414,
+            NSPersistenceFrameworkVersionKey: persistenceFrameworkVersion,
             "_NSAutoVacuumLevel": "2",
         ]
     }
