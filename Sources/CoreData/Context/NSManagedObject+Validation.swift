@@ -81,10 +81,15 @@ extension NSManagedObject {
     /// at all for a required composite. Its elements are validated as attributes of their own.
     private func compositeError(_ composite: NSCompositeAttributeDescription, _ stored: StoreValue, at index: Int) -> NSError? {
         if case .object(let box) = stored { return compositeError(composite, box.value, at: index) }
-        if !composite.isOptional, composite.leaves.allSatisfy({ storedValueForValidation(at: $0.index).isNull }) {
+        if !composite.isOptional, holdsNoValue(composite) {
             return validationError(.missingMandatoryProperty, index: index, value: nil, "\(entity.name ?? "").\(composite.name) is a required value")
         }
         return nil
+    }
+
+    /// Whether every element of `composite` is nil (no column stores the composite itself).
+    private func holdsNoValue(_ composite: NSCompositeAttributeDescription) -> Bool {
+        composite.leaves.allSatisfy { storedValueForValidation(at: $0.index).isNull }
     }
 
     /// The first rule `value` breaks as the value of the composite attribute at `index`, its
@@ -162,7 +167,7 @@ extension NSManagedObject {
         if case .null = stored {
             // An element of an optional composite that holds no value at all is not required.
             if let leaf = attribute as? CompositeLeafAttribute, let composite = leaf.composite, composite.isOptional,
-               composite.leaves.allSatisfy({ storedValueForValidation(at: $0.index).isNull }) {
+               holdsNoValue(composite) {
                 return nil
             }
             if !attribute.isOptional && !attribute.isTransient {

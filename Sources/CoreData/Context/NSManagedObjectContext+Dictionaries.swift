@@ -79,13 +79,13 @@ extension NSManagedObjectContext {
             }
             if columns.contains(where: \.isAggregate), let plain = columns.first(where: { !$0.isAggregate }) {
                 throw CoreDataError.make(.coreData,
-                    "Invalid fetch request: '\(plain.name)' is neither an aggregate nor grouped; a fetch that aggregates rows without propertiesToGroupBy can only fetch aggregates")
+                    "Invalid fetch request: '\(plain.part?.key ?? plain.name)' is neither an aggregate nor grouped; a fetch that aggregates rows without propertiesToGroupBy can only fetch aggregates")
             }
         } else {
             let grouped = Set(groupBy.map(key))
             for column in columns where !column.isAggregate && !grouped.contains(key(column)) {
                 throw CoreDataError.make(.coreData,
-                    "Invalid fetch request: SELECT clauses in queries with GROUP BY components can only contain properties named in the GROUP BY or aggregate functions ('\(column.name)' is neither)")
+                    "Invalid fetch request: SELECT clauses in queries with GROUP BY components can only contain properties named in the GROUP BY or aggregate functions ('\(column.part?.key ?? column.name)' is neither)")
             }
         }
         var result = DictionaryPlan(fetch: fetch, columns: columns, groupBy: groupBy)
@@ -95,7 +95,7 @@ extension NSManagedObjectContext {
         result.requestHavingPredicate = request.havingPredicate
         if let having = request.havingPredicate {
             // Column names in the HAVING predicate stand for the columns' values.
-            let names = Set(columns.filter { $0.part == nil }.map(\.name))
+            let names = Set(columns.map(\.name))
             let havingTree = try PredicateBridge.tree(of: having)
             if havingTree.containsBlock {
                 throw PredicateErrors.unsupportedPredicate("block expressions are evaluated in memory only, not in a fetch's havingPredicate", in: havingTree)
@@ -139,8 +139,11 @@ extension NSManagedObjectContext {
               let (composite, prefix) = try compositeAsked(by: path, entity: entity) else { return [column] }
         let start = path.count - prefix.count
         return composite.leaves.filter { $0.elementPath.starts(with: prefix) }.map { leaf in
-            DictionaryPlan.Column(name: column.name, expression: .keyPath(Array(path[..<start]) + leaf.elementPath), attribute: leaf,
-                                  part: .init(key: column.name, composite: composite, prefix: prefix, leaf: leaf))
+            // Named apart (no result key, sort key or HAVING name can be it): the results hold
+            // the composite under `part.key`.
+            let leafPath = Array(path[..<start]) + leaf.elementPath
+            return DictionaryPlan.Column(name: DictionaryPlan.CompositePart.columnName(leafPath), expression: .keyPath(leafPath), attribute: leaf,
+                                         part: .init(key: column.name, composite: composite, prefix: prefix, leaf: leaf))
         }
     }
 

@@ -13,7 +13,7 @@ extension DictionaryPlan {
     /// sorts by something the fetch does not return.
     func columnIndex(sortedBy key: SortKey) -> Int? {
         columns.firstIndex { column in
-            if column.name == key.keyPath && column.part == nil { return true } // (not a composite's leaf, which shares its name)
+            if column.name == key.keyPath { return true }
             if case .keyPath(let path) = column.expression { return path == key.path }
             return false
         }

@@ -36,6 +36,11 @@ internal struct DictionaryPlan: @unchecked Sendable {
         /// The element path of the composite asked for (`["address"]`, `["address", "geo"]`).
         let prefix: [String]
         let leaf: CompositeLeafAttribute
+
+        /// The name of the column of the leaf at `path`: one no request can name (a control
+        /// character first, as the compiler's aggregate columns), so sorts, `havingPredicate` and
+        /// the stores' column operands never take it for the composite.
+        static func columnName(_ path: [String]) -> String { "\u{1}composite:" + path.joined(separator: ".") }
     }
 
     /// The entity, predicate, sort keys, limit and offset (applied to the results: groups, or
@@ -57,8 +62,7 @@ internal struct DictionaryPlan: @unchecked Sendable {
     /// key path: a computed column (`total`), or a description renaming a key path (`made` for
     /// `year`). Such keys order the results by the column; `nil` for keys of the entity.
     func column(namedBy key: SortKey) -> Column? {
-        // (Not a composite's leaf columns: a sort by the whole composite is refused as a key path.)
-        guard key.path.count == 1, let column = columns.first(where: { $0.name == key.path[0] && $0.part == nil }) else { return nil }
+        guard key.path.count == 1, let column = columns.first(where: { $0.name == key.path[0] }) else { return nil }
         if case .keyPath(let path) = column.expression, path == key.path { return nil }
         return column
     }

@@ -31,6 +31,17 @@ struct FetchedResultsRollbackAndUndoTests {
         try other.save()
     }
 
+    /// A car "far" of 2070 (outside the controller's request), saved by a new context of
+    /// `stack`, which is returned with it.
+    static func savedCarOutsideTheRequest(in stack: TestStack) throws -> (NSManagedObjectContext, NSManagedObject) {
+        let other = stack.newContext()
+        let far = NSEntityDescription.insertNewObject(forEntityName: "Car", into: other)
+        far.setValue("far", forKey: "name")
+        far.setValue(2070, forKey: "year")
+        try other.save()
+        return (other, far)
+    }
+
     static func names(_ objects: [NSManagedObject]?) -> [String] { (objects ?? []).map { $0.value(forKey: "name") as? String ?? "?" } }
 
     @Test func rollbackReportsWhatItPutsBack() throws {
@@ -177,11 +188,7 @@ struct FetchedResultsRollbackAndUndoTests {
         let context = stack.context
         let (controller, recorder, request) = try Self.setUp(stack)
         defer { withExtendedLifetime(recorder) {} }
-        let other = stack.newContext()
-        let far = NSEntityDescription.insertNewObject(forEntityName: "Car", into: other)
-        far.setValue("far", forKey: "name")
-        far.setValue(2070, forKey: "year")                 // outside the controller's request
-        try other.save()
+        let (other, far) = try Self.savedCarOutsideTheRequest(in: stack)
         let fault = context.object(with: far.objectID)     // registered here, never fired
         #expect(fault.isFault)
         try Self.save(other, mergingInto: context) { far.setValue(2000, forKey: "year") } // inside it now
@@ -196,11 +203,7 @@ struct FetchedResultsRollbackAndUndoTests {
         let context = stack.context
         let (controller, recorder, request) = try Self.setUp(stack)
         defer { withExtendedLifetime(recorder) {} }
-        let other = stack.newContext()
-        let far = NSEntityDescription.insertNewObject(forEntityName: "Car", into: other)
-        far.setValue("far", forKey: "name")
-        far.setValue(2070, forKey: "year")
-        try other.save()
+        let (other, far) = try Self.savedCarOutsideTheRequest(in: stack)
         #expect(context.registeredObject(for: far.objectID) == nil)
         try Self.save(other, mergingInto: context) { far.setValue(2000, forKey: "year") }
         #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))

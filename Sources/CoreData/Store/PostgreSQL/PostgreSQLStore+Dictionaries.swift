@@ -134,11 +134,7 @@ extension PostgreSQLStore {
     private func distinctOrder(_ plan: DictionaryPlan, compiler: PredicateSQLCompiler) throws -> [SQLFragment] {
         try plan.checkDistinctOrder()
         func term(_ index: Int, _ key: SortKey) throws -> SQLFragment {
-            let column = plan.columns[index]
-            if column.part != nil, let attribute = column.attribute { // a composite's leaf column: its own kind
-                return SQLFragment(try compiler.postgreSQLOrderTerm("q.c\(index + 1)", PredicateSQLCompiler.kind(of: attribute), key))
-            }
-            guard case .value(_, let kind)? = compiler.columnOperands[column.name] else { return SQLFragment("q.c\(index + 1)") }
+            guard case .value(_, let kind)? = compiler.columnOperands[plan.columns[index].name] else { return SQLFragment("q.c\(index + 1)") }
             return SQLFragment(try compiler.postgreSQLOrderTerm("q.c\(index + 1)", kind, key))
         }
         if !plan.fetch.sortKeys.isEmpty {

@@ -30,8 +30,7 @@ extension SQLiteStore {
             let (fragment, kind) = try compiler.compileResultColumn(column)
             let position = Int32(selected.count)
             selected.append(fragment)
-            // (A composite's leaf columns share its name: none stands for it.)
-            if column.part == nil { compiler.columnOperands[column.name] = .value(fragment, kind) }
+            compiler.columnOperands[column.name] = .value(fragment, kind)
             if let attribute = column.attribute {
                 readers.append(.property(SQLiteRowDecoder.Slot(index: 0, column: position, kind: SQLiteRowDecoder.kind(of: attribute), entityColumn: -1)))
             } else if case .object(let root) = kind, !column.isAggregate {
