@@ -154,11 +154,13 @@ internal struct InferredMapping {
         }
     }
 
-    /// Refuses a composite's element (matched by name at the same path) whose type changed in a
-    /// way lightweight migration does not convert, or that became or stopped being a composite.
+    /// Refuses a composite's element (matched at the same depth by renaming identifier, then by
+    /// name) whose type changed in a way lightweight migration does not convert, or that became
+    /// or stopped being a composite.
     private static func checkElements(_ elements: [NSAttributeDescription], from old: [NSAttributeDescription], path: String, entity: String) throws {
+        let matches = elementMatches(elements, in: old)
         for element in elements {
-            guard let match = old.first(where: { $0.name == element.name }) else { continue }
+            guard let match = matches[ObjectIdentifier(element)] else { continue }
             let elementPath = path + "." + element.name
             switch (element as? NSCompositeAttributeDescription, match as? NSCompositeAttributeDescription) {
             case let (nested?, oldNested?):

@@ -89,7 +89,7 @@ open class NSEntityMigrationPolicy: NSObject {
             // A composite's dictionary fits the destination's elements (CompositeValues.migrated).
             func fitted(_ value: Any?) -> Any? {
                 guard let composite = attribute as? NSCompositeAttributeDescription else { return value }
-                let source = (sInstance.entity.attributesByName[name] as? NSCompositeAttributeDescription)?.elements
+                let source = (sInstance.entity.attributesByName[property.sourcePropertyName ?? name] as? NSCompositeAttributeDescription)?.elements
                 return CompositeValues.migrated(value, from: source, to: composite.elements, over: destination.value(forKey: name) as? [String: Any])
             }
             if let expression = property.valueExpression {

@@ -225,8 +225,8 @@ internal struct SQLiteLightweightMigration {
     }
 
     /// The name of the source property that `entity`'s property `name` comes from.
-    /// A composite's element comes from the element at the same path in the source composite
-    /// its composite comes from.
+    /// A composite's element comes from the element it matches (by renaming identifier, then by
+    /// name, at each depth) in the source composite its composite comes from.
     private func sourceProperty(_ name: String, of entity: NSEntityDescription) -> NSPropertyDescription? {
         guard let source = sourceOf[ObjectIdentifier(entity)], let mapping = entityMappings[ObjectIdentifier(entity)] else { return nil }
         let mappings = (mapping.attributeMappings ?? []) + (mapping.relationshipMappings ?? [])
@@ -234,7 +234,7 @@ internal struct SQLiteLightweightMigration {
             guard let composite = leaf.composite,
                   let sourceComposite = mappings.first(where: { $0.name == composite.name })?.sourcePropertyName
                       .flatMap({ source.propertiesByName[$0] as? NSCompositeAttributeDescription }) else { return nil }
-            return sourceComposite.leaf(named: ([sourceComposite.name] + leaf.elementPath.dropFirst()).joined(separator: "."))
+            return InferredMapping.sourceLeaf(at: leaf.elementPath.dropFirst(), of: composite, from: sourceComposite)
         }
         return mappings.first { $0.name == name }?.sourcePropertyName.flatMap { source.propertiesByName[$0] }
     }

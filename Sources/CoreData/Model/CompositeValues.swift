@@ -59,33 +59,8 @@ internal enum CompositeValues {
         return dictionary
     }
 
-    /// A source composite's dictionary (`value`, of a composite with `sourceElements`) made a
-    /// value of a destination composite with `elements`, as a migration carries it over: keys
-    /// that name no destination element are dropped; an element the source did not have keeps
-    /// its value in `current` (the destination object's: its default); one it had takes the
-    /// source's value, `nil` included. Anything but a dictionary is returned as it is.
-    static func migrated(_ value: Any?, from sourceElements: [NSAttributeDescription]?, to elements: [NSAttributeDescription],
-                         over current: [String: Any]?) -> Any? {
-        guard let value, !(value is NSNull), let source = stringKeyed(value) else { return value }
-        var result = current ?? [:]
-        for element in elements {
-            let sourceElement = sourceElements?.first { $0.name == element.name }
-            guard let elementValue = source[element.name] else {
-                if sourceElement != nil || sourceElements == nil { result[element.name] = nil }
-                continue
-            }
-            if let nested = element as? NSCompositeAttributeDescription {
-                result[element.name] = migrated(elementValue, from: (sourceElement as? NSCompositeAttributeDescription)?.elements,
-                                                to: nested.elements, over: result[element.name].flatMap(stringKeyed))
-            } else {
-                result[element.name] = elementValue
-            }
-        }
-        return result
-    }
-
     /// `value` as a dictionary with string keys (`[String: Any]`, `NSDictionary`), or `nil`.
-    private static func stringKeyed(_ value: Any) -> [String: Any]? {
+    static func stringKeyed(_ value: Any) -> [String: Any]? {
         if let swift = value as? [String: Any] { return swift }
         guard let any = value as? [AnyHashable: Any] else { return nil }
         var keyed: [String: Any] = [:]

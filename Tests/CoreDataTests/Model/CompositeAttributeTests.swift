@@ -733,3 +733,77 @@ extension CompositeAttributeSecondReviewTests {
         #expect(address.elements[0].isOptional == false)
     }
 }
+
+/// Renamed elements (a renaming identifier on an element, or on the composite) are followed by
+/// both kinds of migration, as renamed attributes are.
+@Suite("Composite attributes: renamed elements")
+struct CompositeAttributeRenamingTests {
+    typealias L = SQLiteLightweightMigrationTests
+
+    /// `model()` with `address.city` renamed `town`, `address.geo.latitude` renamed `lat`, and,
+    /// when `renamingComposite`, `address` renamed `home`.
+    static func renamedModel(renamingComposite: Bool = false) -> NSManagedObjectModel {
+        let model = CompositeAttributeTests.model()
+        let address = model.entitiesByName["Person"]!.attributesByName["address"] as! NSCompositeAttributeDescription
+        address.elements[1].name = "town"
+        address.elements[1].renamingIdentifier = "city"
+        let geo = address.elements[3] as! NSCompositeAttributeDescription
+        geo.elements[0].name = "lat"
+        geo.elements[0].renamingIdentifier = "latitude"
+        if renamingComposite {
+            address.name = "home"
+            address.renamingIdentifier = "address"
+        }
+        return model
+    }
+
+    nonisolated(unsafe) static let homer: [String: Any] = ["street": "742 Evergreen Terrace", "city": "Springfield", "zip": 49007,
+                                       "geo": ["latitude": 39.8, "longitude": -89.6]]
+    nonisolated(unsafe) static let renamedHomer: [String: Any] = ["street": "742 Evergreen Terrace", "town": "Springfield", "zip": 49007,
+                                              "geo": ["lat": 39.8, "longitude": -89.6]]
+
+    @Test(arguments: [false, true])
+    func lightweightMigrationKeepsTheValuesOfRenamedElements(_ renamingComposite: Bool) throws {
+        let folder = try TemporaryFolder()
+        let v1 = CompositeAttributeTests.model()
+        let url = try L.makeStore(v1, in: folder) { context in
+            _ = L.insert("Person", ["name": "Homer", "address": Self.homer], into: context)
+        }
+        let v2 = Self.renamedModel(renamingComposite: renamingComposite)
+        try L.migrate(url, from: v1, to: v2)
+        let context = try L.open(url, v2)
+        let person = try #require(try L.fetch("Person", context).first)
+        let key = renamingComposite ? "home" : "address"
+        #expect(NSDictionary(dictionary: person.value(forKey: key) as! [String: Any]) == NSDictionary(dictionary: Self.renamedHomer))
+        // The renamed leaves are fetchable by their new key paths.
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Person")
+        request.predicate = NSPredicate(format: "\(key).town == 'Springfield' AND \(key).geo.lat > 39")
+        #expect(try context.count(for: request) == 1)
+    }
+
+    @Test func heavyweightMigrationKeepsTheValuesOfRenamedElements() throws {
+        let folder = try TemporaryFolder()
+        let v1 = CompositeAttributeTests.model()
+        let old = try L.makeStore(v1, in: folder) { context in
+            _ = L.insert("Person", ["name": "Homer", "address": Self.homer], into: context)
+        }
+        let v2 = Self.renamedModel(renamingComposite: true)
+        let new = folder.url.appendingPathComponent("New.sqlite")
+        let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: v1, destinationModel: v2)
+        try NSMigrationManager(sourceModel: v1, destinationModel: v2).migrateStore(from: old, type: .sqlite, mapping: mapping, to: new, type: .sqlite)
+        let person = try #require(try L.fetch("Person", L.open(new, v2)).first)
+        #expect(NSDictionary(dictionary: person.value(forKey: "home") as! [String: Any]) == NSDictionary(dictionary: Self.renamedHomer))
+    }
+
+    @Test func aRenamedElementWhoseTypeChangedIsRefused() throws {
+        let v1 = CompositeAttributeTests.model()
+        let v2 = CompositeAttributeTests.model()
+        let address = v2.entitiesByName["Person"]!.attributesByName["address"] as! NSCompositeAttributeDescription
+        address.elements[2].name = "postcode"
+        address.elements[2].renamingIdentifier = "zip"
+        address.elements[2].attributeType = .stringAttributeType // Integer 32 → String
+        #expect { try NSMappingModel.inferredMappingModel(forSourceModel: v1, destinationModel: v2) } throws: { error in
+            (error as NSError).code == NSInferredMappingModelError && "\(error)".contains("Person.address.postcode")
+        }
+    }
+}
