@@ -70,7 +70,8 @@ internal struct BatchUpdate {
                     assignments.append((index, .expression(node)))
                 }
             } else {
-                let constant = (raw as? NSExpression)?.constantValue ?? raw
+                // A constant expression of nil (`NSExpression(forConstantValue: nil)`) clears the attribute.
+                let constant: Any = (raw as? NSExpression).map { $0.constantValue ?? NSNull() } ?? raw
                 assignments.append((index, .constant(try BatchErrors.storeValue(constant, for: attribute, row: nil))))
             }
         }

@@ -74,11 +74,28 @@ extension NSBatchDeleteRequest: ContextExecutableRequest {
         let coordinator = try context.persistentStoreCoordinatorOrThrow()
         let wantsKeys = resultType == .resultTypeObjectIDs
         guard let objectIDs else {
+            if fetch.fetchLimit > 0 || fetch.fetchOffset > 0 {
+                // Only the rows the fetch returns, in its order ("delete all but the newest 100"):
+                // their IDs are read from the stores (pending changes aside), then deleted by key.
+                let limited = try context.plan(for: fetch, entity: entity, withLimits: true)
+                if let predicate = limited.predicate { try BatchKeyPaths.check(predicate, in: entity) }
+                plan.includesSubentities = true
+                return try delete(coordinator.fetchIDs(limited), plan: plan, coordinator: coordinator, context: context)
+            }
             plan.predicate = try fetch.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() }
             if let predicate = plan.predicate { try BatchKeyPaths.check(predicate, in: entity) }
             let (outcome, ids) = try coordinator.executeBatchDelete(BatchDelete(plan: plan, wantsKeys: wantsKeys, author: HistoryAuthor(of: context)), affectedStores: affectedStores)
             return result(outcome, ids: ids)
         }
+        return try delete(objectIDs, plan: plan, coordinator: coordinator, context: context)
+    }
+
+    /// Deletes the rows of `objectIDs` (saved objects' IDs), store by store, with `plan`'s
+    /// entity family.
+    private func delete(_ objectIDs: [NSManagedObjectID], plan: FetchPlan, coordinator: NSPersistentStoreCoordinator,
+                        context: NSManagedObjectContext) throws -> NSBatchDeleteResult {
+        var plan = plan
+        let wantsKeys = resultType == .resultTypeObjectIDs
         // Each store deletes its own IDs' rows (keys are per store).
         var stores: [NSPersistentStore] = []
         var byStore: [[NSManagedObjectID]] = []

@@ -64,8 +64,13 @@ extension NSPersistentHistoryChange: PredicateKeyValueCoding {
         case "changeType": return NSNumber(value: changeType.rawValue)
         case "changedEntity": return NSNumber(value: changedEntityNumber)
         case "changedObjectID": return changedObjectID
+        case Self.changedEntityNameKey: return changedObjectID.entity.name
         default: return nil
         }
     }
     var predicateObjectID: NSManagedObjectID? { nil }
+
+    /// The key a history filter compares `changedEntity` by when the predicate names entity
+    /// descriptions: the changed entity's name (a control character first: no user key).
+    static let changedEntityNameKey = "\u{1}changedEntityName"
 }

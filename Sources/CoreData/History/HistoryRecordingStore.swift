@@ -14,8 +14,8 @@ internal protocol HistoryRecordingStore: NSPersistentStore {
     var history: SQLiteHistory? { get }
     /// The number of the store's last transaction; 0 when it has none.
     func lastHistoryTransaction() throws -> Int64
-    /// Throws `NSPersistentHistoryTokenExpiredError` (134301) when the transaction `number` of a
-    /// token (from 1 on) is no longer in the history: purged.
+    /// Throws `NSPersistentHistoryTokenExpiredError` (134301) when history after the
+    /// transaction `number` of a token (from 1 on) was purged (``HistoryTokenCheck``).
     func checkHistoryToken(_ number: Int64) throws
     /// The transactions after `bound`, oldest first, with their changes if `withChanges`.
     func fetchHistory(after bound: HistoryBound?, withChanges: Bool) throws -> [NSPersistentHistoryTransaction]
@@ -25,6 +25,20 @@ internal protocol HistoryRecordingStore: NSPersistentStore {
 }
 
 extension SQLiteStore: HistoryRecordingStore {}
+
+/// When a history token has expired: when transactions after its transaction `N` may have been
+/// purged. A purge removes the transactions before a bound, so the history after `N` is whole
+/// when `N` is still there, when the first transaction after it is `N + 1`, or when none came
+/// after it (the transactions' key sequence, `Z_PRIMARYKEY`'s `Z_MAX`, is still at most `N`: a
+/// token taken just before everything was purged has missed nothing).
+internal enum HistoryTokenCheck {
+    /// One row, one column: non-zero when the token of transaction `parameter` is current.
+    static func sql(transactions: String, primaryKeys: String, pk: String, ent: String, max: String, parameter: String) -> String {
+        "SELECT CASE WHEN EXISTS (SELECT 1 FROM \(transactions) WHERE \(pk) = \(parameter)) THEN 1 "
+            + "WHEN coalesce((SELECT min(\(pk)) FROM \(transactions) WHERE \(pk) > \(parameter)), "
+            + "coalesce((SELECT \(max) FROM \(primaryKeys) WHERE \(ent) = \(SQLiteHistory.transactionEntity)), 0) + 1) <= \(parameter) + 1 THEN 1 ELSE 0 END"
+    }
+}
 
 extension HistoryRecordingStore {
     /// 134301 for a token whose transaction was purged from the store at `location`.

@@ -55,7 +55,8 @@ open class NSPersistentHistoryChange: NSObject, NSCopying {
     }
 
     /// The entity history fetch requests filter changes by: `changeID`, `changeType`,
-    /// `changedEntity` (the changed object's `Z_ENT`) and `changedObjectID`.
+    /// `changedEntity` (the changed object's `Z_ENT`; compared with entity descriptions,
+    /// `changedEntity == %@` with `Note.entity()`, the changed object's entity) and `changedObjectID`.
     ///
     /// ```swift
     /// let entity = NSPersistentHistoryChange.entityDescription!

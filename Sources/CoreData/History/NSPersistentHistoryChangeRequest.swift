@@ -107,8 +107,8 @@ open class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest {
         NSPersistentHistoryChangeRequest(boundary: .date(date), isDelete: true)
     }
 
-    /// Purges the transactions before `token`'s (not its own), in each store it names; all of a
-    /// store's history for a store it does not name, or a `nil` token.
+    /// Purges the transactions before `token`'s (not its own), in each store it names (a store
+    /// it does not name keeps its history); every store's whole history for a `nil` token.
     ///
     /// ```swift
     /// _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: processedToken))
@@ -117,13 +117,26 @@ open class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest {
         NSPersistentHistoryChangeRequest(boundary: .token(token), isDelete: true)
     }
 
-    /// Purges the transactions before `transaction` (not itself); all of them for `nil`.
+    /// Purges the transactions before `transaction` (not itself), in its store; every store's
+    /// whole history for `nil`.
     ///
     /// ```swift
     /// _ = try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: transaction))
     /// ```
     open class func deleteHistory(before transaction: NSPersistentHistoryTransaction?) -> NSPersistentHistoryChangeRequest {
         NSPersistentHistoryChangeRequest(boundary: .transaction(transaction), isDelete: true)
+    }
+
+    /// Whether the request's bound concerns the store `storeID`: a date, a `nil` token or
+    /// transaction (every store), a token with an entry for it, its own transaction. A purge
+    /// leaves a store it does not concern alone (a token of another store purges nothing of this
+    /// one's history).
+    internal func names(store storeID: String) -> Bool {
+        switch boundary {
+        case .date: return true
+        case .token(let token): return token.map { $0.storeTokens[storeID] != nil } ?? true
+        case .transaction(let transaction): return transaction.map { $0.storeID == storeID } ?? true
+        }
     }
 
     /// The request's bound in the store `storeID`, as `ATRANSACTION` sees it: a transaction
@@ -166,7 +179,9 @@ extension NSPersistentHistoryChangeRequest: ContextExecutableRequest {
         }
         if isDelete {
             var deleted = 0
-            for store in stores { deleted += try store.deleteHistory(before: bound(forStore: store.identifier)) }
+            for store in stores where names(store: store.identifier) {
+                deleted += try store.deleteHistory(before: bound(forStore: store.identifier))
+            }
             return NSPersistentHistoryResult(result: resultType == .count ? deleted : true, resultType: resultType == .count ? .count : .statusOnly)
         }
         var transactions: [NSPersistentHistoryTransaction] = []
@@ -175,17 +190,18 @@ extension NSPersistentHistoryChangeRequest: ContextExecutableRequest {
             if case .token = boundary, case .number(let number)? = bound(forStore: store.identifier) { tokenBound = number } else { tokenBound = nil }
             if let tokenBound { try store.checkHistoryToken(tokenBound) }
             transactions += try store.fetchHistory(after: bound(forStore: store.identifier),
-                                                   withChanges: resultType != .transactionsOnly && resultType != .count || fetchRequest != nil)
+                                                   withChanges: resultType != .transactionsOnly || fetchRequest != nil)
         }
         let filter = try HistoryFilter(fetchRequest)
-        let needsChanges = resultType != .transactionsOnly && resultType != .count
-        transactions = filter.transactions(transactions, changesAreResults: resultType == .changesOnly || resultType == .objectIDs)
-        if !needsChanges { for transaction in transactions { transaction.changes = nil } }
+        transactions = filter.transactions(transactions, changesAreResults: [.changesOnly, .objectIDs, .count].contains(resultType))
         let changes = { filter.limited(transactions.flatMap { transaction in transaction.changes ?? [] }) }
+        // The number of changes, as Apple documents `.count`: "the number of persistent history changes since…".
+        let changeCount = resultType == .count ? changes().count : 0
+        if resultType == .transactionsOnly || resultType == .count { for transaction in transactions { transaction.changes = nil } }
         let result: Any
         switch resultType {
         case .statusOnly: result = true
-        case .count: result = transactions.count
+        case .count: result = changeCount
         case .objectIDs: result = changes().map(\.changedObjectID)
         case .transactionsOnly, .transactionsAndChanges: result = transactions
         case .changesOnly:
@@ -218,9 +234,46 @@ private struct HistoryFilter {
             throw CoreDataError.make(.unsupportedRequestType,
                 "A history request's fetch request must be NSPersistentHistoryTransaction.fetchRequest or NSPersistentHistoryChange.fetchRequest, not one of the entity '\(request.entityName ?? "nil")'")
         }
-        predicate = try request.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() }
+        let tree = try request.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() }
+        predicate = filtersChanges ? tree.map(Self.comparingEntitiesByName) : tree
         offset = max(request.fetchOffset, 0)
         limit = request.fetchLimit
+    }
+
+    /// The predicate with `changedEntity` compared with entity descriptions (`changedEntity ==
+    /// %@` with `Post.entity()`, or `IN` a list of them) comparing the changes' entities' names:
+    /// a change's `changedEntity` is its store's entity number (`Z_ENT`), which a comparison
+    /// with a number still uses.
+    private static func comparingEntitiesByName(_ node: PredicateNode) -> PredicateNode {
+        func names(_ expression: ExpressionNode) -> ExpressionNode? {
+            func name(_ value: PredicateValue) -> PredicateValue? {
+                guard case .object(let reference) = value, let entity = reference.object as? NSEntityDescription else { return nil }
+                return .string(entity.name ?? "")
+            }
+            guard case .constant(let value) = expression else { return nil }
+            if let single = name(value) { return .constant(single) }
+            guard case .collection(let items) = value, !items.isEmpty else { return nil }
+            let named = items.compactMap(name)
+            return named.count == items.count ? .constant(.collection(named)) : nil
+        }
+        func isChangedEntity(_ expression: ExpressionNode) -> Bool {
+            if case .keyPath(let path) = expression { return path == ["changedEntity"] }
+            return false
+        }
+        let byName = ExpressionNode.keyPath([NSPersistentHistoryChange.changedEntityNameKey])
+        switch node {
+        case .constant: return node
+        case .and(let parts): return .and(parts.map(comparingEntitiesByName))
+        case .or(let parts): return .or(parts.map(comparingEntitiesByName))
+        case .not(let inner): return .not(comparingEntitiesByName(inner))
+        case .comparison(var comparison):
+            if isChangedEntity(comparison.lhs), let rhs = names(comparison.rhs) {
+                (comparison.lhs, comparison.rhs) = (byName, rhs)
+            } else if isChangedEntity(comparison.rhs), let lhs = names(comparison.lhs) {
+                (comparison.lhs, comparison.rhs) = (lhs, byName)
+            }
+            return .comparison(comparison)
+        }
     }
 
     /// `items` from the offset, at most the limit.

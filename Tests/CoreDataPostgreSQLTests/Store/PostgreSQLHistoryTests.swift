@@ -131,6 +131,10 @@ struct PostgreSQLHistoryTests {
         #expect(try database.query("SELECT \"Z_PK\" FROM \"ATRANSACTION\" ORDER BY 1") == [["2"], ["3"]])
         #expect(try database.query("SELECT DISTINCT \"ZTRANSACTIONID\" FROM \"ACHANGE\" ORDER BY 1") == [["2"], ["3"]])
         #expect(try Self.transactions(.fetchHistory(after: all[1].token), in: context).map(\.transactionNumber) == [3])
+        // Transaction 1 was purged, but nothing after it: its token still reads the whole rest.
+        #expect(try Self.transactions(.fetchHistory(after: all[0].token), in: context).map(\.transactionNumber) == [2, 3])
+        // Purged past it (transaction 2 gone too): transaction 1's token has expired.
+        _ = try context.performAndWait { try context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: all[2].token)) }
         let error = #expect(throws: NSError.self) {
             try context.performAndWait { _ = try context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: all[0].token)) }
         }

@@ -96,7 +96,8 @@ import Testing
         }
         #expect(NSPersistentHistoryChangeRequest.fetchHistory(after: Date.distantPast).resultType == .transactionsAndChanges)
         #expect(try result(.statusOnly).result as? Bool == true)
-        #expect(try result(.count).result as? Int == 3)
+        // `.count` is the number of changes, as Apple documents it ("the number of persistent history changes since…").
+        #expect(try result(.count).result as? Int == 5)
         #expect((try result(.objectIDs).result as? [NSManagedObjectID])?.count == 5)
         let only = try #require(try result(.transactionsOnly).result as? [NSPersistentHistoryTransaction])
         #expect(only.count == 3 && only.allSatisfy { $0.changes == nil })
@@ -116,7 +117,10 @@ import Testing
         #expect(try stack.rows("SELECT DISTINCT ZTRANSACTIONID FROM ACHANGE ORDER BY 1") == [["2"], ["3"]])
         // The token of transaction 2 is still good.
         #expect(try transactions(.fetchHistory(after: all[1].token), in: stack).map(\.transactionNumber) == [3])
-        // Purged through: transaction 1's token has expired.
+        // Transaction 1 was purged, but nothing after it: its token still reads the whole rest.
+        #expect(try transactions(.fetchHistory(after: all[0].token), in: stack).map(\.transactionNumber) == [2, 3])
+        // Purged past it (transaction 2 gone too): transaction 1's token has expired.
+        _ = try run(.deleteHistory(before: all[2].token), in: stack)
         let error = #expect(throws: NSError.self) { try stack.context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: all[0].token)) }
         #expect(error?.domain == NSCocoaErrorDomain)
         #expect(error?.code == NSPersistentHistoryTokenExpiredError)

@@ -38,9 +38,15 @@ extension InMemoryStore {
                 return key.contains(where: \.isNull) ? nil : constraint.keys[key]
             }.first
             let pk: Int64
+            var keyEntity = entity
             if let existing, var row = table[existing] {
                 pk = existing
-                for slot in rows.slots { row.snapshot.values[slot.index] = values[slot.index] }
+                // The row may be of another entity of the family: only the properties it has change.
+                keyEntity = row.snapshot.entity
+                let properties = keyEntity.layout.properties
+                for slot in rows.slots where slot.index < properties.count && properties[slot.index] === entity.layout.properties[slot.index] {
+                    row.snapshot.values[slot.index] = values[slot.index]
+                }
                 row.snapshot.version += 1
                 table[pk] = row
             } else {
@@ -53,7 +59,7 @@ extension InMemoryStore {
                 if !key.contains(where: \.isNull) { constraints[offset].keys[key] = pk }
             }
             outcome.count += 1
-            if insert.wantsKeys { outcome.keys.append(FetchedKey(entity: entity, primaryKey: pk)) }
+            if insert.wantsKeys { outcome.keys.append(FetchedKey(entity: keyEntity, primaryKey: pk)) }
         }
         self.rows[root] = table
         maxKeys[root] = maxKey

@@ -44,7 +44,7 @@ extension PostgreSQLStore {
             (target.columns.map { "t0.\($0) = u.\($0)" } + (target.condition.map { [$0] } ?? [])).joined(separator: " AND ")
         }
         let updates = conflicts.map { matches in
-            "UPDATE \(storage.table) AS t0 SET \(assignments.joined(separator: ", ")) FROM \(source) WHERE \(matches) RETURNING t0.\(Self.pk)"
+            "UPDATE \(storage.table) AS t0 SET \(assignments.joined(separator: ", ")) FROM \(source) WHERE \(matches) RETURNING t0.\(Self.pk), t0.\(Self.ent)"
         }
         let transformable = slots.map { $0.type == .transformableAttributeType || $0.type == .undefinedAttributeType }
         let root = entity.rootEntity
@@ -71,14 +71,18 @@ extension PostgreSQLStore {
                     next = end
                 } else {
                     var key: Int64?
+                    var keyEntity = entity // the row updated may be of another entity of the family
                     for update in updates where key == nil {
                         let updated = try connection.execute(update, arrays.parameters)
-                        if updated.count > 0 { key = updated.int64(0, 0) }
+                        if updated.count > 0 {
+                            key = updated.int64(0, 0)
+                            keyEntity = schema.entity(numbered: updated.int64(0, 1)) ?? entity
+                        }
                     }
                     guard let key else {
                         throw CoreDataError.make(.constraintMerge, "Batch insert row \(row): a uniqueness constraint is violated; nothing was inserted")
                     }
-                    if insert.wantsKeys { outcome.keys.append(FetchedKey(entity: entity, primaryKey: key)) }
+                    if insert.wantsKeys { outcome.keys.append(FetchedKey(entity: keyEntity, primaryKey: key)) }
                     upserted.append(key)
                 }
                 outcome.count += arrays.rows

@@ -193,15 +193,19 @@ extension PostgreSQLStore {
     }
 
     func lastHistoryTransaction() throws -> Int64 {
-        try read { connection in try connection.execute("SELECT coalesce(max(\"Z_PK\"), 0) FROM \"ATRANSACTION\"", []).int64(0, 0) }
+        try read { connection in
+            try connection.execute("SELECT greatest(coalesce((SELECT max(\"Z_PK\") FROM \"ATRANSACTION\"), 0), coalesce((SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = \(SQLiteHistory.transactionEntity)), 0))", []).int64(0, 0)
+        }
     }
 
     func checkHistoryToken(_ number: Int64) throws {
         guard number >= 1 else { return }
-        let exists = try read { connection in
-            try connection.execute("SELECT count(*) FROM \"ATRANSACTION\" WHERE \"Z_PK\" = $1", [.int(number)]).int64(0, 0) > 0
+        let current = try read { connection in
+            try connection.execute(HistoryTokenCheck.sql(transactions: "\"ATRANSACTION\"", primaryKeys: "\"Z_PRIMARYKEY\"", pk: "\"Z_PK\"",
+                                                         ent: "\"Z_ENT\"", max: "\"Z_MAX\"", parameter: "$1::bigint"),
+                                   [.int(number)]).int64(0, 0) != 0
         }
-        guard exists else { throw historyTokenExpired(location: location) }
+        guard current else { throw historyTokenExpired(location: location) }
     }
 
     /// The transactions after `bound` and their changes, read in one snapshot (`REPEATABLE READ`),

@@ -25,7 +25,7 @@ extension SQLiteStore {
             for target in conflictTargets {
                 sql += " ON CONFLICT (\(target.columns.joined(separator: ", ")))\(target.condition.map { " WHERE " + $0 } ?? "") DO UPDATE SET \(assignments.joined(separator: ", "))"
             }
-            sql += " RETURNING Z_PK"
+            sql += " RETURNING Z_PK, Z_ENT"
         }
         let upserts = !conflictTargets.isEmpty
         let transformable = slots.map { $0.attribute.attributeType == .transformableAttributeType || $0.attribute.attributeType == .undefinedAttributeType }
@@ -62,8 +62,12 @@ extension SQLiteStore {
                             position += 1
                         }
                         var key = next
+                        var keyEntity = entity // an upsert may update a row of another entity of the family
                         do {
-                            if try statement.step(), upserts { key = statement.int64(0) }
+                            if try statement.step(), upserts {
+                                key = statement.int64(0)
+                                keyEntity = schema.entity(numbered: statement.int64(1)) ?? entity
+                            }
                         } catch {
                             statement.reset()
                             throw Self.rowError(error, row: rows.row)
@@ -71,7 +75,7 @@ extension SQLiteStore {
                         statement.resetKeepingBindings()
                         if key == next { next = try PrimaryKeys.advance(next, table: entity.name) } else { updatedExisting = true; if recorder != nil { upserted.append(key) } }
                         outcome.count += 1
-                        if insert.wantsKeys { outcome.keys.append(FetchedKey(entity: entity, primaryKey: key)) }
+                        if insert.wantsKeys { outcome.keys.append(FetchedKey(entity: keyEntity, primaryKey: key)) }
                     }
                     if next > first + 1 {
                         try db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = \(next - 1) WHERE Z_ENT = \(root)")

@@ -19,22 +19,26 @@ extension SQLiteStore {
         }
     }
 
-    /// The number of the store's last transaction; 0 when it has none.
+    /// The number of the store's last transaction, purged or not (the transactions' key
+    /// sequence, so that a purge never takes the current token back); 0 when it has none.
     func lastHistoryTransaction() throws -> Int64 {
-        try withReader { db in try db.scalarInt("SELECT max(Z_PK) FROM ATRANSACTION") ?? 0 }
+        try withReader { db in
+            try db.scalarInt("SELECT max(coalesce((SELECT max(Z_PK) FROM ATRANSACTION), 0), coalesce((SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(SQLiteHistory.transactionEntity)), 0))") ?? 0
+        }
     }
 
-    /// Throws `NSPersistentHistoryTokenExpiredError` (134301) when the transaction `number` of a
-    /// token (from 1 on) is no longer in the history: purged.
+    /// Throws `NSPersistentHistoryTokenExpiredError` (134301) when history after the
+    /// transaction `number` of a token (from 1 on) was purged: ``HistoryTokenCheck``.
     func checkHistoryToken(_ number: Int64) throws {
         guard number >= 1 else { return }
-        let exists = try withReader { db in
-            let statement = try db.cached("SELECT count(*) FROM ATRANSACTION WHERE Z_PK = ?")
+        let current = try withReader { db in
+            let statement = try db.cached(HistoryTokenCheck.sql(transactions: "ATRANSACTION", primaryKeys: "Z_PRIMARYKEY",
+                                                                 pk: "Z_PK", ent: "Z_ENT", max: "Z_MAX", parameter: "?1"))
             defer { statement.reset() }
             statement.bind(number, at: 1)
-            return try statement.step() && statement.int64(0) > 0
+            return try statement.step() && statement.int64(0) != 0
         }
-        guard exists else { throw historyTokenExpired(location: url?.path ?? "") }
+        guard current else { throw historyTokenExpired(location: url?.path ?? "") }
     }
 
     /// The transactions after `bound`, oldest first, with their changes if `withChanges`.

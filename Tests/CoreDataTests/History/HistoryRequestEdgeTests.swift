@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+/// History requests at their edges: a purge with another store's token, changes filtered by
+/// entity description, `.count`, tokens after a purge of everything.
+@Suite("History requests: edges")
+struct HistoryRequestEdgeTests {
+    static func stack(_ kind: TestStoreKind) throws -> TestStack {
+        try TestStack(model: HistoryTestModel.make(), options: HistoryTestModel.tracking,
+                      database: kind == .postgreSQL ? try PostgreSQLTestDatabase() : nil)
+    }
+
+    static func transactions(_ request: NSPersistentHistoryChangeRequest, in stack: TestStack) throws -> [NSPersistentHistoryTransaction] {
+        try #require((try stack.context.execute(request) as? NSPersistentHistoryResult)?.result as? [NSPersistentHistoryTransaction])
+    }
+
+    /// Two saves: a folder with a note, then a second note.
+    static func twoSaves(_ stack: TestStack) throws {
+        let folder = stack.insert("Folder", ["name": "Inbox"])
+        stack.insert("Note", ["title": "a", "folder": folder])
+        try stack.context.save()
+        stack.insert("Note", ["title": "b", "folder": folder])
+        try stack.context.save()
+    }
+
+    @Test("A purge with a token of another store leaves this store's history alone", arguments: TestStoreKind.available)
+    func aPurgeWithAnotherStoresToken(_ kind: TestStoreKind) throws {
+        let mine = try Self.stack(kind)
+        let other = try Self.stack(.sqlite)
+        try Self.twoSaves(mine)
+        try Self.twoSaves(other)
+        let othersToken = try #require(other.coordinator.currentPersistentHistoryToken(fromStores: nil))
+        _ = try mine.context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: othersToken))
+        let othersTransaction = try #require(try Self.transactions(.fetchHistory(after: nil as NSPersistentHistoryToken?), in: other).last)
+        _ = try mine.context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: othersTransaction))
+        #expect(try Self.transactions(.fetchHistory(after: nil as NSPersistentHistoryToken?), in: mine).count == 2)
+        // A nil token still purges everything.
+        _ = try mine.context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: nil as NSPersistentHistoryToken?))
+        #expect(try Self.transactions(.fetchHistory(after: nil as NSPersistentHistoryToken?), in: mine).isEmpty)
+    }
+
+    @Test("Changes filter by entity description, and still by entity number", arguments: TestStoreKind.available)
+    func changesFilterByEntityDescription(_ kind: TestStoreKind) throws {
+        let stack = try Self.stack(kind)
+        try Self.twoSaves(stack)
+        let note = stack.model.entitiesByName["Note"]!
+        func changes(_ predicate: NSPredicate) throws -> [NSPersistentHistoryChange] {
+            let request = NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)
+            request.resultType = .changesOnly
+            let fetch = try #require(NSPersistentHistoryChange.fetchRequest)
+            fetch.predicate = predicate
+            request.fetchRequest = fetch
+            return try #require((try stack.context.execute(request) as? NSPersistentHistoryResult)?.result as? [NSPersistentHistoryChange])
+        }
+        let notes = try changes(NSPredicate(format: "changedEntity == %@ AND changeType == %d", note, NSPersistentHistoryChangeType.insert.rawValue))
+        #expect(notes.count == 2 && notes.allSatisfy { $0.changedObjectID.entity.name == "Note" })
+        #expect(try changes(NSPredicate(format: "changedEntity != %@", note)).allSatisfy { $0.changedObjectID.entity.name == "Folder" })
+        #expect(try changes(NSPredicate(format: "changedEntity IN %@", [note, stack.model.entitiesByName["Folder"]!])).count == 4)
+        // The store's entity number, as before.
+        let number = try #require(notes.first).changedEntityNumber
+        #expect(try changes(NSPredicate(format: "changedEntity == %lld", number)).count == 2)
+    }
+
+    @Test("A token taken before everything was purged stays current, and the current token never goes back", arguments: TestStoreKind.available)
+    func aTokenBeforeAPurgeOfEverything(_ kind: TestStoreKind) throws {
+        let stack = try Self.stack(kind)
+        try Self.twoSaves(stack)
+        let token = try #require(stack.coordinator.currentPersistentHistoryToken(fromStores: nil))
+        let first = try #require(try Self.transactions(.fetchHistory(after: nil as NSPersistentHistoryToken?), in: stack).first?.token)
+        _ = try stack.context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: Date.distantFuture))
+        #expect(stack.coordinator.currentPersistentHistoryToken(fromStores: nil) == token)
+        #expect(try Self.transactions(.fetchHistory(after: token), in: stack).isEmpty)
+        // The first transaction's token missed the second, purged: it has expired.
+        let error = #expect(throws: NSError.self) { try stack.context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: first)) }
+        #expect(error?.code == NSPersistentHistoryTokenExpiredError)
+        // After a new save, the token taken before the purge sees it.
+        stack.insert("Folder", ["name": "Later"])
+        try stack.context.save()
+        #expect(try Self.transactions(.fetchHistory(after: token), in: stack).map(\.transactionNumber) == [3])
+    }
+}
