@@ -134,6 +134,19 @@ internal struct FetchedResultsList {
         objects = fetched
         placements = Dictionary(minimumCapacity: fetched.count)
         for object in fetched { placements[ObjectIdentifier(object)] = placement(of: object) }
+        // The store sorted its rows; an object the context already held may have other values
+        // (changes not merged yet, unsaved ones with `includesPendingChanges` off, a parent's
+        // newer values in a child). The list is kept sorted by the values it compares, so that
+        // every object is found again: those objects go where their values put them (stably).
+        if objects.indices.dropFirst().contains(where: { compare(placementAt($0 - 1), placementAt($0)) == .orderedDescending }) {
+            objects = objects.enumerated().sorted { a, b in
+                switch compare(placements[ObjectIdentifier(a.element)]!, placements[ObjectIdentifier(b.element)]!) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: return a.offset < b.offset
+                }
+            }.map(\.element)
+        }
         sections = findSections()
         if sectionPath != nil {
             var seen = Set<String>()
@@ -178,21 +191,28 @@ internal struct FetchedResultsList {
     /// one counts as updated (reported as `.update` when it stays in its place).
     mutating func apply(changed: [NSManagedObject], belongs: (NSManagedObject) -> Bool,
                         updated: (NSManagedObject) -> Bool) -> FetchedListChanges {
-        struct Entry { var object: NSManagedObject; var oldOffset: Int?; var newOffset: Int?; var oldSection: String?; var placement: FetchedPlacement? }
+        struct Entry {
+            var object: NSManagedObject; var oldOffset: Int?; var newOffset: Int?; var oldSection: String?; var placement: FetchedPlacement?
+            /// Still in the results, with sort values and section as before: it keeps its place
+            /// (among objects that sort the same too), neither taken out nor put back.
+            var stays = false
+        }
         var entries: [Entry] = []
         var seen = Set<ObjectIdentifier>()
         for object in changed where seen.insert(ObjectIdentifier(object)).inserted {
             let old = index(of: object)
             let now = belongs(object) ? placement(of: object) : nil
             guard old != nil || now != nil else { continue }
-            entries.append(Entry(object: object, oldOffset: old, newOffset: nil,
-                                 oldSection: old.map { _ in placements[ObjectIdentifier(object)]!.section }, placement: now))
+            let before = old.map { _ in placements[ObjectIdentifier(object)]! }
+            var entry = Entry(object: object, oldOffset: old, newOffset: nil, oldSection: before?.section, placement: now)
+            if let before, let now { entry.stays = before.section == now.section && compare(before, now) == .orderedSame }
+            entries.append(entry)
         }
         guard !entries.isEmpty else { return FetchedListChanges() }
         let oldSections = sections
 
-        let removed = entries.compactMap(\.oldOffset).sorted()
-        var order = entries.indices.filter { entries[$0].placement != nil }
+        let removed = entries.filter { !$0.stays }.compactMap(\.oldOffset).sorted()
+        var order = entries.indices.filter { entries[$0].placement != nil && !entries[$0].stays }
         order.sort { compare(entries[$0].placement!, entries[$1].placement!) == .orderedAscending }
         for offset in removed { placements[ObjectIdentifier(objects[offset])] = nil }
         if (removed.count + order.count) * 16 <= objects.count {
@@ -232,6 +252,10 @@ internal struct FetchedResultsList {
             merged.append(contentsOf: kept[taken...])
             objects = merged
         }
+        for index in entries.indices where entries[index].stays {
+            placements[ObjectIdentifier(entries[index].object)] = entries[index].placement
+            entries[index].newOffset = self.index(of: entries[index].object)
+        }
         sections = findSections()
 
         var changes = FetchedListChanges()
@@ -270,6 +294,9 @@ internal struct FetchedResultsList {
         }
 
         for (index, entry) in entries.enumerated() {
+            // An object that kept its place and did not change (an insert it was already in the
+            // results for, a rolled-back delete never reported) is no change of the results.
+            if entry.stays && !updated(entry.object) { continue }
             let oldPath = entry.oldOffset.map { Self.path(of: $0, in: oldSections) }
             let newPath = entry.newOffset.map { Self.path(of: $0, in: sections) }
             let type: NSFetchedResultsChangeType
