@@ -305,11 +305,3 @@ extension NSPersistentContainer {
         return try rethrowing(outcome.value, as: block)
     }
 }
-
-/// Returns the value or throws the error of `block`'s outcome. `block` is never called: it only
-/// types the error as `block`'s, which lets a `rethrows` caller throw an error `block` threw on
-/// another queue.
-private func rethrowing<T, Failure: Error>(_ outcome: Result<T, Failure>,
-                                           as block: (NSManagedObjectContext) throws(Failure) -> T) throws(Failure) -> T {
-    try outcome.get()
-}

@@ -161,24 +161,18 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// Runs `block` on the coordinator's queue, after the blocks given before, and returns its
-    /// value or throws its error. (Apple's takes any `T`; here, as for the context's, the value
-    /// crosses to the caller's isolation, so it is `Sendable`.)
+    /// value or throws its error. As Apple's (and the context's), the value need not be `Sendable`.
     ///
     /// ```swift
     /// let stores = await coordinator.perform { coordinator.persistentStores.count }
     /// ```
-    open func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try self.serialized(block) }) }
+    @preconcurrency
+    open func perform<T>(_ block: @escaping @Sendable () throws -> T) async rethrows -> T {
+        let work = UncheckedSendable(block)
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<UncheckedSendable<Result<T, any Error>>, Never>) in
+            queue.async { continuation.resume(returning: UncheckedSendable(Result { try self.serialized(work.value) })) }
         }
-    }
-
-    /// Runs `block` on the coordinator's queue, after the blocks given before, and returns its
-    /// value.
-    open func perform<T: Sendable>(_ block: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: self.serialized(block)) }
-        }
+        return try rethrowing(outcome.value, as: block)
     }
 
     // MARK: Adding and removing stores

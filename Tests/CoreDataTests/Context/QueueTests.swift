@@ -56,6 +56,24 @@ struct QueueTests {
         }
     }
 
+    /// As Apple's, the value need not be `Sendable`: the objects a block fetched come back to a
+    /// main-actor caller, and a generic wrapper as real apps write one compiles.
+    @MainActor @Test func performReturnsValuesThatAreNotSendable() async throws {
+        let stack = try TestStack()
+        stack.insert("Car", ["name": "a"])
+        try stack.context.save()
+        let main = NSManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
+        main.persistentStoreCoordinator = stack.coordinator
+        let cars: [NSManagedObject] = try await main.perform { try main.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")) }
+        #expect(cars.map { $0.value(forKey: "name") as? String } == ["a"])
+        let car: NSManagedObject? = await main.perform { main.registeredObjects.first }
+        #expect(car === cars.first)
+        #expect(try await main.performAsync { try main.count(for: NSFetchRequest<NSManagedObject>(entityName: "Car")) } == 1)
+        let coordinator = stack.coordinator
+        let stores: [NSPersistentStore] = await coordinator.perform { coordinator.persistentStores }
+        #expect(stores.count == 1)
+    }
+
     @Test func fetchRequestExecuteUsesTheCurrentContext() throws {
         let stack = try TestStack()
         stack.insert("Car", ["name": "a"])
@@ -108,4 +126,11 @@ final class Log: @unchecked Sendable {
     private var storage: [Int] = []
     func append(_ value: Int) { lock.lock(); storage.append(value); lock.unlock() }
     var values: [Int] { lock.lock(); defer { lock.unlock() }; return storage }
+}
+
+extension NSManagedObjectContext {
+    /// A wrapper as real apps write one (mastodon-ios, AltStore): generic, enqueued.
+    fileprivate func performAsync<T>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
+        try await perform(schedule: .enqueued) { try block() }
+    }
 }
