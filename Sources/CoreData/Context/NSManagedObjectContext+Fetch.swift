@@ -113,7 +113,7 @@ extension NSManagedObjectContext {
 
     /// The IDs of the objects a request matches, with pending changes merged in.
     private func fetchIDs<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSManagedObjectID] {
-        if request.includesPendingChanges { processPendingChanges() }
+        if request.includesPendingChanges { holdingUndoEvent(endingEvent: false) { processPendingChanges() } }
         if !(request.includesPendingChanges && hasChanges) && _parent == nil {
             let plan = try plan(for: request, entity: entity, withLimits: true)
             return try readingAtGeneration { try persistentStoreCoordinatorOrThrow().fetchIDs(plan) }
@@ -127,7 +127,7 @@ extension NSManagedObjectContext {
     internal func fetchObjects<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription, applyLimits: Bool = true,
                                   includesPendingChanges: Bool? = nil, forChild: Bool = false) throws -> [NSManagedObject] {
         let includesPendingChanges = includesPendingChanges ?? request.includesPendingChanges
-        if includesPendingChanges { processPendingChanges() }
+        if includesPendingChanges { holdingUndoEvent(endingEvent: false) { processPendingChanges() } }
         let merging = includesPendingChanges && hasChanges
         let needsMemory = merging && (request.fetchLimit > 0 || request.fetchOffset > 0)
         let plan = try self.plan(for: request, entity: entity, withLimits: applyLimits && !needsMemory)
@@ -212,26 +212,27 @@ extension NSManagedObjectContext {
     /// Adds unsaved inserts, drops deleted objects, re-checks updated ones; sorts and limits in memory.
     /// `keepsStoreOrder` (a batched fetch): the store's objects stay in the store's order and
     /// only the changed ones are placed among them, so that sorting fires few faults.
+    /// Whether a changed object's row is (or, new, will be) in one of a request's
+    /// `affectedStores`; `true` when it names none.
+    internal func isObject(_ object: NSManagedObject, inAffectedStores affected: [NSPersistentStore]?) throws -> Bool {
+        guard let affected else { return true }
+        let store: NSPersistentStore?
+        if object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator {
+            store = try self.store(forNew: object, in: coordinator)
+        } else {
+            store = object.objectID.persistentStore
+        }
+        return affected.contains { $0 === store }
+    }
+
     private func mergePendingChanges<T>(into objects: [NSManagedObject], plan: FetchPlan, request: NSFetchRequest<T>,
                                         applyLimits: Bool, keepsStoreOrder: Bool = false) throws -> [NSManagedObject] {
         let entityNumbers = Set(plan.includesSubentities ? plan.entity.layout.entityNumbers : [plan.entity.layout.entityNumber])
         func isCandidate(_ object: NSManagedObject) -> Bool { entityNumbers.contains(object.layout.entityNumber) }
         func matches(_ object: NSManagedObject) throws -> Bool {
-            guard try isInAffectedStores(object) else { return false }
+            guard try isObject(object, inAffectedStores: plan.affectedStores) else { return false }
             guard let predicate = plan.predicate else { return true }
             return try PredicateBridge.evaluate(predicate, on: object)
-        }
-        /// Whether a changed object's row is (or, new, will be) in one of the request's
-        /// `affectedStores`, if it names some.
-        func isInAffectedStores(_ object: NSManagedObject) throws -> Bool {
-            guard let affected = plan.affectedStores else { return true }
-            let store: NSPersistentStore?
-            if object.objectID.isTemporaryID, let coordinator = persistentStoreCoordinator {
-                store = try self.store(forNew: object, in: coordinator)
-            } else {
-                store = object.objectID.persistentStore
-            }
-            return affected.contains { $0 === store }
         }
         var result: [NSManagedObject] = []
         var seen = Set<ObjectIdentifier>()

@@ -29,6 +29,11 @@ extension NSManagedObjectContext {
     /// ```
     public func save() throws {
         checkQueue("save()")
+        // With an undo manager, the save's passes over pending changes are one undo step.
+        try holdingUndoEvent(endingEvent: true, saveChanges)
+    }
+
+    private func saveChanges() throws {
         defer { deliverStoreRegistrations() } // StoreRegistrations.swift
         var shortcuts = SaveShortcuts(beginning: self) // what a save may skip: SaveShortcuts.swift
         defer { shortcuts.end() }

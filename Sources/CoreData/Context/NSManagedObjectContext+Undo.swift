@@ -58,6 +58,9 @@ internal final class UndoTracking {
     /// Whether the context is recording an event or putting images back: changes are not noted,
     /// and checkpoints are ignored.
     var isBusy = false
+    /// While above 0, processing the pending changes records them but does not end the event (the
+    /// undo step): the passes of a save are one step, as a fetch leaves the step open.
+    var eventHolds = 0
 
     init(_ undoManager: UndoManager) { self.undoManager = undoManager }
 
@@ -177,7 +180,21 @@ extension NSManagedObjectContext {
             tracking.changed.removeAll()
             if !before.isEmpty && tracking.isRegistrationEnabled { tracking.register(UndoStep(before), for: self) }
         }
-        tracking.endEvent()
+        if tracking.eventHolds == 0 { tracking.endEvent() }
+    }
+
+    /// Runs `body` (a save, a fetch) with the undo step left open by its processing of pending
+    /// changes; a save (`endingEvent`) ends it at the end, so that its passes (the changes, what
+    /// `willSave()` and the will-save observers change) are undone together, as one run loop
+    /// event groups them on Apple platforms.
+    internal func holdingUndoEvent<T>(endingEvent: Bool, _ body: () throws -> T) rethrows -> T {
+        guard let tracking = undoTracking else { return try body() }
+        tracking.eventHolds += 1
+        defer {
+            tracking.eventHolds -= 1
+            if endingEvent && tracking.eventHolds == 0 { tracking.endEvent() }
+        }
+        return try body()
     }
 
     /// Undo or redo: puts the objects back as `step` has them, registering their present state
@@ -322,6 +339,8 @@ extension NSManagedObjectContext {
     private func apply(_ image: UndoImage, generation: Int) {
         let object = image.object
         guard image.exists else { return removeForUndo(object) }
+        // A saved object whose delete is undone is reported inserted (``undelete(_:)``), not updated.
+        let wasDeleted = object._isDeleted && !object._isInserted && object._context === self
         restoreForUndo(object)
         object.fireFaultIfNeeded()
         object.changingObservedValues { restore(image, generation: generation) }
@@ -337,7 +356,7 @@ extension NSManagedObjectContext {
             object._isUpdated = true
             updated.insert(object)
         }
-        pendingChangeNotice.updated.append(object)
+        if !wasDeleted { pendingChangeNotice.updated.append(object) }
     }
 
     /// Whether `object`'s row is gone from the store without this context deleting it: a delete

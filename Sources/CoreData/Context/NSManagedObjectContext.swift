@@ -808,13 +808,23 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object._isDeleted = false
         deleted.remove(object)
         pendingDeletes.removeAll { $0 === object }
+        // A delete no `ObjectsDidChange` reported yet is withdrawn from the next one; a saved
+        // object whose delete was reported is reported inserted again (as undo and rollback do).
+        let unreportedDelete = pendingChangeNotice.deleted.lastIndex { $0 === object }
+        if let unreportedDelete { pendingChangeNotice.deleted.remove(at: unreportedDelete) }
         if object._isInserted {
             willChangeInsertedSet()
             inserted.insert(object)
-        } else if !object._changed.isEmpty {
-            // A saved object changed before it was deleted: its changes are saved after all.
-            object._isUpdated = true
-            updated.insert(object)
+        } else {
+            if unreportedDelete == nil {
+                willChangeInsertedSet()
+                pendingChangeNotice.inserted.append(object)
+            }
+            if !object._changed.isEmpty {
+                // A saved object changed before it was deleted: its changes are saved after all.
+                object._isUpdated = true
+                updated.insert(object)
+            }
         }
     }
 

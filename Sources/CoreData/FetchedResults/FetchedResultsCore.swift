@@ -31,11 +31,13 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
     /// The controller's `sectionIndexTitle(forSectionName:)`, which a subclass may override.
     var indexTitle: (String) -> String? = { _ in nil }
 
-    /// What the controller tracks: managed objects of these entities matching the predicate.
+    /// What the controller tracks: managed objects of these entities matching the predicate, in
+    /// the request's `affectedStores` if it names some.
     struct TrackedRequest {
         var entityNumbers: Set<Int>
         var predicate: PredicateNode?
         var sortKeys: [SortKey]
+        var affectedStores: [NSPersistentStore]?
     }
 
     /// The results of a request for managed objects, sorted and in sections.
@@ -164,6 +166,13 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
             changed.removeAll { !tracked.entityNumbers.contains($0.layout.entityNumber) }
             changes = list!.apply(changed: changed, belongs: { object in
                 guard object._context === context, !object._isDeleted else { return false }
+                do {
+                    guard try context.isObject(object, inAffectedStores: tracked.affectedStores) else { return false }
+                } catch {
+                    // A new object no store takes (its save will fail): in none of the results' stores.
+                    CoreDataLog.warning("A fetched results controller left out \(object.objectID): \(error.localizedDescription)")
+                    return false
+                }
                 guard let predicate = tracked.predicate else { return true }
                 return PredicateEvaluator.evaluate(predicate, object: object)
             }, updated: { updated.contains(ObjectIdentifier($0)) })

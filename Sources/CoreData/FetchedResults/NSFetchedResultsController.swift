@@ -237,7 +237,8 @@ open class NSFetchedResultsController<ResultType>: NSObject {
             let tracked = FetchedResultsCore.TrackedRequest(
                 entityNumbers: Set(request.includesSubentities ? entity.layout.entityNumbers : [entity.layout.entityNumber]),
                 predicate: try fetched.predicate.map { try PredicateBridge.tree(of: $0) },
-                sortKeys: try PredicateBridge.sortKeys(of: descriptors))
+                sortKeys: try PredicateBridge.sortKeys(of: descriptors),
+                affectedStores: request.affectedStores)
             return (objects, tracked)
         }
     }

@@ -231,8 +231,13 @@ open class UndoManager: NSObject {
         !undoStack.isEmpty || (performing == .none && openGroups.contains { !$0.isEmpty })
     }
 
-    /// Whether there is a group on the redo stack.
-    open var canRedo: Bool { !redoStack.isEmpty }
+    /// Whether there is a group on the redo stack. Posts `.NSUndoManagerCheckpoint` first (outside
+    /// an undo or redo), as Apple's does: a context registers its pending changes, which clear
+    /// the redo stack, so a change made since the last undo leaves nothing to redo.
+    open var canRedo: Bool {
+        if performing == .none { post(.NSUndoManagerCheckpoint) }
+        return !redoStack.isEmpty
+    }
 
     /// Whether ``undo()`` or ``undoNestedGroup()`` is running.
     open var isUndoing: Bool { performing == .undo }

@@ -282,6 +282,78 @@ struct UndoTests {
         #expect(observed.inserted == [person])
     }
 
+    /// Undoing the delete of a saved object brings it back: reported inserted, as rollback does;
+    /// redo deletes it again.
+    @Test func undoingADeleteReportsTheObjectInserted() throws {
+        let (stack, _, _, tag) = try savedStack()
+        stack.context.delete(tag)
+        stack.context.processPendingChanges()
+        let observed = ObservedChanges(stack.context)
+        stack.context.undo()
+        #expect(observed.inserted == [tag] && observed.updated.isEmpty && observed.deleted.isEmpty)
+        #expect(!tag.isDeleted && !stack.context.hasChanges)
+        stack.context.redo()
+        #expect(observed.deleted == [tag] && observed.inserted.isEmpty)
+    }
+
+    /// A delete withdrawn (the object inserted again) before it was processed is reported by no
+    /// `ObjectsDidChange`.
+    @Test func aDeleteWithdrawnBeforeItWasProcessedIsNotReported() throws {
+        let (stack, _, _, tag) = try savedStack()
+        stack.context.undoManager = nil
+        let observed = ObservedChanges(stack.context)
+        stack.context.delete(tag)
+        stack.context.insert(tag)
+        stack.context.processPendingChanges()
+        #expect(observed.deleted.isEmpty && observed.inserted.isEmpty)
+        #expect(!tag.isDeleted && !stack.context.hasChanges)
+        // Reported deleted, then taken back: reported inserted.
+        stack.context.delete(tag)
+        stack.context.processPendingChanges()
+        #expect(observed.deleted == [tag])
+        stack.context.insert(tag)
+        stack.context.processPendingChanges()
+        #expect(observed.inserted == [tag] && observed.deleted.isEmpty)
+    }
+
+    /// `canRedo` posts a checkpoint first, as Apple's does: a change since the undo, not yet
+    /// processed, leaves nothing to redo.
+    @Test func canRedoSeesAChangeNotYetProcessed() throws {
+        let (stack, _, car, _) = try savedStack()
+        car.setValue("Model A", forKey: "name")
+        stack.context.processPendingChanges()
+        stack.context.undo()
+        #expect(stack.context.undoManager!.canRedo)
+        car.setValue("Model B", forKey: "name")
+        #expect(!stack.context.undoManager!.canRedo)
+        stack.context.redo()
+        #expect(car.value(forKey: "name") as? String == "Model B")
+    }
+
+    /// A save's passes over the pending changes are one undo step: what `willSave()` changed is
+    /// undone with the changes saved, as one run loop event groups them on Apple platforms. A
+    /// fetch between changes leaves the step open.
+    @Test func aSaveAndAFetchDoNotSplitTheUndoStep() throws {
+        let stack = try TestStack(classes: ["Car": PricedOnSave.self])
+        let car = stack.insert("Car", ["name": "Model T"])
+        try stack.context.save()
+        stack.context.undoManager = UndoManager()
+        #expect(car.value(forKey: "price") as? Double == 7)
+        car.setValue("Velo", forKey: "name")
+        try stack.context.save()
+        #expect(car.value(forKey: "price") as? Double == 4)
+        stack.context.undo()
+        #expect(car.value(forKey: "name") as? String == "Model T")
+        #expect(car.value(forKey: "price") as? Double == 7)
+        car.setValue(1999, forKey: "year")
+        _ = try stack.context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
+        car.setValue("Velo", forKey: "name")
+        stack.context.processPendingChanges()
+        stack.context.undo()
+        #expect(car.value(forKey: "year") as? Int == 2000)
+        #expect(car.value(forKey: "name") as? String == "Model T")
+    }
+
     @Test func aChildContextUndoesAndSavesToItsParent() throws {
         let stack = try TestStack()
         stack.insert("Car", ["name": "Model T"])
@@ -454,4 +526,13 @@ private final class ObservedChanges: @unchecked Sendable {
     }
 
     deinit { if let observer { NotificationCenter.default.removeObserver(observer) } }
+}
+
+/// A car whose `willSave()` sets its price to the length of its name (a denormalised value).
+final class PricedOnSave: NSManagedObject {
+    override func willSave() {
+        super.willSave()
+        let price = Double((value(forKey: "name") as? String ?? "").count)
+        if !isDeleted && value(forKey: "price") as? Double != price { setValue(price, forKey: "price") }
+    }
 }

@@ -66,4 +66,29 @@ struct FetchedResultsPlacementTests {
         #expect(recorder.batches == 0 || recorder.objectChanges.isEmpty)
         #expect(controller.fetchedObjects!.count == 2)
     }
+
+    @Test("A controller whose request names affectedStores tracks only objects of those stores")
+    func affectedStoresAreTracked() throws {
+        let stack = try TestStack()
+        let first = stack.coordinator.persistentStores[0]
+        let second = try stack.coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil,
+                                                              at: stack.directory.appendingPathComponent("Second.sqlite"))
+        stack.insert("Car", ["name": "a"])
+        try stack.context.save()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+        request.affectedStores = [first]
+        let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: stack.context, sectionNameKeyPath: nil, cacheName: nil)
+        let recorder = FetchedResultsRecorder()
+        controller.delegate = recorder
+        try controller.performFetch()
+        let elsewhere = stack.insert("Car", ["name": "b"])
+        stack.context.assign(elsewhere, to: second)
+        let here = stack.insert("Car", ["name": "c"])
+        stack.context.processPendingChanges()
+        #expect(controller.fetchedObjects!.map { $0.value(forKey: "name") as? String } == ["a", "c"])
+        try stack.context.save()
+        #expect(controller.fetchedObjects!.count == 2 && controller.fetchedObjects!.contains { $0 === here })
+        #expect(try stack.context.fetch(request).count == 2)
+    }
 }
