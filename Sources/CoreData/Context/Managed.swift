@@ -443,7 +443,7 @@ extension NSManagedObject {
         case .double(let value): return value
         case .int(let value): return Double(value)
         case .bool(let value): return value ? 1 : 0
-        case .decimal(let value): return NSDecimalNumber(decimal: value).doubleValue
+        case .decimal(let value): return value.nearestDouble
         default:
             guard let value = primitiveValue(at: index) else { return nil }
             if let value = value as? Double { return value }

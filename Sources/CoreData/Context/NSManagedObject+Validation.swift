@@ -193,7 +193,7 @@ extension NSManagedObject {
         switch stored {
         case .int(let v): if let error = bounds(Double(v), attribute, index, value, key) { return error }
         case .double(let v): if let error = bounds(v, attribute, index, value, key) { return error }
-        case .decimal(let v): if let error = bounds(NSDecimalNumber(decimal: v).doubleValue, attribute, index, value, key) { return error }
+        case .decimal(let v): if let error = bounds(v.nearestDouble, attribute, index, value, key) { return error }
         case .date(let date):
             let t = date.timeIntervalSinceReferenceDate
             if let min = attribute.minimum, t < min {

@@ -7,8 +7,8 @@ import Foundation
 ///
 /// Through a to-many value the rest of the path is read from every element and the results are
 /// flattened into one array, `nil` elements kept as `NSNull` (as `NSArray`'s key-value coding
-/// does). A `nil` to-one on the way to a to-many relationship gives an empty collection, as a SQL
-/// subquery over no rows does.
+/// does). A `nil` to-one on the way to a to-many relationship gives an empty collection (and
+/// `@count` 0), as a SQL subquery over no rows does.
 internal enum PredicateKeyValue {
     static func value(of object: Any?, keyPath: [String]) -> Any? {
         walk(object, keyPath[...])
@@ -32,14 +32,35 @@ internal enum PredicateKeyValue {
         }
         let rest = path.dropFirst()
         guard let next = value(of: current, forKey: key) else {
-            if !rest.isEmpty, let object = current as? NSManagedObject,
-               let relationship = object.entity.propertiesByName[key] as? NSRelationshipDescription,
-               let destination = relationship.destinationEntity, crossesToMany(rest, entity: destination) {
-                return [Any]()
+            // A nil to-one on the way to a to-many: the to-many is empty, and what follows it
+            // (`@count`, a key) is read from no elements, as a SQL subquery over no rows.
+            if !rest.isEmpty, let entity = entity(of: current),
+               let relationship = entity.propertiesByName[key] as? NSRelationshipDescription,
+               let destination = relationship.destinationEntity, let afterToMany = toManyEnd(rest, entity: destination) {
+                return walk([Any](), rest[afterToMany...])
             }
             return nil
         }
         return walk(next, rest)
+    }
+
+    /// The entity of a managed object or of a store record (its ID's).
+    private static func entity(of object: Any) -> NSEntityDescription? {
+        if let managed = object as? NSManagedObject { return managed.entity }
+        return (object as? PredicateKeyValueCoding)?.predicateObjectID?.entity
+    }
+
+    /// The index in `path` just after its first to-many relationship, followed from `entity`
+    /// through to-one relationships; `nil` if the path reaches none.
+    private static func toManyEnd(_ path: ArraySlice<String>, entity: NSEntityDescription) -> Int? {
+        var entity = entity
+        for index in path.indices {
+            guard let relationship = entity.propertiesByName[path[index]] as? NSRelationshipDescription else { return nil }
+            if relationship.isToMany { return index + 1 }
+            guard let destination = relationship.destinationEntity else { return nil }
+            entity = destination
+        }
+        return nil
     }
 
     /// The value of one key of one (non-collection) object.
@@ -98,19 +119,8 @@ internal enum PredicateKeyValue {
     /// Whether reading `path` from `object` goes through a to-many relationship (model objects),
     /// or gave a collection for another reason (dictionaries and plain values: assumed so).
     private static func crossesToMany(_ path: ArraySlice<String>, from object: Any) -> Bool {
-        guard let managed = object as? NSManagedObject else { return true }
-        return crossesToMany(path, entity: managed.entity)
-    }
-
-    private static func crossesToMany(_ path: ArraySlice<String>, entity: NSEntityDescription) -> Bool {
-        var entity = entity
-        for key in path {
-            guard let relationship = entity.propertiesByName[key] as? NSRelationshipDescription else { return false }
-            if relationship.isToMany { return true }
-            guard let destination = relationship.destinationEntity else { return false }
-            entity = destination
-        }
-        return false
+        guard let entity = entity(of: object) else { return true }
+        return toManyEnd(path, entity: entity) != nil
     }
 
     /// `@count`, `@sum.x`, `@avg.x`, `@min.x`, `@max.x` on a collection.

@@ -151,18 +151,22 @@ extension PredicateSQLCompiler {
         case (.url, .url(let u)): return .value(.string(u.absoluteString))
         case (.object(let root), .objectID(let ref)):
             guard let id = ref.object as? NSManagedObjectID else { return .mismatch }
-            return Self.primaryKey(id, root: root)
+            return primaryKey(id, root: root)
         case (.object(let root), .object(let ref)):
             guard let object = ref.object as? NSManagedObject else { return .mismatch }
-            return Self.primaryKey(object.objectID, root: root)
+            return primaryKey(object.objectID, root: root)
         case (.unsupported(let what), _):
             throw CompileError(reason: "\(what) can only be compared with nil in a fetch")
         default: return .mismatch
         }
     }
 
-    private static func primaryKey(_ id: NSManagedObjectID, root: NSEntityDescription) -> Bound {
+    /// The key of `id` in this store's table of `root`; a mismatch for an ID of another entity
+    /// family, a temporary one, or one of another store (``store``; the same file opened by
+    /// another coordinator is the same store).
+    private func primaryKey(_ id: NSManagedObjectID, root: NSEntityDescription) -> Bound {
         guard let key = id.primaryKey, id.entity.rootEntity === root else { return .mismatch }
+        if let store, let idStore = id.persistentStore, idStore !== store, idStore.identifier != store.identifier { return .mismatch }
         return .value(.int(key))
     }
 

@@ -90,6 +90,10 @@ internal struct PredicateSQLCompiler {
     let dialect: Dialect
     /// Values for `$VARIABLE`s.
     let variables: [String: Any]
+    /// The store whose rows are compared (`nil`: any): an object or object ID of another store
+    /// matches none of them, as `NSManagedObjectID`'s equality in memory says, though its key may
+    /// be one of this store's (a coordinator sends one fetch to each of its stores).
+    let store: NSPersistentStore?
     var scopes: [Scope]
     private var nextAlias = 1
     /// `SUBQUERY` iterator variables in force, by name: the scope of the element they stand for.
@@ -100,8 +104,10 @@ internal struct PredicateSQLCompiler {
 
     /// A compiler for `entity`'s rows in the file whose names `schema` gives (by default, a new
     /// file's: the names Apple's store derives from the model).
-    init(entity: NSEntityDescription, schema: SQLiteSchema? = nil, variables: [String: Any] = [:], dialect: Dialect = .sqlite) {
+    init(entity: NSEntityDescription, schema: SQLiteSchema? = nil, variables: [String: Any] = [:], dialect: Dialect = .sqlite,
+         store: NSPersistentStore? = nil) {
         self.entity = entity
+        self.store = store
         self.schema = schema ?? SQLiteSchema(model: entity.managedObjectModel!)
         self.variables = variables
         self.dialect = dialect

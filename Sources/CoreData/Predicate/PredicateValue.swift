@@ -86,6 +86,10 @@ extension PredicateValue {
         case let v as NSManagedObjectID: self = .objectID(ObjectReference(v))
         case let v as NSManagedObject: self = .object(ObjectReference(v))
         case let v as PredicateKeyValueCoding: self = .object(ObjectReference(v))
+        // Before the number casts: a decimal bridges `as Double` through `doubleValue`, which is
+        // off by an ulp for most fractions (``Decimal/nearestDouble``).
+        case let v as NSDecimalNumber: self = .double(v.decimalValue.nearestDouble)
+        case let v as Decimal: self = .double(v.nearestDouble)
         case let v as Bool where !(any is NSNumber): self = .int(v ? 1 : 0)
         case let v as Int: self = .int(Int64(v))
         case let v as Int64: self = .int(v)
@@ -99,8 +103,6 @@ extension PredicateValue {
         case let v as UInt8: self = .int(Int64(v))
         case let v as Double: self = .double(v)
         case let v as Float: self = .double(Double(v))
-        case let v as Decimal: self = .double(NSDecimalNumber(decimal: v).doubleValue)
-        case let v as NSDecimalNumber: self = .double(v.doubleValue)
         case let v as NSNumber: self = PredicateValue.number(v)
         case let v as NSString: self = .string(v as String)
         case let v as Date: self = .date(v)

@@ -105,7 +105,7 @@ extension StoreValue {
             case .int(let v): return Double(v)
             case .double(let v): return v
             case .bool(let v): return v ? 1 : 0
-            case .decimal(let v): return NSDecimalNumber(decimal: v).doubleValue
+            case .decimal(let v): return v.nearestDouble
             case .date(let v): return v.timeIntervalSinceReferenceDate
             default: return nil
             }

@@ -234,7 +234,7 @@ extension StoreValue {
             if let f = value as? Float { return .double(Double(f)) }
             if let i = integer(value) { return .double(Double(i)) }
             if let n = value as? NSNumber { return .double(n.doubleValue) }
-            if let d = value as? Decimal { return .double(NSDecimalNumber(decimal: d).doubleValue) }
+            if let d = value as? Decimal { return .double(d.nearestDouble) }
             return nil
         case .decimalAttributeType:
             if let d = value as? Decimal { return .decimal(d) }

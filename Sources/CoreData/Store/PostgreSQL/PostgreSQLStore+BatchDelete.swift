@@ -11,7 +11,7 @@ extension PostgreSQLStore {
     func batchDeleteInTransaction(_ delete: BatchDelete) throws -> BatchOutcome {
         let plan = delete.plan
         let table = schema.table(of: plan.entity)
-        var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema, dialect: .postgreSQL)
+        var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema, dialect: .postgreSQL, store: self)
         let (filter, bindings) = try batchFilter(plan, compiler: &compiler)
         let root = plan.entity.rootEntity
         let bySQLAlone = !delete.wantsKeys && !hasDependents(root)

@@ -8,7 +8,7 @@ extension PostgreSQLStore {
         let plan = update.plan
         let entity = plan.entity
         let storage = schema.storage(of: entity)
-        var compiler = PredicateSQLCompiler(entity: entity, schema: schema, dialect: .postgreSQL)
+        var compiler = PredicateSQLCompiler(entity: entity, schema: schema, dialect: .postgreSQL, store: self)
         let (set, values) = try SQLiteStore.batchAssignments(update, storage: storage, compiler: &compiler)
         let assignments = ["\(Self.opt) = t0.\(Self.opt) + 1"] + set
         var bindings = values.map(parameter)

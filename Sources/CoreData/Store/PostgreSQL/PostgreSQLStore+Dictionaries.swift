@@ -62,7 +62,7 @@ extension PostgreSQLStore {
     /// The SELECT of a dictionary plan (with `?` placeholders) and how to read each column.
     private func dictionaryQuery(_ plan: DictionaryPlan) throws -> (SQLFragment, [ColumnReader]) {
         let fetch = plan.fetch
-        var compiler = PredicateSQLCompiler(entity: fetch.entity, schema: schema, dialect: .postgreSQL)
+        var compiler = PredicateSQLCompiler(entity: fetch.entity, schema: schema, dialect: .postgreSQL, store: self)
         var conditions: [SQLFragment] = []
         let entities = schema.entityCondition(of: fetch.entity, includingSubentities: fetch.includesSubentities)
         if !entities.coversFamily {

@@ -10,7 +10,7 @@ extension PostgreSQLStore {
 
     /// The SQL (with `$n` placeholders) and parameters of a plan's query, selecting `columns`.
     func query(_ plan: FetchPlan, columns: String, countOnly: Bool = false) throws -> (String, [PostgreSQLParameter]) {
-        var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema, dialect: .postgreSQL)
+        var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema, dialect: .postgreSQL, store: self)
         var conditions: [String] = []
         var bindings: [StoreValue] = []
         let entities = schema.entityCondition(of: plan.entity, includingSubentities: plan.includesSubentities)

@@ -12,7 +12,7 @@ extension SQLiteStore {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only; nothing was deleted") }
         let plan = delete.plan
         let table = schema.table(of: plan.entity)
-        var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema)
+        var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema, store: self)
         let (condition, bindings) = try self.condition(plan, compiler: &compiler)
         let joins = compiler.joins
         let root = plan.entity.rootEntity

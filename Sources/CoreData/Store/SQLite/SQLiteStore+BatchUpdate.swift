@@ -11,7 +11,7 @@ extension SQLiteStore {
         let plan = update.plan
         let entity = plan.entity
         let storage = schema.storage(of: entity)
-        var compiler = PredicateSQLCompiler(entity: entity, schema: schema)
+        var compiler = PredicateSQLCompiler(entity: entity, schema: schema, store: self)
         var (assignments, bindings) = try Self.batchAssignments(update, storage: storage, compiler: &compiler)
         assignments.insert("Z_OPT = Z_OPT + 1", at: 0)
         let (condition, conditionBindings) = try self.condition(plan, compiler: &compiler)

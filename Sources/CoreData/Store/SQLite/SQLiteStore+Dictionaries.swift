@@ -102,7 +102,7 @@ extension SQLiteStore {
     /// The SELECT of a dictionary plan and how to read each of its columns.
     private func dictionaryQuery(_ plan: DictionaryPlan) throws -> (SQLFragment, [ColumnReader]) {
         let fetch = plan.fetch
-        var compiler = PredicateSQLCompiler(entity: fetch.entity, schema: schema)
+        var compiler = PredicateSQLCompiler(entity: fetch.entity, schema: schema, store: self)
         var conditions: [SQLFragment] = []
         if let condition = entityCondition(fetch) { conditions.append(SQLFragment(condition)) }
         if let predicate = fetch.predicate { conditions.append("(" + (try compiler.compile(predicate)) + ")") }

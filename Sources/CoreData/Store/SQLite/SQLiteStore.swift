@@ -541,7 +541,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// The SQL and bindings of a plan's query, selecting `columns`.
     private func query(_ plan: FetchPlan, columns: String, countOnly: Bool = false) throws -> (String, [StoreValue]) {
-        var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema)
+        var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema, store: self)
         let (condition, conditionBindings) = try self.condition(plan, compiler: &compiler)
         var bindings = conditionBindings
         var order: [String] = []
