@@ -73,22 +73,22 @@ extension NSMigrationManager {
 
     /// Removes both stores from their coordinators (closing their files) and forgets the contexts.
     func close() {
-        for context in [sourceContext, destinationContext] {
+        for context in [runningSourceContext, runningDestinationContext] {
             guard let context, let coordinator = context.persistentStoreCoordinator else { continue }
             context.reset()
             for store in coordinator.persistentStores {
                 do { try coordinator.remove(store) } catch { continue }
             }
         }
-        sourceContext = nil
-        destinationContext = nil
+        runningSourceContext = nil
+        runningDestinationContext = nil
         policies = [:]
     }
 
     /// Deletes what a failed migration wrote at the destination.
     func removeDestination(at url: URL, type: String, options: [AnyHashable: Any]?) {
-        guard let coordinator = destinationContext?.persistentStoreCoordinator else { return }
-        destinationContext.reset()
+        guard let context = runningDestinationContext, let coordinator = context.persistentStoreCoordinator else { return }
+        context.reset()
         do {
             try coordinator.destroyPersistentStore(at: url, ofType: type, options: options)
         } catch {
@@ -105,7 +105,7 @@ extension NSMigrationManager {
         // Within a step, the part of its objects done so far.
         func advance(_ done: Int, of total: Int) { migrationProgress = (step + Float(done) / Float(Swift.max(total, 1))) / steps }
         for entityMapping in entityMappings {
-            currentEntityMapping = entityMapping
+            runningEntityMapping = entityMapping
             let policy = try self.policy(for: entityMapping)
             try stage { try policy.begin(entityMapping, with: self) }
             if let sourceEntity = sourceEntity(for: entityMapping), entityMapping.mappingType != .removeEntityMappingType {
@@ -123,7 +123,7 @@ extension NSMigrationManager {
             advance()
         }
         for entityMapping in entityMappings {
-            currentEntityMapping = entityMapping
+            runningEntityMapping = entityMapping
             let policy = try self.policy(for: entityMapping)
             let destinations = associations[entityMapping.name ?? ""]?.destinations ?? []
             for batch in destinations.chunked(batchSize) {
@@ -139,7 +139,7 @@ extension NSMigrationManager {
             advance()
         }
         for entityMapping in entityMappings {
-            currentEntityMapping = entityMapping
+            runningEntityMapping = entityMapping
             let policy = try self.policy(for: entityMapping)
             try stage { try policy.performCustomValidation(forMapping: entityMapping, manager: self) }
             try stage { try policy.end(entityMapping, manager: self) }

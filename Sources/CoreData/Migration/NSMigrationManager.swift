@@ -22,17 +22,60 @@ open class NSMigrationManager: NSObject {
     open private(set) var sourceModel: NSManagedObjectModel
     /// The model of the store migrated to.
     open private(set) var destinationModel: NSManagedObjectModel
-    /// The mapping model of the running (or last) migration.
-    open internal(set) var mappingModel: NSMappingModel!
-    /// The context of the source store (read-only), while a migration runs.
-    open internal(set) var sourceContext: NSManagedObjectContext!
-    /// The context of the new store, while a migration runs.
-    open internal(set) var destinationContext: NSManagedObjectContext!
-    /// The entity mapping being migrated.
-    open internal(set) var currentEntityMapping: NSEntityMapping!
+    /// The mapping model of the running (or last) migration. Read before any migration, it is a
+    /// programmer error that stops the process (Apple's is `nil` then, though declared non-optional).
+    open var mappingModel: NSMappingModel { during("mappingModel", runningMapping) }
+    /// The context of the source store (read-only), while a migration runs; read at another time,
+    /// it is a programmer error that stops the process.
+    open var sourceContext: NSManagedObjectContext { during("sourceContext", runningSourceContext) }
+    /// The context of the new store, while a migration runs; read at another time, it is a
+    /// programmer error that stops the process.
+    open var destinationContext: NSManagedObjectContext { during("destinationContext", runningDestinationContext) }
+    /// The entity mapping being migrated; read when none is, it is a programmer error that stops
+    /// the process.
+    open var currentEntityMapping: NSEntityMapping { during("currentEntityMapping", runningEntityMapping) }
     /// The fraction of the migration done, from 0 to 1: one step per entity mapping and pass.
+    /// Linux: no key-value observing; a subclass sees each change in
+    /// ``willChangeValue(forKey:)`` and ``didChangeValue(forKey:)`` (`"migrationProgress"`), as
+    /// Apple's key-value observing calls them.
     open internal(set) var migrationProgress: Float = 0 {
-        didSet { progress?.completedUnitCount = Int64((Double(migrationProgress) * 1000).rounded()) }
+        willSet { willChangeValue(forKey: "migrationProgress") }
+        didSet {
+            progress?.completedUnitCount = Int64((Double(migrationProgress) * 1000).rounded())
+            didChangeValue(forKey: "migrationProgress")
+        }
+    }
+
+    /// Called before ``migrationProgress`` changes, with its key, as key-value observing calls it
+    /// on Apple platforms: override it to follow the migration (call `super`).
+    ///
+    /// ```swift
+    /// override func willChangeValue(forKey key: String) { super.willChangeValue(forKey: key) }
+    /// ```
+    open func willChangeValue(forKey key: String) {}
+
+    /// Called after ``migrationProgress`` changed, with its key: override it to report progress
+    /// (call `super`).
+    ///
+    /// ```swift
+    /// override func didChangeValue(forKey key: String) {
+    ///     super.didChangeValue(forKey: key)
+    ///     if key == "migrationProgress" { report(migrationProgress) }
+    /// }
+    /// ```
+    open func didChangeValue(forKey key: String) {}
+
+    /// What the public properties read while a migration runs.
+    internal var runningMapping: NSMappingModel?
+    internal var runningSourceContext: NSManagedObjectContext?
+    internal var runningDestinationContext: NSManagedObjectContext?
+    internal var runningEntityMapping: NSEntityMapping?
+
+    private func during<T>(_ name: String, _ value: T?) -> T {
+        guard let value else {
+            preconditionFailure("NSMigrationManager.\(name) is read while no migration runs (it exists only during migrateStore(from:…))")
+        }
+        return value
     }
     /// Information of the app's, for its policies.
     open var userInfo: [AnyHashable: Any]?
@@ -82,12 +125,12 @@ open class NSMigrationManager: NSObject {
         let mapping = try mappings ?? NSMappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: destinationModel)
         try validate(mapping, from: sourceURL, to: dURL, destinationType: dStoreType, destinationOptions: dOptions)
         reset()
-        mappingModel = mapping
+        runningMapping = mapping
         var sourceOptions = sOptions ?? [:]
         sourceOptions[NSReadOnlyPersistentStoreOption] = true
-        sourceContext = try Self.context(sourceModel, sStoreType, sourceURL, sourceOptions, "Can't add source store")
+        runningSourceContext = try Self.context(sourceModel, sStoreType, sourceURL, sourceOptions, "Can't add source store")
         defer { close() }
-        destinationContext = try Self.context(destinationModel, dStoreType, dURL, dOptions, "Can't add destination store")
+        runningDestinationContext = try Self.context(destinationModel, dStoreType, dURL, dOptions, "Can't add destination store")
         func byHash(_ model: NSManagedObjectModel) -> [Data: NSEntityDescription] {
             Dictionary(model.entities.map { ($0.versionHash, $0) }, uniquingKeysWith: { first, _ in first })
         }
@@ -123,10 +166,10 @@ open class NSMigrationManager: NSObject {
         policies = [:]
         cancellation = nil
         migrationProgress = 0
-        currentEntityMapping = nil
+        runningEntityMapping = nil
         entitiesByHash = nil
-        sourceContext = nil
-        destinationContext = nil
+        runningSourceContext = nil
+        runningDestinationContext = nil
     }
 
     /// Stops the running migration: it throws `error` after the policy call that is running.
@@ -175,26 +218,36 @@ open class NSMigrationManager: NSObject {
             .add(source: sourceInstance.objectID, destination: destinationInstance.objectID)
     }
 
-    /// The destination instances `mappingName` (every mapping when `nil`) made from `sourceInstances`,
-    /// in order, without repeats. Naming no mapping of the mapping model is a programmer error and
-    /// stops the process, as Apple's raises.
+    /// The destination instances `mappingName` made from `sourceInstances` (all it made, for
+    /// `nil`), in order, without repeats. Naming no mapping of the mapping model is a programmer
+    /// error and stops the process, as Apple's raises.
     ///
     /// ```swift
     /// let notes = manager.destinationInstances(forEntityMappingName: "NoteToNote", sourceInstances: [note])
     /// ```
-    open func destinationInstances(forEntityMappingName mappingName: String?, sourceInstances: [NSManagedObject]?) -> [NSManagedObject] {
-        instances(mappingName, sourceInstances, of: destinationContext) { $0.destinations(of: $1) }
+    open func destinationInstances(forEntityMappingName mappingName: String, sourceInstances: [NSManagedObject]?) -> [NSManagedObject] {
+        destinationInstances(mappingNamed: mappingName, sourceInstances)
     }
 
-    /// The source instances `mappingName` (every mapping when `nil`) made `destinationInstances` from,
-    /// in order, without repeats. Naming no mapping of the mapping model is a programmer error and
-    /// stops the process, as Apple's raises.
+    /// The source instances `mappingName` made `destinationInstances` from (all it used, for
+    /// `nil`), in order, without repeats. Naming no mapping of the mapping model is a programmer
+    /// error and stops the process, as Apple's raises.
     ///
     /// ```swift
     /// let sources = manager.sourceInstances(forEntityMappingName: "NoteToNote", destinationInstances: [newNote])
     /// ```
-    open func sourceInstances(forEntityMappingName mappingName: String?, destinationInstances: [NSManagedObject]?) -> [NSManagedObject] {
-        instances(mappingName, destinationInstances, of: sourceContext) { $0.sources(of: $1) }
+    open func sourceInstances(forEntityMappingName mappingName: String, destinationInstances: [NSManagedObject]?) -> [NSManagedObject] {
+        sourceInstances(mappingNamed: mappingName, destinationInstances)
+    }
+
+    /// ``destinationInstances(forEntityMappingName:sourceInstances:)``, through every mapping for a `nil` name.
+    internal func destinationInstances(mappingNamed mappingName: String?, _ sourceInstances: [NSManagedObject]?) -> [NSManagedObject] {
+        instances(mappingName, sourceInstances, of: runningDestinationContext) { $0.destinations(of: $1) }
+    }
+
+    /// ``sourceInstances(forEntityMappingName:destinationInstances:)``, through every mapping for a `nil` name.
+    internal func sourceInstances(mappingNamed mappingName: String?, _ destinationInstances: [NSManagedObject]?) -> [NSManagedObject] {
+        instances(mappingName, destinationInstances, of: runningSourceContext) { $0.sources(of: $1) }
     }
 
     // MARK: Internals
@@ -209,7 +262,7 @@ open class NSMigrationManager: NSObject {
     internal func destinationInstances(forSourceRelationshipValue value: Any?, to relationship: NSRelationshipDescription) -> [NSManagedObject] {
         let sources = MigrationRelationships.managedObjects(in: value)
         guard !sources.isEmpty, let target = relationship.destinationEntity else { return [] }
-        return destinationInstances(forEntityMappingName: nil, sourceInstances: sources).filter { $0.entity.isKindOf(entity: target) }
+        return destinationInstances(mappingNamed: nil, sources).filter { $0.entity.isKindOf(entity: target) }
     }
 
     /// The relationship whose value is being computed (``NSEntityMigrationPolicy/createRelationships(forDestination:in:manager:)``).
@@ -221,9 +274,9 @@ open class NSMigrationManager: NSObject {
     /// destination of the current mapping's source relationship `name`, and whose destination
     /// entity fits that of the relationship being set.
     private func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances value: Any?) -> [NSManagedObject] {
-        let sourceTarget = currentEntityMapping.flatMap { sourceEntity(for: $0) }?.relationshipsByName[name]?.destinationEntity
+        let sourceTarget = runningEntityMapping.flatMap { sourceEntity(for: $0) }?.relationshipsByName[name]?.destinationEntity
         let destinationTarget = currentDestinationRelationship?.destinationEntity
-        let names = (mappingModel?.entityMappings ?? []).filter { mapping in
+        let names = (runningMapping?.entityMappings ?? []).filter { mapping in
             let fitsSource = sourceTarget.map { target in sourceEntity(for: mapping)?.isKindOf(entity: target) ?? false } ?? true
             let fitsDestination = destinationTarget.map { target in destinationEntity(for: mapping)?.isKindOf(entity: target) ?? false } ?? true
             return fitsSource && fitsDestination
@@ -238,12 +291,12 @@ open class NSMigrationManager: NSObject {
         guard let context, let objects else { return [] }
         let tables: [MigrationAssociations]
         if let mappingName {
-            guard mappingModel?.entityMappingsByName[mappingName] != nil else {
+            guard runningMapping?.entityMappingsByName[mappingName] != nil else {
                 preconditionFailure("Can't find mapping for name (\(mappingName)).")
             }
             tables = associations[mappingName].map { [$0] } ?? []
         } else {
-            tables = (mappingModel?.entityMappings ?? []).compactMap { associations[$0.name ?? ""] }
+            tables = (runningMapping?.entityMappings ?? []).compactMap { associations[$0.name ?? ""] }
         }
         var seen = Set<NSManagedObjectID>()
         var result: [NSManagedObject] = []
@@ -273,13 +326,16 @@ extension NSMigrationManager: ExpressionMethodReceiver {
              "sourceInstancesForEntityMappingNamed:destinationInstances:":
             guard arguments.count == 2 else { break }
             let name = arguments[0] as? String
-            if let name, mappingModel?.entityMappingsByName[name] == nil {
+            if let name, runningMapping?.entityMappingsByName[name] == nil {
                 cancelMigrationWithError(MigrationErrors.migration("Can't find mapping for name (\(name)).", ["mappingName": name]))
                 return nil
             }
             let objects = MigrationRelationships.managedObjects(in: arguments[1])
-            return selector.hasPrefix("destination") ? destinationInstances(forEntityMappingName: name, sourceInstances: objects)
-                                                     : sourceInstances(forEntityMappingName: name, destinationInstances: objects)
+            // (Through the open methods when a name is given, so that a subclass's override runs.)
+            if selector.hasPrefix("destination") {
+                return name.map { destinationInstances(forEntityMappingName: $0, sourceInstances: objects) } ?? destinationInstances(mappingNamed: nil, objects)
+            }
+            return name.map { sourceInstances(forEntityMappingName: $0, destinationInstances: objects) } ?? sourceInstances(mappingNamed: nil, objects)
         case "destinationInstancesForSourceRelationshipNamed:sourceInstances:":
             guard arguments.count == 2, let name = arguments[0] as? String else { break }
             return destinationInstances(forSourceRelationshipNamed: name, sourceInstances: arguments[1])

@@ -136,6 +136,25 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         return result
     }
 
+    /// Whether `object` is a model with the same entities: the same names, each with the same
+    /// version hash (as Apple's model compares its entities). Two models read from one file are
+    /// equal, so migration code can find the bundle's version a store's model is:
+    ///
+    /// ```swift
+    /// let current = versions.first { $0 == storeModel }
+    /// ```
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSManagedObjectModel else { return false }
+        return other === self || entityVersionHashesByName == other.entityVersionHashesByName
+    }
+
+    /// A hash of the entities' names (equal models have equal names).
+    open override var hash: Int {
+        var hasher = Hasher()
+        for name in entities.compactMap(\.name).sorted() { hasher.combine(name) }
+        return hasher.finalize()
+    }
+
     /// The checksum Xcode shows for the model: base64 of SHA-256 over the entity hashes in name order.
     open var versionChecksum: String { VersionHash.versionChecksum(self) }
 

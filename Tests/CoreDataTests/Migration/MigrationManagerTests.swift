@@ -371,3 +371,40 @@ final class NotesPolicy: NSEntityMigrationPolicy {
         return M.model([person, note, attachment, last])
     }
 }
+
+/// A manager subclass as CoreStore and CoreDataPlus write them: progress through
+/// `didChangeValue(forKey:)`, and overrides of the manager's properties with Apple's types.
+final class ReportingMigrationManager: NSMigrationManager {
+    private(set) var reported: [Float] = []
+
+    override func didChangeValue(forKey key: String) {
+        super.didChangeValue(forKey: key)
+        if key == "migrationProgress" { reported.append(migrationProgress) }
+    }
+    override var mappingModel: NSMappingModel { super.mappingModel }
+    override var sourceContext: NSManagedObjectContext { super.sourceContext }
+    override var destinationContext: NSManagedObjectContext { super.destinationContext }
+    override var currentEntityMapping: NSEntityMapping { super.currentEntityMapping }
+    override func destinationInstances(forEntityMappingName mappingName: String, sourceInstances: [NSManagedObject]?) -> [NSManagedObject] {
+        super.destinationInstances(forEntityMappingName: mappingName, sourceInstances: sourceInstances)
+    }
+}
+
+extension MigrationManagerTests {
+    @Test func aSubclassFollowsProgressAndOverridesThePropertiesWithApplesTypes() throws {
+        let setup = try Setup(people: 3)
+        let manager = ReportingMigrationManager(sourceModel: Self.sourceModel(), destinationModel: Self.destinationModel())
+        try manager.migrateStore(from: setup.old, type: .sqlite, mapping: Self.mapping(), to: setup.new, type: .sqlite)
+        #expect(manager.reported.last == 1)
+        #expect(manager.reported.count > 2 && manager.reported == manager.reported.sorted())
+    }
+
+    @Test func modelsWithTheSameEntitiesAreEqual() {
+        #expect(Self.sourceModel() == Self.sourceModel())
+        #expect(Self.sourceModel().hash == Self.sourceModel().hash)
+        #expect(Self.sourceModel() != Self.destinationModel())
+        let versions = [Self.destinationModel(), Self.sourceModel()]
+        #expect(versions.firstIndex(of: Self.sourceModel()) == 1)
+        #expect(Set([Self.sourceModel(), Self.sourceModel(), Self.destinationModel()]).count == 2)
+    }
+}
