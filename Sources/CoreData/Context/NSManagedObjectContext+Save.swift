@@ -307,6 +307,12 @@ extension NSManagedObjectContext {
             let writes = groups.all.map { StoreWrite(changes: $0.changes, store: $0.store) }
             results = try coordinator.save(writes)
         }
+        // The history the save wrote, store by store: its did-save notification's "newChangeToken".
+        var historyTransactions: [String: Int64] = [:]
+        for (group, result) in zip(groups.all, results) {
+            if let transaction = result.historyTransaction { historyTransactions[group.store.identifier] = transaction }
+        }
+        savedHistoryToken = historyTransactions.isEmpty ? nil : NSPersistentHistoryToken(storeTokens: historyTransactions)
 
         // Commit in memory: the new objects take their permanent keys (their IDs are made when asked for).
         // (The lists are let go before the values move out of `groups` below: held, they would be copied.)
@@ -386,6 +392,11 @@ extension NSManagedObjectContext {
         ids.add(NSDeletedObjectIDsKey, idSet(of: deleted))
         // A pinned context's generation after the save (it moved to the latest), under Apple's key.
         if let queryGeneration { ids.add(NSManagedObjectContextQueryGenerationKey, NSQueryGenerationToken(generation: queryGeneration)) }
+        // The persistent history the save wrote, under Apple's (undocumented) key.
+        if let token = savedHistoryToken {
+            ids.add(NSManagedObjectContext.newChangeTokenKey, token)
+            savedHistoryToken = nil
+        }
         var objects = ids
         objects.memo = saveSetMemo
         saveSetMemo = nil

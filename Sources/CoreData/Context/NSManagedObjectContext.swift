@@ -241,6 +241,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
     /// During `save()`: the sets of objects its notifications carried, for the later ones to reuse.
     @exclusivity(unchecked) internal var saveSetMemo: ObjectSetMemo?
+    /// The persistent history a save to the stores wrote, until its did-save notification carries it.
+    internal var savedHistoryToken: NSPersistentHistoryToken?
     /// The query generation the context is pinned to, `nil` when unpinned
     /// (`NSManagedObjectContext+QueryGenerations.swift`).
     @exclusivity(unchecked) internal var queryGeneration: QueryGeneration?

@@ -20,6 +20,10 @@ extension NSManagedObjectContext {
     public static let didSaveObjectIDsNotification = Notification.Name("NSManagedObjectContextDidSaveObjectIDsNotification")
     /// Posted after a merge with the IDs of what changed.
     public static let didMergeChangesObjectIDsNotification = Notification.Name("NSManagedObjectContextDidMergeChangesObjectIDsNotification")
+    /// The did-save notifications' key of the `NSPersistentHistoryToken` of the history the save
+    /// wrote (stores with `NSPersistentHistoryTrackingKey`), as Apple's framework names it (it
+    /// declares no constant): `note.userInfo?["newChangeToken"] as? NSPersistentHistoryToken`.
+    internal static let newChangeTokenKey = "newChangeToken"
 }
 
 /// Keys of the notifications' user info, with Apple's values.
@@ -94,6 +98,10 @@ internal struct ChangeInfo {
     }
 
     mutating func add(_ key: String, _ token: NSQueryGenerationToken) {
+        userInfo[key] = token
+    }
+
+    mutating func add(_ key: String, _ token: NSPersistentHistoryToken) {
         userInfo[key] = token
     }
 }

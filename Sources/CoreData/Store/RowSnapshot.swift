@@ -202,6 +202,9 @@ internal struct SaveChanges: @unchecked Sendable {
 /// `NSManagedObjectID` is made for them: the context gives its objects their keys.
 internal struct SaveResult: Sendable {
     var insertedKeys: [Int64] = []
+    /// The persistent history transaction the save wrote (`nil` without history, or when it
+    /// changed no tracked entity): the did-save notification's `"newChangeToken"`.
+    var historyTransaction: Int64?
 }
 
 /// Turns the temporary IDs of a save's inserts into their permanent ones. The lookup table is

@@ -79,4 +79,27 @@ struct HistoryRequestEdgeTests {
         try stack.context.save()
         #expect(try Self.transactions(.fetchHistory(after: token), in: stack).map(\.transactionNumber) == [3])
     }
+
+    @Test("A did-save notification carries the history token of the save under \"newChangeToken\"", arguments: TestStoreKind.available)
+    func theDidSaveNotificationCarriesTheSavesToken(_ kind: TestStoreKind) throws {
+        let stack = try Self.stack(kind)
+        nonisolated(unsafe) var tokens: [NSPersistentHistoryToken?] = []
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: stack.context, queue: nil) { note in
+            tokens.append(note.userInfo?["newChangeToken"] as? NSPersistentHistoryToken)
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try Self.twoSaves(stack)
+        #expect(tokens.count == 2 && tokens.allSatisfy { $0 != nil })
+        #expect(tokens.last! == stack.coordinator.currentPersistentHistoryToken(fromStores: nil))
+        #expect(try Self.transactions(.fetchHistory(after: tokens[0]!), in: stack).map(\.transactionNumber) == [2])
+        // Without history, no token.
+        let plain = try TestStack(model: HistoryTestModel.make())
+        let plainObserver = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: plain.context, queue: nil) { note in
+            tokens.append(note.userInfo?["newChangeToken"] as? NSPersistentHistoryToken)
+        }
+        defer { NotificationCenter.default.removeObserver(plainObserver) }
+        plain.insert("Folder", ["name": "a"])
+        try plain.context.save()
+        #expect(tokens.count == 3 && tokens.last! == nil)
+    }
 }

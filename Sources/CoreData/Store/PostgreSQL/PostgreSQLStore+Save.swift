@@ -270,12 +270,14 @@ extension PostgreSQLStore {
                 continue
             }
         }
+        var result = SaveResult(insertedKeys: insertedKeys)
         if let history, !changes.writesNothing {
             let transaction = try recordHistory(changes, insertedKeys: insertedKeys, tombstones: tombstones, history: history, on: connection)
             try notifyCommit(transaction: transaction, on: connection)
+            result.historyTransaction = transaction
         }
         try beforeCommitting()
-        return SaveResult(insertedKeys: insertedKeys)
+        return result
     }
 
     /// Appends the parameters of one property of a row to `parameters`: its entity column's

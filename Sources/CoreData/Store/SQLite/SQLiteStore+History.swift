@@ -256,10 +256,11 @@ internal final class SQLiteHistory: @unchecked Sendable {
 
     /// Writes the history of one save on the writer, inside its transaction: the transaction
     /// row, its strings, and one change row per insert, update and delete. `insertedKeys` are the
-    /// inserts' keys; `tombstones` the kept values of deleted rows, by delete position.
-    func record(_ changes: SaveChanges, insertedKeys: [Int64], tombstones: [Int: [StoreValue]], store: SQLiteStore, on db: SQLiteConnection) throws {
+    /// inserts' keys; `tombstones` the kept values of deleted rows, by delete position. The
+    /// transaction's number, or `nil` when the save changed no tracked entity (and wrote none).
+    func record(_ changes: SaveChanges, insertedKeys: [Int64], tombstones: [Int: [StoreValue]], store: SQLiteStore, on db: SQLiteConnection) throws -> Int64? {
         let changeCount = changeCount(of: changes)
-        guard changeCount > 0 else { return } // a save that changed no tracked entity writes no transaction
+        guard changeCount > 0 else { return nil } // a save that changed no tracked entity writes no transaction
         let transaction = try allocate(Self.transactionEntity, count: 1, on: db)
         try writeTransaction(transaction, author: changes.transactionAuthor, contextName: changes.contextName, on: db)
 
@@ -284,6 +285,7 @@ internal final class SQLiteHistory: @unchecked Sendable {
             row.reset()
             key += 1
         }
+        return transaction
     }
 
     /// Writes the change rows of a save's inserts, numbered from `firstChange`; the number after

@@ -392,10 +392,11 @@ extension SQLiteStore {
                 try statement.step()
                 statement.reset()
             }
-            if let history { try history.record(changes, insertedKeys: insertedKeys, tombstones: tombstones, store: self, on: db) }
+            var result = SaveResult(insertedKeys: insertedKeys)
+            if let history { result.historyTransaction = try history.record(changes, insertedKeys: insertedKeys, tombstones: tombstones, store: self, on: db) }
             beforeCommitHook?()
             try beforeCommitting()
-            return SaveResult(insertedKeys: insertedKeys)
+            return result
         }
     }
 
