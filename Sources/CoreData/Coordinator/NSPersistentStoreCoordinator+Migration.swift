@@ -20,6 +20,7 @@ extension NSPersistentStoreCoordinator {
     /// Throws, leaving the old store in place, if `store` is not in this coordinator, if a file
     /// exists at `url` (a migration never overwrites one), or if the copy fails (the new store is
     /// removed and its file deleted). Contexts that held the old store's objects should be reset.
+    /// Saves through this coordinator wait while the store moves.
     @discardableResult
     public func migratePersistentStore(_ store: NSPersistentStore, to url: URL, options: [AnyHashable: Any]? = nil,
                                        withType storeType: String) throws -> NSPersistentStore {
@@ -32,6 +33,13 @@ extension NSPersistentStoreCoordinator {
                 NSFilePathErrorKey: url.path,
             ])
         }
+        // Under the save lock from the copy to the old store's removal: a save of another
+        // context of this coordinator meanwhile would go to the old store only, and be lost.
+        return try withSaveLock { try moveStore(store, to: url, options: options, type: storeType) }
+    }
+
+    /// ``migratePersistentStore(_:to:options:withType:)``'s copy and swap, under the save lock.
+    private func moveStore(_ store: NSPersistentStore, to url: URL, options: [AnyHashable: Any]?, type storeType: String) throws -> NSPersistentStore {
         let moved: NSPersistentStore
         if migratesThroughObjects(store, to: storeType) {
             moved = try migrateThroughObjects(store, to: url, options: options, type: storeType)

@@ -320,13 +320,28 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// `NSInvalidArgumentException`: a programmer error, which this method cannot throw. That
     /// includes a SQLite store opened without ``NSPersistentHistoryTrackingKey`` whose persistent
     /// history has rows, which opens read-only; check `isReadOnly` first.
+    ///
+    /// The keys the store keeps for its model (`NSStoreModelVersionHashesKey`, the version
+    /// identifiers, the checksum and the framework version) stay as they are when `metadata`
+    /// lacks them, as the store's next save writes them on Apple platforms: a dictionary of the
+    /// app's keys alone (`["lastImport": Date()]`) would otherwise leave a store that no model
+    /// opens again. A write that fails is logged (this method cannot throw).
     open func setMetadata(_ metadata: [String: Any]?, for store: NSPersistentStore) {
         precondition(!store.isReadOnly, "setMetadata(_:for:): the store at \(store.url?.path ?? "") is read-only; its metadata can't be changed")
         var merged = metadata ?? [:]
+        for key in Self.modelMetadataKeys where merged[key] == nil { merged[key] = store.metadata?[key] }
         merged[NSStoreUUIDKey] = store.identifier
         merged[NSStoreTypeKey] = store.type
-        try? store.writeMetadata(merged)
+        do {
+            try store.writeMetadata(merged)
+        } catch {
+            CoreDataLog.warning("setMetadata(_:for:): the metadata of the store at \(store.url?.path ?? "") was not written: \(error.localizedDescription)")
+        }
     }
+
+    /// The metadata keys a store keeps for the model that wrote it.
+    private static let modelMetadataKeys = [NSStoreModelVersionHashesKey, NSStoreModelVersionHashesVersionKey, NSStoreModelVersionIdentifiersKey,
+                                            NSStoreModelVersionHashesDigestKey, NSPersistentStoreModelVersionChecksumKey, NSPersistenceFrameworkVersionKey]
 
     /// Reads the metadata of the store at `url` without adding it: a SQLite file's; for
     /// ``NSPostgreSQLStoreType``, of the store in the database the `postgres://` URL names
@@ -349,7 +364,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     // MARK: Destroying and replacing stores
 
     /// Deletes the store file at `url` and its `-wal` and `-shm` files, removing the store first if it was added.
-    /// For `/dev/null` (an in-memory store) only the store is removed. For a registered store
+    /// Something at `url` that is not a SQLite file (a directory, another kind of file) is
+    /// refused with an error and left as it is. For `/dev/null` (an in-memory store) only the store is removed. For a registered store
     /// type (``registerStoreClass(_:forStoreType:)``) the store is removed if it was added and
     /// the file or folder at a file URL is deleted; a store at another URL is only removed.
     open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
@@ -359,6 +375,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             return
         }
         guard storeType == NSSQLiteStoreType else { return }
+        if !SQLiteStore.isInMemory(url) { try SQLiteStore.checkFile(at: url) } // (an app's folder given for its store's URL)
         if let store = persistentStore(for: url) { try remove(store) }
         guard !SQLiteStore.isInMemory(url) else { return }
         for suffix in ["", "-wal", "-shm", "-journal"] {

@@ -106,3 +106,62 @@ struct MigratePersistentStoreTests {
         try Self.check(stack.newContext())
     }
 }
+
+/// What the coordinator's review found: saves during a move, destroying what is not a store,
+/// a read-only store that is not there.
+@Suite("Migrating, destroying and opening stores safely")
+struct StoreFileSafetyTests {
+    /// A save begun by another context while the store moves waits for the move, and lands in the
+    /// new store (before, it could go to the old file only, which the coordinator then dropped).
+    @Test func aSaveDuringAMoveWaitsAndLandsInTheNewStore() throws {
+        let folder = try TemporaryFolder()
+        let stack = try TestStack(directory: folder.url)
+        stack.insert("Car", ["name": "before"])
+        try stack.context.save()
+        // (A context of its own thread, not a queue's: the test's thread blocks, and a 2-core
+        // machine's dispatch pool may then have no thread left for a queue.)
+        let worker = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        worker.persistentStoreCoordinator = stack.coordinator
+        let saved = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var finishedDuringMove = false
+        nonisolated(unsafe) var saveError: Error?
+        let observer = NotificationCenter.default.addObserver(forName: .NSPersistentStoreCoordinatorWillRemoveStore, object: stack.coordinator, queue: nil) { _ in
+            Thread {
+                NSEntityDescription.insertNewObject(forEntityName: "Car", into: worker).setValue("during", forKey: "name")
+                do { try worker.save() } catch { saveError = error }
+                saved.signal()
+            }.start()
+            finishedDuringMove = saved.wait(timeout: .now() + 0.3) == .success
+        }
+        let target = folder.url.appendingPathComponent("Moved.sqlite")
+        try stack.coordinator.migratePersistentStore(stack.coordinator.persistentStores[0], to: target, withType: NSSQLiteStoreType)
+        NotificationCenter.default.removeObserver(observer)
+        let finished = finishedDuringMove || saved.wait(timeout: .now() + 60) == .success
+        #expect(finished && !finishedDuringMove)
+        #expect(saveError == nil)
+        #expect(try RawSQLite.query(target.path, "SELECT ZNAME FROM ZCAR ORDER BY Z_PK").map { $0[0] } == ["before", "during"])
+    }
+
+    @Test func destroyingSomethingThatIsNotAStoreIsRefused() throws {
+        let folder = try TemporaryFolder()
+        let stack = try TestStack(directory: folder.url)
+        try stack.context.save()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: stack.model)
+        #expect(throws: NSError.self) { try coordinator.destroyPersistentStore(at: folder.url, ofType: NSSQLiteStoreType) }
+        let notes = folder.url.appendingPathComponent("notes.txt")
+        try Data("my notes".utf8).write(to: notes)
+        #expect(throws: NSError.self) { try coordinator.destroyPersistentStore(at: notes, ofType: NSSQLiteStoreType) }
+        #expect(FileManager.default.fileExists(atPath: stack.url.path) && FileManager.default.fileExists(atPath: notes.path))
+    }
+
+    @Test func aReadOnlyStoreThatIsNotThereMakesNothing() throws {
+        let folder = try TemporaryFolder()
+        let url = folder.url.appendingPathComponent("a/b/Missing.sqlite")
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        let error = #expect(throws: NSError.self) {
+            try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: [NSReadOnlyPersistentStoreOption: true])
+        }
+        #expect(error?.code == NSFileReadNoSuchFileError)
+        #expect(!FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("a").path))
+    }
+}

@@ -17,6 +17,22 @@ struct SetMetadataTests {
         return stack.url
     }
 
+    /// A coordinator's `setMetadata(_:for:)` with the app's keys alone keeps the store's model
+    /// keys: the store opens again with its model.
+    @Test func theAppsKeysAloneKeepTheStoresModelKeys() throws {
+        let folder = try TemporaryFolder()
+        let stack = try TestStack(directory: folder.url)
+        stack.insert("Person", ["name": "Ada"])
+        try stack.context.save()
+        let store = stack.coordinator.persistentStores[0]
+        stack.coordinator.setMetadata(["lastImport": "2024-05-01"], for: store)
+        #expect(store.metadata[NSStoreModelVersionHashesKey] != nil)
+        try stack.coordinator.remove(store)
+        let again = try TestStack(directory: folder.url)
+        #expect(again.coordinator.persistentStores[0].metadata["lastImport"] as? String == "2024-05-01")
+        #expect(try again.fetch("Person").count == 1)
+    }
+
     @Test func replacesTheMetadataKeepingTypeAndUUID() throws {
         let folder = try TemporaryFolder()
         let url = try closedStore(in: folder)

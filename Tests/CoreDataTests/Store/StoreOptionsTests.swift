@@ -99,6 +99,30 @@ struct StoreOptionsTests {
         withExtendedLifetime(folder) {}
     }
 
+    /// A file of another model version opened with `NSIgnorePersistentStoreVersioningOption`
+    /// keeps its external data files, though this model does not store the column externally.
+    @Test func anOpenIgnoringVersionsKeepsTheFilesExternalDataFiles() throws {
+        let folder = try TemporaryFolder()
+        func model(external: Bool) -> NSManagedObjectModel {
+            let model = TestModel.make()
+            (model.entitiesByName["Car"]!.attributesByName["photo"]!).allowsExternalBinaryDataStorage = external
+            return model
+        }
+        let photo = Data(repeating: 7, count: 200_000)
+        let stack = try TestStack(model: model(external: true), directory: folder.url)
+        stack.insert("Car", ["name": "a", "photo": photo])
+        try stack.context.save()
+        try stack.coordinator.remove(stack.coordinator.persistentStores[0])
+        let lenient = NSPersistentStoreCoordinator(managedObjectModel: model(external: false))
+        let store = try lenient.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: stack.url,
+                                                   options: [NSIgnorePersistentStoreVersioningOption: true])
+        try lenient.remove(store)
+        let again = try TestStack(model: model(external: true), directory: folder.url)
+        let car = try #require(try again.fetch("Car").first)
+        #expect(car.value(forKey: "photo") as? Data == photo)
+        withExtendedLifetime(folder) {}
+    }
+
     @Test func aPropertyTheOtherVersionsFileLacksIsNeverSilentlyDropped() throws {
         let folder = try TemporaryFolder()
         let stack = try TestStack(directory: folder.url)

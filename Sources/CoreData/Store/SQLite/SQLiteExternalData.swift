@@ -99,17 +99,21 @@ extension SQLiteStore {
     /// killed between writing a file and committing, or between committing and removing the
     /// files of replaced values. Runs in a write transaction, so no save is under way; does
     /// nothing if the folder is empty or the file is busy.
-    func removeUnreferencedExternalFiles(on db: SQLiteConnection) {
+    func removeUnreferencedExternalFiles(on db: SQLiteConnection, model: NSManagedObjectModel) {
         guard let url, let folder = Self.externalDataFolder(forStoreAt: url),
               let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path), !names.isEmpty else { return }
         let columns = schema.externalDataColumns
         do {
             try db.transaction {
-                // A migration may have committed since this store read the file: its columns are
-                // then not this schema's, and the files are left for an open that knows them.
+                // The file must be of this store's model exactly. A migration may have committed
+                // since this store read the file, and a file of another model version opened with
+                // `NSIgnorePersistentStoreVersioningOption` names external files in columns this
+                // schema does not see: the files are then left for an open that knows them.
                 let current = try Self.readMetadata(db)[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
                 let adopted = metadata?[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
-                guard Set(current.keys) == Set(adopted.keys), adopted.allSatisfy({ current[$0.key] as? Data == $0.value as? Data }) else { return }
+                let modelHashes = model.entityVersionHashesByName
+                guard Set(current.keys) == Set(adopted.keys), adopted.allSatisfy({ current[$0.key] as? Data == $0.value as? Data }),
+                      Set(current.keys) == Set(modelHashes.keys), modelHashes.allSatisfy({ current[$0.key] as? Data == $0.value }) else { return }
                 var named = Set<String>()
                 for (table, column) in columns {
                     let statement = try db.prepare("SELECT \(column) FROM \(table) WHERE substr(\(column), 1, 1) = X'02'")

@@ -112,7 +112,13 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         if !inMemory {
             try Self.checkFile(at: url)
             fileExists = FileManager.default.fileExists(atPath: path)
+            if !fileExists && isReadOnly {
+                // Nothing to read, and nothing may be made (not even its folder).
+                throw CoreDataError.make(.fileReadNoSuchFile, "There is no store at \(url.path) to open read-only",
+                                         extra: [NSFilePathErrorKey: url.path])
+            }
             if !fileExists {
+                // (A folder that can't be made shows as SQLite's error opening the file.)
                 let folder = url.deletingLastPathComponent()
                 try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             }
@@ -163,7 +169,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             throw Self.openError(error, url: url)
         }
         if !isReadOnly {
-            removeUnreferencedExternalFiles(on: connection)
+            removeUnreferencedExternalFiles(on: connection, model: model)
             removeAbandonedMigration(on: connection)
         }
         decoders = Array(repeating: nil, count: (schema.entities.map(\.layout.entityNumber).max() ?? 0) + 1)
