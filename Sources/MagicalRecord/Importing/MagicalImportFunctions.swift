@@ -63,11 +63,21 @@ internal enum MagicalImportFunctions {
 
     private static func dictionaryValue(_ key: String, in data: Any) -> Any? {
         switch data {
-        case let dictionary as [String: Any]: return dictionary[key]
-        case let dictionary as [AnyHashable: Any]: return dictionary[key]
-        case let dictionary as NSDictionary: return dictionary[key]
+        case let dictionary as [String: Any]: return unwrapped(dictionary[key])
+        case let dictionary as [AnyHashable: Any]: return unwrapped(dictionary[key])
+        case let dictionary as NSDictionary: return unwrapped(dictionary[key])
         default: return nil
         }
+    }
+
+    /// A dictionary's value with an optional inside it unwrapped: a Swift dictionary built from
+    /// optional properties (`["owner": repo.owner]`) holds `Optional.none` boxed in `Any`, which
+    /// Apple platforms bridge to `NSNull` and MagicalRecord imports as nil.
+    static func unwrapped(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .optional else { return value }
+        return mirror.children.first.flatMap { unwrapped($0.value) }
     }
 
     static func isDictionary(_ data: Any) -> Bool {

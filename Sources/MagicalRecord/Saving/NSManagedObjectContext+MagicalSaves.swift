@@ -65,6 +65,21 @@ extension NSManagedObjectContext {
     /// }
     /// ```
     public func mr_save(options: MRSaveOptions = [], completion: MRSaveCompletionHandler? = nil) {
+        mr_save(with: options, completion: completion)
+    }
+
+    /// MagicalRecord 2's `MR_save` (deprecated there in favour of
+    /// ``mr_saveToPersistentStoreAndWait()``, which it calls): not a save of this context alone,
+    /// which `mr_save(options:completion:)` with its defaults would be.
+    ///
+    /// ```swift
+    /// context.mr_save()
+    /// ```
+    public func mr_save() {
+        mr_saveToPersistentStoreAndWait()
+    }
+
+    private func mr_save(with options: MRSaveOptions, completion: MRSaveCompletionHandler?) {
         let completion = completion.map(Unchecked.init)
         guard performAndWait({ hasChanges }) else {
             MagicalRecordLog.verbose("NO CHANGES IN ** \(mr_workingName()) ** CONTEXT - NOT SAVING")

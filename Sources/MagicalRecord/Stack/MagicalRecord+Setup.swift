@@ -39,7 +39,7 @@ extension MagicalRecord {
     /// MagicalRecord.setupCoreDataStack(withStoreNamed: "Cars.sqlite")
     /// ```
     public static func setupCoreDataStack(withStoreNamed storeName: String) {
-        setupCoreDataStackWithStore(at: NSPersistentStore.mr_url(forStoreName: storeName))
+        setupCoreDataStackWithStore(at: NSPersistentStore.storeURL(named: storeName))
     }
 
     /// Sets up the default stack on the SQLite store named `storeName` in the XDG data folder,
@@ -51,7 +51,7 @@ extension MagicalRecord {
     /// MagicalRecord.setupCoreDataStack(withAutoMigratingSqliteStoreNamed: "Cars.sqlite")
     /// ```
     public static func setupCoreDataStack(withAutoMigratingSqliteStoreNamed storeName: String) {
-        setupCoreDataStackWithAutoMigratingSqliteStore(at: NSPersistentStore.mr_url(forStoreName: storeName))
+        setupCoreDataStackWithAutoMigratingSqliteStore(at: NSPersistentStore.storeURL(named: storeName))
     }
 
     /// Sets up the default stack on the SQLite store at `storeURL`.

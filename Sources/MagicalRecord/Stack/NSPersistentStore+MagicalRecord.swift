@@ -22,7 +22,14 @@ extension NSPersistentStore {
     /// ```swift
     /// NSPersistentStore.mr_url(forStoreName: "Cars.sqlite")   // ~/.local/share/garage/Cars.sqlite
     /// ```
-    public class func mr_url(forStoreName storeFileName: String) -> URL {
+    ///
+    /// Optional, as MagicalRecord's `MR_urlForStoreName:` (never `nil` here).
+    public class func mr_url(forStoreName storeFileName: String) -> URL? {
+        storeURL(named: storeFileName)
+    }
+
+    /// ``mr_url(forStoreName:)``, not optional.
+    internal class func storeURL(named storeFileName: String) -> URL {
         NSPersistentContainer.defaultDirectoryURL().appendingPathComponent(storeFileName, isDirectory: false)
     }
 }

@@ -46,6 +46,22 @@ extension Person: MagicalRecordDataImportProtocol {
         return calendar.date(from: DateComponents(year: year, month: month, day: day))!
     }
 
+    /// A Swift dictionary built from optional properties holds `Optional.none` in `Any`: imported
+    /// as nil, as Apple's bridging to `NSNull` gives MagicalRecord (not "nil", 0 or false).
+    @Test func nilOptionalsInASwiftDictionaryImportAsNil() throws {
+        let stack = try MagicalTestStack()
+        let nickname: String? = nil, age: Int? = nil, active: Bool? = nil, name: String? = "Ada"
+        let data: [String: Any] = ["personID": (1 as Int?) as Any, "name": name as Any, "nick": nickname as Any, "age": age as Any, "active": active as Any]
+        let person = stack.run { Person.mr_import(from: data, in: stack.context) }
+        stack.run {
+            #expect(person.value(forKey: "name") as? String == "Ada")
+            #expect(person.value(forKey: "nickname") == nil)
+            #expect(person.value(forKey: "age") == nil)
+            #expect(person.value(forKey: "active") == nil)
+            #expect((person.value(forKey: "personID") as? NSNumber)?.intValue == 1)
+        }
+    }
+
     @Test func importsNestedJSONWithMappedKeysAndADateFormat() throws {
         let stack = try MagicalTestStack()
         let list = try #require(try json(Self.people) as? [Any])

@@ -30,6 +30,49 @@ extension DefaultStackSuite {
             }
         }
 
+        /// MagicalRecord 2's `MR_save` saves to the store and waits, as its code does.
+        @Test func mrSaveIsSaveToPersistentStoreAndWait() async throws {
+            try await withDefaultStack {
+                let context = Self.contextWithACar("a")
+                context.mr_save()
+                #expect(carsInStore(named: "a") == 1)
+                #expect(!Self.rootHasChanges)
+            }
+        }
+
+        /// `mr_observeContext(_:)` merges another context's saves (MagicalRecord's
+        /// `MR_observeContext:`), until `mr_stopObservingContext(_:)`.
+        @Test func aContextObservingAnotherMergesItsSaves() async throws {
+            try await withDefaultStack {
+                let root = NSManagedObjectContext.mr_rootSaving()
+                let viewer = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+                viewer.persistentStoreCoordinator = root.persistentStoreCoordinator
+                let shown = try viewer.performAndWait { () throws -> NSManagedObject in
+                    let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: viewer)
+                    car.setValue("before", forKey: "name")
+                    try viewer.save()
+                    return car
+                }
+                let worker = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+                worker.persistentStoreCoordinator = root.persistentStoreCoordinator
+                viewer.mr_observeContext(worker)
+                try worker.performAndWait {
+                    let car = try worker.existingObject(with: shown.objectID)
+                    car.setValue("after", forKey: "name")
+                    try worker.save()
+                }
+                viewer.performAndWait {} // (the merge was queued on the viewer's queue)
+                #expect(viewer.performAndWait { shown.value(forKey: "name") as? String } == "after")
+                viewer.mr_stopObservingContext(worker)
+                try worker.performAndWait {
+                    try worker.existingObject(with: shown.objectID).setValue("ignored", forKey: "name")
+                    try worker.save()
+                }
+                viewer.performAndWait {}
+                #expect(viewer.performAndWait { shown.value(forKey: "name") as? String } == "after")
+            }
+        }
+
         @Test func saveOnlySelfAndWaitStopsAtTheParent() async throws {
             try await withDefaultStack {
                 let context = Self.contextWithACar("a")
