@@ -35,7 +35,11 @@ extension NSPersistentStoreCoordinator {
         }
         // Under the save lock from the copy to the old store's removal: a save of another
         // context of this coordinator meanwhile would go to the old store only, and be lost.
-        return try withSaveLock { try moveStore(store, to: url, options: options, type: storeType) }
+        // The notifications come before and after, without the lock (an observer may save).
+        postWillRemoveStore()
+        let moved = try withSaveLock { try moveStore(store, to: url, options: options, type: storeType) }
+        postStoresDidChange(added: [moved], removed: [store], uuidChanged: moved.identifier == store.identifier ? nil : [store, moved])
+        return moved
     }
 
     /// ``migratePersistentStore(_:to:options:withType:)``'s copy and swap, under the save lock.
@@ -61,10 +65,10 @@ extension NSPersistentStoreCoordinator {
                 throw error
             }
         }
-        // One notification for the move, once it is complete: the old store out, the new one in.
-        postWillRemoveStore()
+        // One notification for the move, once it is complete (posted by the caller, outside the
+        // save lock): the old store out, the new one in.
+        migrationWillSwapHook?()
         try removeStore(store, posting: false)
-        postStoresDidChange(added: [moved], removed: [store], uuidChanged: moved.identifier == store.identifier ? nil : [store, moved])
         return moved
     }
 

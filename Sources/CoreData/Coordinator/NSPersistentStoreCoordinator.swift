@@ -40,6 +40,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// off for the coordinators a migration makes for itself, which the app never sees. Set
     /// before the coordinator is used.
     internal var postsStoreNotifications = true
+    /// Called by ``migratePersistentStore(_:to:options:withType:)`` once the copy is made, before
+    /// the old store goes, under the save lock (tests start a concurrent save there).
+    nonisolated(unsafe) internal var migrationWillSwapHook: (() -> Void)?
     /// The stores a ``remove(_:)`` is removing (guarded by ``stateLock``): a second removal throws.
     private var removing: Set<ObjectIdentifier> = []
     /// Snapshots of the rows this coordinator's saves wrote (see ``RowCache``).
@@ -364,8 +367,8 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     // MARK: Destroying and replacing stores
 
     /// Deletes the store file at `url` and its `-wal` and `-shm` files, removing the store first if it was added.
-    /// Something at `url` that is not a SQLite file (a directory, another kind of file) is
-    /// refused with an error and left as it is. For `/dev/null` (an in-memory store) only the store is removed. For a registered store
+    /// Something at `url` that is not a file (a directory, a FIFO) is refused with an error and
+    /// left as it is; a damaged file is deleted (destroy and load again is how an app recovers). For `/dev/null` (an in-memory store) only the store is removed. For a registered store
     /// type (``registerStoreClass(_:forStoreType:)``) the store is removed if it was added and
     /// the file or folder at a file URL is deleted; a store at another URL is only removed.
     open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
@@ -375,7 +378,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             return
         }
         guard storeType == NSSQLiteStoreType else { return }
-        if !SQLiteStore.isInMemory(url) { try SQLiteStore.checkFile(at: url) } // (an app's folder given for its store's URL)
+        if !SQLiteStore.isInMemory(url) { try SQLiteStore.checkRegularFile(at: url) } // (an app's folder given for its store's URL)
         if let store = persistentStore(for: url) { try remove(store) }
         guard !SQLiteStore.isInMemory(url) else { return }
         for suffix in ["", "-wal", "-shm", "-journal"] {

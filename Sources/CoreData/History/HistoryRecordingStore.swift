@@ -19,6 +19,9 @@ internal protocol HistoryRecordingStore: NSPersistentStore {
     func checkHistoryToken(_ number: Int64) throws
     /// The transactions after `bound`, oldest first, with their changes if `withChanges`.
     func fetchHistory(after bound: HistoryBound?, withChanges: Bool) throws -> [NSPersistentHistoryTransaction]
+    /// How many changes the transactions after `bound` hold, counted in SQL (a `.count`
+    /// request without a fetch request to filter them).
+    func countHistoryChanges(after bound: HistoryBound?) throws -> Int
     /// Purges the transactions before `bound` (every one for `nil`) and their changes, in one
     /// transaction; how many transactions went.
     func deleteHistory(before bound: HistoryBound?) throws -> Int
@@ -29,14 +32,16 @@ extension SQLiteStore: HistoryRecordingStore {}
 /// When a history token has expired: when transactions after its transaction `N` may have been
 /// purged. A purge removes the transactions before a bound, so the history after `N` is whole
 /// when `N` is still there, when the first transaction after it is `N + 1`, or when none came
-/// after it (the transactions' key sequence, `Z_PRIMARYKEY`'s `Z_MAX`, is still at most `N`: a
-/// token taken just before everything was purged has missed nothing).
+/// after it (the transactions' key sequence, `Z_PRIMARYKEY`'s `Z_MAX`, is still `N`: a token taken
+/// just before everything was purged has missed nothing). A token past `Z_MAX` (of a store later
+/// restored from an older copy) has expired.
 internal enum HistoryTokenCheck {
     /// One row, one column: non-zero when the token of transaction `parameter` is current.
     static func sql(transactions: String, primaryKeys: String, pk: String, ent: String, max: String, parameter: String) -> String {
-        "SELECT CASE WHEN EXISTS (SELECT 1 FROM \(transactions) WHERE \(pk) = \(parameter)) THEN 1 "
-            + "WHEN coalesce((SELECT min(\(pk)) FROM \(transactions) WHERE \(pk) > \(parameter)), "
-            + "coalesce((SELECT \(max) FROM \(primaryKeys) WHERE \(ent) = \(SQLiteHistory.transactionEntity)), 0) + 1) <= \(parameter) + 1 THEN 1 ELSE 0 END"
+        let last = "coalesce((SELECT \(max) FROM \(primaryKeys) WHERE \(ent) = \(SQLiteHistory.transactionEntity)), 0)"
+        return "SELECT CASE WHEN EXISTS (SELECT 1 FROM \(transactions) WHERE \(pk) = \(parameter)) THEN 1 "
+            + "WHEN \(parameter) > \(last) THEN 0 "
+            + "WHEN coalesce((SELECT min(\(pk)) FROM \(transactions) WHERE \(pk) > \(parameter)), \(last) + 1) <= \(parameter) + 1 THEN 1 ELSE 0 END"
     }
 }
 

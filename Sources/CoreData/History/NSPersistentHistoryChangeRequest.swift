@@ -184,6 +184,16 @@ extension NSPersistentHistoryChangeRequest: ContextExecutableRequest {
             }
             return NSPersistentHistoryResult(result: resultType == .count ? deleted : true, resultType: resultType == .count ? .count : .statusOnly)
         }
+        if resultType == .count && fetchRequest == nil {
+            // The number of changes, as Apple documents `.count` ("the number of persistent
+            // history changes since…"), counted in SQL: nothing is loaded.
+            var count = 0
+            for store in stores {
+                if case .token = boundary, case .number(let number)? = bound(forStore: store.identifier) { try store.checkHistoryToken(number) }
+                count += try store.countHistoryChanges(after: bound(forStore: store.identifier))
+            }
+            return NSPersistentHistoryResult(result: count, resultType: .count)
+        }
         var transactions: [NSPersistentHistoryTransaction] = []
         for store in stores {
             let tokenBound: Int64?
@@ -195,7 +205,7 @@ extension NSPersistentHistoryChangeRequest: ContextExecutableRequest {
         let filter = try HistoryFilter(fetchRequest)
         transactions = filter.transactions(transactions, changesAreResults: [.changesOnly, .objectIDs, .count].contains(resultType))
         let changes = { filter.limited(transactions.flatMap { transaction in transaction.changes ?? [] }) }
-        // The number of changes, as Apple documents `.count`: "the number of persistent history changes since…".
+        // (`.count` with a fetch request: the changes it keeps.)
         let changeCount = resultType == .count ? changes().count : 0
         if resultType == .transactionsOnly || resultType == .count { for transaction in transactions { transaction.changes = nil } }
         let result: Any

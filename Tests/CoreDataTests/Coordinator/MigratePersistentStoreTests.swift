@@ -125,7 +125,7 @@ struct StoreFileSafetyTests {
         let saved = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var finishedDuringMove = false
         nonisolated(unsafe) var saveError: Error?
-        let observer = NotificationCenter.default.addObserver(forName: .NSPersistentStoreCoordinatorWillRemoveStore, object: stack.coordinator, queue: nil) { _ in
+        stack.coordinator.migrationWillSwapHook = {
             Thread {
                 NSEntityDescription.insertNewObject(forEntityName: "Car", into: worker).setValue("during", forKey: "name")
                 do { try worker.save() } catch { saveError = error }
@@ -135,23 +135,25 @@ struct StoreFileSafetyTests {
         }
         let target = folder.url.appendingPathComponent("Moved.sqlite")
         try stack.coordinator.migratePersistentStore(stack.coordinator.persistentStores[0], to: target, withType: NSSQLiteStoreType)
-        NotificationCenter.default.removeObserver(observer)
         let finished = finishedDuringMove || saved.wait(timeout: .now() + 60) == .success
         #expect(finished && !finishedDuringMove)
         #expect(saveError == nil)
         #expect(try RawSQLite.query(target.path, "SELECT ZNAME FROM ZCAR ORDER BY Z_PK").map { $0[0] } == ["before", "during"])
     }
 
-    @Test func destroyingSomethingThatIsNotAStoreIsRefused() throws {
+    /// A folder given for a store's URL is refused and left whole; a damaged store file is
+    /// deleted (destroy and load again is how an app recovers from one).
+    @Test func destroyingAFolderIsRefusedAndADamagedFileIsDeleted() throws {
         let folder = try TemporaryFolder()
         let stack = try TestStack(directory: folder.url)
         try stack.context.save()
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: stack.model)
         #expect(throws: NSError.self) { try coordinator.destroyPersistentStore(at: folder.url, ofType: NSSQLiteStoreType) }
-        let notes = folder.url.appendingPathComponent("notes.txt")
-        try Data("my notes".utf8).write(to: notes)
-        #expect(throws: NSError.self) { try coordinator.destroyPersistentStore(at: notes, ofType: NSSQLiteStoreType) }
-        #expect(FileManager.default.fileExists(atPath: stack.url.path) && FileManager.default.fileExists(atPath: notes.path))
+        #expect(FileManager.default.fileExists(atPath: stack.url.path))
+        let damaged = folder.url.appendingPathComponent("Damaged.sqlite")
+        try Data("not a database".utf8).write(to: damaged)
+        try coordinator.destroyPersistentStore(at: damaged, ofType: NSSQLiteStoreType)
+        #expect(!FileManager.default.fileExists(atPath: damaged.path))
     }
 
     @Test func aReadOnlyStoreThatIsNotThereMakesNothing() throws {

@@ -103,3 +103,43 @@ struct HistoryRequestEdgeTests {
         #expect(tokens.count == 3 && tokens.last! == nil)
     }
 }
+
+extension HistoryRequestEdgeTests {
+    /// A token past every transaction the store wrote (a store restored from an older copy) has
+    /// expired: a fetch after it would skip the transactions the store writes next.
+    @Test("A token newer than the store has expired", arguments: TestStoreKind.available)
+    func aTokenNewerThanTheStoreHasExpired(_ kind: TestStoreKind) throws {
+        let stack = try Self.stack(kind)
+        try Self.twoSaves(stack)
+        let store = stack.coordinator.persistentStores[0]
+        let future = NSPersistentHistoryToken(storeTokens: [store.identifier: 500])
+        let error = #expect(throws: NSError.self) { try stack.context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: future)) }
+        #expect(error?.code == NSPersistentHistoryTokenExpiredError)
+    }
+}
+
+extension HistoryRequestEdgeTests {
+    /// `.count` is the number of changes (in SQL without a fetch request, from the changes it
+    /// keeps with one), after a date, a token or nothing.
+    @Test(".count counts changes, with and without a fetch request", arguments: TestStoreKind.available)
+    func countCountsChanges(_ kind: TestStoreKind) throws {
+        let stack = try Self.stack(kind)
+        try Self.twoSaves(stack)
+        let all = NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)
+        all.resultType = .changesOnly
+        let changes = try #require((try stack.context.execute(all) as? NSPersistentHistoryResult)?.result as? [NSPersistentHistoryChange])
+        func count(_ request: NSPersistentHistoryChangeRequest) throws -> Int? {
+            request.resultType = .count
+            return (try stack.context.execute(request) as? NSPersistentHistoryResult)?.result as? Int
+        }
+        #expect(try count(.fetchHistory(after: nil as NSPersistentHistoryToken?)) == changes.count)
+        #expect(try count(.fetchHistory(after: Date.distantPast)) == changes.count)
+        let first = try #require(try Self.transactions(.fetchHistory(after: nil as NSPersistentHistoryToken?), in: stack).first)
+        #expect(try count(.fetchHistory(after: first.token)) == changes.count - (first.changes?.count ?? 0))
+        let inserts = NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)
+        let fetch = try #require(NSPersistentHistoryChange.fetchRequest)
+        fetch.predicate = NSPredicate(format: "changeType == %d", NSPersistentHistoryChangeType.insert.rawValue)
+        inserts.fetchRequest = fetch
+        #expect(try count(inserts) == changes.filter { $0.changeType == .insert }.count)
+    }
+}

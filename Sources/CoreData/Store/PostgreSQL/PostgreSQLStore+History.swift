@@ -208,6 +208,15 @@ extension PostgreSQLStore {
         guard current else { throw historyTokenExpired(location: location) }
     }
 
+    func countHistoryChanges(after bound: HistoryBound?) throws -> Int {
+        guard history != nil else { return 0 }
+        let condition = Self.historyCondition(bound, after: true)
+        return try read { connection in
+            Int(try connection.execute("SELECT count(*) FROM \"ACHANGE\" c JOIN \"ATRANSACTION\" t ON c.\"ZTRANSACTIONID\" = t.\"Z_PK\""
+                                       + (condition.map { " WHERE " + $0.0 } ?? ""), condition.map { [$0.1] } ?? []).int64(0, 0))
+        }
+    }
+
     /// The transactions after `bound` and their changes, read in one snapshot (`REPEATABLE READ`),
     /// so that a purge or a save meanwhile can't part a transaction from its changes.
     func fetchHistory(after bound: HistoryBound?, withChanges: Bool) throws -> [NSPersistentHistoryTransaction] {

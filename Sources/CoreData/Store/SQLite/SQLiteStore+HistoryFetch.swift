@@ -41,6 +41,18 @@ extension SQLiteStore {
         guard current else { throw historyTokenExpired(location: url?.path ?? "") }
     }
 
+    func countHistoryChanges(after bound: HistoryBound?) throws -> Int {
+        guard history != nil else { return 0 }
+        let condition = Self.historyCondition(bound, after: true)
+        return try withReader { db in
+            let statement = try db.cached("SELECT count(*) FROM ACHANGE c JOIN ATRANSACTION t ON c.ZTRANSACTIONID = t.Z_PK"
+                                          + (condition.map { " WHERE " + $0.0 } ?? ""))
+            defer { statement.reset() }
+            if let condition { statement.bind(condition.1, at: 1) }
+            return try statement.step() ? Int(statement.int64(0)) : 0
+        }
+    }
+
     /// The transactions after `bound`, oldest first, with their changes if `withChanges`.
     func fetchHistory(after bound: HistoryBound?, withChanges: Bool) throws -> [NSPersistentHistoryTransaction] {
         guard let history else { return [] }

@@ -34,6 +34,22 @@ extension SQLiteStore {
     /// error Apple's store reports for a store file SQLite cannot open; a file that is not a
     /// SQLite database is `NSFileReadCorruptFileError` (259).
     static func checkFile(at url: URL) throws {
+        try checkRegularFile(at: url)
+        let path = url.path
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        let header = handle.readData(ofLength: 16)
+        guard !header.isEmpty else { return } // an empty file becomes a new store
+        if header != Data("SQLite format 3\0".utf8) {
+            throw CoreDataError.make(.fileReadCorruptFile,
+                "The file at \(path) is not a SQLite database, so it can't be opened as a Core Data store; it was left untouched.",
+                extra: [NSFilePathErrorKey: path, NSSQLiteErrorDomain: 26])
+        }
+    }
+
+    /// The first half of ``checkFile(at:)``: throws 256 when something is at `url` that is not a
+    /// regular file (a directory, a FIFO, a device, a socket).
+    static func checkRegularFile(at url: URL) throws {
         let path = url.path
         var info = stat()
         guard stat(path, &info) == 0 else { return } // nothing there: a new store (SQLite reports other failures)
@@ -47,17 +63,8 @@ extension SQLiteStore {
             default: kind = "something other than a regular file"
             }
             throw CoreDataError.make(.fileReadUnknown,
-                "The store at \(path) can't be opened: it is \(kind), not a store file; it was left untouched",
+                "The store at \(path) can't be used: it is \(kind), not a store file; it was left untouched",
                 extra: [NSFilePathErrorKey: path, NSSQLiteErrorDomain: 14])
-        }
-        guard let handle = FileHandle(forReadingAtPath: path) else { return }
-        defer { try? handle.close() }
-        let header = handle.readData(ofLength: 16)
-        guard !header.isEmpty else { return } // an empty file becomes a new store
-        if header != Data("SQLite format 3\0".utf8) {
-            throw CoreDataError.make(.fileReadCorruptFile,
-                "The file at \(path) is not a SQLite database, so it can't be opened as a Core Data store; it was left untouched.",
-                extra: [NSFilePathErrorKey: path, NSSQLiteErrorDomain: 26])
         }
     }
 }
