@@ -47,7 +47,10 @@ extension NSPersistentStoreCoordinator {
         let moved: NSPersistentStore
         if migratesThroughObjects(store, to: storeType) {
             moved = try migrateThroughObjects(store, to: url, options: options, type: storeType)
-        } else if let source = store.url, store is SQLiteStore, storeType == NSSQLiteStoreType {
+        } else if let source = store.url, store is SQLiteStore, storeType == NSSQLiteStoreType,
+                  !SQLiteStore.isInMemory(source), !SQLiteStore.isInMemory(url) {
+            // (A `/dev/null` store, in memory, has no file to back up or to write: its rows are
+            // copied as between types, below.)
             try replacePersistentStore(at: url, withPersistentStoreFrom: source, ofType: NSSQLiteStoreType)
             do {
                 moved = try addStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)

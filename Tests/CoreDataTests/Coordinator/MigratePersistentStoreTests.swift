@@ -91,6 +91,25 @@ struct MigratePersistentStoreTests {
         #expect(try RawSQLite.query(target.path, "SELECT count(DISTINCT Z_PK), count(*) FROM ZPERSON") == [["2", "2"]])
     }
 
+    /// "Start in memory, then save as": a SQLite store at `/dev/null` moves to a file, and back.
+    @Test func anInMemorySQLiteStoreMovesToAFileAndBack() throws {
+        let folder = try TemporaryFolder()
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        let memory = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil,
+                                                        at: URL(fileURLWithPath: "/dev/null"))
+        try Self.fill(context(coordinator))
+        let file = folder.url.appendingPathComponent("Saved.sqlite")
+        let saved = try coordinator.migratePersistentStore(memory, to: file, withType: NSSQLiteStoreType)
+        #expect(saved.url == file && coordinator.persistentStores.count == 1)
+        try Self.check(context(coordinator))
+        let other = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
+        try other.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: file)
+        try Self.check(context(other))
+        let back = try coordinator.migratePersistentStore(saved, to: URL(fileURLWithPath: "/dev/null"), withType: NSSQLiteStoreType)
+        #expect(back.url?.path == "/dev/null")
+        try Self.check(context(coordinator))
+    }
+
     @Test func anExistingFileIsNeverOverwritten() throws {
         let folder = try TemporaryFolder()
         let stack = try TestStack(directory: folder.url)
