@@ -77,7 +77,8 @@ extension NSBatchDeleteRequest: ContextExecutableRequest {
             if fetch.fetchLimit > 0 || fetch.fetchOffset > 0 {
                 // Only the rows the fetch returns, in its order ("delete all but the newest 100"):
                 // their IDs are read from the stores (pending changes aside), then deleted by key.
-                let limited = try context.plan(for: fetch, entity: entity, withLimits: true)
+                var limited = try context.plan(for: fetch, entity: entity, withLimits: true)
+                if limited.affectedStores == nil { limited.affectedStores = affectedStores } // (the limit counts only rows it may delete)
                 if let predicate = limited.predicate { try BatchKeyPaths.check(predicate, in: entity) }
                 plan.includesSubentities = true
                 return try delete(coordinator.fetchIDs(limited), plan: plan, coordinator: coordinator, context: context)

@@ -72,4 +72,23 @@ struct BatchRequestEdgeTests {
         #expect(reread.entity.name == "Truck")
         #expect(reread.value(forKey: "load") as? Double == 1.5)
     }
+
+    @Test("A limited batch delete that names its stores counts only their rows")
+    func aLimitedBatchDeleteOfOneStore() throws {
+        let stack = try TestStack()
+        let second = try stack.coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil,
+                                                              at: stack.directory.appendingPathComponent("Second.sqlite"))
+        stack.insert("Car", ["name": "a", "year": 2001])
+        let other = stack.insert("Car", ["name": "b", "year": 2002])
+        stack.context.assign(other, to: second)
+        try stack.context.save()
+        let oldest = NSFetchRequest<NSFetchRequestResult>(entityName: "Car")
+        oldest.sortDescriptors = [NSSortDescriptor(key: "year", ascending: true)]
+        oldest.fetchLimit = 1
+        let delete = NSBatchDeleteRequest(fetchRequest: oldest)
+        delete.affectedStores = [second]
+        delete.resultType = .resultTypeObjectIDs
+        let ids = try #require((try stack.context.execute(delete) as? NSBatchDeleteResult)?.result as? [NSManagedObjectID])
+        #expect(ids == [other.objectID])
+    }
 }
