@@ -156,6 +156,16 @@ open class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest {
     }
 }
 
+extension NSPersistentHistoryChangeRequest {
+    /// The request's bound in `store` for a fetch after it, once a token's is known to be
+    /// current there (134301 when history after it may have been purged).
+    fileprivate func fetchBound(in store: any HistoryRecordingStore) throws -> HistoryBound? {
+        let bound = bound(forStore: store.identifier)
+        if case .token = boundary, case .number(let number)? = bound { try store.checkHistoryToken(number) }
+        return bound
+    }
+}
+
 /// Where a history request starts or ends in one store.
 internal enum HistoryBound {
     /// A transaction number (`ATRANSACTION.Z_PK`), from a token or a transaction.
@@ -188,19 +198,12 @@ extension NSPersistentHistoryChangeRequest: ContextExecutableRequest {
             // The number of changes, as Apple documents `.count` ("the number of persistent
             // history changes since…"), counted in SQL: nothing is loaded.
             var count = 0
-            for store in stores {
-                if case .token = boundary, case .number(let number)? = bound(forStore: store.identifier) { try store.checkHistoryToken(number) }
-                count += try store.countHistoryChanges(after: bound(forStore: store.identifier))
-            }
+            for store in stores { count += try store.countHistoryChanges(after: fetchBound(in: store)) }
             return NSPersistentHistoryResult(result: count, resultType: .count)
         }
         var transactions: [NSPersistentHistoryTransaction] = []
         for store in stores {
-            let tokenBound: Int64?
-            if case .token = boundary, case .number(let number)? = bound(forStore: store.identifier) { tokenBound = number } else { tokenBound = nil }
-            if let tokenBound { try store.checkHistoryToken(tokenBound) }
-            transactions += try store.fetchHistory(after: bound(forStore: store.identifier),
-                                                   withChanges: resultType != .transactionsOnly || fetchRequest != nil)
+            transactions += try store.fetchHistory(after: fetchBound(in: store), withChanges: resultType != .transactionsOnly || fetchRequest != nil)
         }
         let filter = try HistoryFilter(fetchRequest)
         transactions = filter.transactions(transactions, changesAreResults: [.changesOnly, .objectIDs, .count].contains(resultType))
