@@ -23,10 +23,16 @@ internal final class BatchInsertRows {
         /// The attribute's default (`.null` for none).
         let defaultValue: StoreValue
         let isOptional: Bool
+        /// For a derived attribute, the value the row is written with, whatever it gives: the
+        /// request's time for `now()`, `nil` for the others, which the store then computes
+        /// (`BatchDerivedAttributes.swift`).
+        let derivedValue: StoreValue?
     }
 
     let entity: NSEntityDescription
     let slots: [Slot]
+    /// Whether a slot is a derived attribute's.
+    private let hasDerivedSlots: Bool
     /// The entity's composite attributes: a row gives each as a dictionary of its elements,
     /// whose leaves are slots of their own (named by key path, `address.city`).
     private let composites: [NSCompositeAttributeDescription]
@@ -45,13 +51,19 @@ internal final class BatchInsertRows {
         self.entity = entity
         self.source = source
         let layout = entity.layout
+        let date = Date()
         slots = layout.attributeIndexes.compactMap { index in
             guard let attribute = layout.properties[index] as? NSAttributeDescription, attribute.isStoredInRow else { return nil }
             // A composite's elements are required only of a composite that has a value (``flattened(_:)``).
             let isOptional = attribute.isOptional || (attribute as? CompositeLeafAttribute)?.composite?.isOptional == true
+            var derivedValue: StoreValue?
+            if let derived = attribute as? NSDerivedAttributeDescription {
+                if case .now? = derived.derivation { derivedValue = .date(date) } else { derivedValue = .null }
+            }
             return Slot(index: index, attribute: attribute, type: attribute.attributeType, name: attribute.name, kind: layout.storageKinds[index],
-                        defaultValue: layout.defaultValues[index], isOptional: isOptional)
+                        defaultValue: layout.defaultValues[index], isOptional: isOptional, derivedValue: derivedValue)
         }
+        hasDerivedSlots = slots.contains { $0.derivedValue != nil }
         #if !canImport(Darwin)
         dictionary = BatchRowDictionary(slotNames: slots.map(\.name))
         #endif
@@ -154,6 +166,10 @@ internal final class BatchInsertRows {
     /// Sets the value of `slots[offset]` in ``values``. (The slot is read field by field, not
     /// copied: no retain of its references per value.)
     private func set(_ offset: Int, _ value: Any?) throws {
+        if hasDerivedSlots, let derived = slots[offset].derivedValue {
+            values[slots[offset].index] = derived
+            return
+        }
         var stored = StoreValue.fastConvert(borrowing: value, kind: slots[offset].kind) ?? StoreValue.storage(of: value, for: slots[offset].type)
         if stored == nil { stored = try BatchErrors.storeValue(value, for: slots[offset].attribute, row: row) } // throws
         if stored!.isNull {

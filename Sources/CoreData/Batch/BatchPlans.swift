@@ -35,6 +35,13 @@ internal struct BatchUpdate {
     let wantsKeys: Bool
     /// What persistent history records of the executing context.
     var author = HistoryAuthor()
+    /// The request's time: the value of the updated rows' `now()` derived attributes.
+    let date = Date()
+
+    /// What the request does, for the derived attributes that read what it changes.
+    var change: BatchChange {
+        .update(assignments.compactMap { plan.entity.layout.properties[$0.index] as? NSAttributeDescription })
+    }
 
     /// The request checked against the model: every key an attribute of the entity that a
     /// batch may set, every constant of the attribute's type.

@@ -97,19 +97,9 @@ extension NSManagedObjectContext {
             var owner: NSManagedObject? = object
             for step in path { owner = owner?.toOneObject(at: step.index) }
             let members = owner.map { $0._isDeleted ? [] : $0.toManyList(at: relationship.index).objects.filter { !$0._isDeleted } } ?? []
-            if let summed {
-                let values = members.map { PredicateValue($0.primitiveValue(at: summed.index)) }
-                value = PredicateFunctions.statistic("sum:", .collection(values)).walkable
-            } else {
-                value = members.count
-            }
+            value = Derivation.aggregateValue(count: members.count, summed: summed.map { summed in members.map { $0.primitiveValue(at: summed.index) } })
         }
-        guard let value else { return .null }
-        guard let stored = StoreValue.storage(of: value, for: attribute.attributeType) else {
-            throw CoreDataError.make(.persistentStoreSave,
-                "The derived attribute '\(attribute.entity?.name ?? "").\(attribute.name)' computed a \(type(of: value)), which its type cannot hold; nothing was saved")
-        }
-        return stored
+        return try Derivation.stored(value, for: attribute, nothing: "nothing was saved")
     }
 
     /// Sets a derived value on `object` if it differs from the one it holds: marks the attribute

@@ -27,7 +27,8 @@ import Foundation
 /// changes only because another object changed is saved as an update (its version rises and the
 /// did-save notification lists it), where Apple's trigger changes its row silently; and a
 /// derivation through a relationship without an inverse is recomputed only when its own object
-/// is saved.
+/// is saved. Batch requests, which write rows without objects, leave the computing to the store,
+/// in their transaction (`BatchDerivedAttributes.swift`).
 ///
 /// The derivation does not change ``versionHash``: as Apple documents it, an attribute's hash
 /// covers its name, flags and type. A derivation that stores cannot compute (another function,
@@ -212,6 +213,54 @@ internal enum Derivation {
         case .aggregate(let path, let relationship, _): return path + [relationship]
         case .now: return []
         }
+    }
+
+    /// The attribute whose value the derivation reads (the copied or the summed one), if any.
+    var readAttribute: NSAttributeDescription? {
+        switch self {
+        case .value(_, let attribute, _): return attribute
+        case .aggregate(_, _, let summed): return summed
+        case .now: return nil
+        }
+    }
+
+    /// The derivation as an expression in one spelling (`posts.@sum.words` for Xcode's
+    /// `posts.words.@sum`), for the stores' SQL; `nil` for `now()`.
+    var expression: ExpressionNode? {
+        switch self {
+        case .value(let path, let attribute, let function):
+            let keyPath = ExpressionNode.keyPath(path.map(\.name) + [attribute.name])
+            return function.map { .function($0.rawValue, [keyPath]) } ?? keyPath
+        case .aggregate(let path, let relationship, let summed):
+            let keys = path.map(\.name) + [relationship.name]
+            return .keyPath(summed.map { keys + ["@sum", $0.name] } ?? keys + ["@count"])
+        case .now:
+            return nil
+        }
+    }
+
+    /// What an aggregate derivation gives: the sum of `summed` (the members' values of the summed
+    /// attribute), or `count` when it sums nothing.
+    static func aggregateValue(count: Int, summed: [Any?]?) -> Any? {
+        guard let summed else { return count }
+        return PredicateFunctions.statistic("sum:", .collection(summed.map { PredicateValue($0) })).walkable
+    }
+
+    /// A derived `value` as `attribute` stores it; throws for a value its type cannot hold
+    /// (`nothing` says what was then left undone).
+    static func stored(_ value: Any?, for attribute: NSDerivedAttributeDescription, nothing: String) throws -> StoreValue {
+        guard let value else { return .null }
+        guard let stored = StoreValue.storage(of: value, for: attribute.attributeType) else {
+            throw CoreDataError.make(.persistentStoreSave,
+                "The derived attribute '\(attribute.entity?.name ?? "").\(attribute.name)' computed a \(type(of: value)), which its type cannot hold; \(nothing)")
+        }
+        return stored
+    }
+
+    /// Whether the derivation reads rows of the table of `root` (a root entity) other than its
+    /// own object's row: rows its relationships lead to.
+    func readsRelatedRows(of root: NSEntityDescription) -> Bool {
+        relationships.contains { $0.destinationEntity?.rootEntity === root }
     }
 
     /// The property whose change, on an object reached through `relationships[hop]`, may

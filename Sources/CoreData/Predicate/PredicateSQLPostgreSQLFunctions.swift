@@ -17,8 +17,9 @@ import Foundation
 // - `uppercase:`/`lowercase:` are Unicode's full default case mappings (`ß` → `SS`) in ICU's
 //   root locale (`COLLATE "und-x-icu"`: the server must be built with ICU), `Σ` lowering to
 //   `σ` also at the end of a word, as Swift's `lowercased()`.
-// `modulus:by:` of a floating-point number (PostgreSQL has no `fmod` of doubles), `canonical:`
-// (folding), `random:` and the statistics of a single value still throw 134091.
+// - `canonical:` folds case and diacritics as `[cd]` does (`PredicateSQLPostgreSQLFolding.swift`).
+// `modulus:by:` of a floating-point number (PostgreSQL has no `fmod` of doubles), `random:` and
+// the statistics of a single value still throw 134091.
 
 extension PredicateSQLCompiler {
     /// A function of stored values in PostgreSQL (see the file's comment), or `nil` for one it
@@ -48,6 +49,10 @@ extension PredicateSQLCompiler {
         }
         if let text = values.first, values.count == 1, ["length:", "uppercase:", "lowercase:"].contains(name) {
             return Self.postgreSQLStringFunction(name, text)
+        }
+        if let text = values.first, values.count == 1, name == "canonical:" {
+            // Case and diacritics folded, as `[cd]` folds them.
+            return .value(postgreSQLFolded(text, [.caseInsensitive, .diacriticInsensitive]), .string)
         }
         if integers, let integer = Self.postgreSQLIntegerFunction(name, values.map { "CAST(" + $0 + " AS bigint)" }) {
             return .value(integer, .integer)

@@ -162,7 +162,8 @@ struct PostgreSQLStoreTests {
             #expect(try context.objects("Pet", "name MATCHES 'R.*'").count == 1)
             #expect(try context.objects("Pet", "name.length == 3").count == 1)
             #expect(try context.objects("Pet", "name ==[cd] 'RÉX'").count == 1)
-            for format in ["name MATCHES[c] 'rex'", "name MATCHES '\\\\w+'", "canonical:(name) == 'rex'"] {
+            #expect(try context.objects("Pet", "canonical:(name) == 'rex'").count == 1)
+            for format in ["name MATCHES[c] 'rex'", "name MATCHES '\\\\w+'"] {
                 #expect(throws: NSError.self, "\(format)") { try context.objects("Pet", format) }
                 do { _ = try context.objects("Pet", format) } catch let error as NSError {
                     #expect(error.code == NSPersistentStoreUnsupportedRequestTypeError)

@@ -63,6 +63,7 @@ extension InMemoryStore {
         }
         self.rows[root] = table
         maxKeys[root] = maxKey
+        if outcome.count > 0 { try recomputeDerivedAttributes(after: .insert, on: [entity]) }
         return outcome
     }
 
@@ -72,10 +73,11 @@ extension InMemoryStore {
         let root = update.plan.entity.layout.rootNumber
         var changed: [(Int64, Row)] = []
         let evaluator = PredicateEvaluator()
+        let stamped = BatchDerivedAttributes.stamped(on: update.plan.entity)
         for (pk, row) in try matching(update.plan) {
             var new = row
             let object = StoreRecordObject(record(row, pk: pk), resolve: resolve)
-            for (index, value) in update.assignments {
+            for (index, value) in update.assignments where !stamped.contains(where: { $0.index == index }) {
                 switch value {
                 case .constant(let constant):
                     new.snapshot.values[index] = constant
@@ -83,6 +85,10 @@ extension InMemoryStore {
                     let attribute = update.plan.entity.layout.properties[index] as! NSAttributeDescription // checked by BatchUpdate
                     new.snapshot.values[index] = try BatchErrors.storeValue(evaluator.value(of: node, object: object).walkable, for: attribute, row: nil)
                 }
+            }
+            // `now()` derived attributes: the request's time.
+            for attribute in stamped where row.snapshot.entity.isKindOf(entity: attribute.entity!) {
+                new.snapshot.values[attribute.index] = .date(update.date)
             }
             new.snapshot.version += 1
             changed.append((pk, new))
@@ -97,6 +103,7 @@ extension InMemoryStore {
             try checkUniqueness(changes)
         }
         for (pk, row) in changed { rows[root]?[pk] = row }
+        if !changed.isEmpty { try recomputeDerivedAttributes(after: update.change, on: [update.plan.entity]) }
         return BatchOutcome(count: changed.count,
                             keys: update.wantsKeys ? changed.map { FetchedKey(entity: $0.1.snapshot.entity, primaryKey: $0.0) } : [])
     }
@@ -161,6 +168,9 @@ extension InMemoryStore {
                     }
                 }
             }
+        }
+        if BatchDerivedAttributes.exist(for: delete.plan.entity) {
+            try recomputeDerivedAttributes(after: .delete, on: BatchDerivedAttributes.families(of: deleted))
         }
         return BatchOutcome(count: deleted.count, keys: delete.wantsKeys ? deleted : [])
     }

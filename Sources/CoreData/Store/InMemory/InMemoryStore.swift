@@ -160,17 +160,29 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
 
     override func batchInsert(_ insert: BatchInsert, rowCache: StoreRowCache?) throws -> BatchOutcome {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was inserted") }
-        return try locked { try insertBatch(insert) }
+        return try locked { try atomically { try insertBatch(insert) } }
     }
 
     override func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?) throws -> BatchOutcome {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was updated") }
-        return try locked { try updateBatch(update) }
+        return try locked { try atomically { try updateBatch(update) } }
     }
 
     override func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?) throws -> BatchOutcome {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was deleted") }
-        return try locked { try deleteBatch(delete) }
+        return try locked { try atomically { try deleteBatch(delete) } }
+    }
+
+    /// `body`'s result; if it throws, the store as it was before. (A batch request checks its
+    /// rows before changing any; its derived attributes are computed after.)
+    private func atomically<T>(_ body: () throws -> T) throws -> T {
+        let before = (rows, maxKeys, joins, orders, hiddenKeys)
+        do {
+            return try body()
+        } catch {
+            (rows, maxKeys, joins, orders, hiddenKeys) = before
+            throw error
+        }
     }
 
     /// The rows are in memory already: no row cache.

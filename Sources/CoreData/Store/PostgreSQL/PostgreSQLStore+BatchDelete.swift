@@ -33,6 +33,9 @@ extension PostgreSQLStore {
                 let keys = readKeys(try run(sql + " FOR UPDATE OF t0", bindings, on: connection))
                 var recorder = try PostgreSQLBatchHistory(store: self, on: connection)
                 let deleted = try deleteWithRules(keys, root: root, history: &recorder, on: connection)
+                if BatchDerivedAttributes.exist(for: root) {
+                    try recomputeDerivedAttributes(after: .delete, on: BatchDerivedAttributes.families(of: deleted), on: connection)
+                }
                 let outcome = BatchOutcome(count: deleted.count, keys: delete.wantsKeys ? deleted : [])
                 return (outcome, try recorder?.finish(delete.author, on: connection))
             }
@@ -45,6 +48,17 @@ extension PostgreSQLStore {
         schema.entities.contains { entity in
             if entity.rootEntity === root && !entity.layout.relationshipIndexes.isEmpty { return true }
             return entity.ownProperties.contains { ($0 as? NSRelationshipDescription)?.destinationEntity?.rootEntity === root }
+        }
+    }
+
+    /// Computes again, inside a batch request's transaction, the derived attributes `change` on
+    /// the rows of `entities` may have changed (`SQLiteStore+DerivedAttributes.swift`).
+    func recomputeDerivedAttributes(after change: BatchChange, on entities: [NSEntityDescription],
+                                    on connection: any PostgreSQLConnection) throws {
+        let attributes = BatchDerivedAttributes.recomputed(after: change, on: entities)
+        guard !attributes.isEmpty else { return }
+        for statement in try SQLiteStore.derivedAttributeStatements(attributes, schema: schema, dialect: .postgreSQL, store: self) {
+            _ = try run(statement.sql, statement.bindings.map(parameter), on: connection)
         }
     }
 

@@ -27,6 +27,7 @@ extension PostgreSQLStore {
             let rows = try connection.execute(sql, bindings)
             var outcome = BatchOutcome(count: update.wantsKeys ? rows.count : rows.affectedRows)
             if update.wantsKeys { outcome.keys = readKeys(rows) }
+            if outcome.count > 0 { try recomputeDerivedAttributes(after: update.change, on: [entity], on: connection) }
             return (outcome, try recorder?.finish(update.author, on: connection))
         }
     }

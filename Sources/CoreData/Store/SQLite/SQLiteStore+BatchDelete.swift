@@ -39,6 +39,9 @@ extension SQLiteStore {
                     if let condition { sql += " WHERE \(condition)" }
                     let keys = try readKeys(db, sql: sql, bindings: bindings)
                     let deleted = try deleteWithRules(keys, root: root, history: &recorder, on: db)
+                    if BatchDerivedAttributes.exist(for: root) {
+                        try recomputeDerivedAttributes(after: .delete, on: BatchDerivedAttributes.families(of: deleted), db: db)
+                    }
                     try recorder?.finish(delete.author, on: db)
                     return BatchOutcome(count: deleted.count, keys: delete.wantsKeys ? deleted : [])
                 }

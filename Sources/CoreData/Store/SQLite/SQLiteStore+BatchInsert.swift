@@ -80,6 +80,7 @@ extension SQLiteStore {
                     if next > first + 1 {
                         try db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = \(next - 1) WHERE Z_ENT = \(root)")
                     }
+                    if outcome.count > 0 { try recomputeDerivedAttributes(after: .insert, on: [entity], db: db) }
                     if recorder != nil {
                         try recordHistory(of: insert, &recorder!, inserted: first, upserted: upserted,
                                           changed: slots.map(\.index).filter { !constrained.contains(storage.columns[$0] ?? "") }, on: db)

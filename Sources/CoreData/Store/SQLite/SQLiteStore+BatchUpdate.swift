@@ -35,6 +35,7 @@ extension SQLiteStore {
                     outcome.keys.append(FetchedKey(entity: rowEntity, primaryKey: statement.int64(0)))
                 }
                 outcome.count = update.wantsKeys ? outcome.keys.count : db.changes
+                if outcome.count > 0 { try self.recomputeDerivedAttributes(after: update.change, on: [entity], db: db) }
                 try recorder?.finish(update.author, on: db)
                 return outcome
             } }
@@ -51,7 +52,20 @@ extension SQLiteStore {
         let entity = update.plan.entity
         var assignments: [String] = []
         var bindings: [StoreValue] = []
-        for (index, value) in update.assignments {
+        // `now()` derived attributes: the request's time, on the rows of their entities.
+        let stamped = BatchDerivedAttributes.stamped(on: entity)
+        for attribute in stamped {
+            guard let owner = attribute.entity, let column = storage.columns[attribute.index] else { continue }
+            if entity.isKindOf(entity: owner) {
+                assignments.append("\(column) = ?")
+            } else {
+                let ent = compiler.dialect == .sqlite ? "Z_ENT" : "\"Z_ENT\""
+                let numbers = compiler.schema.numbers(of: owner, includingSubentities: true).map(String.init).joined(separator: ", ")
+                assignments.append("\(column) = CASE WHEN t0.\(ent) IN (\(numbers)) THEN ? ELSE \(column) END")
+            }
+            bindings.append(.date(update.date))
+        }
+        for (index, value) in update.assignments where !stamped.contains(where: { $0.index == index }) {
             let attribute = entity.layout.properties[index] as! NSAttributeDescription // checked by BatchUpdate
             guard let column = storage.columns[index] else { throw SQLiteSchema.unmapped(attribute) }
             switch value {
