@@ -174,6 +174,32 @@ extension NSManagedObject {
         }
     }
 
+    /// Whether `value` is a collection (set, array, ordered set) of managed objects only: what a
+    /// to-many relationship takes.
+    internal static func isCollectionOfObjects(_ value: Any) -> Bool {
+        switch value {
+        case is Set<NSManagedObject>, is [NSManagedObject]: return true
+        case let ordered as NSOrderedSet: return ordered.array.allSatisfy { $0 is NSManagedObject }
+        case let set as NSSet: return set.allObjects.allSatisfy { $0 is NSManagedObject }
+        case let array as NSArray: return array.allSatisfy { $0 is NSManagedObject }
+        case is NSManagedObject, is String: return false
+        case let sequence as any Sequence:
+            for element in sequence where !(element is NSManagedObject) { return false }
+            return true
+        default: return false
+        }
+    }
+
+    /// Stops the process for a relationship value of the wrong kind (an object ID, a single
+    /// object for a to-many, a string), as Apple's `NSInvalidArgumentException` does: a
+    /// programmer error that `setValue(_:forKey:)`, which cannot throw, cannot report otherwise.
+    internal func refuseRelationshipValue(_ value: Any, at index: Int) -> Never {
+        let relationship = layout.properties[index] as! NSRelationshipDescription
+        let desired = relationship.isToMany ? (relationship.isOrdered ? "NSOrderedSet of \(relationship.destinationEntity?.name ?? "?")" : "Set of \(relationship.destinationEntity?.name ?? "?")")
+                                            : relationship.destinationEntity?.name ?? "?"
+        preconditionFailure("CoreData: Unacceptable type of value for \(relationship.isToMany ? "to-many" : "to-one") relationship: property = \"\(relationship.name)\"; desired type = \(desired); given type = \(type(of: value)), set on an object of entity '\(entity.name ?? "")'")
+    }
+
     internal static func objects(from value: Any?) -> [NSManagedObject] {
         switch value {
         case nil, is NSNull: return []

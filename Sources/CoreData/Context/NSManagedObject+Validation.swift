@@ -211,7 +211,8 @@ extension NSManagedObject {
                 return validationError(.stringTooLong, index: index, value: value, "\(key) is too long (\(length) characters; the maximum is \(Int(max)))")
             }
             if let pattern = attribute.regularExpression, !pattern.isEmpty {
-                let matches = (try? NSRegularExpression(pattern: "^(?:" + pattern + ")$")).map {
+                // The whole string, as `MATCHES` (`$` would also match before a final newline).
+                let matches = (try? NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z")).map {
                     $0.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) != nil
                 } ?? false
                 if !matches {

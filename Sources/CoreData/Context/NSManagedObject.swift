@@ -773,8 +773,10 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
     /// validation error naming the key (Apple raises an exception at once); nothing is written.
     /// A fetched property is read-only: its value stays as it is, and a `CoreData: error:` line on
     /// standard error says so. A relationship given an object of an entity other than its
-    /// destination (or a sub-entity) stops the process with Apple's message ("Unacceptable type of
-    /// value for to-one relationship"), as Apple raises `NSInvalidArgumentException`.
+    /// destination (or a sub-entity), or a value that is not a managed object (an object ID) or,
+    /// for a to-many relationship, not a collection of them (a single object), stops the process
+    /// with Apple's message ("Unacceptable type of value for to-one relationship"), as Apple
+    /// raises `NSInvalidArgumentException`.
     open func setValue(_ value: Any?, forKey key: String) {
         _setValueAsBase(value, forKey: key)
     }
@@ -871,9 +873,11 @@ open class NSManagedObject: NSObject, NSFetchRequestResult {
         let kind = layout.storageKinds[index]
         switch kind {
         case .toOne:
+            if let value, !(value is NSNull), !(value is NSManagedObject) { refuseRelationshipValue(value, at: index) }
             setToOne(value as? NSManagedObject, at: index)
             return
         case .toMany, .orderedToMany:
+            if let value, !(value is NSNull), !Self.isCollectionOfObjects(value) { refuseRelationshipValue(value, at: index) }
             setToMany(objectsFrom: value, at: index)
             return
         case .other:

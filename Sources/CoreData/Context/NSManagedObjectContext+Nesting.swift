@@ -131,6 +131,9 @@ extension NSManagedObjectContext {
         for item in changes.inserted {
             if let existing = registered(item.id.key) {
                 if let store = item.assignedStore { existing.extras.assignedStore = store }
+                // A fault this context made for the child's temporary ID (`object(with:)`, before
+                // the child saved) becomes the new object: no row will ever fill it.
+                if existing._isFault && !existing._hasData && !existing._isInserted { adoptInsertedFromChild(fault: existing) }
                 touched.append((existing, item))
                 continue
             }

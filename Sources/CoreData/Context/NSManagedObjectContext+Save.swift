@@ -114,12 +114,13 @@ extension NSManagedObjectContext {
             do {
                 return try saveToStore(coordinator)
             } catch let conflict as StoreConflictError {
+                // Through `resolve(mergeConflicts:)`, the method subclasses override, as Apple's save calls it.
                 let conflicts = mergeConflicts(for: conflict)
-                try effectiveMergePolicy.resolve(optimisticLockingConflicts: conflicts)
+                try effectiveMergePolicy.resolve(mergeConflicts: conflicts)
             } catch let error where error.asNSError.map({ $0.code == NSManagedObjectConstraintMergeError && $0.userInfo["conflictList"] == nil }) ?? false {
                 let conflicts = try constraintConflicts()
                 guard !conflicts.isEmpty else { throw error }
-                try effectiveMergePolicy.resolve(constraintConflicts: conflicts)
+                try effectiveMergePolicy.resolve(mergeConflicts: conflicts)
             }
             // The policy changed objects in memory: write again (a few rounds at most: each round
             // takes the store's current versions, so only a concurrent writer can cause another).
@@ -427,6 +428,7 @@ extension NSManagedObjectContext {
     /// has taken one since its last save, the inserted and updated objects are not walked (for
     /// 50,000 new objects, a pass over objects long out of the cache).
     private func validateForSave() throws {
+        guard !savesWithoutValidation else { return }
         // Errors of any type: an override may throw an app's own `Error`, thrown as it is.
         var errors: [any Error] = []
         func collect(_ body: () throws -> Void) {

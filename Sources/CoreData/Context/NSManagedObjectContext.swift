@@ -214,6 +214,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// a fault they fire whose row is gone is deleted without asking
     /// ``shouldHandleInaccessibleFault(_:for:triggeredByProperty:)``.
     internal var isPropagatingDeletes = false
+    /// Whether a save skips validation: a migration manager's destination context between its
+    /// passes, whose objects get their relationships in the second pass and are validated in the
+    /// third (`NSMigrationManager+Passes.swift`).
+    internal var savesWithoutValidation = false
     /// The objects marked by ``detectConflicts(for:)`` since the last save, rollback or reset
     /// (held: as Apple's, a context retains the objects a pending save needs).
     internal var objectsDetectingConflicts: [ObjectIdentifier: ConflictDetectionMark] = [:]
@@ -585,6 +589,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         object._context = self
         object._isInserted = true
         register(object)
+        addInserted(object)
+    }
+
+    /// A registered data-less fault for the temporary ID of an object a child inserted, made a
+    /// new inserted object here (its values the entity's, until the child's are set).
+    internal func adoptInsertedFromChild(fault object: NSManagedObject) {
+        object._values = object.layout.newValues()
+        object._hasData = true
+        object._isFault = false
+        object._isInserted = true
         addInserted(object)
     }
 

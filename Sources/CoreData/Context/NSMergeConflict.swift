@@ -22,7 +22,8 @@ open class NSMergeConflict: NSObject {
 
     /// A conflict for `srcObject`: the store's row is at version `newvers`, the context read version
     /// `oldvers`; `cachesnap` holds the values it read, `persnap` the store's now (`nil`: deleted). The
-    /// object's current attribute values become ``objectSnapshot``. Saves make conflicts; merge
+    /// object's current values of attributes and to-one relationships (object IDs) become
+    /// ``objectSnapshot``. Saves make conflicts; merge
     /// policies read them.
     public init(source srcObject: NSManagedObject, newVersion newvers: Int, oldVersion oldvers: Int,
                 cachedSnapshot cachesnap: [String: Any]?, persistedSnapshot persnap: [String: Any]?) {
@@ -32,8 +33,13 @@ open class NSMergeConflict: NSObject {
         self.cachedSnapshot = cachesnap
         self.persistedSnapshot = persnap
         var current: [String: Any] = [:]
-        for property in srcObject.entity.properties where !property.isTransient && property is NSAttributeDescription {
-            current[property.name] = srcObject.value(forKey: property.name) ?? NSNull()
+        // Attributes and to-one relationships (as object IDs), as Apple's snapshots hold them.
+        for property in srcObject.entity.properties where !property.isTransient {
+            if property is NSAttributeDescription {
+                current[property.name] = srcObject.value(forKey: property.name) ?? NSNull()
+            } else if let relationship = property as? NSRelationshipDescription, !relationship.isToMany {
+                current[property.name] = (srcObject.value(forKey: property.name) as? NSManagedObject)?.objectID ?? NSNull()
+            }
         }
         self.objectSnapshot = current
         super.init()

@@ -104,6 +104,10 @@ extension NSMigrationManager {
         func advance() { step += 1; migrationProgress = step / steps }
         // Within a step, the part of its objects done so far.
         func advance(_ done: Int, of total: Int) { migrationProgress = (step + Float(done) / Float(Swift.max(total, 1))) / steps }
+        // As Apple's: objects are made in the first pass, related in the second, validated in
+        // the third; the saves in between do not validate (a required relationship is empty
+        // until the second pass sets it).
+        destinationContext.savesWithoutValidation = true
         for entityMapping in entityMappings {
             runningEntityMapping = entityMapping
             let policy = try self.policy(for: entityMapping)
@@ -142,11 +146,28 @@ extension NSMigrationManager {
             runningEntityMapping = entityMapping
             let policy = try self.policy(for: entityMapping)
             try stage { try policy.performCustomValidation(forMapping: entityMapping, manager: self) }
+            try validateDestinations(of: entityMapping)
             try stage { try policy.end(entityMapping, manager: self) }
             try saveBatch("Failed to save new store.")
             advance()
         }
         if entityMappings.isEmpty { migrationProgress = 1 }
+    }
+
+    /// Validates the objects the mapping made, as the third pass does (the rules of their
+    /// entities, relationships included), a batch at a time; throws 134110 for the first invalid one.
+    private func validateDestinations(of entityMapping: NSEntityMapping) throws {
+        let destinations = associations[entityMapping.name ?? ""]?.destinations ?? []
+        for batch in destinations.chunked(batchSize) {
+            for id in batch {
+                do {
+                    try destinationContext.object(with: id).validateForInsert()
+                } catch {
+                    throw MigrationErrors.migration("Failed to validate the new store's objects after the migration's second pass.", underlying: error)
+                }
+            }
+            destinationContext.reset()
+        }
     }
 
     /// Runs one policy call, then throws the cancellation's error if it cancelled the migration.

@@ -79,7 +79,7 @@ internal enum SQLiteHeavyweightMigration {
                 guard FileManager.default.fileExists(atPath: newStore.path) else {
                     throw MigrationErrors.migration("The migration manager wrote no store at \(newStore.path)", [NSFilePathErrorKey: newStore.path])
                 }
-                try replaceContents(of: original, with: newStore)
+                try replaceContents(of: original, with: newStore, source: source)
                 // The store keeps its UUID and its own metadata keys (its objects are new: new keys).
                 try SQLiteLightweightMigration.writeMetadata(metadata, of: destination, to: original)
                 try moveExternalData(of: newStore, toStoreAt: url)
@@ -97,11 +97,17 @@ internal enum SQLiteHeavyweightMigration {
         try? original.execute("DETACH DATABASE migrated") // SQLite refuses it inside the transaction; the file is gone already
     }
 
-    /// Replaces Core Data's tables of the database `db` is in a transaction on (those named `Z…`)
-    /// with those of the store file at `newStore`, rows, indexes and triggers included. Other
-    /// tables (persistent history's `A…`, an app's own) stay, and so do the `Z_PRIMARYKEY` rows of
+    /// Replaces Core Data's tables of the database `db` is in a transaction on (the `source`
+    /// model's entity and join tables, `Z_PRIMARYKEY`, `Z_METADATA`, `Z_MODELCACHE`) with those of
+    /// the store file at `newStore`, rows, indexes and triggers included. Other tables (persistent
+    /// history's `A…`, an app's own, `ZIPCODES` too) stay, and so do the `Z_PRIMARYKEY` rows of
     /// history's entities (16001 and up), whose keys go on from where they were.
-    private static func replaceContents(of db: SQLiteConnection, with newStore: URL) throws {
+    private static func replaceContents(of db: SQLiteConnection, with newStore: URL, source: NSManagedObjectModel) throws {
+        let sourceSchema = try SQLiteSchema(model: source, reading: db, lenient: true)
+        func bare(_ name: String) -> String { name.replacingOccurrences(of: "\"", with: "").uppercased() }
+        var coreDataTables: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+        for storage in sourceSchema.storage.compactMap({ $0 }) { coreDataTables.insert(bare(storage.table)) }
+        for case .join(let join, _, _, _) in sourceSchema.toMany.values { coreDataTables.insert(bare(join)) }
         let attach = try db.prepare("ATTACH DATABASE ? AS migrated")
         defer { attach.finalize() }
         attach.bind(newStore.path, at: 1)
@@ -115,7 +121,9 @@ internal enum SQLiteHeavyweightMigration {
         }
         func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
         let ancillaryKeys = try names("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM main.Z_PRIMARYKEY WHERE Z_ENT >= \(SQLiteHistory.entityOffset)")
-        for row in try names("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE 'Z%'") {
+        let replaced = Set(try names("SELECT name FROM migrated.sqlite_master WHERE type = 'table'").map { bare($0[0]) })
+        for row in try names("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE 'Z%'")
+        where coreDataTables.contains(bare(row[0])) || replaced.contains(bare(row[0])) {
             try db.execute("DROP TABLE main.\(quoted(row[0]))")
         }
         // Tables first (in the order the new file made them), then their indexes and triggers.

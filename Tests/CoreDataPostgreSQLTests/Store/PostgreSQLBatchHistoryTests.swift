@@ -243,4 +243,32 @@ struct PostgreSQLBatchHistoryTests {
         #expect(try Self.history(after: nil, in: stack).map { $0.changes?.map(\.changeType) } == [[.insert, .insert], [.update, .update], [.delete, .delete]])
         withExtendedLifetime(observer) {}
     }
+
+    @Test func aModelThatKeepsMoreValuesAddsTheirTombstoneColumns() throws {
+        // A first model keeps nothing: the history tables have no tombstone column.
+        let plain = Self.model()
+        for entity in plain.entities {
+            for case let attribute as NSAttributeDescription in entity.properties { attribute.preservesValueInHistoryOnDeletion = false }
+        }
+        let first = try PostgreSQLBatchStack(model: plain, options: Self.tracking)
+        first.insert("Label", ["text": "l1"])
+        try first.context.save()
+        // The next version keeps values (migrated to): its saves and history fetches need the columns.
+        let connection = try LibPQConnection(url: first.database.url, password: nil)
+        try connection.transaction {
+            let metadata = try PostgreSQLStore.readMetadata(connection, location: "")
+            try PostgreSQLStore.migrate(on: connection, from: plain, to: Self.model(), metadata: metadata)
+        }
+        connection.close()
+        let coordinator = try first.database.coordinator(Self.model(), options: Self.tracking)
+        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        let label = try #require(try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Label")).first)
+        context.delete(label)
+        try context.save()
+        let request = NSPersistentHistoryChangeRequest.fetchHistory(after: nil as NSPersistentHistoryToken?)
+        let result = try #require(try context.execute(request) as? NSPersistentHistoryResult)
+        let transactions = try #require(result.result as? [NSPersistentHistoryTransaction])
+        #expect(transactions.last?.changes?.first?.tombstone?["text"] as? String == "l1")
+    }
 }

@@ -60,6 +60,9 @@ struct MergePolicyTests {
             #expect(conflict.cachedSnapshot?["year"] as? Int == 1950)
             #expect(conflict.persistedSnapshot?["year"] as? Int == 1960)
             #expect(conflict.objectSnapshot?["year"] as? Int == 1970)
+            // To-one relationships too (as object IDs; none here), not to-many ones.
+            #expect(conflict.objectSnapshot?["owner"] is NSNull)
+            #expect(conflict.objectSnapshot?["tags"] == nil)
             #expect((conflict.oldVersionNumber, conflict.newVersionNumber) == (1, 2))
         }
     }
@@ -113,6 +116,38 @@ struct MergePolicyTests {
         let (row, _, _) = try lockingConflict(LargestYearPolicy())
         #expect(LargestYearPolicy.seen == 1)
         #expect(row == ["b", "1970", "20.0", "3"])
+    }
+
+    /// A policy that overrides only `resolve(mergeConflicts:)`, as many apps' do: the store's
+    /// year when it is larger, then the superclass's rules.
+    final class MergeConflictsPolicy: NSMergePolicy, @unchecked Sendable {
+        nonisolated(unsafe) static var seen: [String] = []
+        init() { super.init(merge: .mergeByPropertyObjectTrumpMergePolicyType) }
+        override func resolve(mergeConflicts list: [Any]) throws {
+            Self.seen += list.map { "\(type(of: $0))" }
+            for case let conflict as NSMergeConflict in list {
+                conflict.sourceObject.setValue("resolved", forKey: "name")
+            }
+            try super.resolve(mergeConflicts: list)
+        }
+    }
+
+    @Test func aSaveCallsResolveMergeConflictsWhichSubclassesOverride() throws {
+        MergeConflictsPolicy.seen = []
+        let (row, _, _) = try lockingConflict(MergeConflictsPolicy())
+        #expect(MergeConflictsPolicy.seen == ["NSMergeConflict"])
+        #expect(row == ["resolved", "1970", "20.0", "3"])
+
+        // Uniqueness conflicts come through it too.
+        MergeConflictsPolicy.seen = []
+        let stack = try constrainedStack()
+        stack.insert("Tag", ["label": "x"])
+        try stack.context.save()
+        stack.insert("Tag", ["label": "x"])
+        stack.context.mergePolicy = MergeConflictsPolicy()
+        try stack.context.save()
+        #expect(MergeConflictsPolicy.seen == ["NSConstraintConflict"])
+        #expect(try tags(stack).count == 1)
     }
 
     // MARK: Uniqueness constraints

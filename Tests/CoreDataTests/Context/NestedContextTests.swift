@@ -286,4 +286,24 @@ struct NestedContextTests {
         }
         #expect(fetched == ["from main"])
     }
+
+    @Test func aChildsNewObjectWhoseIDTheParentAlreadyHoldsAsAFaultIsSaved() throws {
+        let stack = try TestStack()
+        let (parent, child) = stack.parentAndChild()
+        let id = child.performAndWait { () -> NSManagedObjectID in
+            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: child)
+            car.setValue("new", forKey: "name")
+            return car.objectID
+        }
+        // The parent is handed the temporary ID before the child saves (a UI, a queue).
+        let fault = parent.performAndWait { parent.object(with: id) }
+        try child.performAndWait { try child.save() }
+        try parent.performAndWait {
+            #expect(parent.insertedObjects.contains(fault))
+            #expect(fault.value(forKey: "name") as? String == "new")
+            #expect(!fault.isDeleted)
+            try parent.save()
+        }
+        #expect(try storeNames(stack) == ["new"])
+    }
 }

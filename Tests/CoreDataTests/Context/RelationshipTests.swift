@@ -169,4 +169,24 @@ struct RelationshipTests {
             #expect(text.contains("Unacceptable type of value for \(key == "owner" ? "to-one" : "to-many") relationship: property = \"\(key)\"; desired type = \(key == "owner" ? "Person" : "Tag"); given type = Car"), "\(text)")
         }
     }
+
+    /// A value that is not an object (an object ID) for a to-one, or a single object for a
+    /// to-many, is Apple's `NSInvalidArgumentException` too: it used to clear the relationship
+    /// silently, and the save wrote the cleared foreign keys.
+    @Test(arguments: ["owner", "tags"])
+    func aValueThatIsNotAnObjectOrACollectionOfThemStopsTheProcess(_ key: String) async throws {
+        let folder = try TemporaryFolder()
+        defer { withExtendedLifetime(folder) {} }
+        await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [path = folder.path as String, key = key as String] in
+            let stack = try TestStack(directory: URL(fileURLWithPath: path))
+            let car = stack.insert("Car", ["name": "Beetle"])
+            let ada = stack.insert("Person", ["name": "Ada"])
+            let tag = stack.insert("Tag", ["label": "old"])
+            try stack.context.save()
+            if key == "owner" { car.setValue(ada.objectID, forKey: key) } else { car.setValue(tag, forKey: key) }
+        } .map { result in
+            let text = String(decoding: result.standardErrorContent, as: UTF8.self)
+            #expect(text.contains("Unacceptable type of value for \(key == "owner" ? "to-one" : "to-many") relationship: property = \"\(key)\""), "\(text)")
+        }
+    }
 }

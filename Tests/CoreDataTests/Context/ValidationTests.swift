@@ -100,6 +100,11 @@ struct ValidationTests {
         try stack.context.save()
         var value: Any? = "UPPER"
         #expect(throws: NSError.self) { try tag.validateValue(&value, forKey: "label") }
+        // The whole string must match, as MATCHES says: not a line of it.
+        for text in ["abc\n", "abc\nxyz"] {
+            var candidate: Any? = text
+            #expect(throws: NSError.self, "\(text.debugDescription)") { try tag.validateValue(&candidate, forKey: "label") }
+        }
     }
 
     @Test func subclassValidationRuns() throws {

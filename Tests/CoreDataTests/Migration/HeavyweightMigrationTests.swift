@@ -266,6 +266,24 @@ struct HeavyweightMigrationTests {
         withExtendedLifetime(folder) {}
     }
 
+    @Test func anAppsOwnTablesStayWhateverTheirNames() throws {
+        let folder = try TemporaryFolder()
+        let bundle = try Self.writeNotes(in: folder.url)
+        let url = folder.url.appendingPathComponent("Notes.sqlite")
+        try Self.writeVersion1Store(at: url, bundle: bundle)
+        // Tables the app keeps in the store file, named like Core Data's (case aside).
+        try RawSQLite.execute(url.path, "CREATE TABLE ZIPCODES (code TEXT); INSERT INTO ZIPCODES VALUES ('75001'); CREATE TABLE zones (name TEXT); INSERT INTO zones VALUES ('a')")
+        let notes = try Self.open(url, try Self.model(bundle, "Notes 2"), options: [NSMigratePersistentStoresAutomaticallyOption: true]) { context in
+            try context.count(for: NSFetchRequest<NSManagedObject>(entityName: "Note"))
+        }
+        #expect(notes > 0)
+        #expect(try RawSQLite.query(url.path, "SELECT code FROM ZIPCODES") == [["75001"]])
+        #expect(try RawSQLite.query(url.path, "SELECT name FROM zones") == [["a"]])
+        // Core Data's own tables of the old version are gone (Draft became Tag).
+        #expect(try RawSQLite.query(url.path, "SELECT name FROM sqlite_master WHERE name = 'ZDRAFT'").isEmpty)
+        withExtendedLifetime(folder) {}
+    }
+
     @Test func whatAKilledMigrationLeftIsRemovedByTheNextOpen() throws {
         let folder = try TemporaryFolder()
         let bundle = try Self.writeNotes(in: folder.url)

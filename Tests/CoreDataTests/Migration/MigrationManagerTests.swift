@@ -206,6 +206,37 @@ final class NotesPolicy: NSEntityMigrationPolicy {
         }
     }
 
+    @Test func requiredRelationshipsAreSetBeforeObjectsAreValidated() throws {
+        // Version 2 with each car's owner required: set in the second pass, checked in the third.
+        func destination(carModelRequired: Bool = false) -> NSManagedObjectModel {
+            let model = Self.destinationModel()
+            model.entitiesByName["Car"]!.relationshipsByName["owner"]!.isOptional = false
+            model.entitiesByName["Car"]!.attributesByName["model"]!.isOptional = !carModelRequired
+            return model
+        }
+        let setup = try Setup(people: 2)
+        let manager = NSMigrationManager(sourceModel: Self.sourceModel(), destinationModel: destination())
+        manager.batchSize = 1
+        try manager.migrateStore(from: setup.old, type: .sqlite, mapping: Self.mapping(), to: setup.new, type: .sqlite)
+        try Self.read(setup.new, destination(), "Car", by: "model") { cars in
+            #expect(cars.count == 4)
+            #expect(cars.allSatisfy { $0.value(forKey: "owner") != nil })
+        }
+
+        // What is still invalid after the second pass fails the migration (134110), no file left.
+        let mapping = Self.mapping()
+        mapping.entityMappings![1].attributeMappings = []
+        let failing = NSMigrationManager(sourceModel: Self.sourceModel(), destinationModel: destination(carModelRequired: true))
+        let other = setup.folder.url.appendingPathComponent("Other.sqlite")
+        #expect {
+            try failing.migrateStore(from: setup.old, type: .sqlite, mapping: mapping, to: other, type: .sqlite)
+        } throws: { error in
+            let error = error as NSError
+            return error.code == NSMigrationError && "\(error.userInfo[NSUnderlyingErrorKey] ?? "")".contains("1570")
+        }
+        #expect(Self.storeFiles(other).isEmpty)
+    }
+
     @Test func theStagesRunInApplesOrderAndTheProgressReachesOne() throws {
         let setup = try Setup(people: 1)
         let (old, new, manager) = (setup.old, setup.new, setup.manager)

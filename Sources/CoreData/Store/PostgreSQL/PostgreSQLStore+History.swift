@@ -33,7 +33,13 @@ extension PostgreSQLStore {
     /// opening's transaction (under its advisory lock).
     func createHistoryTables(_ history: SQLiteHistory, on connection: any PostgreSQLConnection) throws {
         let tombstoneColumns = (0..<history.tombstoneCount).map { ", \"ZTOMBSTONE\($0)\" text" }.joined()
-        guard try connection.execute("SELECT to_regclass($1) IS NULL", [.text("\"ACHANGE\"")]).text(0, 0) == "t" else { return }
+        guard try connection.execute("SELECT to_regclass($1) IS NULL", [.text("\"ACHANGE\"")]).text(0, 0) == "t" else {
+            // Tables a smaller model made: the tombstone columns this model needs more of.
+            for index in 0..<history.tombstoneCount {
+                try connection.run("ALTER TABLE \"ACHANGE\" ADD COLUMN IF NOT EXISTS \"ZTOMBSTONE\(index)\" text")
+            }
+            return
+        }
         try connection.run("""
             CREATE TABLE "ACHANGE" ("Z_PK" bigint PRIMARY KEY, "Z_ENT" integer, "Z_OPT" integer, "ZCHANGETYPE" integer, \
             "ZENTITY" integer, "ZENTITYPK" bigint, "ZTRANSACTIONID" bigint, "ZCOLUMNS" bytea\(tombstoneColumns));
