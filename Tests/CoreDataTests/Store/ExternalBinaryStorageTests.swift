@@ -41,6 +41,36 @@ struct ExternalBinaryStorageTests {
         try stack.fetch("Photo") { $0.predicate = NSPredicate(format: "name == %@", name) }.first?.value(forKey: "image") as? Data
     }
 
+    /// A transformable attribute may allow external storage too: its archive is kept as binary
+    /// data is (a file when large); opening the store keeps the files its rows name.
+    @Test func aTransformableValueIsKeptAsBinaryDataIs() throws {
+        let note = NSEntityDescription()
+        note.name = "Note"
+        let words = attribute("words", .transformableAttributeType)
+        words.allowsExternalBinaryDataStorage = true
+        note.properties = [attribute("title", .stringAttributeType), words]
+        let model = NSManagedObjectModel()
+        model.entities = [note]
+        let stack = try TestStack(model: model)
+        let many = (0..<40_000).map { "word \($0)" }
+        stack.insert("Note", ["title": "long", "words": many])
+        stack.insert("Note", ["title": "short", "words": ["one"]])
+        try stack.context.save()
+        let stored = try stack.rows("SELECT ZTITLE, substr(hex(ZWORDS), 1, 2) FROM ZNOTE ORDER BY ZTITLE")
+        #expect(stored == [["long", "02"], ["short", "01"]])
+        #expect(files(stack).count == 1)
+        // Reopened, the file is still there and the values read back.
+        let reopened = try stack.reopen()
+        #expect(files(stack).count == 1)
+        let notes = try reopened.fetch("Note") { $0.sortDescriptors = [NSSortDescriptor(key: "title", ascending: true)] }
+        #expect(notes.map { ($0.value(forKey: "words") as? [String])?.count } == [40_000, 1])
+        // Batch inserts keep them so too.
+        _ = try reopened.context.execute(NSBatchInsertRequest(entityName: "Note", objects: [["title": "batch", "words": many]]))
+        #expect(files(stack).count == 2)
+        let batch = try reopened.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Note")).first { $0.value(forKey: "title") as? String == "batch" }
+        #expect((batch?.value(forKey: "words") as? [String])?.last == "word 39999")
+    }
+
     @Test func aSmallValueStaysInTheRowAfterAppleMarker() throws {
         let stack = try stack()
         try insertPhoto(stack, "small", Data([0xAB, 0xCD]))

@@ -186,6 +186,9 @@ internal final class ExternalDataFiles {
 }
 
 extension NSAttributeDescription {
-    /// A binary data attribute that allows external storage: its column carries Apple's marker.
-    var storesExternally: Bool { allowsExternalBinaryDataStorage && attributeType == .binaryDataAttributeType }
+    /// A binary data (or transformable) attribute that allows external storage: its column
+    /// carries Apple's marker before the bytes (the transformable value's archive).
+    var storesExternally: Bool {
+        allowsExternalBinaryDataStorage && (attributeType == .binaryDataAttributeType || attributeType == .transformableAttributeType)
+    }
 }

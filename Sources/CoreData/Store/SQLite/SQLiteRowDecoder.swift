@@ -101,7 +101,8 @@ internal final class SQLiteRowDecoder: @unchecked Sendable {
         case .URIAttributeType: return .url
         case .objectIDAttributeType: return .objectIDAttribute
         case .binaryDataAttributeType: return attribute.storesExternally ? .externalData : .data
-        case .transformableAttributeType, .undefinedAttributeType, .compositeAttributeType: return .data
+        case .transformableAttributeType: return attribute.storesExternally ? .externalData : .data // its archive, in a file if large
+        case .undefinedAttributeType, .compositeAttributeType: return .data
         }
     }
 }

@@ -53,7 +53,8 @@ extension SQLiteStore {
                         for offset in slots.indices {
                             let value = rows.values[indexes[offset]]
                             if transformable[offset], case .object(let box) = value {
-                                statement.bind(try TransformableCoding.encode(box.value, for: slots[offset].attribute), at: position)
+                                let archive = try TransformableCoding.encode(box.value, for: slots[offset].attribute)
+                                statement.bind(external[offset] ? try externalBytes(archive) : archive, at: position)
                             } else if external[offset], case .data(let data) = value {
                                 statement.bind(try externalBytes(data), at: position)
                             } else {
