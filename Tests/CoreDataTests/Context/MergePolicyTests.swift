@@ -150,6 +150,25 @@ struct MergePolicyTests {
         #expect(try tags(stack).count == 1)
     }
 
+    /// A delete-and-reinsert of a unique value whose row another context changed meanwhile: the
+    /// version conflict is the policy's to resolve (it used to end in a bare 133021, every time).
+    @Test(arguments: TestStoreKind.available)
+    func aConflictIsReportedBeforeAnInsertMeetsItsRowsUniqueValue(_ kind: TestStoreKind) throws {
+        let model = TestModel.make()
+        model.entitiesByName["Person"]!.uniquenessConstraints = [["name"]]
+        let stack = try TestStack(kind, model: model)
+        let ada = stack.insert("Person", ["name": "Ada"])
+        try stack.context.save()
+        let other = try stack.reopen()
+        try other.fetch("Person")[0].setValue(40, forKey: "age")
+        try other.context.save()
+        stack.context.delete(ada)
+        stack.insert("Person", ["name": "Ada", "age": 1])
+        stack.context.mergePolicy = NSMergeByPropertyObjectTrumpMergePolicy
+        try stack.context.save()
+        #expect(try stack.rawRows("SELECT \"ZNAME\", \"ZAGE\" FROM \"ZPERSON\"") == [["Ada", "1"]])
+    }
+
     // MARK: Uniqueness constraints
 
     private func constrainedStack() throws -> TestStack {

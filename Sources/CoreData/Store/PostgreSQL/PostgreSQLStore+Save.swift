@@ -237,8 +237,10 @@ extension PostgreSQLStore {
         // round trip (with history it names the transaction, which is numbered last).
         // (A save that only checked versions writes nothing: no notification.)
         let notification = history == nil && !changes.writesNothing ? commitNotification(transaction: nil) : nil
-        try insertRows(inserts, keys: insertedKeys, resolve: resolve, then: notification.map { [$0] } ?? [], on: connection)
+        // Conflicts first, before any insert: an insert that would meet a unique value the
+        // conflicting row still holds (a delete-and-reinsert) must not hide them (133021).
         if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
+        try insertRows(inserts, keys: insertedKeys, resolve: resolve, then: notification.map { [$0] } ?? [], on: connection)
         for (rows, insert) in [(changes.joinDeletes, false), (changes.joinInserts, true)] {
             for row in rows {
                 guard let source = resolve(row.first).primaryKey, let member = resolve(row.second).primaryKey,

@@ -196,6 +196,9 @@ extension SQLiteStore {
                     conflicts.append(StoreConflict(id: lock.id, expectedVersion: lock.expectedVersion, persisted: try readRow(lock.id, on: db)))
                 }
             }
+            // Conflicts first, before any insert: an insert that would meet a unique value the
+            // conflicting row still holds (a delete-and-reinsert) must not hide them (133021).
+            if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
             // Keys are handed out in insertion order, so new rows mostly go at the end of their
             // table: a row whose key is one more than the table's largest is inserted without
             // `Z_PK`, and SQLite gives it that very key (the largest rowid + 1) by appending to
@@ -346,7 +349,6 @@ extension SQLiteStore {
                 if largest < Int64.max { largestKeys[root] = largest }
                 runStart = runEnd
             }
-            if !conflicts.isEmpty { throw StoreConflictError(conflicts: conflicts) }
             /// Runs `sql(table, source column, member column)` for each join-table row, bound to
             /// the row's two keys.
             func write(_ rows: [SaveChanges.JoinRow], _ sql: (String, String, String) -> String) throws {
