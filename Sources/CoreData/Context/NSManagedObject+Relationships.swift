@@ -2,13 +2,16 @@ import Foundation
 
 // Relationship values and the inverse maintenance that keeps both sides in step as soon as one
 // side is set. Objects of other contexts are never touched: the relationship keeps the foreign
-// object and the next save throws an error naming the relationship.
+// object and the next save throws an error naming the relationship. An object in no context
+// (`insertInto: nil`) takes part: inserted later into this context, it saves both sides; left
+// out, the save throws as for another context's object.
 
 extension NSManagedObject {
-    /// Whether `other` can take part in inverse maintenance with this object.
+    /// Whether `other` can take part in inverse maintenance with this object: both in one
+    /// context, or one of them in none.
     @inline(__always)
     internal func sharesContext(with other: NSManagedObject) -> Bool {
-        other._context === _context
+        other._context === _context || other._context == nil || _context == nil
     }
 
     internal func toOneObject(at index: Int) -> NSManagedObject? {

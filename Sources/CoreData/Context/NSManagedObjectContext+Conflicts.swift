@@ -134,6 +134,23 @@ extension NSManagedObjectContext {
                     recordUnfulfilledFault(error, of: object, relationship: index)
                     continue
                 }
+                let relationship = object.layout.properties[index] as! NSRelationshipDescription
+                if let inverse = relationship.inverseRelationship, !inverse.isToMany {
+                    // One-to-many: each member's foreign key is the member's own, not in
+                    // conflict; a member's pending change of owner stays (setting the list
+                    // through the setters would write its to-one as nil). The list is the stored
+                    // members that stay, and the members that now point here.
+                    let pointsElsewhere = { (member: NSManagedObject) in
+                        member._changed.contains(inverse.index) && member.toOneObject(at: inverse.index) !== object
+                    }
+                    var members = ids.map { self.object(with: $0) }.filter { !pointsElsewhere($0) }
+                    for member in object.toManyList(at: index).objects
+                    where member.toOneObject(at: inverse.index) === object && !members.contains(where: { $0 === member }) {
+                        members.append(member)
+                    }
+                    object._relations[index] = .toMany(ObjectList(members, original: ids))
+                    continue
+                }
                 object.setToMany(ids.map { self.object(with: $0) }, at: index)
             default:
                 break

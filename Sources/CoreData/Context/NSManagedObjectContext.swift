@@ -1114,11 +1114,16 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     /// Gives the objects permanent IDs now instead of at the next save.
+    ///
+    /// Only the objects inserted in this context take one: an object of another context (or in
+    /// none), or one a parent inserted that this child only sees, keeps its temporary ID (given
+    /// one here, it was lost to its own context's registry, or never matched the key its
+    /// inserting context's save gave it).
     open func obtainPermanentIDs(for objects: [NSManagedObject]) throws {
         checkQueue("obtainPermanentIDs(for:)")
         defer { deliverStoreRegistrations() } // StoreRegistrations.swift
         guard let coordinator = persistentStoreCoordinator else { throw CoreDataError.make(.persistentStoreSave, "The context has no coordinator") }
-        let temporary = objects.filter { $0.objectID.isTemporaryID }
+        let temporary = objects.filter { $0.objectID.isTemporaryID && $0._context === self && $0._isInserted }
         // By entity and store (an object assigned to a store takes its ID there).
         struct Group: Hashable { let entity: ObjectIdentifier, store: ObjectIdentifier }
         var groups: [Group: [NSManagedObject]] = [:]
@@ -1134,7 +1139,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             // A store you write makes its IDs of the objects themselves (NSIncrementalStore.swift).
             let ids = store.makesIDsOfObjects ? try store.permanentIDs(for: group) : try coordinator.permanentIDs(for: entity, count: group.count, in: store)
             for (object, id) in zip(group, ids) {
-                if object._context === self { reregister(object, as: id) } else { object.objectID = id }
+                reregister(object, as: id)
             }
         }
     }

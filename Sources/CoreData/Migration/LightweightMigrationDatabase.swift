@@ -24,6 +24,9 @@ internal protocol LightweightMigrationDatabase {
     /// The SQL converting the source row's (`s`) `column` of an attribute of type `from` into
     /// the storage of type `to`, or `nil` when the two are stored alike.
     func conversion(_ column: String, from: NSAttributeType, to: NSAttributeType) -> String?
+    /// The SQL rewriting the source row's `column` of an attribute whose external storage was
+    /// turned off (`wasExternal`) or on, or `nil` when the database keeps both alike.
+    func externalStorageConversion(_ column: String, wasExternal: Bool) -> String?
     /// Drops the indexes of the model's old tables (`managed`, upper-cased names) that the new
     /// layout `destination` lacks, or whose tables are about to be replaced (not in `kept`).
     func dropIndexes(ofTables managed: Set<String>, kept: Set<String>, destination: SQLiteSchema) throws
@@ -81,6 +84,11 @@ internal struct SQLiteMigrationDatabase: LightweightMigrationDatabase {
         case "FLOAT": return "CAST(\(value) AS REAL)"
         default: return value
         }
+    }
+
+    /// Apple's marker before the bytes, or the bytes alone (`ExternalDataMigration.swift`).
+    func externalStorageConversion(_ column: String, wasExternal: Bool) -> String? {
+        ExternalDataMigration.conversion(column, wasExternal: wasExternal, storePath: db.path)
     }
 
     /// Compares the indexes' SQL (SQLite keeps it as written) with the new layout's.

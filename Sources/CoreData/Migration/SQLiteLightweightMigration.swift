@@ -56,6 +56,7 @@ internal struct SQLiteLightweightMigration {
 
     /// The migration of the open SQLite file `db`, its layout read from the file.
     init(db: SQLiteConnection, source: NSManagedObjectModel, destination: NSManagedObjectModel, mapping: NSMappingModel) throws {
+        ExternalDataMigration.registerFunctions(on: db.handle)
         self.init(database: SQLiteMigrationDatabase(db: db), layout: try SQLiteSchema(model: source, reading: db),
                   source: source, destination: destination, mapping: mapping)
     }
@@ -205,6 +206,7 @@ internal struct SQLiteLightweightMigration {
         }
         try db.createIndexes(of: to)
         progress?.completedUnitCount += 1
+        try renumberHistory()
         try rewritePrimaryKeys()
         try db.writeMetadata(metadata, of: destination)
         progress?.completedUnitCount += 1
@@ -263,8 +265,11 @@ internal struct SQLiteLightweightMigration {
                 var fill = attribute.defaultValue.flatMap { StoreValue.storage(of: $0, for: attribute.attributeType) }
                 if case .null? = fill { fill = nil }
                 if let old, attribute.isOptional || !old.isOptional { fill = nil }
-                if let oldColumn, let oldType = (old as? NSAttributeDescription)?.attributeType,
-                   let sql = db.conversion(oldColumn, from: oldType, to: attribute.attributeType) {
+                if let oldColumn, let oldAttribute = old as? NSAttributeDescription,
+                   let sql = db.conversion(oldColumn, from: oldAttribute.attributeType, to: attribute.attributeType) {
+                    result.append((attribute.columnName, .converted(oldColumn, sql: sql, fill: fill)))
+                } else if let oldColumn, let oldAttribute = old as? NSAttributeDescription, oldAttribute.storesExternally != attribute.storesExternally,
+                          let sql = db.externalStorageConversion(oldColumn, wasExternal: oldAttribute.storesExternally) {
                     result.append((attribute.columnName, .converted(oldColumn, sql: sql, fill: fill)))
                 } else if let fill {
                     result.append((attribute.columnName, .fill(oldColumn, fill)))
@@ -579,6 +584,24 @@ internal struct SQLiteLightweightMigration {
                 .int(Int64(to.number(of: entity))), .string(entity.name ?? ""),
                 .int(Int64(entity.superentity.map { to.number(of: $0) } ?? 0)), .int(max[ObjectIdentifier(entity)] ?? 0)])
         }
+    }
+
+    /// Persistent history's changes name their entity by its `Z_ENT` number: where the new
+    /// layout numbers an entity otherwise, its changes take the new number (a removed entity's,
+    /// 0: no entity), so that history fetched after the migration names the right entities.
+    private func renumberHistory() throws {
+        guard try db.tableNames().contains(where: { $0.uppercased() == "ACHANGE" }) else { return }
+        var cases: [String] = []
+        var bindings: [StoreValue] = []
+        for entity in from.entities {
+            let old = from.number(of: entity)
+            let new = to.entities.first { sourceOf[ObjectIdentifier($0)] === entity }.map { to.number(of: $0) } ?? 0
+            guard old != new else { continue }
+            cases.append("WHEN ? THEN ?")
+            bindings += [.int(Int64(old)), .int(Int64(new))]
+        }
+        guard !cases.isEmpty else { return }
+        try db.execute("UPDATE \"ACHANGE\" SET \"ZENTITY\" = CASE \"ZENTITY\" \(cases.joined(separator: " ")) ELSE \"ZENTITY\" END", bindings)
     }
 
     /// Writes a migrated store's metadata on `db`: the store's own keys and UUID from `metadata`

@@ -342,9 +342,11 @@ internal enum RelationshipStorage {
             for case let relationship as NSRelationshipDescription in entity.ownProperties where !relationship.isTransient {
                 guard let destination = relationship.destinationEntity else { continue }
                 let number = entity.frozenLayout!.entityNumber
+                // Named after the foreign key's column (`ZPARENT`, or `ZPARENT1` where sibling
+                // entities of one table both have a `parent`), so that two never collide.
                 if !relationship.isToMany {
                     if !destination.subentities.isEmpty {
-                        relationship.entityColumn = "Z" + String(destination.frozenLayout!.entityNumber) + "_" + relationship.name.uppercased()
+                        relationship.entityColumn = "Z" + String(destination.frozenLayout!.entityNumber) + "_" + relationship.columnName.dropFirst()
                     }
                     continue
                 }
@@ -357,7 +359,7 @@ internal enum RelationshipStorage {
                 let inverse = relationship.inverseRelationship!
                 if !inverse.isToMany {
                     // One-to-many: the foreign key is the inverse's column in the destination's table.
-                    if relationship.isOrdered { relationship.orderColumn = "Z_FOK_" + inverse.name.uppercased() }
+                    if relationship.isOrdered { relationship.orderColumn = "Z_FOK_" + inverse.columnName.dropFirst() }
                     continue
                 }
                 // Many-to-many: a join table named by the side whose entity comes first.

@@ -51,6 +51,34 @@ struct PostgreSQLStoreTests {
         #expect(try database.query("SELECT indexname FROM pg_indexes WHERE tablename = 'ZCAR' AND indexname LIKE 'Z\\_Car\\_%'") == [["Z_Car_byName"]])
     }
 
+    /// Index names past PostgreSQL's 63 bytes, which it cuts: two that shared their first 63
+    /// bytes made the store fail to open (42P07, 134080). They are shortened with a hash.
+    @Test func longIndexNamesStayApart() throws {
+        let database = try TemporaryDatabase()
+        let record = NSEntityDescription(); record.name = "PatientMedicationAdministrationRecord"
+        let ward = NSEntityDescription(); ward.name = "Ward"
+        var properties: [NSPropertyDescription] = []
+        for name in ["scheduledAdministrationNurse", "scheduledAdministrationWard"] {
+            let to = NSRelationshipDescription(); to.name = name; to.destinationEntity = ward; to.maxCount = 1
+            let back = NSRelationshipDescription(); back.name = name + "Records"; back.destinationEntity = record; back.maxCount = 0
+            to.inverseRelationship = back; back.inverseRelationship = to
+            properties.append(to)
+            ward.properties += [back]
+        }
+        record.properties = properties
+        let model = NSManagedObjectModel()
+        model.entities = [record, ward]
+        let coordinator = try database.coordinator(model)
+        let names = try database.query("SELECT indexname FROM pg_indexes WHERE tablename = 'ZPATIENTMEDICATIONADMINISTRATIONRECORD' AND indexname <> 'ZPATIENTMEDICATIONADMINISTRATIONRECORD_pkey' ORDER BY 1").map { $0[0] ?? "" }
+        #expect(names.count == 2 && Set(names).count == 2 && names.allSatisfy { $0.utf8.count <= 63 }, "\(names)")
+        #expect(PostgreSQLLayout.indexName("Z_SHORT_INDEX") == "Z_SHORT_INDEX")
+        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        context.persistentStoreCoordinator = coordinator
+        let w = context.insert("Ward", [:])
+        context.insert("PatientMedicationAdministrationRecord", ["scheduledAdministrationWard": w])
+        try context.save()
+    }
+
     @Test func valuesAndRelationshipsRoundTripThroughASecondCoordinator() throws {
         let database = try TemporaryDatabase()
         let model = PostgreSQLTestModel.make()

@@ -306,4 +306,33 @@ struct NestedContextTests {
         }
         #expect(try storeNames(stack) == ["new"])
     }
+
+    @Test func obtainingPermanentIDsLeavesObjectsThisContextDidNotInsert() throws {
+        let stack = try TestStack()
+        let (parent, child) = stack.parentAndChild()
+        let id = parent.performAndWait { () -> NSManagedObjectID in
+            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: parent)
+            car.setValue("parent's", forKey: "name")
+            return car.objectID
+        }
+        try child.performAndWait {
+            let seen = child.object(with: id)
+            let own = NSEntityDescription.insertNewObject(forEntityName: "Car", into: child)
+            own.setValue("child's", forKey: "name")
+            try child.obtainPermanentIDs(for: [seen, own])
+            #expect(seen.objectID.isTemporaryID, "the parent's insert keeps the ID its parent knows")
+            #expect(!own.objectID.isTemporaryID)
+            try child.save()
+        }
+        try parent.performAndWait { try parent.save() }
+        #expect(try storeNames(stack) == ["child's", "parent's"])
+        // The child's view of the parent's object still reads it.
+        let name = child.performAndWait { child.object(with: id).value(forKey: "name") as? String }
+        #expect(name == "parent's")
+        // Another context's object is left alone.
+        let other = stack.newContext()
+        let foreign = NSEntityDescription.insertNewObject(forEntityName: "Car", into: other)
+        try stack.context.obtainPermanentIDs(for: [foreign])
+        #expect(foreign.objectID.isTemporaryID)
+    }
 }

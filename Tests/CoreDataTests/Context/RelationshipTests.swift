@@ -152,6 +152,29 @@ struct RelationshipTests {
         #expect((reloaded.first?.value(forKey: "owner") as? NSManagedObject)?.value(forKey: "name") as? String == "Ada")
     }
 
+    /// An object made in no context (`insertInto: nil`) and related to one in a context keeps
+    /// both sides in step: inserted afterwards, it saves the relationship (the foreign key lived
+    /// on its side and was lost); never inserted, the save refuses it as another context's object.
+    @Test(arguments: [false, true])
+    func anObjectInNoContextKeepsTheInverseInStep(fromTheLooseSide: Bool) throws {
+        let stack = try TestStack()
+        let ada = stack.insert("Person", ["name": "Ada"])
+        try stack.context.save()
+        let car = NSManagedObject(entity: stack.model.entitiesByName["Car"]!, insertInto: nil)
+        car.setValue("loose", forKey: "name")
+        if fromTheLooseSide { car.setValue(ada, forKey: "owner") } else { ada.mutableSetValue(forKey: "cars").add(car) }
+        #expect(car.value(forKey: "owner") as? NSManagedObject === ada)
+        #expect((ada.value(forKey: "cars") as? Set<NSManagedObject>)?.contains(car) == true)
+        // Not inserted: the save refuses the relationship to an object in no context.
+        #expect(throws: NSError.self) { try stack.context.save() }
+        stack.context.insert(car)
+        try stack.context.save()
+        #expect(try stack.rawRows("SELECT ZNAME, ZOWNER FROM ZCAR") == [["loose", "1"]])
+        let reopened = try stack.reopen()
+        let reread = try reopened.fetch("Person")[0]
+        #expect((reread.value(forKey: "cars") as? Set<NSManagedObject>)?.map { $0.value(forKey: "name") as? String } == ["loose"])
+    }
+
     /// An object of another entity in a relationship is Apple's `NSInvalidArgumentException`
     /// ("Unacceptable type of value"): the process stops with that message, where it used to stop
     /// with "Index out of range" while keeping the inverse in step (or write another property's slot).

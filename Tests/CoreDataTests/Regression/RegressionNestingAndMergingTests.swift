@@ -116,6 +116,27 @@ struct RegressionNestingAndMergingTests {
         #expect((p2.value(forKey: "cars") as? Set<NSManagedObject>)?.isEmpty == true)
     }
 
+    /// Rollback discards the conflicting object's state only: a car that is not in conflict
+    /// keeps its new owner (the rollback of the conflicting owner's `cars` wrote it as nil).
+    @Test func rollbackLeavesANonConflictingMembersOwnerAlone() throws {
+        let stack = try TestStack()
+        let p1 = stack.insert("Person", ["name": "P1"]), p2 = stack.insert("Person", ["name": "P2"])
+        stack.insert("Car", ["name": "c1", "owner": p1])
+        let c2 = stack.insert("Car", ["name": "c2", "owner": p2])
+        try stack.context.save()
+        let other = try stack.reopen()
+        try other.fetch("Person").first { $0.value(forKey: "name") as? String == "P1" }!.setValue(40, forKey: "age")
+        try other.context.save()
+        c2.setValue(p1, forKey: "owner") // p1's cars change too: p1 is in conflict, c2 is not
+        stack.context.mergePolicy = NSRollbackMergePolicy
+        try stack.context.save()
+        #expect(try stack.rawRows("SELECT ZCAR.ZNAME, ZPERSON.ZNAME FROM ZCAR LEFT JOIN ZPERSON ON ZPERSON.Z_PK = ZCAR.ZOWNER ORDER BY 1")
+                == [["c1", "P1"], ["c2", "P1"]])
+        #expect(c2.value(forKey: "owner") as? NSManagedObject === p1)
+        #expect((p1.value(forKey: "cars") as? Set<NSManagedObject>)?.count == 2)
+        #expect(p1.value(forKey: "age") as? Int == 40)
+    }
+
     /// Merging a save made through another coordinator on the same file.
     @Test func mergingIDsFromAnotherCoordinator() throws {
         let stack = try TestStack()

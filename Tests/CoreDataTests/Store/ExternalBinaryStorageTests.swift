@@ -71,6 +71,29 @@ struct ExternalBinaryStorageTests {
         #expect((batch?.value(forKey: "words") as? [String])?.last == "word 39999")
     }
 
+    /// A context pinned to a query generation reads its generation's values: the file of a value
+    /// replaced (or deleted) since stays until the generation is let go.
+    @Test func aPinnedContextStillReadsAValueReplacedSince() throws {
+        let stack = try stack()
+        let original = try insertPhoto(stack, "p", Self.large)
+        let reader = stack.newContext()
+        try reader.setQueryGenerationFrom(.current)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Photo")
+        request.includesPropertyValues = false
+        let photo = try #require(try reader.fetch(request).first) // pins the generation
+        let replacement = Data(repeating: 7, count: Self.large.count)
+        original.setValue(replacement, forKey: "image")
+        try stack.context.save()
+        #expect(files(stack).count == 2)
+        #expect(photo.value(forKey: "image") as? Data == Self.large)
+        #expect(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Photo")).count == 1)
+        // Let go, the old file goes.
+        try reader.setQueryGenerationFrom(nil)
+        reader.reset()
+        #expect(files(stack).count == 1)
+        #expect(try image("p", in: stack) == replacement)
+    }
+
     @Test func aSmallValueStaysInTheRowAfterAppleMarker() throws {
         let stack = try stack()
         try insertPhoto(stack, "small", Data([0xAB, 0xCD]))

@@ -34,6 +34,56 @@ struct SQLiteLayoutTests {
         #expect(tables["Z_METADATA"] == "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
     }
 
+    /// Sibling sub-entities of one table, each with a to-one named `parent` (into a hierarchy, so
+    /// with an entity column) that is the inverse of an ordered to-many: the foreign keys are
+    /// numbered (`ZPARENT`, `ZPARENT1`) and so are the columns named after them. Both entity and
+    /// order columns once collided, and no store of such a model could be made.
+    @Test func columnsNamedAfterANumberedForeignKeyAreNumberedToo() throws {
+        func relationship(_ name: String, _ destination: NSEntityDescription, toMany: Bool) -> NSRelationshipDescription {
+            let r = NSRelationshipDescription()
+            r.name = name
+            r.destinationEntity = destination
+            r.maxCount = toMany ? 0 : 1
+            r.isOrdered = toMany
+            return r
+        }
+        let item = NSEntityDescription(); item.name = "Item"; item.isAbstract = true
+        let note = NSEntityDescription(); note.name = "Note"
+        let task = NSEntityDescription(); task.name = "Task"
+        let container = NSEntityDescription(); container.name = "Container"; container.isAbstract = true
+        let folder = NSEntityDescription(); folder.name = "Folder"
+        let project = NSEntityDescription(); project.name = "Project"
+        let noteParent = relationship("parent", container, toMany: false), notes = relationship("notes", note, toMany: true)
+        let taskParent = relationship("parent", container, toMany: false), tasks = relationship("tasks", task, toMany: true)
+        noteParent.inverseRelationship = notes; notes.inverseRelationship = noteParent
+        taskParent.inverseRelationship = tasks; tasks.inverseRelationship = taskParent
+        let title = NSAttributeDescription(); title.name = "title"; title.attributeType = .stringAttributeType
+        item.properties = [title]
+        note.properties = [noteParent]
+        task.properties = [taskParent]
+        container.properties = [notes, tasks]
+        item.subentities = [note, task]
+        container.subentities = [folder, project]
+        let model = NSManagedObjectModel()
+        model.entities = [item, note, task, container, folder, project]
+        let stack = try TestStack(model: model)
+        let columns = try stack.rows("SELECT name FROM pragma_table_info('ZITEM')").map { $0[0] }
+        let containerNumber = model.entitiesByName["Container"]!.layout.entityNumber
+        #expect(Set(columns).isSuperset(of: ["ZPARENT", "ZPARENT1", "Z_FOK_PARENT", "Z_FOK_PARENT1",
+                                             "Z\(containerNumber)_PARENT", "Z\(containerNumber)_PARENT1"]))
+        // Both relationships work, each with its own order, also after reopening.
+        let f = stack.insert("Folder"), p = stack.insert("Project")
+        let n1 = stack.insert("Note", ["title": "n1"]), n2 = stack.insert("Note", ["title": "n2"])
+        let t1 = stack.insert("Task", ["title": "t1"]), t2 = stack.insert("Task", ["title": "t2"])
+        f.setValue(NSOrderedSet(array: [n2, n1]), forKey: "notes")
+        p.setValue(NSOrderedSet(array: [t1, t2]), forKey: "tasks")
+        try stack.context.save()
+        let reopened = try stack.reopen()
+        let folders = try reopened.fetch("Folder"), projects = try reopened.fetch("Project")
+        #expect((folders.first?.value(forKey: "notes") as? NSOrderedSet)?.array.map { ($0 as? NSManagedObject)?.value(forKey: "title") as? String } == ["n2", "n1"])
+        #expect((projects.first?.value(forKey: "tasks") as? NSOrderedSet)?.array.map { ($0 as? NSManagedObject)?.value(forKey: "title") as? String } == ["t1", "t2"])
+    }
+
     @Test func entityNumbersAreDepthFirstInNameOrder() throws {
         let stack = try TestStack()
         let rows = try RawSQLite.query(stack.url.path, "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")

@@ -37,6 +37,27 @@ internal struct PostgreSQLLayout {
 
     private static func q(_ name: String) -> String { SQLiteSchema.quoted(name) }
 
+    /// An index's name as PostgreSQL keeps it: unchanged up to 63 bytes (its limit, beyond which
+    /// it cuts names, so that two long names sharing their first 63 bytes collided); a longer one
+    /// cut to 54 bytes and ended with 8 hex digits of a hash of the whole name.
+    ///
+    /// ```swift
+    /// PostgreSQLLayout.indexName("ZCAR_ZOWNER_INDEX")   // "ZCAR_ZOWNER_INDEX"
+    /// PostgreSQLLayout.indexName("ZPATIENTMEDICATIONADMINISTRATIONRECORD_ZSCHEDULEDADMINISTRATIONNURSE_INDEX")
+    /// // "ZPATIENTMEDICATIONADMINISTRATIONRECORD_ZSCHEDULEDADMINI_" and 8 hex digits
+    /// ```
+    static func indexName(_ name: String) -> String {
+        guard name.utf8.count > 63 else { return name }
+        var hash: UInt32 = 2_166_136_261 // FNV-1a: stable across runs and machines
+        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        var prefix = ""
+        for character in name {
+            guard prefix.utf8.count + character.utf8.count <= 54 else { break }
+            prefix.append(character)
+        }
+        return prefix + "_" + String(format: "%08X", hash)
+    }
+
     /// Every statement of a new store, in order.
     var statements: [String] {
         var sql: [String] = []
@@ -87,7 +108,7 @@ internal struct PostgreSQLLayout {
 
     /// The index on a join table's second column.
     static func indexStatement(_ join: SQLiteSchema.JoinTableSpec) -> String {
-        "CREATE INDEX \(q("\(join.name)_\(join.second)_INDEX")) ON \(q(join.name)) (\(q(join.second)), \(q(join.first)))"
+        "CREATE INDEX \(q(indexName("\(join.name)_\(join.second)_INDEX"))) ON \(q(join.name)) (\(q(join.second)), \(q(join.first)))"
     }
 
     /// The PostgreSQL type of each attribute column and to-one entity column of `root`'s table, by
@@ -129,7 +150,7 @@ internal struct PostgreSQLLayout {
         let name = table.name
         var sql: [String] = []
         func index(_ columns: [String], unique: Bool = false, named indexName: String, where condition: String = "") {
-            sql.append("CREATE \(unique ? "UNIQUE " : "")INDEX \(Self.q(indexName)) ON \(Self.q(name)) (\(columns.map(Self.q).joined(separator: ", ")))\(condition)")
+            sql.append("CREATE \(unique ? "UNIQUE " : "")INDEX \(Self.q(Self.indexName(indexName))) ON \(Self.q(name)) (\(columns.map(Self.q).joined(separator: ", ")))\(condition)")
         }
         let family = schema.entities.filter { $0.rootEntity === table.root }
         if family.count > 1 { index(["Z_ENT"], named: "\(name)_Z_ENT_INDEX") }
@@ -152,7 +173,7 @@ internal struct PostgreSQLLayout {
                     return Self.q(property.columnName) + (element.isAscending ? " ASC" : " DESC")
                 }
                 guard !columns.isEmpty else { continue }
-                sql.append("CREATE INDEX \(Self.q("Z_\(entity.name ?? "")_\(fetchIndex.name)")) ON \(Self.q(name)) (\(columns.joined(separator: ", ")))")
+                sql.append("CREATE INDEX \(Self.q(Self.indexName("Z_\(entity.name ?? "")_\(fetchIndex.name)"))) ON \(Self.q(name)) (\(columns.joined(separator: ", ")))")
             }
         }
         for entity in schema.entities {

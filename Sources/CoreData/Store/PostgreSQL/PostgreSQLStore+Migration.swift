@@ -129,6 +129,9 @@ extension PostgreSQLStore {
 internal struct PostgreSQLMigrationDatabase: LightweightMigrationDatabase {
     let connection: any PostgreSQLConnection
 
+    /// Binary data is kept in the row, external storage or not: nothing to rewrite.
+    func externalStorageConversion(_ column: String, wasExternal: Bool) -> String? { nil }
+
     func execute(_ sql: String, _ bindings: [StoreValue]) throws {
         _ = try connection.execute(Self.numbered(sql), bindings.map(PostgreSQLStore.parameter))
     }

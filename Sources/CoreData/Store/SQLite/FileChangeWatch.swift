@@ -79,7 +79,8 @@ internal final class FileChangeWatch: @unchecked Sendable {
     }
 
     /// Reads every pending event (`struct inotify_event`: descriptor, mask, cookie, name length,
-    /// then the name) and calls ``onChange`` once if one names a watched file.
+    /// then the name) and calls ``onChange`` once if one names a watched file, or if the
+    /// kernel's queue overflowed (events were dropped).
     private func readEvents(_ descriptor: Int32) {
         var relevant = false
         let capacity = 4096
@@ -91,6 +92,8 @@ internal final class FileChangeWatch: @unchecked Sendable {
             var offset = 0
             while offset + 16 <= count {
                 let nameLength = Int(buffer.load(fromByteOffset: offset + 12, as: UInt32.self))
+                // The kernel's queue overflowed: events were lost, maybe a watched file's.
+                if buffer.load(fromByteOffset: offset + 4, as: UInt32.self) & UInt32(IN_Q_OVERFLOW) != 0 { relevant = true }
                 if nameLength > 0 && !relevant {
                     let start = buffer.advanced(by: offset + 16).assumingMemoryBound(to: CChar.self)
                     relevant = names.contains(String(cString: start))

@@ -176,10 +176,11 @@ internal final class ExternalDataFiles {
         replaced.removeAll()
     }
 
-    /// The save committed: the files of the values it replaced go (one that cannot be removed
-    /// now is removed at the next open).
-    func removeReplaced() {
-        for name in replaced { try? FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
+    /// The save committed: the files of the values it replaced go, once no query generation
+    /// of this process is pinned on an older snapshot (`pinned`); one that cannot be removed is
+    /// removed at the next open.
+    func removeReplaced(_ pinned: PinnedExternalData) {
+        pinned.remove(replaced.map { folder.appendingPathComponent($0) })
         created.removeAll()
         replaced.removeAll()
     }

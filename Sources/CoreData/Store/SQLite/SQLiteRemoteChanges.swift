@@ -132,6 +132,13 @@ internal final class SQLiteChangeChannel: @unchecked Sendable {
         if enqueue { queue.async { self.check() } }
     }
 
+    /// How long after a file event that showed no commit the check runs again, one after the
+    /// other until one sees the commit: SQLite publishes a commit (in the `-shm` index, which
+    /// raises no event) after it wrote the WAL frames the event reported, later still after a
+    /// slow sync; a single recheck could miss it, and the commit was then posted only at the next
+    /// unrelated write.
+    static let recheckDelays: [Double] = [0.05, 0.2, 1, 3]
+
     /// The watch saw the file or its WAL written (on ``queue``).
     private func fileChanged() {
         if !check() {
@@ -140,12 +147,19 @@ internal final class SQLiteChangeChannel: @unchecked Sendable {
                 state.recheckQueued = true
                 return true
             }
-            if recheck {
-                queue.asyncAfter(deadline: .now() + 0.1) { [weak self] in
-                    guard let self else { return }
-                    self.state.withLock { $0.recheckQueued = false }
-                    self.check()
-                }
+            if recheck { scheduleRecheck(0) }
+        }
+    }
+
+    /// Checks again after ``recheckDelays``[`attempt`], and after the next delay if that check
+    /// posted nothing.
+    private func scheduleRecheck(_ attempt: Int) {
+        queue.asyncAfter(deadline: .now() + Self.recheckDelays[attempt]) { [weak self] in
+            guard let self else { return }
+            if !self.check(), attempt + 1 < Self.recheckDelays.count {
+                self.scheduleRecheck(attempt + 1)
+            } else {
+                self.state.withLock { $0.recheckQueued = false }
             }
         }
     }

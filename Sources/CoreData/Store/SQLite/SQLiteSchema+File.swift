@@ -308,7 +308,19 @@ private struct FileMapper {
                     if relationship.isOrdered && order == nil { continue }
                     toMany[id] = .foreignKey(column: SQLiteSchema.quoted(column), order: order.map(SQLiteSchema.quoted), hidden: true)
                 } else if let inverse = relationship.inverseRelationship, !inverse.isToMany, !inverse.isTransient {
-                    let order = relationship.isOrdered ? try claim("Z_FOK_" + inverse.name.uppercased(), in: destinationKey, for: relationship) : nil
+                    // The order column named after the foreign key's (`Z_FOK_PARENT1` beside
+                    // `ZPARENT1`), else the first free `Z_FOK_<INVERSE>…`.
+                    var order: String?
+                    if relationship.isOrdered {
+                        let foreignKey = storage[inverse.entity!.layout.entityNumber]!.columns[inverse.index]
+                        let paired = foreignKey.map { "Z_FOK_" + $0.replacingOccurrences(of: "\"", with: "").uppercased().dropFirst() }
+                        if let paired, fileTables[destinationKey]!.has(paired), !fileTables[destinationKey]!.claimed.contains(paired) {
+                            order = fileTables[destinationKey]!.name(of: paired)
+                            fileTables[destinationKey]!.claimed.insert(paired)
+                        } else {
+                            order = try claim("Z_FOK_" + inverse.name.uppercased(), in: destinationKey, for: relationship)
+                        }
+                    }
                     guard let column = storage[inverse.entity!.layout.entityNumber]!.columns[inverse.index],
                           !relationship.isOrdered || order != nil else { continue }
                     toMany[id] = .foreignKey(column: column, order: order.map(SQLiteSchema.quoted), hidden: false)

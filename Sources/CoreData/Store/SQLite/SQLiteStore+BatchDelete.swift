@@ -45,7 +45,7 @@ extension SQLiteStore {
                     try recorder?.finish(delete.author, on: db)
                     return BatchOutcome(count: deleted.count, keys: delete.wantsKeys ? deleted : [])
                 }
-                files?.removeReplaced()
+                files?.removeReplaced(pinnedExternalData)
             } catch {
                 files?.discardCreated()
                 throw Self.saveError(error)

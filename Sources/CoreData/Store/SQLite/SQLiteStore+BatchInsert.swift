@@ -87,7 +87,7 @@ extension SQLiteStore {
                                           changed: slots.map(\.index).filter { !constrained.contains(storage.columns[$0] ?? "") }, on: db)
                     }
                 }
-                files?.removeReplaced()
+                files?.removeReplaced(pinnedExternalData)
             } catch {
                 files?.discardCreated()
                 throw Self.saveError(error)

@@ -19,7 +19,9 @@ extension SQLiteStore: QueryGenerationStore {
         let connection = try readers.makeConnection()
         try connection.execute("BEGIN")
         _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")
-        return PinnedRead(connection: connection, end: {})
+        let pinned = pinnedExternalData
+        pinned.pin()
+        return PinnedRead(connection: connection, end: { pinned.unpin() })
     }
 
     /// Whether `connection`'s file is in WAL mode (`PRAGMA journal_mode`).
@@ -27,5 +29,36 @@ extension SQLiteStore: QueryGenerationStore {
         let statement = try connection.cached("PRAGMA journal_mode")
         defer { statement.reset() }
         return try statement.step() && statement.string(0).lowercased() == "wal"
+    }
+}
+
+/// The external data files a save replaced while a query generation of this process is pinned
+/// on the store: the pinned snapshot still names them, so they are removed only when the last
+/// pinned read ends (removed at once, they left a pinned context unable to read its old values).
+internal final class PinnedExternalData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var pinned = 0
+    private var deferred: [URL] = []
+
+    func pin() { lock.withLock { pinned += 1 } }
+
+    func unpin() {
+        let files = lock.withLock { () -> [URL] in
+            pinned -= 1
+            guard pinned == 0 else { return [] }
+            defer { deferred = [] }
+            return deferred
+        }
+        for file in files { try? FileManager.default.removeItem(at: file) } // one left is removed at the next open
+    }
+
+    /// Removes `files` now, or when the last pinned read ends.
+    func remove(_ files: [URL]) {
+        let now = lock.withLock { () -> Bool in
+            guard pinned > 0 else { return true }
+            deferred += files
+            return false
+        }
+        if now { for file in files { try? FileManager.default.removeItem(at: file) } }
     }
 }

@@ -56,7 +56,7 @@ extension SQLiteStore {
                     implicitKeysRefused = true
                     result = try write(changes, on: db, implicitKeys: false, beforeCommitting: beforeCommitting)
                 }
-                files?.removeReplaced()
+                files?.removeReplaced(pinnedExternalData)
             } catch {
                 files?.discardCreated()
                 throw Self.saveError(error)

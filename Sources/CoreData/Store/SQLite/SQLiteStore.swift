@@ -20,6 +20,9 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     var implicitKeysRefused = false
     /// The external data files of the save under way (under ``writeLock``; `SQLiteExternalData.swift`).
     var externalFiles: ExternalDataFiles?
+    /// This process's pinned query generations on the store, and the external data files whose
+    /// removal waits for them (`SQLiteStore+QueryGenerations.swift`).
+    let pinnedExternalData = PinnedExternalData()
     /// See ``beforeCommit`` (under ``writeLock``).
     var beforeCommitHook: (@Sendable () -> Void)?
     /// The writer's `PRAGMA data_version` when the row cache was last known to match the file
