@@ -48,7 +48,12 @@ internal enum MigrationRelationships {
         if !relationship.isToMany {
             destination.setValue(objects.first, forKey: name)
         } else if relationship.isOrdered {
-            destination.mutableOrderedSetValue(forKey: name).addObjects(from: objects)
+            // The value's order, also for members the inverse already put in (in the order
+            // their own mapping ran); members it does not name stay after them.
+            let current = destination.mutableOrderedSetValue(forKey: name)
+            let ordered = NSMutableOrderedSet(array: objects)
+            ordered.union(current)
+            destination.setValue(ordered.copy() as! NSOrderedSet, forKey: name)
         } else {
             destination.mutableSetValue(forKey: name).addObjects(from: objects)
         }

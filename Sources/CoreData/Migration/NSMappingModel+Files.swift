@@ -54,7 +54,9 @@ extension NSMappingModel {
     /// entity it maps from is an entity of `sourceModel` and every entity it maps to one of
     /// `destinationModel`, and the model versions Xcode recorded for it (`Notes.xcdatamodel`,
     /// `Notes 2.xcdatamodel`) are the models' versions when the models were read from a
-    /// `.xcdatamodeld`. Its entity mappings then carry the models' version hashes.
+    /// `.xcdatamodeld`; for another model (a merged one), the recorded version, when it is found,
+    /// has its version hashes for the entities the file maps. Its entity mappings then carry the
+    /// models' version hashes.
     public convenience init?(from bundles: [Bundle]?, forSourceModel sourceModel: NSManagedObjectModel?,
                              destinationModel: NSManagedObjectModel?) {
         guard let sourceModel, let destinationModel else { return nil }
@@ -64,7 +66,12 @@ extension NSMappingModel {
         let versions = (source: MappingVersions(sourceModel), destination: MappingVersions(destinationModel))
         for url in ModelSearch.files(in: folders, extensions: ["xcmappingmodel"]) where seen.insert(url.standardizedFileURL.path).inserted {
             // An unreadable file is no match (others may be), and standard error says why.
-            guard let file = Self.readOrReport(url), Self.file(file, maps: sourceModel, to: destinationModel, versions: versions) else { continue }
+            guard let file = Self.readOrReport(url), Self.file(file, maps: sourceModel, to: destinationModel, versions: versions),
+                  versions.source.versionName != nil
+                    || Self.recordedVersion(file.sourceModelPath, in: folders, fits: sourceModel, for: file.entityMappings.compactMap(\.sourceEntityName)),
+                  versions.destination.versionName != nil
+                    || Self.recordedVersion(file.destinationModelPath, in: folders, fits: destinationModel, for: file.entityMappings.compactMap(\.destinationEntityName))
+            else { continue }
             self.init(file: file)
             for mapping in entityMappings ?? [] {
                 mapping.sourceEntityVersionHash = mapping.sourceEntityName.flatMap { sourceModel.entitiesByName[$0]?.versionHash }
@@ -115,10 +122,32 @@ extension NSMappingModel {
     }
 }
 
+extension NSMappingModel {
+    /// For a model that is no version of a `.xcdatamodeld` (a merged model, `mergedModel(from:)`,
+    /// or one edited in code): whether the version a mapping model's file recorded
+    /// (`Notes/Notes.xcdatamodeld/Notes 2.xcdatamodel`), found among `folders`, has the version
+    /// hashes `model` has for the entities the file maps (`names`), as the hashes a compiled
+    /// mapping model carries are compared on Apple platforms; `true` when it can't be found.
+    /// Otherwise a mapping from version 1 to 2 matched a store of version 2, whose entity names
+    /// are the same, and ran on it.
+    fileprivate static func recordedVersion(_ path: String?, in folders: [URL], fits model: NSManagedObjectModel, for names: [String]) -> Bool {
+        guard let path else { return true }
+        let components = path.split(separator: "/").map(String.init)
+        guard components.count >= 2 else { return true }
+        let (bundleName, versionName) = (components[components.count - 2], components[components.count - 1])
+        guard let bundle = ModelSearch.files(in: folders, extensions: ["xcdatamodeld"]).first(where: { $0.lastPathComponent == bundleName }) else { return true }
+        let version = bundle.appendingPathComponent(versionName)
+        guard FileManager.default.fileExists(atPath: version.path), let recorded = ModelSearch.read(version) else { return true }
+        let (mine, theirs) = (model.entityVersionHashesByName, recorded.entityVersionHashesByName)
+        return names.allSatisfy { mine[$0] == theirs[$0] }
+    }
+}
+
 /// The version name of a model read from a `.xcdatamodeld` (the `.xcdatamodel` whose entities
 /// have its version hashes), for matching the paths Xcode records in a mapping model.
 private struct MappingVersions {
     let bundleName: String?
+    /// `nil` for a model not read from a `.xcdatamodeld`.
     let versionName: String?
 
     init(_ model: NSManagedObjectModel) {

@@ -281,9 +281,13 @@ open class NSMigrationManager: NSObject {
             let fitsDestination = destinationTarget.map { target in destinationEntity(for: mapping)?.isKindOf(entity: target) ?? false } ?? true
             return fitsSource && fitsDestination
         }.compactMap(\.name)
+        // In the order of the source objects (an ordered relationship keeps it), whichever
+        // entity mapping made each one's instances.
         let sources = MigrationRelationships.managedObjects(in: value)
         var seen = Set<NSManagedObjectID>()
-        return names.flatMap { destinationInstances(forEntityMappingName: $0, sourceInstances: sources) }.filter { seen.insert($0.objectID).inserted }
+        return sources.flatMap { source in
+            names.flatMap { destinationInstances(forEntityMappingName: $0, sourceInstances: [source]) }
+        }.filter { seen.insert($0.objectID).inserted }
     }
 
     private func instances(_ mappingName: String?, _ objects: [NSManagedObject]?, of context: NSManagedObjectContext?,

@@ -165,4 +165,22 @@ struct BatchUpdateRequestTests {
             #expect(try stack.rows("SELECT DISTINCT Z_OPT FROM ZCAR") == [["1"]])
         }
     }
+
+    /// A computed double stored in an integer attribute is truncated toward zero, and in a
+    /// decimal attribute keeps its shortest exact digits, on every store (PostgreSQL rounded
+    /// 7.5 to 8, and kept 15 digits of a double made a decimal).
+    @Test(arguments: TestStoreKind.available.map(Optional.some) + [nil])
+    func computedDoublesAreStoredAlikeEverywhere(_ kind: TestStoreKind?) throws {
+        let stack = try kind.map { try TestStack($0) } ?? TestStack(inMemory: true)
+        stack.insert("Car", ["name": "a", "price": 5.0])
+        stack.insert("Car", ["name": "b", "price": 1234567.8901234567 / 1.5])
+        try stack.context.save()
+        let request = NSBatchUpdateRequest(entityName: "Car")
+        request.propertiesToUpdate = ["year": NSExpression(format: "price * 1.5"), "cost": NSExpression(format: "price * 1.5")]
+        _ = try stack.context.execute(request)
+        let cars = try stack.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")).sorted { ($0.value(forKey: "name") as! String) < ($1.value(forKey: "name") as! String) }
+        #expect(cars.first?.value(forKey: "year") as? Int == 7)
+        let expected = Decimal(string: "\(1234567.8901234567 / 1.5 * 1.5)")!
+        #expect((cars.last?.value(forKey: "cost") as? NSDecimalNumber)?.decimalValue == expected)
+    }
 }

@@ -237,6 +237,48 @@ final class NotesPolicy: NSEntityMigrationPolicy {
         #expect(Self.storeFiles(other).isEmpty)
     }
 
+    /// An ordered relationship keeps its order through an inferred mapping run by a manager,
+    /// with members of two sub-entities (two entity mappings) and members whose mappings run
+    /// before the owner's (they were grouped by mapping, or in the order their mappings ran).
+    @Test func anOrderedRelationshipKeepsItsOrder() throws {
+        func model(withNote: Bool) -> NSManagedObjectModel {
+            let playlist = M.entity("Playlist", [M.attribute("name", .stringAttributeType)] + (withNote ? [M.attribute("note", .stringAttributeType)] : []))
+            let item = M.entity("Item", [M.attribute("title", .stringAttributeType)])
+            let song = M.entity("Song", [])
+            let video = M.entity("Video", [])
+            item.subentities = [song, video]
+            M.relate(playlist, "items", toMany: true, item, "playlist", inverseToMany: false)
+            (playlist.relationshipsByName["items"]!).isOrdered = true
+            return M.model([playlist, item, song, video])
+        }
+        let folder = try TemporaryFolder()
+        let old = folder.url.appendingPathComponent("Old.sqlite"), new = folder.url.appendingPathComponent("New.sqlite")
+        let titles = ["s1", "v1", "s2", "v2", "s3"]
+        do {
+            let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model(withNote: false))
+            let store = try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: old)
+            let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+            let playlist = NSEntityDescription.insertNewObject(forEntityName: "Playlist", into: context)
+            playlist.setValue("mix", forKey: "name")
+            let items = titles.map { title -> NSManagedObject in
+                let item = NSEntityDescription.insertNewObject(forEntityName: title.hasPrefix("s") ? "Song" : "Video", into: context)
+                item.setValue(title, forKey: "title")
+                return item
+            }
+            playlist.setValue(NSOrderedSet(array: items.reversed()), forKey: "items")
+            try context.save()
+            try coordinator.remove(store)
+        }
+        let mapping = try NSMappingModel.inferredMappingModel(forSourceModel: model(withNote: false), destinationModel: model(withNote: true))
+        let manager = NSMigrationManager(sourceModel: model(withNote: false), destinationModel: model(withNote: true))
+        try manager.migrateStore(from: old, type: .sqlite, mapping: mapping, to: new, type: .sqlite)
+        try Self.read(new, model(withNote: true), "Playlist", by: "name") { playlists in
+            let items = (playlists.first?.value(forKey: "items") as? NSOrderedSet)?.array as? [NSManagedObject]
+            #expect(items?.map { $0.value(forKey: "title") as? String } == titles.reversed())
+        }
+    }
+
     @Test func theStagesRunInApplesOrderAndTheProgressReachesOne() throws {
         let setup = try Setup(people: 1)
         let (old, new, manager) = (setup.old, setup.new, setup.manager)

@@ -125,6 +125,22 @@ struct PostgreSQLLightweightMigrationTests {
         #expect((people[0].value(forKey: "cars") as? Set<NSManagedObject>)?.count == 2)
     }
 
+    /// A Double made a Decimal keeps the double's shortest exact digits, as on SQLite (a direct
+    /// cast kept 15: 1234567.8901234567 became 1234567.89012346).
+    @Test func aDoubleMadeADecimalKeepsItsDigits() throws {
+        func model(_ type: NSAttributeType) -> NSManagedObjectModel {
+            M.model([M.entity("Account", [M.attribute("name", .stringAttributeType), M.attribute("amount", type)])])
+        }
+        let database = try Self.makeStore(model(.doubleAttributeType)) { context in
+            for (name, amount) in [("a", 1234567.8901234567), ("b", 0.1 + 0.2)] {
+                _ = S.insert("Account", ["name": name, "amount": amount], into: context)
+            }
+        }
+        try Self.migrate(database, from: model(.doubleAttributeType), to: model(.decimalAttributeType))
+        let accounts = try S.fetch("Account", try Self.open(database, model(.decimalAttributeType)))
+        #expect(accounts.map { ($0.value(forKey: "amount") as? NSDecimalNumber)?.stringValue } == ["1234567.8901234567", "0.30000000000000004"])
+    }
+
     @Test func aRemovedAttributeLosesItsColumn() throws {
         let (database, context) = try Self.migratedV1Store { model in
             let car = model.entitiesByName["Car"]!

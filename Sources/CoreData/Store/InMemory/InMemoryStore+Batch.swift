@@ -83,7 +83,20 @@ extension InMemoryStore {
                     new.snapshot.values[index] = constant
                 case .expression(let node):
                     let attribute = update.plan.entity.layout.properties[index] as! NSAttributeDescription // checked by BatchUpdate
-                    new.snapshot.values[index] = try BatchErrors.storeValue(evaluator.value(of: node, object: object).walkable, for: attribute, row: nil)
+                    var computed = evaluator.value(of: node, object: object).walkable
+                    // A fraction for an integer attribute is truncated toward zero, as the SQL
+                    // stores keep it (SQLite reads the real it stores so).
+                    if [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType].contains(attribute.attributeType),
+                       let double = computed as? Double, double.isFinite, double.rounded(.towardZero) != double,
+                       abs(double) < 9.2e18 {
+                        computed = Int64(double.rounded(.towardZero))
+                    }
+                    // A double for a decimal attribute: its shortest exact digits, as SQLite reads one.
+                    if attribute.attributeType == .decimalAttributeType, let double = computed as? Double, double.isFinite,
+                       let decimal = Decimal(string: "\(double)", locale: Locale(identifier: "en_US_POSIX")) {
+                        computed = decimal
+                    }
+                    new.snapshot.values[index] = try BatchErrors.storeValue(computed, for: attribute, row: nil)
                 }
             }
             // `now()` derived attributes: the request's time.

@@ -161,7 +161,8 @@ internal struct PostgreSQLMigrationDatabase: LightweightMigrationDatabase {
     func createStatement(_ join: SQLiteSchema.JoinTableSpec) -> String { PostgreSQLLayout.createStatement(join) }
 
     /// A number made a Boolean is 0 or 1 (`value <> 0`); a Double, Float or Decimal made an
-    /// integer is truncated toward zero, as the SQLite store's migration does; otherwise a cast
+    /// integer is truncated toward zero, as the SQLite store's migration does; a Double made a
+    /// Decimal keeps its shortest exact decimal digits; otherwise a cast
     /// to the new column type (every integer type is `bigint`'s range or less, so a value out
     /// of the new type's range fails the migration, which leaves the store as it was).
     func conversion(_ column: String, from: NSAttributeType, to: NSAttributeType) -> String? {
@@ -172,6 +173,10 @@ internal struct PostgreSQLMigrationDatabase: LightweightMigrationDatabase {
         let (old, new) = (PostgreSQLLayout.type(of: from), PostgreSQLLayout.type(of: to))
         guard old != new else { return nil }
         let truncated = ["double precision", "numeric"].contains(old) && ["smallint", "integer", "bigint"].contains(new)
+        // A double made a decimal through its shortest exact text (PostgreSQL's output since
+        // version 12), as the SQLite store reads a double as a decimal: a direct cast keeps 15
+        // digits (1234567.8901234567 became 1234567.89012346).
+        if old == "double precision" && new == "numeric" { return "CAST(CAST(\(value) AS text) AS numeric)" }
         return "CAST(\(truncated ? "trunc(\(value))" : value) AS \(new))"
     }
 

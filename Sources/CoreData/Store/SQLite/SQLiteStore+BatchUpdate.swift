@@ -80,8 +80,8 @@ extension SQLiteStore {
                     throw BatchErrors.invalid("NSBatchUpdateRequest: the value of '\(attribute.name)' can't be computed in SQL: \(error.reason)", key: attribute.name)
                 }
                 switch operand {
-                case .value(let fragment, _):
-                    assignments.append("\(column) = \(fragment.sql)")
+                case .value(let fragment, let kind):
+                    assignments.append("\(column) = \(Self.stored(fragment.sql, of: kind, as: attribute.attributeType, dialect: compiler.dialect))")
                     bindings += fragment.bindings
                 case .constant(let constant):
                     assignments.append("\(column) = ?")
@@ -95,6 +95,20 @@ extension SQLiteStore {
             throw BatchErrors.invalid("NSBatchUpdateRequest: new values may read the row's own attributes only, not key paths through relationships", key: nil)
         }
         return (assignments, bindings)
+    }
+
+    /// A computed value as a column of `type` keeps it, alike in both dialects: SQLite keeps a
+    /// real in an integer column and reads it truncated toward zero, so PostgreSQL truncates it
+    /// (its assignment would round 7.5 to 8); PostgreSQL makes a double a decimal through its
+    /// shortest exact text, as SQLite reads one (a direct cast keeps 15 digits).
+    static func stored(_ sql: String, of kind: PredicateSQLCompiler.ValueKind, as type: NSAttributeType,
+                       dialect: PredicateSQLCompiler.Dialect) -> String {
+        guard dialect == .postgreSQL, case .real = kind else { return sql }
+        switch type {
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: return "trunc(\(sql))"
+        case .decimalAttributeType: return "CAST(CAST(\(sql) AS text) AS numeric)"
+        default: return sql
+        }
     }
 
     /// `body`'s result, its error as a save's (a uniqueness violation as 133021).
