@@ -40,7 +40,7 @@ internal enum DeleteRules {
     private static func nullifyInverse(of relationship: NSRelationshipDescription, from object: NSManagedObject,
                                        in related: [NSManagedObject], context: NSManagedObjectContext) {
         guard let inverse = relationship.inverseRelationship else { return }
-        for target in related where target._context === context {
+        for target in related where target._context === context && NSManagedObject.has(inverse, target) {
             if inverse.isToMany {
                 if target.toManyList(at: inverse.index).contains(object) { target.rawRemove(object, fromManyAt: inverse.index) }
             } else if target.toOneObject(at: inverse.index) === object {

@@ -14,6 +14,14 @@ extension NSManagedObject {
         other._context === _context || other._context == nil || _context == nil
     }
 
+    /// Whether `object` has the relationship `inverse`: not when the inverse is declared on a
+    /// sub-entity of the destination and `object` is of another (it has no slot for it).
+    @inline(__always)
+    internal static func has(_ inverse: NSRelationshipDescription, _ object: NSManagedObject) -> Bool {
+        guard let owner = inverse.entity, object.entity !== owner else { return true }
+        return object.entity.isKindOf(entity: owner)
+    }
+
     internal func toOneObject(at index: Int) -> NSManagedObject? {
         fireFaultIfNeeded(triggeredBy: index)
         if case .toOne(let object)? = _relations[index] { return object }
@@ -112,11 +120,11 @@ extension NSManagedObject {
         if old === newValue { return }
         rawSetToOne(newValue, at: index)
         guard let inverse = relationship.inverseRelationship else { return }
-        if let old, sharesContext(with: old) {
+        if let old, sharesContext(with: old), Self.has(inverse, old) {
             if inverse.isToMany { old.rawRemove(self, fromManyAt: inverse.index) }
             else if old.toOneObject(at: inverse.index) === self { old.rawSetToOne(nil, at: inverse.index) }
         }
-        if let newValue, sharesContext(with: newValue) {
+        if let newValue, sharesContext(with: newValue), Self.has(inverse, newValue) {
             if inverse.isToMany {
                 newValue.rawAdd(self, toManyAt: inverse.index)
             } else {
@@ -135,7 +143,7 @@ extension NSManagedObject {
         modifyList(at: index) { list in
             if let position { list.insert(object, at: position) } else { list.append(object) }
         }
-        guard let inverse = relationship.inverseRelationship, sharesContext(with: object) else { return }
+        guard let inverse = relationship.inverseRelationship, sharesContext(with: object), Self.has(inverse, object) else { return }
         if inverse.isToMany {
             object.rawAdd(self, toManyAt: inverse.index)
         } else {
@@ -150,7 +158,7 @@ extension NSManagedObject {
         let relationship = layout.properties[index] as! NSRelationshipDescription
         guard toManyList(at: index).contains(object) else { return }
         rawRemove(object, fromManyAt: index)
-        guard let inverse = relationship.inverseRelationship, sharesContext(with: object) else { return }
+        guard let inverse = relationship.inverseRelationship, sharesContext(with: object), Self.has(inverse, object) else { return }
         if inverse.isToMany {
             object.rawRemove(self, fromManyAt: inverse.index)
         } else if object.toOneObject(at: inverse.index) === self {

@@ -6,7 +6,7 @@ import Foundation
 extension NSManagedObject {
     internal func validateValueAgainstModel(_ value: Any?, forKey key: String) throws {
         guard let index = layout.nameTable.index(of: key) else { return }
-        if let error = validationError(for: value, at: index, checkRelationship: true) { throw error }
+        if let error = validationError(for: value, at: index, relationships: .proposed) { throw error }
     }
 
     internal func validateDeleteRules() throws {
@@ -49,7 +49,7 @@ extension NSManagedObject {
         for index in layout.validatedIndexes {
             let error: NSError?
             if !layout.storageKinds[index].isAttribute {
-                error = validationError(for: nil, at: index, checkRelationship: true)
+                error = validationError(for: nil, at: index, relationships: .held)
             } else {
                 error = validationError(stored: storedValueForValidation(at: index), at: index)
             }
@@ -121,14 +121,25 @@ extension NSManagedObject {
         return nil
     }
 
+    /// Which value of a relationship ``validationError(for:at:relationships:)`` checks.
+    private enum RelationshipValue {
+        /// None: relationships are not checked.
+        case skipped
+        /// The value the object holds (a save's validation).
+        case held
+        /// The value given (`validateValue(_:forKey:)`, which checks a candidate before it is set).
+        case proposed
+    }
+
     /// The first rule `value` breaks for the property at `index`, or `nil`.
-    private func validationError(for value: Any?, at index: Int, checkRelationship: Bool = false) -> NSError? {
+    private func validationError(for value: Any?, at index: Int, relationships: RelationshipValue = .skipped) -> NSError? {
         let property = layout.properties[index]
         let entityName = entity.name ?? ""
         if let relationship = property as? NSRelationshipDescription {
-            guard checkRelationship else { return nil }
+            guard relationships != .skipped else { return nil }
             if relationship.isToMany {
-                let count = toManyList(at: index).objects.filter { !$0._isDeleted }.count
+                let members = relationships == .proposed ? Self.objects(from: value) : toManyList(at: index).objects
+                let count = members.filter { !$0._isDeleted }.count
                 if count == 0 && !relationship.isOptional {
                     return validationError(.missingMandatoryProperty, index: index, value: nil,
                         "\(entityName).\(relationship.name) is a required value (a non-optional to-many relationship with no objects)")
@@ -142,7 +153,7 @@ extension NSManagedObject {
                         "\(entityName).\(relationship.name) holds \(count) object(s), more than its maximum of \(relationship.maxCount)")
                 }
             } else if !relationship.isOptional {
-                let target = toOneObject(at: index)
+                let target = relationships == .proposed ? value as? NSManagedObject : toOneObject(at: index)
                 if target == nil || target!._isDeleted {
                     return validationError(.missingMandatoryProperty, index: index, value: nil, "\(entityName).\(relationship.name) is a required value")
                 }

@@ -141,11 +141,12 @@ extension NSManagedObjectContext {
                     // through the setters would write its to-one as nil). The list is the stored
                     // members that stay, and the members that now point here.
                     let pointsElsewhere = { (member: NSManagedObject) in
-                        member._changed.contains(inverse.index) && member.toOneObject(at: inverse.index) !== object
+                        NSManagedObject.has(inverse, member) && member._changed.contains(inverse.index) && member.toOneObject(at: inverse.index) !== object
                     }
                     var members = ids.map { self.object(with: $0) }.filter { !pointsElsewhere($0) }
                     for member in object.toManyList(at: index).objects
-                    where member.toOneObject(at: inverse.index) === object && !members.contains(where: { $0 === member }) {
+                    where NSManagedObject.has(inverse, member) && member.toOneObject(at: inverse.index) === object
+                        && !members.contains(where: { $0 === member }) {
                         members.append(member)
                     }
                     object._relations[index] = .toMany(ObjectList(members, original: ids))

@@ -68,7 +68,7 @@ extension NSManagedObjectContext {
         for relationship in relationships.reversed() {
             guard let inverse = relationship.inverseRelationship else { return [] }
             var previous: [NSManagedObject] = []
-            for object in current where !object._isDeleted {
+            for object in current where !object._isDeleted && NSManagedObject.has(inverse, object) {
                 if inverse.isToMany {
                     previous.append(contentsOf: object.toManyList(at: inverse.index).objects)
                 } else if let owner = object.toOneObject(at: inverse.index) {

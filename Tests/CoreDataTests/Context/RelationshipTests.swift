@@ -175,6 +175,36 @@ struct RelationshipTests {
         #expect((reread.value(forKey: "cars") as? Set<NSManagedObject>)?.map { $0.value(forKey: "name") as? String } == ["loose"])
     }
 
+    /// An inverse declared on a sub-entity of the destination (`Box.items` → `Item`, whose
+    /// inverse is `SpecialItem.box`): an item of another entity has no slot for it, and is
+    /// related without one (the process stopped with "index out of range").
+    @Test func anInverseDeclaredOnASubentityOfTheDestination() throws {
+        let box = NSEntityDescription(); box.name = "Box"
+        let item = NSEntityDescription(); item.name = "Item"
+        let special = NSEntityDescription(); special.name = "SpecialItem"
+        item.subentities = [special]
+        let items = NSRelationshipDescription(); items.name = "items"; items.destinationEntity = item; items.maxCount = 0
+        let owner = NSRelationshipDescription(); owner.name = "box"; owner.destinationEntity = box; owner.maxCount = 1
+        items.inverseRelationship = owner; owner.inverseRelationship = items
+        let label = NSAttributeDescription(); label.name = "label"; label.attributeType = .stringAttributeType
+        box.properties = [items]
+        item.properties = [label]
+        special.properties = [owner]
+        let model = NSManagedObjectModel()
+        model.entities = [box, item, special]
+        let stack = try TestStack(model: model)
+        let b = stack.insert("Box")
+        let plain = stack.insert("Item", ["label": "plain"])
+        let specialItem = stack.insert("SpecialItem", ["label": "special"])
+        b.mutableSetValue(forKey: "items").addObjects(from: [plain, specialItem])
+        #expect(specialItem.value(forKey: "box") as? NSManagedObject === b)
+        b.mutableSetValue(forKey: "items").remove(plain)
+        try stack.context.save()
+        stack.context.delete(b)
+        try stack.context.save()
+        #expect(specialItem.value(forKey: "box") == nil)
+    }
+
     /// An object of another entity in a relationship is Apple's `NSInvalidArgumentException`
     /// ("Unacceptable type of value"): the process stops with that message, where it used to stop
     /// with "Index out of range" while keeping the inverse in step (or write another property's slot).

@@ -107,6 +107,33 @@ struct ValidationTests {
         }
     }
 
+    /// `validateValue(_:forKey:)` of a relationship checks the value given, the candidate, not
+    /// the one the object holds (it passed a nil for a required to-one that was set, and failed
+    /// a valid one while the relationship was still empty).
+    @Test func validateValueChecksTheGivenRelationshipValue() throws {
+        let model = TestModel.make()
+        model.entitiesByName["Car"]!.relationshipsByName["owner"]!.isOptional = false
+        let cars = model.entitiesByName["Person"]!.relationshipsByName["cars"]!
+        cars.maxCount = 2
+        let stack = try TestStack(model: model)
+        let ada = stack.insert("Person", ["name": "Ada"])
+        let car = stack.insert("Car", ["name": "T"])
+        var owner: Any? = ada
+        try car.validateValue(&owner, forKey: "owner")
+        car.setValue(ada, forKey: "owner")
+        var none: Any? = nil
+        #expect(throws: NSError.self) { try car.validateValue(&none, forKey: "owner") }
+        do { try car.validateValue(&none, forKey: "owner") } catch let error as NSError {
+            #expect(error.code == NSValidationMissingMandatoryPropertyError)
+        }
+        var three: Any? = Set([car, stack.insert("Car", ["name": "U", "owner": ada]), stack.insert("Car", ["name": "V", "owner": ada])])
+        do { try ada.validateValue(&three, forKey: "cars"); Issue.record("three cars pass a maximum of two") } catch let error as NSError {
+            #expect(error.code == NSValidationRelationshipExceedsMaximumCountError)
+        }
+        var one: Any? = Set([car])
+        try ada.validateValue(&one, forKey: "cars")
+    }
+
     @Test func subclassValidationRuns() throws {
         let model = TestModel.make()
         model.entitiesByName["Tag"]!.managedObjectClassName = String(reflecting: PickyTag.self)
