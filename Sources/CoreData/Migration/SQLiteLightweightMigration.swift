@@ -373,10 +373,18 @@ internal struct SQLiteLightweightMigration {
                 case .null: condition = ""
                 case .copy(let column), .converted(let column, _, nil):
                     guard sourceProperty(property.name, of: entity)?.isOptional ?? true else { continue }
-                    condition = " AND \(SQLiteSchema.quoted(column)) IS NULL"
+                    condition = " AND s.\(SQLiteSchema.quoted(column)) IS NULL"
+                case .computed:
+                    // A to-many kept in a join table made a required to-one: an owner that had no member.
+                    guard let old = sourceProperty(property.name, of: entity) as? NSRelationshipDescription, old.isToMany,
+                          case let .join(joinTable, sourceColumn, _, _)? = from.toManyStorage(of: old) else { continue }
+                    condition = " AND NOT EXISTS (SELECT 1 FROM \(joinTable) j WHERE j.\(sourceColumn) = s.\"Z_PK\")"
+                case let .lowestKey(other, match):
+                    // A to-many kept in its members' rows made a required to-one: the same.
+                    condition = " AND NOT EXISTS (SELECT 1 FROM \(other) t WHERE t.\(match) = s.\"Z_PK\")"
                 default: continue
                 }
-                let count = try db.scalarInt("SELECT count(*) FROM \(table) WHERE \"Z_ENT\" = \(number)\(condition)", []) ?? 0
+                let count = try db.scalarInt("SELECT count(*) FROM \(table) s WHERE s.\"Z_ENT\" = \(number)\(condition)", []) ?? 0
                 guard count > 0 else { continue }
                 let name = entity.name ?? ""
                 let what = property is NSAttributeDescription ? "is non-optional and has no default value" : "is a non-optional relationship"

@@ -204,6 +204,9 @@ extension PredicateSQLCompiler {
             switch try bind(value, for: kind, options) {
             case .null: equal = "(" + column + " IS NULL)"
             case .mismatch: equal = .alwaysFalse
+            case .value(.string(let text)) where dialect == .postgreSQL && text.utf8.contains(0):
+                // PostgreSQL's text holds no NUL: no row has this value (binding it would fail).
+                equal = .alwaysFalse
             case .value(let bound) where dialect == .postgreSQL:
                 // Not `IS NOT DISTINCT FROM`, which no index serves; never NULL all the same.
                 equal = "(" + column + " IS NOT NULL AND " + folded(column, kind, options) + " = " + SQLFragment.bind(bound) + ")"

@@ -177,6 +177,21 @@ struct PostgreSQLStoreTests {
         }
     }
 
+    /// A string with a NUL, which PostgreSQL's text cannot hold: `==` matches no row and `!=`
+    /// every row, as `IN` already did (binding it failed the fetch with 134070).
+    @Test func aStringWithANulEqualsNoStoredString() throws {
+        let database = try TemporaryDatabase()
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = try database.coordinator(PostgreSQLTestModel.make())
+        try context.performAndWait {
+            context.insert("Pet", ["name": "a"])
+            try context.save()
+            #expect(try context.objects("Pet", "name == %@", ["a\u{0}b"]).isEmpty)
+            #expect(try context.objects("Pet", "name != %@", ["a\u{0}b"]).count == 1)
+            #expect(try context.objects("Pet", "name IN %@", [["a\u{0}b"]]).isEmpty)
+        }
+    }
+
     @Test func whatTheDialectCannotCompileExactlyIsRefusedNotFiltered() throws {
         let database = try TemporaryDatabase()
         let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)

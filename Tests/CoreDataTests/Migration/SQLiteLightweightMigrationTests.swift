@@ -489,6 +489,26 @@ import TestSupport
         #expect(human.objectID.primaryKey == 3)
     }
 
+    /// A to-many made a required to-one: an owner that had no member would have no value; the
+    /// migration is refused, as for any required value (it went through, and the next save of
+    /// such a person failed validation).
+    @Test func aToManyMadeARequiredToOneIsRefusedForAnOwnerWithoutMembers() throws {
+        let v2 = M.v1()
+        let cars = v2.entitiesByName["Person"]!.relationshipsByName["cars"]!
+        cars.maxCount = 1
+        cars.isOptional = false
+        let (error, untouched) = try Self.refusal(v2)
+        #expect(error?.code == NSMigrationError && error?.localizedDescription.contains("Person.cars") == true)
+        #expect(untouched)
+        // Every person with a car: it migrates.
+        let folder = try TemporaryFolder()
+        let url = try Self.makeStore(M.v1(), in: folder) { context in
+            let ann = Self.insert("Person", ["name": "Ann"], into: context)
+            Self.insert("Car", ["model": "A"], into: context).setValue(ann, forKey: "owner")
+        }
+        try Self.migrate(url, from: M.v1(), to: v2)
+    }
+
     @Test func aRequiredToOneLeftEmptyIsRefused() throws {
         let v2 = M.v1()
         M.relate(v2.entitiesByName["Note"]!, "author", toMany: false, v2.entitiesByName["Person"]!, "notes", inverseToMany: true)
