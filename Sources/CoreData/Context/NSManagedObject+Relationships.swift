@@ -18,8 +18,14 @@ extension NSManagedObject {
     /// sub-entity of the destination and `object` is of another (it has no slot for it).
     @inline(__always)
     internal static func has(_ inverse: NSRelationshipDescription, _ object: NSManagedObject) -> Bool {
-        guard let owner = inverse.entity, object.entity !== owner else { return true }
-        return object.entity.isKindOf(entity: owner)
+        has(inverse, object.entity)
+    }
+
+    /// Whether objects of `entity` have the relationship `inverse`.
+    @inline(__always)
+    internal static func has(_ inverse: NSRelationshipDescription, _ entity: NSEntityDescription) -> Bool {
+        guard let owner = inverse.entity, entity !== owner else { return true }
+        return entity.isKindOf(entity: owner)
     }
 
     internal func toOneObject(at index: Int) -> NSManagedObject? {

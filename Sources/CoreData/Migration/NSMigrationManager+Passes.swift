@@ -146,6 +146,8 @@ extension NSMigrationManager {
             runningEntityMapping = entityMapping
             let policy = try self.policy(for: entityMapping)
             try stage { try policy.performCustomValidation(forMapping: entityMapping, manager: self) }
+            // What the policy changed is saved, then validated with the rest.
+            try saveBatch("Failed to save new store.")
             try validateDestinations(of: entityMapping)
             try stage { try policy.end(entityMapping, manager: self) }
             try saveBatch("Failed to save new store.")

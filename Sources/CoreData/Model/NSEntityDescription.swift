@@ -172,19 +172,31 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
         copy.versionHashModifier = versionHashModifier
         copy.renamingIdentifier = renamingIdentifier
         copy.properties = _properties.map { $0.copy() as! NSPropertyDescription }
-        // An element of a composite (copied with it) is named by its key path in the copy.
+        // The copy's constraints and indexes name the copy's own properties: none may point at
+        // this entity's (which the copy outlives, as a merged model outlives the models it was
+        // made of). An element of a composite is found by its key path in the copy; a property
+        // of another entity (a super-entity) is named.
+        func copied(_ property: NSPropertyDescription) -> NSPropertyDescription? {
+            if property.entity === self { return copy.ownProperties.first { $0.name == property.name } }
+            if property.entity == nil { return copy.compositeElement(named: qualifiedName(of: property)) }
+            return nil
+        }
         copy.uniquenessConstraints = uniquenessConstraints.map { constraint in
             constraint.map { item -> Any in
-                guard let property = item as? NSPropertyDescription, property.entity == nil else { return item }
-                return qualifiedName(of: property)
+                guard let property = item as? NSPropertyDescription else { return item }
+                return copied(property) ?? qualifiedName(of: property)
             }
         }
         copy.indexes = indexes.map { index in
-            guard index.elements.contains(where: { $0.property.map { $0.entity == nil } ?? false }) else { return index }
             let elements = index.elements.map { element -> NSFetchIndexElementDescription in
-                guard let property = element.property, property.entity == nil,
-                      let copied = copy.compositeElement(named: qualifiedName(of: property)) else { return element }
-                let description = NSFetchIndexElementDescription(property: copied, collationType: element.collationType)
+                let description: NSFetchIndexElementDescription
+                if let property = element.property, let own = copied(property) {
+                    description = NSFetchIndexElementDescription(property: own, collationType: element.collationType)
+                } else {
+                    description = NSFetchIndexElementDescription(propertyName: element.property.map(qualifiedName(of:)) ?? element.propertyName ?? "",
+                                                                 ascending: element.isAscending)
+                    description.collationType = element.collationType
+                }
                 description.isAscending = element.isAscending
                 return description
             }

@@ -65,17 +65,21 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         var entities: [NSEntityDescription] = []
         var names = Set<String>()
         var templates: [String: NSFetchRequest<NSFetchRequestResult>] = [:]
+        var configurations: [String: [NSEntityDescription]] = [:]
         for model in models ?? [] {
             let copy = model.copy() as! NSManagedObjectModel
             for entity in copy.entities {
                 guard names.insert(entity.name ?? "").inserted else { return nil }
                 entities.append(entity)
             }
+            // A configuration of several models holds the entities each gives it.
+            for name in copy.configurations { configurations[name, default: []] += copy.entities(forConfigurationName: name) ?? [] }
             for (name, template) in copy.fetchRequestTemplatesByName {
                 guard templates.updateValue(template, forKey: name) == nil else { return nil }
             }
         }
         self.entities = entities
+        for (name, members) in configurations { setEntities(members, forConfigurationName: name) }
         fetchRequestTemplates.withLock { $0 = templates }
     }
 
@@ -212,6 +216,12 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
         copy.entities = all
         copy.versionIdentifiers = versionIdentifiers
         copy.versionedModelURL = versionedModelURL
+        copy.localizationDictionary = localizationDictionary
+        // The configurations, of the copied entities.
+        let configurations = lock.withLock { _configurations }
+        for (name, entities) in configurations {
+            copy.setEntities(entities.compactMap { map[ObjectIdentifier($0)] }, forConfigurationName: name)
+        }
         copy.fetchRequestTemplates.withLock { copies in
             for (name, template) in fetchRequestTemplatesByName {
                 let request = template.copiedRequest(as: NSFetchRequestResult.self)

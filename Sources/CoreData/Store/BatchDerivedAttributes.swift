@@ -5,14 +5,17 @@ import Foundation
 // objects, so each store keeps them right itself, in the request's transaction, as the triggers
 // of Apple's SQLite store do:
 // - `now()` is the request's time, written with the values of the rows it inserts or updates;
-// - every other derived attribute the request may have changed is computed again for all the
-//   rows of its entity, one statement (or one pass) per attribute, after the request's own.
+// - every other derived attribute the request may have changed is computed again, one statement
+//   (or one pass) per attribute, after the request's own: for the rows a batch insert wrote when
+//   the attribute is theirs, else for every row of its entity; only rows whose value changes are
+//   written.
 // Models without derived attributes pay nothing.
 
 /// What a batch request did to the rows of one entity family, for ``BatchDerivedAttributes``.
 internal enum BatchChange {
-    /// Rows inserted (and, under uniqueness constraints, stored rows updated by an upsert).
-    case insert
+    /// Rows inserted and, under uniqueness constraints, stored rows updated by an upsert
+    /// (`upserted`: whether any was).
+    case insert(upserted: Bool)
     /// Rows given new values of these attributes.
     case update([NSAttributeDescription])
     /// Rows deleted (and those their delete rules reached).
@@ -35,9 +38,10 @@ internal enum BatchDerivedAttributes {
         guard let derivation = attribute.derivation, let owner = attribute.entity else { return false }
         if case .now = derivation { return false }
         switch change {
-        case .insert:
-            // The new rows' own values; an upsert's updated rows may be read by others.
-            return owner.rootEntity === root || derivation.readsRelatedRows(of: root)
+        case .insert(let upserted):
+            // The new rows' own values; an upsert's updated rows may be read by others (new rows
+            // have no relationships: nothing reads them).
+            return owner.rootEntity === root || (upserted && derivation.readsRelatedRows(of: root))
         case .update(let changed):
             guard let read = derivation.readAttribute, let reader = read.entity, reader.rootEntity === root else { return false }
             return changed.contains { written in

@@ -127,4 +127,36 @@ struct BatchDerivedAttributeTests {
         #expect(try Self.values(stack, "Post", "title", by: "title").isEmpty)
         #expect(try Self.ints(stack, "Author", "postCount", by: "name") == [0])
     }
+
+    /// `now()` declared on a sub-entity, and a batch update of its parent entity: the sub-entity's
+    /// rows are stamped, the others not (the SQL stores stopped with "index out of range").
+    @Test(arguments: Kind.available)
+    func nowOnASubentityUnderABatchUpdateOfItsParent(kind: Kind) throws {
+        let item = NSEntityDescription(); item.name = "Item"
+        let special = NSEntityDescription(); special.name = "Special"
+        item.subentities = [special]
+        let name = NSAttributeDescription(); name.name = "name"; name.attributeType = .stringAttributeType
+        let touched = NSDerivedAttributeDescription(); touched.name = "touched"; touched.attributeType = .dateAttributeType
+        touched.derivationExpression = NSExpression(format: "now()")
+        item.properties = [name]
+        special.properties = [touched]
+        let model = NSManagedObjectModel()
+        model.entities = [item, special]
+        let stack: TestStack
+        switch kind {
+        case .sqlite: stack = try TestStack(model: model)
+        case .inMemory: stack = try TestStack(model: model, inMemory: true)
+        case .postgreSQL: stack = try TestStack(model: model, database: PostgreSQLTestDatabase())
+        }
+        stack.insert("Special", ["name": "s"])
+        stack.insert("Item", ["name": "i"])
+        try stack.context.save()
+        let before = try #require(try stack.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Special")).first?.value(forKey: "touched") as? Date)
+        let update = NSBatchUpdateRequest(entityName: "Item")
+        update.propertiesToUpdate = ["name": "b"]
+        _ = try stack.context.execute(update)
+        let after = try #require(try stack.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Special")).first?.value(forKey: "touched") as? Date)
+        #expect(after > before)
+        #expect(try stack.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Item")).allSatisfy { $0.value(forKey: "name") as? String == "b" })
+    }
 }

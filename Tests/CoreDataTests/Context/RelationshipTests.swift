@@ -178,7 +178,8 @@ struct RelationshipTests {
     /// An inverse declared on a sub-entity of the destination (`Box.items` → `Item`, whose
     /// inverse is `SpecialItem.box`): an item of another entity has no slot for it, and is
     /// related without one (the process stopped with "index out of range").
-    @Test func anInverseDeclaredOnASubentityOfTheDestination() throws {
+    @Test(arguments: [false, true])
+    func anInverseDeclaredOnASubentityOfTheDestination(inMemory: Bool) throws {
         let box = NSEntityDescription(); box.name = "Box"
         let item = NSEntityDescription(); item.name = "Item"
         let special = NSEntityDescription(); special.name = "SpecialItem"
@@ -192,7 +193,7 @@ struct RelationshipTests {
         special.properties = [owner]
         let model = NSManagedObjectModel()
         model.entities = [box, item, special]
-        let stack = try TestStack(model: model)
+        let stack = try TestStack(model: model, inMemory: inMemory)
         let b = stack.insert("Box")
         let plain = stack.insert("Item", ["label": "plain"])
         let specialItem = stack.insert("SpecialItem", ["label": "special"])
@@ -200,6 +201,10 @@ struct RelationshipTests {
         #expect(specialItem.value(forKey: "box") as? NSManagedObject === b)
         b.mutableSetValue(forKey: "items").remove(plain)
         try stack.context.save()
+        // Read back by another context: the store's members (the in-memory store stopped too).
+        let readers = stack.newContext()
+        let reread = try readers.fetch(NSFetchRequest<NSManagedObject>(entityName: "Box"))
+        #expect(reread.first?.mutableSetValue(forKey: "items").count == 1)
         stack.context.delete(b)
         try stack.context.save()
         #expect(specialItem.value(forKey: "box") == nil)

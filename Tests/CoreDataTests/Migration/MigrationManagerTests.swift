@@ -63,6 +63,15 @@ final class FailingPolicy: SplitPersonPolicy {
 }
 
 /// Answers the selectors of the Notes mapping model's file.
+/// Gives every migrated car the model "fixed" in the third pass (`performCustomValidation`).
+final class FixingPolicy: NSEntityMigrationPolicy {
+    override func performCustomValidation(forMapping mapping: NSEntityMapping, manager: NSMigrationManager) throws {
+        for car in try manager.destinationContext.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")) {
+            car.setValue("fixed", forKey: "model")
+        }
+    }
+}
+
 final class NotesPolicy: NSEntityMigrationPolicy {
     override func perform(_ selector: String, arguments: [Any?]) throws -> Any? {
         switch selector {
@@ -276,6 +285,17 @@ final class NotesPolicy: NSEntityMigrationPolicy {
         try Self.read(new, model(withNote: true), "Playlist", by: "name") { playlists in
             let items = (playlists.first?.value(forKey: "items") as? NSOrderedSet)?.array as? [NSManagedObject]
             #expect(items?.map { $0.value(forKey: "title") as? String } == titles.reversed())
+        }
+    }
+
+    /// What a policy changes in `performCustomValidation` is saved (it was validated, then let go).
+    @Test func changesMadeInTheThirdPassAreSaved() throws {
+        let setup = try Setup(people: 1)
+        let mapping = Self.mapping()
+        mapping.entityMappings![1].entityMigrationPolicyClassName = String(reflecting: FixingPolicy.self)
+        try setup.manager.migrateStore(from: setup.old, type: .sqlite, mapping: mapping, to: setup.new, type: .sqlite)
+        try Self.read(setup.new, Self.destinationModel(), "Car", by: "model") { cars in
+            #expect(cars.count == 2 && cars.allSatisfy { $0.value(forKey: "model") as? String == "fixed" })
         }
     }
 

@@ -128,4 +128,30 @@ struct BundleModelTests {
         #expect(merged.entityVersionHashesByName == (metadata[NSStoreModelVersionHashesKey] as! [String: Data]))
         #expect(NSManagedObjectModel(byMerging: [first, notes], forStoreMetadata: metadata) == nil)
     }
+
+    /// A merged model owns copies of its entities' fetch indexes and uniqueness constraints (they
+    /// pointed at the originals' properties, and it trapped once those were let go), and keeps
+    /// its models' configurations (an app merging its models could not add a store by one).
+    @Test func aMergedModelOwnsItsIndexesConstraintsAndConfigurations() throws {
+        func merged() -> NSManagedObjectModel {
+            let model = TestModel.makeWithConfigurations()
+            let car = model.entitiesByName["Car"]!
+            car.indexes = [NSFetchIndexDescription(name: "byName", elements: [
+                NSFetchIndexElementDescription(property: car.propertiesByName["name"]!, collationType: .binary)])]
+            car.uniquenessConstraints = [[car.propertiesByName["vin"]!]]
+            return NSManagedObjectModel(byMerging: [model])!
+        }
+        let model = merged() // the originals are gone
+        let car = try #require(model.entitiesByName["Car"])
+        #expect(car.indexes.first?.elements.first?.property === car.propertiesByName["name"])
+        #expect((car.uniquenessConstraints.first?.first as? NSPropertyDescription) === car.propertiesByName["vin"])
+        #expect(!model.entityVersionHashesByName.isEmpty)
+        #expect(model.configurations == ["Garage", "Music"])
+        #expect(Set(model.entities(forConfigurationName: "Music")?.compactMap(\.name) ?? []) == ["Playlist", "Song"])
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: "Music", at: nil)
+        let folder = try TemporaryFolder()
+        try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "Garage", at: folder.url.appendingPathComponent("G.sqlite"))
+        #expect((model.copy() as! NSManagedObjectModel).configurations == ["Garage", "Music"])
+    }
 }

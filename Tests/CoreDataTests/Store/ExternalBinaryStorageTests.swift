@@ -94,6 +94,22 @@ struct ExternalBinaryStorageTests {
         #expect(try image("p", in: stack) == replacement)
     }
 
+    /// The same through two coordinators on the file (an import coordinator beside an app's).
+    @Test func aPinnedContextOfAnotherCoordinatorStillReadsAValueReplacedSince() throws {
+        let stack = try stack()
+        try insertPhoto(stack, "p", Self.large)
+        let other = try stack.reopen()
+        let reader = other.newContext()
+        try reader.setQueryGenerationFrom(.current)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Photo")
+        request.includesPropertyValues = false
+        let photo = try #require(try reader.fetch(request).first)
+        let writer = try stack.fetch("Photo")[0]
+        writer.setValue(Data(repeating: 9, count: Self.large.count), forKey: "image")
+        try stack.context.save()
+        #expect(photo.value(forKey: "image") as? Data == Self.large)
+    }
+
     @Test func aSmallValueStaysInTheRowAfterAppleMarker() throws {
         let stack = try stack()
         try insertPhoto(stack, "small", Data([0xAB, 0xCD]))

@@ -29,6 +29,7 @@ extension InMemoryStore {
             current = owner.superentity
         }
         var outcome = BatchOutcome()
+        var upsertedKeys = Set<Int64>() // the stored rows an upsert updated, for derived attributes
         let rows = insert.rows
         while try rows.next() {
             var values = entity.layout.nullValues()
@@ -41,6 +42,7 @@ extension InMemoryStore {
             var keyEntity = entity
             if let existing, var row = table[existing] {
                 pk = existing
+                upsertedKeys.insert(existing)
                 // The row may be of another entity of the family: only the properties it has change.
                 keyEntity = row.snapshot.entity
                 let properties = keyEntity.layout.properties
@@ -61,9 +63,14 @@ extension InMemoryStore {
             outcome.count += 1
             if insert.wantsKeys { outcome.keys.append(FetchedKey(entity: keyEntity, primaryKey: pk)) }
         }
+        let firstNew = maxKeys[root] ?? 0
         self.rows[root] = table
         maxKeys[root] = maxKey
-        if outcome.count > 0 { try recomputeDerivedAttributes(after: .insert, on: [entity]) }
+        if outcome.count > 0 && BatchDerivedAttributes.exist(for: entity) {
+            // The rows written: the new ones, and those an upsert updated.
+            try recomputeDerivedAttributes(after: .insert(upserted: !upsertedKeys.isEmpty), on: [entity],
+                                           rows: (entity.rootEntity, { pk in pk > firstNew || upsertedKeys.contains(pk) }))
+        }
         return outcome
     }
 

@@ -134,6 +134,8 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
             members = hiddenKeys.filter { $0.key.relationship == key && $0.value == pk }.map(\.key.member)
         } else if let inverse = relationship.inverseRelationship, !inverse.isToMany {
             members = table.filter { _, row in
+                // (A row of an entity without the inverse, declared on a sub-entity, has no slot for it.)
+                guard NSManagedObject.has(inverse, row.snapshot.entity) else { return false }
                 if case .objectID(let target) = row.snapshot.values[inverse.index], target.primaryKey == pk { return true }
                 return false
             }.map(\.key)
@@ -160,22 +162,24 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
 
     override func batchInsert(_ insert: BatchInsert, rowCache: StoreRowCache?) throws -> BatchOutcome {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was inserted") }
-        return try locked { try atomically { try insertBatch(insert) } }
+        return try locked { try atomically(if: insert.entity) { try insertBatch(insert) } }
     }
 
     override func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?) throws -> BatchOutcome {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was updated") }
-        return try locked { try atomically { try updateBatch(update) } }
+        return try locked { try atomically(if: update.plan.entity) { try updateBatch(update) } }
     }
 
     override func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?) throws -> BatchOutcome {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was deleted") }
-        return try locked { try atomically { try deleteBatch(delete) } }
+        return try locked { try atomically(if: delete.plan.entity) { try deleteBatch(delete) } }
     }
 
     /// `body`'s result; if it throws, the store as it was before. (A batch request checks its
-    /// rows before changing any; its derived attributes are computed after.)
-    private func atomically<T>(_ body: () throws -> T) throws -> T {
+    /// rows before changing any; derived attributes, when the model of `entity` has some, are
+    /// computed after, and may fail. Without them nothing is kept: the copy would cost a table.)
+    private func atomically<T>(if entity: NSEntityDescription, _ body: () throws -> T) throws -> T {
+        guard BatchDerivedAttributes.exist(for: entity) else { return try body() }
         let before = (rows, maxKeys, joins, orders, hiddenKeys)
         do {
             return try body()

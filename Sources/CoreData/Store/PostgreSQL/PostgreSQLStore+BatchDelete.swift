@@ -54,10 +54,11 @@ extension PostgreSQLStore {
     /// Computes again, inside a batch request's transaction, the derived attributes `change` on
     /// the rows of `entities` may have changed (`SQLiteStore+DerivedAttributes.swift`).
     func recomputeDerivedAttributes(after change: BatchChange, on entities: [NSEntityDescription],
-                                    on connection: any PostgreSQLConnection) throws {
+                                    on connection: any PostgreSQLConnection,
+                                    rows: (root: NSEntityDescription, condition: SQLFragment)? = nil) throws {
         let attributes = BatchDerivedAttributes.recomputed(after: change, on: entities)
         guard !attributes.isEmpty else { return }
-        for statement in try SQLiteStore.derivedAttributeStatements(attributes, schema: schema, dialect: .postgreSQL, store: self) {
+        for statement in try SQLiteStore.derivedAttributeStatements(attributes, schema: schema, dialect: .postgreSQL, store: self, rows: rows) {
             _ = try run(statement.sql, statement.bindings.map(parameter), on: connection)
         }
     }

@@ -117,7 +117,13 @@ extension PostgreSQLStore {
             if next > first + 1 {
                 _ = try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = $1 WHERE \"Z_ENT\" = $2", [.int(next - 1), .int(Int64(schema.number(of: root)))])
             }
-            if outcome.count > 0 { try recomputeDerivedAttributes(after: .insert, on: [entity], on: connection) }
+            if outcome.count > 0 && BatchDerivedAttributes.exist(for: entity) {
+                // The rows written: those above the keys before, and those an upsert updated.
+                let written = SQLFragment("($ROW.\(Self.pk) > ? OR $ROW.\(Self.pk) = ANY(?::bigint[]))",
+                                          [.int(first), .string(BatchArrays.keyList(upserted))])
+                try recomputeDerivedAttributes(after: .insert(upserted: !upserted.isEmpty), on: [entity], on: connection,
+                                               rows: (root, written))
+            }
             guard var recorder = try PostgreSQLBatchHistory(store: self, on: connection) else { return (outcome, nil) }
             try recorder.record(.insert, root: entity, where: "t0.\(Self.pk) > ?", [.int(first)], on: connection)
             if !upserted.isEmpty {

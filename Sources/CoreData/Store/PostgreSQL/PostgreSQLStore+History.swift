@@ -34,8 +34,14 @@ extension PostgreSQLStore {
     func createHistoryTables(_ history: SQLiteHistory, on connection: any PostgreSQLConnection) throws {
         let tombstoneColumns = (0..<history.tombstoneCount).map { ", \"ZTOMBSTONE\($0)\" text" }.joined()
         guard try connection.execute("SELECT to_regclass($1) IS NULL", [.text("\"ACHANGE\"")]).text(0, 0) == "t" else {
-            // Tables a smaller model made: the tombstone columns this model needs more of.
-            for index in 0..<history.tombstoneCount {
+            // Tables a smaller model made: the tombstone columns this model needs more of (only
+            // those missing: an ALTER TABLE needs the table's owner and locks it).
+            guard history.tombstoneCount > 0 else { return }
+            let existing = try connection.execute("""
+                SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'ACHANGE' \
+                AND column_name LIKE 'ZTOMBSTONE%'
+                """, [])
+            for index in (Int(existing.int64(0, 0)))..<history.tombstoneCount {
                 try connection.run("ALTER TABLE \"ACHANGE\" ADD COLUMN IF NOT EXISTS \"ZTOMBSTONE\(index)\" text")
             }
             return

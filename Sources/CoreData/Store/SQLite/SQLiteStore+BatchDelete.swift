@@ -97,7 +97,7 @@ extension SQLiteStore {
     }
 
     /// The keys as a JSON array, bound as one parameter and read with `json_each`.
-    private static func jsonArray(_ keys: [Int64]) -> String {
+    static func jsonArray(_ keys: [Int64]) -> String {
         "[" + keys.map(String.init).joined(separator: ",") + "]"
     }
 }

@@ -42,7 +42,8 @@ extension SQLiteStore {
                 try db.transaction {
                     let first = try db.scalarInt("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(root)") ?? 0
                     var recorder = try SQLiteBatchHistory(store: self, on: db)
-                    var upserted: [Int64] = [] // the keys of rows an upsert updated, kept for history only
+                    var upserted: [Int64] = [] // the keys of rows an upsert updated, kept for history and derived attributes
+                    let derived = BatchDerivedAttributes.exist(for: entity)
                     var next = try PrimaryKeys.advance(first, table: entity.name)
                     let statement = try db.cached(sql)
                     defer { statement.reset() }
@@ -74,14 +75,23 @@ extension SQLiteStore {
                             throw Self.rowError(error, row: rows.row)
                         }
                         statement.resetKeepingBindings()
-                        if key == next { next = try PrimaryKeys.advance(next, table: entity.name) } else { updatedExisting = true; if recorder != nil { upserted.append(key) } }
+                        if key == next { next = try PrimaryKeys.advance(next, table: entity.name) } else {
+                            updatedExisting = true
+                            if recorder != nil || derived { upserted.append(key) }
+                        }
                         outcome.count += 1
                         if insert.wantsKeys { outcome.keys.append(FetchedKey(entity: keyEntity, primaryKey: key)) }
                     }
                     if next > first + 1 {
                         try db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = \(next - 1) WHERE Z_ENT = \(root)")
                     }
-                    if outcome.count > 0 { try recomputeDerivedAttributes(after: .insert, on: [entity], db: db) }
+                    if outcome.count > 0 && derived {
+                        // The rows written: those above the keys before, and those an upsert updated.
+                        let written = SQLFragment("($ROW.Z_PK > ? OR $ROW.Z_PK IN (SELECT value FROM json_each(?)))",
+                                                  [.int(first), .string(Self.jsonArray(upserted))])
+                        try recomputeDerivedAttributes(after: .insert(upserted: !upserted.isEmpty), on: [entity], db: db,
+                                                       rows: (entity.rootEntity, written))
+                    }
                     if recorder != nil {
                         try recordHistory(of: insert, &recorder!, inserted: first, upserted: upserted,
                                           changed: slots.map(\.index).filter { !constrained.contains(storage.columns[$0] ?? "") }, on: db)

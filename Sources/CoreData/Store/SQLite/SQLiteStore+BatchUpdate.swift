@@ -55,7 +55,8 @@ extension SQLiteStore {
         // `now()` derived attributes: the request's time, on the rows of their entities.
         let stamped = BatchDerivedAttributes.stamped(on: entity)
         for attribute in stamped {
-            guard let owner = attribute.entity, let column = storage.columns[attribute.index] else { continue }
+            // (The owner's storage: a sub-entity's own attribute is past the parent's properties.)
+            guard let owner = attribute.entity, let column = compiler.schema.storage(of: owner).columns[attribute.index] else { continue }
             if entity.isKindOf(entity: owner) {
                 assignments.append("\(column) = ?")
             } else {

@@ -5,12 +5,16 @@ import Foundation
 // compiled by the predicate compiler, which gives what a save computes in memory. Shared by the
 // SQLite and PostgreSQL stores.
 extension SQLiteStore {
-    /// The statements that compute `attributes` again for every row of their entities, in
-    /// `dialect`: `UPDATE <table> AS t0 SET <column> = <derivation> WHERE t0.Z_ENT IN (…)`, the
-    /// derivation as a subquery on the row when it follows to-one relationships.
+    /// The statements that compute `attributes` again, in `dialect`: `UPDATE <table> AS t0 SET
+    /// <column> = <derivation> WHERE t0.Z_ENT IN (…) AND <column> differs`, the derivation as a
+    /// subquery on the row when it follows to-one relationships. The rows of an attribute whose
+    /// entity is in `rows.root`'s table are those `rows.condition` picks (a batch insert's: a
+    /// condition on the alias `$ROW`, with its bindings); the other attributes', every row.
     static func derivedAttributeStatements(_ attributes: [NSDerivedAttributeDescription], schema: SQLiteSchema,
-                                           dialect: PredicateSQLCompiler.Dialect, store: NSPersistentStore) throws -> [SQLFragment] {
+                                           dialect: PredicateSQLCompiler.Dialect, store: NSPersistentStore,
+                                           rows: (root: NSEntityDescription, condition: SQLFragment)? = nil) throws -> [SQLFragment] {
         let ent = dialect == .sqlite ? "Z_ENT" : "\"Z_ENT\""
+        let differs = dialect == .sqlite ? " IS NOT " : " IS DISTINCT FROM "
         return try attributes.compactMap { attribute -> SQLFragment? in
             guard let entity = attribute.entity, let expression = attribute.derivation?.expression,
                   let column = schema.storage(of: entity).columns[attribute.index] else { return nil } // a file without the column
@@ -29,21 +33,25 @@ extension SQLiteStore {
             let table = schema.table(of: entity)
             let numbers = schema.numbers(of: entity, includingSubentities: true).map(String.init).joined(separator: ", ")
             let joins = compiler.joins
-            if joins.isEmpty {
-                return "UPDATE \(table) AS t0 SET \(column) = " + value + " WHERE t0.\(ent) IN (\(numbers))"
+            let alias = joins.isEmpty ? "t0" : "d0"
+            let computed = joins.isEmpty ? value
+                : "(SELECT " + value + " FROM \(table) t0 \(joins.joined(separator: " ")) WHERE \(compiler.primaryKey(of: "t0")) = \(compiler.primaryKey(of: "d0")))"
+            var statement = "UPDATE \(table) AS \(alias) SET \(column) = " + computed + " WHERE \(alias).\(ent) IN (\(numbers))"
+            if let rows, entity.rootEntity === rows.root {
+                statement = statement + " AND " + SQLFragment(rows.condition.sql.replacingOccurrences(of: "$ROW", with: alias), rows.condition.bindings)
             }
-            return "UPDATE \(table) AS d0 SET \(column) = (SELECT " + value
-                + " FROM \(table) t0 \(joins.joined(separator: " ")) WHERE \(compiler.primaryKey(of: "t0")) = \(compiler.primaryKey(of: "d0")))"
-                + " WHERE d0.\(ent) IN (\(numbers))"
+            return statement + " AND \(alias).\(column)\(differs)" + computed
         }
     }
 
     /// Computes again, on the writer `db` inside a batch request's transaction, the derived
-    /// attributes `change` on the rows of `entities` may have changed.
-    func recomputeDerivedAttributes(after change: BatchChange, on entities: [NSEntityDescription], db: SQLiteConnection) throws {
+    /// attributes `change` on the rows of `entities` may have changed (`rows`: as
+    /// ``derivedAttributeStatements(_:schema:dialect:store:rows:)`` takes them).
+    func recomputeDerivedAttributes(after change: BatchChange, on entities: [NSEntityDescription], db: SQLiteConnection,
+                                    rows: (root: NSEntityDescription, condition: SQLFragment)? = nil) throws {
         let attributes = BatchDerivedAttributes.recomputed(after: change, on: entities)
         guard !attributes.isEmpty else { return }
-        for statement in try Self.derivedAttributeStatements(attributes, schema: schema, dialect: .sqlite, store: self) {
+        for statement in try Self.derivedAttributeStatements(attributes, schema: schema, dialect: .sqlite, store: self, rows: rows) {
             let prepared = try db.cached(statement.sql)
             defer { prepared.reset() }
             for (offset, value) in statement.bindings.enumerated() { prepared.bind(value, at: Int32(offset + 1)) }

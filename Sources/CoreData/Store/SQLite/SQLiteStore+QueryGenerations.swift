@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Query generations on the SQLite store: the held read transactions of
 /// ``QueryGeneration`` (`Coordinator/QueryGeneration.swift`).
@@ -16,12 +17,18 @@ extension SQLiteStore: QueryGenerationStore {
         guard let readers else {
             throw CoreDataError.make(.persistentStoreOperation, "The store at \(url?.path ?? "") has been removed from its coordinator")
         }
-        let connection = try readers.makeConnection()
-        try connection.execute("BEGIN")
-        _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")
+        // Counted before the snapshot is taken: a save committing meanwhile keeps its replaced files.
         let pinned = pinnedExternalData
         pinned.pin()
-        return PinnedRead(connection: connection, end: { pinned.unpin() })
+        do {
+            let connection = try readers.makeConnection()
+            try connection.execute("BEGIN")
+            _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")
+            return PinnedRead(connection: connection, end: { pinned.unpin() })
+        } catch {
+            pinned.unpin()
+            throw error
+        }
     }
 
     /// Whether `connection`'s file is in WAL mode (`PRAGMA journal_mode`).
@@ -33,9 +40,23 @@ extension SQLiteStore: QueryGenerationStore {
 }
 
 /// The external data files a save replaced while a query generation of this process is pinned
-/// on the store: the pinned snapshot still names them, so they are removed only when the last
-/// pinned read ends (removed at once, they left a pinned context unable to read its old values).
+/// on the store's file (through any coordinator: one per file path, ``forFile(_:)``): the pinned
+/// snapshot still names them, so they are removed only when the last pinned read ends (removed
+/// at once, they left a pinned context unable to read its old values).
 internal final class PinnedExternalData: @unchecked Sendable {
+    private static let byFile = Mutex<[String: PinnedExternalData]>([:])
+
+    /// The one for the store file at `path` (a store without a file has one of its own).
+    static func forFile(_ path: String?) -> PinnedExternalData {
+        guard let path else { return PinnedExternalData() }
+        return byFile.withLock { files in
+            if let existing = files[path] { return existing }
+            let new = PinnedExternalData()
+            files[path] = new
+            return new
+        }
+    }
+
     private let lock = NSLock()
     private var pinned = 0
     private var deferred: [URL] = []
