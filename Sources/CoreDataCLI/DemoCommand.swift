@@ -15,6 +15,10 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "How many cars to insert in each insert step.") var count = 10_000
     @Flag(help: "Run the scenario on MagicalRecord: its default stack and save blocks.") var magicalrecord = false
 
+    func validate() throws {
+        if count < 1 { throw ValidationError("--count must be at least 1") }
+    }
+
     func run() throws {
         let storeURL = store.map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("coredata-demo-\(UUID().uuidString)/Car.sqlite")

@@ -15,7 +15,7 @@ extension StoreInspector {
     ///
     /// Throws an `NSError` saying why the store's metadata or a version of the model can't be read.
     public func versionReport(model modelURL: URL) throws -> String {
-        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+        let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: storeType, at: url)
         let stored = (metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]).compactMapValues { $0 as? Data }
         var versions: [(name: String, model: NSManagedObjectModel)] = []
         if modelURL.pathExtension.lowercased() == "xcdatamodeld" {

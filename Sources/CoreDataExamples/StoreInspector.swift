@@ -53,7 +53,8 @@ public struct StoreInspector {
             guard let number = row[0], let name = row[1] else { continue }
             var root = number
             var parent = row[2] ?? "0"
-            while parent != "0", parent != root, let grand = entities.first(where: { $0[0] == parent }) {
+            var seen: Set<String> = [number] // a cycle in a damaged Z_SUPER ends the walk
+            while parent != "0", seen.insert(parent).inserted, let grand = entities.first(where: { $0[0] == parent }) {
                 root = parent
                 parent = grand[2] ?? "0"
             }
@@ -156,6 +157,7 @@ final class ReadOnlyDatabase: InspectedDatabase {
             sqlite3_close(handle)
             throw NSError(domain: NSCocoaErrorDomain, code: 256, userInfo: [NSLocalizedDescriptionKey: "Can't open \(path): \(message)"])
         }
+        sqlite3_busy_timeout(handle, 5_000) // a store another process is writing
     }
 
     deinit { sqlite3_close(handle) }
@@ -176,11 +178,17 @@ final class ReadOnlyDatabase: InspectedDatabase {
         }
         defer { sqlite3_finalize(stmt) }
         var result: [[String?]] = []
-        while sqlite3_step(stmt) == SQLITE_ROW {
+        while true {
+            let step = sqlite3_step(stmt)
+            if step == SQLITE_DONE { return result }
+            guard step == SQLITE_ROW else {
+                // A damaged page, a lock: an error, not a report that leaves rows out.
+                throw NSError(domain: NSSQLiteErrorDomain, code: Int(step),
+                              userInfo: [NSLocalizedDescriptionKey: "SQL error: \(String(cString: sqlite3_errmsg(handle)))"])
+            }
             result.append((0..<sqlite3_column_count(stmt)).map { column in
                 sqlite3_column_text(stmt, column).map { String(cString: $0) }
             })
         }
-        return result
     }
 }

@@ -15,4 +15,15 @@ import TestSupport
         let last = text.split(separator: "\n").first { $0.contains("clean up, set up again and count") }
         #expect(last?.split(separator: " ").contains("199") == true, "200 inserted, one deleted, after a new set-up: \(text)")
     }
+
+    /// A count below 1 is refused with a message, not a crash.
+    @Test(arguments: ["0", "-1"])
+    func aCountBelowOneIsRefused(_ count: String) throws {
+        let executable = builtProduct("coredata")
+        try #require(FileManager.default.isExecutableFile(atPath: executable.path))
+        let folder = try TemporaryFolder()
+        let (status, text) = try runToEnd(executable, ["demo", "--count=\(count)", "--store", folder.url.appendingPathComponent("Car.sqlite").path])
+        #expect(status == 64, "\(text)") // argument-parser's validation failure (EX_USAGE)
+        #expect(text.contains("--count must be at least 1"), "\(text)")
+    }
 }

@@ -574,6 +574,15 @@ extension NSManagedObject {
         didChangeValue(forKey: key)
     }
 
+    /// An integer past `Int64` (an `Int128`, a `UInt64`): kept as given, so that validation
+    /// reports it at save, as for any value out of the attribute's range.
+    @usableFromInline
+    internal func _setManagedOutOfRange(_ original: Any, at index: Int, key: String) {
+        willChangeValue(forKey: key)
+        setMistyped(original, at: index)
+        didChangeValue(forKey: key)
+    }
+
     internal func _setManagedStoreValue(_ value: StoreValue, kind: ManagedStorageKind, original: Any, at index: Int, key: String) {
         willChangeValue(forKey: key)
         if layout.storageKinds[index] == kind {

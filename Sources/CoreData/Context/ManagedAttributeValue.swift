@@ -55,7 +55,11 @@ extension ManagedAttributeValue where Self: FixedWidthInteger & SignedInteger {
     /// save, as with `setValue(_:forKey:)`.
     @inlinable @inline(__always)
     public func _setManagedValue(in object: NSManagedObject, at index: Int, key: String) {
-        object._setManagedInteger(Int64(self), original: self, at: index, key: key)
+        if let value = Int64(exactly: self) {
+            object._setManagedInteger(value, original: self, at: index, key: key)
+        } else {
+            object._setManagedOutOfRange(self, at: index, key: key)
+        }
     }
 }
 

@@ -140,4 +140,7 @@ open class NSComparisonPredicate: NSPredicate {
     }
 
     open override var hash: Int { formatText.hashValue }
+
+    /// The predicate itself: it cannot change (Foundation's copy on Linux made a `FALSEPREDICATE`).
+    open override func copy(with zone: NSZone? = nil) -> Any { self }
 }

@@ -209,4 +209,8 @@ internal final class MalformedPredicate: NSPredicate {
     override var predicateFormat: String { format }
     override var description: String { format }
     override func evaluate(with object: Any?, substitutionVariables bindings: [String: Any]?) -> Bool { false }
+    /// Itself (Foundation's copy on Linux made a `FALSEPREDICATE`, losing the error).
+    override func copy(with zone: NSZone? = nil) -> Any { self }
+    override func isEqual(_ object: Any?) -> Bool { (object as? MalformedPredicate).map { $0 === self || $0.format == format } ?? false }
+    override var hash: Int { format.hashValue }
 }

@@ -57,6 +57,15 @@ internal final class SwiftPredicate: NSPredicate {
 
     override var predicateFormat: String { formatText }
     override var description: String { formatText }
+    /// Itself: it cannot change (Foundation's copy on Linux made a `FALSEPREDICATE`, so a
+    /// copied request fetched nothing).
+    override func copy(with zone: NSZone? = nil) -> Any { self }
+    /// The same predicate, or one of the same translation.
+    override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? SwiftPredicate else { return false }
+        return other === self || (other.formatText == formatText && !formatText.isEmpty)
+    }
+    override var hash: Int { formatText.hashValue }
 }
 
 /// A value worked out on first use (a translation needs the model, in use only by fetch time)
@@ -126,6 +135,9 @@ internal struct TypedPredicateTranslator {
     mutating func predicate(_ expression: Any) throws -> PredicateNode {
         switch try term(expression) {
         case .predicate(let node): return node
+        case .coalesced(let value, let fallback):
+            // `flag ?? false` as a condition: `(flag ?? false) == true`.
+            return try compare(.coalesced(value, fallback), .equalTo, .value(.constant(.int(1))))
         case .value(.constant(let value)): return .constant(PredicateEvaluator.compare(value, .equalTo, .int(1), options: []))
         case .value(let value): return .comparison(ComparisonNode(lhs: value, op: .equalTo, rhs: .constant(.int(1))))
         default: throw Self.unsupported("\(Self.name(of: expression)) is not a condition")

@@ -130,8 +130,10 @@ extension PredicateExpressions.FloatDivision: TypedPredicateTerm {
 }
 
 extension PredicateExpressions.IntDivision: TypedPredicateTerm {
+    /// Swift's integer division truncates toward zero: `trunc:(divide:by:)` (`divide:by:` alone
+    /// divides as reals: `1908 / 100` was 19.08, not 19).
     func typedTerm(_ t: inout TypedPredicateTranslator) throws -> TypedTerm {
-        .value(.function("divide:by:", [try t.value(lhs), try t.value(rhs)]))
+        .value(.function("trunc:", [.function("divide:by:", [try t.value(lhs), try t.value(rhs)])]))
     }
 }
 

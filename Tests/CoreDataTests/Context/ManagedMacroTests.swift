@@ -696,6 +696,10 @@ struct ManagedMacroTests {
             #expect(numbers.value(forKey: "int128") as? Int == 1 << 40)
             #expect(numbers.int8 == -100 && numbers.optInt8 == 7 && numbers.int128 == 1 << 40 && numbers.optInt128 == -3)
             numbers.optInt8 = nil
+            // Past Int64: kept as given and refused at save, as an out-of-range value is (it trapped).
+            numbers.int128 = Int128(Int64.max) + 1
+            #expect(throws: NSError.self) { try context.save() }
+            numbers.int128 = 1 << 40
             try context.save()
 
             let other = ManagedTestModel.sibling(of: context)

@@ -31,6 +31,7 @@ final class TPPerson: NSManagedObject {
 
 final class TPTag: NSManagedObject {
     @Managed var label: String?
+    @Managed var featured: Bool?
     @Managed var cars: Set<TPCar>
 }
 
@@ -50,7 +51,7 @@ enum TypedTestModel {
         car.properties = [attribute("name", .stringAttributeType), attribute("year", .integer32AttributeType),
                           attribute("price", .doubleAttributeType), attribute("electric", .booleanAttributeType), owner, tags]
         person.properties = [attribute("name", .stringAttributeType), attribute("age", .integer16AttributeType), cars]
-        tag.properties = [attribute("label", .stringAttributeType), tagged]
+        tag.properties = [attribute("label", .stringAttributeType), attribute("featured", .booleanAttributeType), tagged]
         let model = NSManagedObjectModel()
         model.entities = [car, person, tag]
         return model
@@ -71,6 +72,7 @@ enum TypedTestModel {
         for label in ["classic", "cheap", "electric"] {
             let tag = TPTag(context: context)
             tag.label = label
+            tag.featured = label == "classic" ? nil : label == "electric"
             tags[label] = tag
         }
         let cars: [(String?, Int32, Double, Bool, TPPerson?, [String])] = [
@@ -115,7 +117,7 @@ final class TypedStacks {
         let context = fresh && stack === saved ? stack.newContext() : stack.context
         let objects = try context.fetch(request)
         let names = objects.map { object -> String in
-            let name = object.value(forKey: "name") as? String ?? "nil"
+            let name = object.value(forKey: object.entity.propertiesByName["name"] != nil ? "name" : "label") as? String ?? "nil"
             return object is TPCar ? "\(name)/\((object as! TPCar).year)" : name
         }
         return sort == nil ? names.sorted() : names
@@ -161,6 +163,22 @@ struct TypedPredicateTests {
         try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { !($0.price < 10000) }), NSPredicate(format: "NOT price < 10000"))
         try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { $0.price == 850 }), NSPredicate(format: "price == 850"))
         try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { $0.electric == false }), NSPredicate(format: "electric == NO"))
+    }
+
+    /// Swift's integer division truncates (it was divided as reals: 1908 / 100 was 19.08); a
+    /// copied typed predicate is the same predicate (it became FALSEPREDICATE); `flag ?? false`
+    /// is a condition.
+    @Test func integerDivisionCopiesAndCoalescedConditions() throws {
+        let stacks = try TypedStacks()
+        let typed = try #require(NSPredicate(#Predicate<TPCar> { $0.year / 100 == 19 }))
+        #expect(try stacks.expectSame("Car", typed, NSPredicate(format: "year >= 1900 AND year < 2000")).count > 0)
+        let copy = try #require(typed.copy() as? NSPredicate)
+        #expect(try stacks.fetch("Car", from: stacks.saved, predicate: copy) == stacks.fetch("Car", from: stacks.saved, predicate: typed))
+        #expect(copy.isEqual(typed) && !typed.isEqual(NSPredicate(value: false)))
+        let format = NSPredicate(format: "year > 2000")
+        #expect((format.copy() as? NSPredicate)?.description == format.description)
+        try stacks.expectSame("Tag", NSPredicate(#Predicate<TPTag> { $0.featured ?? false }), NSPredicate(format: "featured == YES"))
+        try stacks.expectSame("Tag", NSPredicate(#Predicate<TPTag> { $0.featured ?? true }), NSPredicate(format: "featured == nil OR featured == YES"))
     }
 
     @Test func equalityWithStringsAndNil() throws {

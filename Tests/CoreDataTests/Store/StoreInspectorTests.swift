@@ -30,4 +30,24 @@ struct StoreInspectorTests {
         defer { try? FileManager.default.removeItem(at: url) }
         #expect(throws: NSError.self) { try StoreInspector(url: url).report() }
     }
+
+    /// A damaged file: an error, not a report that leaves rows out with exit status 0; a cycle
+    /// in `Z_SUPER` ends (it looped for ever).
+    @Test func aDamagedStoreIsAnErrorAndACycleEnds() throws {
+        let stack = try TestStack()
+        for i in 0..<3000 { stack.insert("Car", ["name": "car \(i) with a name long enough to fill pages"]) }
+        try stack.context.save()
+        try stack.coordinator.remove(stack.coordinator.persistentStores[0])
+        let cycled = try stack.reopen()
+        try cycled.coordinator.remove(cycled.coordinator.persistentStores[0])
+        try RawSQLite.execute(stack.url.path, "UPDATE Z_PRIMARYKEY SET Z_SUPER = (SELECT max(Z_ENT) FROM Z_PRIMARYKEY WHERE Z_ENT < 16000) WHERE Z_ENT = 1; UPDATE Z_PRIMARYKEY SET Z_SUPER = 1 WHERE Z_ENT = (SELECT max(Z_ENT) FROM Z_PRIMARYKEY WHERE Z_ENT < 16000); PRAGMA wal_checkpoint(TRUNCATE)")
+        _ = try StoreInspector(url: stack.url).report() // ends
+        // Pages of the car table overwritten.
+        let handle = try FileHandle(forWritingTo: stack.url)
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: size / 2)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: 3 * 4096))
+        try handle.close()
+        #expect(throws: NSError.self) { try StoreInspector(url: stack.url).report() }
+    }
 }

@@ -141,7 +141,7 @@ extension NSIncrementalStore {
             let property = layout.properties[index]
             if let relationship = property as? NSRelationshipDescription {
                 let value = try node.values[relationship.name] ?? newValue(forRelationship: relationship, forObjectWith: id, with: context)
-                if StoreValue.isNull(value) { continue }
+                if StoreValue.isNull(value) || Self.isNone(value) { continue }
                 guard let target = value as? NSManagedObjectID else {
                     throw wrongValue(value, property, id, "an NSManagedObjectID or NSNull")
                 }
@@ -149,7 +149,8 @@ extension NSIncrementalStore {
             } else if let attribute = property as? NSAttributeDescription {
                 // A composite's element: from the node's dictionary of the composite.
                 let leaf = attribute as? CompositeLeafAttribute
-                guard let value = leaf.map({ leaf in leaf.composite.flatMap { CompositeValues.value(of: leaf, in: node.values[$0.name]) } }) ?? node.values[attribute.name]
+                guard let value = leaf.map({ leaf in leaf.composite.flatMap { CompositeValues.value(of: leaf, in: node.values[$0.name]) } }) ?? node.values[attribute.name],
+                      !Self.isNone(value)
                 else { continue }
                 guard let stored = StoreValue.storage(of: value, for: attribute.attributeType) else {
                     throw wrongValue(value, property, id, "a value of the attribute's type")
@@ -158,6 +159,13 @@ extension NSIncrementalStore {
             }
         }
         return RowSnapshot(entity: entity, values: values, version: Int64(clamping: node.version))
+    }
+
+    /// Whether `value` is a Swift `nil` put in an `Any` (`name as Any` of a `String?`): a nil
+    /// value, as Apple's bridging makes it `NSNull`.
+    static func isNone(_ value: Any) -> Bool {
+        let mirror = Mirror(reflecting: value)
+        return mirror.displayStyle == .optional && mirror.children.isEmpty
     }
 
     func wrongValue(_ value: Any, _ property: NSPropertyDescription, _ id: NSManagedObjectID, _ expected: String) -> NSError {
@@ -171,7 +179,9 @@ extension NSIncrementalStore {
         if let ids = value as? [NSManagedObjectID] { return ids }
         if let ids = value as? Set<NSManagedObjectID> { return Array(ids) }
         if let ids = value as? NSSet, let all = ids.allObjects as? [NSManagedObjectID] { return all }
-        throw wrongValue(value, relationship, owner, "an array or set of NSManagedObjectIDs")
+        // An ordered relationship's members, in order, as Apple's header allows.
+        if let ids = value as? NSOrderedSet, let all = ids.array as? [NSManagedObjectID] { return all }
+        throw wrongValue(value, relationship, owner, "an array, set or ordered set of NSManagedObjectIDs")
     }
 
     /// One save: the versions of the updated and deleted objects checked against their nodes

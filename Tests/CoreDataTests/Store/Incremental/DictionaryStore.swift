@@ -32,6 +32,9 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
     var failNextSave: NSError?
     /// Whether nodes leave out to-one relationships, for `newValue(forRelationship:…)` to give them.
     var lazyToOnes = false
+    /// Whether to-many relationships come back as `NSOrderedSet`s, and nil values (attributes
+    /// and to-ones) as Swift `nil`s in the node's `Any` values (as a store built on optionals does).
+    var swiftyValues = false
     /// Whether every record stays at version 1, as many stores written for Apple's Core Data do.
     var constantVersions = false
     /// How many contexts use each record (`managedObjectContextDidRegisterObjects(with:)` adds one
@@ -140,7 +143,12 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
         }
         var values = record.values
         for relationship in objectID.entity.relationshipsByName.values where !relationship.isToMany && !lazyToOnes {
-            values[relationship.name] = record.toOne[relationship.name].map { id($0) } ?? NSNull()
+            values[relationship.name] = record.toOne[relationship.name].map { id($0) } ?? (swiftyValues ? (nil as NSManagedObjectID?) as Any : NSNull())
+        }
+        if swiftyValues {
+            for attribute in objectID.entity.attributesByName.keys where values[attribute] == nil || values[attribute] is NSNull {
+                values[attribute] = (nil as String?) as Any
+            }
         }
         return NSIncrementalStoreNode(objectID: objectID, withValues: values, version: record.version)
     }
@@ -152,7 +160,10 @@ final class DictionaryStore: NSIncrementalStore, @unchecked Sendable {
         guard let record = records[reference(objectID)] else {
             throw NSError(domain: NSCocoaErrorDomain, code: NSManagedObjectReferentialIntegrityError)
         }
-        if relationship.isToMany { return (record.toMany[relationship.name] ?? []).filter { records[$0] != nil }.map { id($0) } }
+        if relationship.isToMany {
+            let ids = (record.toMany[relationship.name] ?? []).filter { records[$0] != nil }.map { id($0) }
+            return swiftyValues ? NSOrderedSet(array: ids) : ids
+        }
         return record.toOne[relationship.name].map { id($0) } ?? NSNull()
     }
 

@@ -180,6 +180,32 @@ struct IncrementalStoreTests {
         #expect(stack.store.records.values.filter { $0.entityName == "Car" || $0.entityName == "Person" }.isEmpty)
     }
 
+    @Test("A to-many given as an NSOrderedSet, and Swift nils in a node, read as Apple's bridging reads them")
+    func orderedSetsAndSwiftNils() throws {
+        let stack = try Stack()
+        let writer = stack.context()
+        let ada = stack.person("Ada", in: writer)
+        let loose = stack.car("Loose", owner: nil, in: writer)
+        loose.setValue(nil, forKey: "name")
+        _ = stack.car("Beetle", owner: ada, in: writer)
+        let playlist = NSEntityDescription.insertNewObject(forEntityName: "Playlist", into: writer)
+        for title in ["one", "two"] {
+            let song = NSEntityDescription.insertNewObject(forEntityName: "Song", into: writer)
+            song.setValue(title, forKey: "title")
+            playlist.mutableOrderedSetValue(forKey: "songs").add(song)
+        }
+        try writer.save()
+        stack.store.swiftyValues = true
+        let reader = stack.context()
+        let songs = try #require(reader.object(with: playlist.objectID).value(forKey: "songs") as? NSOrderedSet)
+        #expect(songs.array.compactMap { ($0 as? NSManagedObject)?.value(forKey: "title") as? String } == ["one", "two"])
+        #expect((reader.object(with: ada.objectID).value(forKey: "cars") as? Set<NSManagedObject>)?.count == 1)
+        let car = reader.object(with: loose.objectID)
+        #expect(car.value(forKey: "owner") == nil)
+        #expect(car.value(forKey: "name") == nil)
+        try reader.save() // no fault failed: nothing to throw
+    }
+
     @Test("A to-one the node leaves out comes from newValue(forRelationship:)")
     func lazyToOne() throws {
         let stack = try Stack()
