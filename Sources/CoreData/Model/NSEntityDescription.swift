@@ -22,8 +22,14 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
     open var userInfo: [AnyHashable: Any]? = nil
     /// A string mixed into ``versionHash`` to mark a change that does not otherwise alter it.
     open var versionHashModifier: String? { willSet { assertMutable() } }
-    /// The name of this entity in the previous model version, used by lightweight migration.
-    open var renamingIdentifier: String?
+    /// The name of this entity in the previous model version, used by lightweight migration;
+    /// unset, the entity's name, as Apple documents.
+    open var renamingIdentifier: String? {
+        get { explicitRenamingIdentifier ?? name }
+        set { explicitRenamingIdentifier = newValue }
+    }
+    /// The identifier set (by the app or a model file), `nil` when unset.
+    internal var explicitRenamingIdentifier: String?
     /// The model the entity belongs to.
     open internal(set) weak var managedObjectModel: NSManagedObjectModel!
     /// The entity this one inherits from.
@@ -170,7 +176,7 @@ open class NSEntityDescription: NSObject, NSCopying, @unchecked Sendable {
         copy.isAbstract = isAbstract
         copy.userInfo = userInfo
         copy.versionHashModifier = versionHashModifier
-        copy.renamingIdentifier = renamingIdentifier
+        copy.explicitRenamingIdentifier = explicitRenamingIdentifier
         copy.properties = _properties.map { $0.copy() as! NSPropertyDescription }
         // The copy's constraints and indexes name the copy's own properties: none may point at
         // this entity's (which the copy outlives, as a merged model outlives the models it was

@@ -35,8 +35,19 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     open var userInfo: [AnyHashable: Any]? = nil
     /// A string mixed into ``versionHash`` to mark a change that does not otherwise alter the hash.
     open var versionHashModifier: String? = nil { willSet { assertMutable() } }
-    /// The name of this property in the previous model version, used by lightweight migration.
-    open var renamingIdentifier: String? = nil
+    /// The name of this property in the previous model version, used by lightweight migration;
+    /// unset, the property's name, as Apple documents ("If unset, the identifier will return the
+    /// property's name").
+    ///
+    /// ```swift
+    /// fullName.renamingIdentifier = "name"   // was `name` in the previous version
+    /// ```
+    open var renamingIdentifier: String? {
+        get { explicitRenamingIdentifier ?? name }
+        set { explicitRenamingIdentifier = newValue }
+    }
+    /// The identifier set (by the app or a model file), `nil` when unset.
+    internal var explicitRenamingIdentifier: String?
     /// The entity this property belongs to.
     open internal(set) unowned var entity: NSEntityDescription!
 
@@ -78,7 +89,7 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
         isStoredInExternalRecord = other.isStoredInExternalRecord
         userInfo = other.userInfo
         versionHashModifier = other.versionHashModifier
-        renamingIdentifier = other.renamingIdentifier
+        explicitRenamingIdentifier = other.explicitRenamingIdentifier
         validationPredicates = other.validationPredicates
         validationWarnings = other.validationWarnings
     }

@@ -23,9 +23,17 @@ public enum NSDeleteRule: UInt, Sendable {
 /// ```
 open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
     /// The entity at the other end.
-    open unowned var destinationEntity: NSEntityDescription? { willSet { assertMutable() } }
+    open unowned var destinationEntity: NSEntityDescription? {
+        willSet { assertMutable() }
+        // The name a model file gave goes with it: set to nil, it is not found again by name.
+        didSet { destinationEntityName = destinationEntity?.name }
+    }
     /// The relationship that goes the other way, kept in step with this one.
-    open unowned var inverseRelationship: NSRelationshipDescription? { willSet { assertMutable() } }
+    open unowned var inverseRelationship: NSRelationshipDescription? {
+        willSet { assertMutable() }
+        // Likewise: a removed inverse is gone from the version hash, and not put back by name.
+        didSet { inverseName = inverseRelationship?.name }
+    }
     /// The largest number of related objects; `1` makes a to-one relationship, `0` means no limit.
     open var maxCount: Int = 0 { willSet { assertMutable() } }
     /// The smallest number of related objects required at save.

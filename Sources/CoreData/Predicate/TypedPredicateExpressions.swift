@@ -28,6 +28,12 @@ extension PredicateExpressions.NilLiteral: TypedPredicateTerm {
 
 extension PredicateExpressions.KeyPath: TypedPredicateTerm {
     func typedTerm(_ t: inout TypedPredicateTranslator) throws -> TypedTerm {
+        // A key path from captured values alone (`names.isEmpty`, `filter.limits.min`,
+        // `range.lowerBound`) reads no object: its value now. (Evaluating one that reads the
+        // predicate's object throws, its variable unbound: it is translated below.)
+        if let captured = try? evaluate(PredicateBindings()) {
+            return .value(.constant(typedConstant(captured)))
+        }
         let base = try t.value(root)
         let path = keyPath as AnyKeyPath
         if let collection = Root.Output.self as? any TypedCollectionKeyPaths.Type {

@@ -629,4 +629,32 @@ extension XcodeModelReaderTests {
         ]
         Self.expectRefused(cases)
     }
+
+    /// An inverse removed in code from a model read from Xcode's file: gone from the version
+    /// hash, and not put back by its name when the model is used (a coordinator hung, the model's
+    /// lock taken twice while it was put back).
+    @Test func anInverseRemovedInCodeStaysRemoved() throws {
+        let model = try NSManagedObjectModel(validatingContentsOf: ModelTestSupport.fixture("Library.xcdatamodeld"))
+        let books = try #require(model.entitiesByName["Author"]?.relationshipsByName["books"])
+        let authors = try #require(model.entitiesByName["Book"]?.relationshipsByName["authors"])
+        let before = model.entityVersionHashesByName["Author"]
+        books.inverseRelationship = nil
+        authors.inverseRelationship = nil
+        #expect(model.entityVersionHashesByName["Author"] != before)
+        _ = NSPersistentStoreCoordinator(managedObjectModel: model)
+        #expect(books.inverseRelationship == nil)
+    }
+
+    /// Unset, a renaming identifier is the name, as Apple documents; set, it is kept by copies.
+    @Test func anUnsetRenamingIdentifierIsTheName() throws {
+        let title = NSAttributeDescription(); title.name = "title"
+        #expect(title.renamingIdentifier == "title")
+        title.renamingIdentifier = "heading"
+        #expect((title.copy() as? NSAttributeDescription)?.renamingIdentifier == "heading")
+        let entity = NSEntityDescription(); entity.name = "Note"
+        #expect(entity.renamingIdentifier == "Note")
+        let copy = try #require(entity.copy() as? NSEntityDescription)
+        copy.name = "Memo"
+        #expect(copy.renamingIdentifier == "Memo") // unset: follows the name, not the original's
+    }
 }

@@ -181,6 +181,22 @@ struct TypedPredicateTests {
         try stacks.expectSame("Tag", NSPredicate(#Predicate<TPTag> { $0.featured ?? true }), NSPredicate(format: "featured == nil OR featured == YES"))
     }
 
+    struct Limits: Codable, Sendable { var min: Int32 }
+    struct Filter: Codable, Sendable { var limits: Limits }
+
+    /// Members of captured values read no object: their values when the predicate is translated
+    /// (`names.isEmpty || …` made the fetch throw 134091, as did `filter.limits.min`).
+    @Test func membersOfCapturedValues() throws {
+        let stacks = try TypedStacks()
+        let none: [String?] = []
+        try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { none.isEmpty || none.contains($0.name) }), NSPredicate(value: true))
+        let some: [String?] = ["Tesla"]
+        try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { some.isEmpty || some.contains($0.name) }),
+                              NSPredicate(format: "name IN %@", ["Tesla"]))
+        let filter = Filter(limits: Limits(min: 2000))
+        try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { $0.year > filter.limits.min }), NSPredicate(format: "year > 2000"))
+    }
+
     @Test func equalityWithStringsAndNil() throws {
         let stacks = try TypedStacks()
         #expect(try stacks.expectSame("Car", NSPredicate(#Predicate<TPCar> { $0.name == "Beetle" }), NSPredicate(format: "name == 'Beetle'"))
