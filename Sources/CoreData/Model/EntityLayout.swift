@@ -340,7 +340,10 @@ internal enum RelationshipStorage {
     static func assign(_ entities: [NSEntityDescription]) {
         for entity in entities {
             for case let relationship as NSRelationshipDescription in entity.ownProperties where !relationship.isTransient {
-                guard let destination = relationship.destinationEntity else { continue }
+                // A destination (or inverse) outside the model has no layout: nothing to assign;
+                // `addPersistentStore` refuses the model with a clear error (`validateForUse`).
+                guard let destination = relationship.destinationEntity, destination.frozenLayout != nil,
+                      relationship.inverseRelationship?.entity.map({ $0.frozenLayout != nil }) ?? true else { continue }
                 let number = entity.frozenLayout!.entityNumber
                 // Named after the foreign key's column (`ZPARENT`, or `ZPARENT1` where sibling
                 // entities of one table both have a `parent`), so that two never collide.

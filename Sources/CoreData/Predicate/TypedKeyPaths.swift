@@ -67,10 +67,26 @@ internal enum TypedKeyPaths {
             current = (property as? NSRelationshipDescription)?.destinationEntity
         }
         let valueType = type(of: keyPath).valueType
+        if let relationship = property as? NSRelationshipDescription, relationship.isToMany, !isCollection(valueType) {
+            // Past the to-many: its `count` is `@count` (`\Person.cars.count`); anything else
+            // (`isEmpty`, `first?.name`) has no key.
+            let unwrapped = (valueType as? any TypedOptional.Type)?.wrappedType ?? valueType
+            guard unwrapped == Int.self else {
+                throw TypedKeyPathError.notManaged(keyPath, "it goes past the to-many relationship \(names.joined(separator: ".")) to a \(valueType); only its count has a key (@count)")
+            }
+            return names + ["@count"]
+        }
         if let property, !isCompatible(valueType, with: property) {
             throw TypedKeyPathError.notManaged(keyPath, "it reads \(names.joined(separator: ".")) but its value is a \(valueType) (a computed property derived from a managed one?)")
         }
         return names
+    }
+
+    /// Whether `valueType` (optional or not) is a collection a to-many relationship's value
+    /// can be: a set, an array, `NSSet`, `NSOrderedSet`.
+    static func isCollection(_ valueType: Any.Type) -> Bool {
+        let type = (valueType as? any TypedOptional.Type)?.wrappedType ?? valueType
+        return type is any Collection.Type || type is NSSet.Type || type is NSOrderedSet.Type
     }
 
     /// Whether a key path's value type can be the Swift form of `property` (catches computed

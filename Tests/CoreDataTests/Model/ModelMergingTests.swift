@@ -154,4 +154,25 @@ struct BundleModelTests {
         try coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "Garage", at: folder.url.appendingPathComponent("G.sqlite"))
         #expect((model.copy() as! NSManagedObjectModel).configurations == ["Garage", "Music"])
     }
+
+    /// A relationship whose destination was left out of the model: `addPersistentStore` throws
+    /// the model's error (making the coordinator trapped while it laid the model out).
+    @Test func aDestinationOutsideTheModelIsAnErrorNotATrap() throws {
+        let person = NSEntityDescription(); person.name = "Person"
+        let tag = NSEntityDescription(); tag.name = "Tag"
+        let tags = NSRelationshipDescription(); tags.name = "tags"; tags.destinationEntity = tag; tags.maxCount = 0
+        let people = NSRelationshipDescription(); people.name = "people"; people.destinationEntity = person; people.maxCount = 0
+        tags.inverseRelationship = people; people.inverseRelationship = tags
+        person.properties = [tags]
+        tag.properties = [people]
+        let model = NSManagedObjectModel()
+        model.entities = [person] // Tag forgotten
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        #expect {
+            try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil)
+        } throws: { error in
+            (error as NSError).localizedDescription.contains("Person.tags")
+        }
+        withExtendedLifetime(tag) {}
+    }
 }

@@ -17,6 +17,14 @@ struct ManagedKeyPathTests {
         #expect(TPCar.keyPath(\.owner?.name) == "owner.name")
         #expect(TPCar.keyPath(\.tags) == "tags")
         #expect(TPPerson.keyPath(\.cars) == "cars")
+        // Past a to-many: its count is @count (it was cut off at "cars"); a fetch sorts by it.
+        #expect(TPPerson.keyPath(\.cars.count) == "cars.@count")
+        let people = try stacks.saved.newContext().fetch({
+            let request = NSFetchRequest<TPPerson>(entityName: "Person")
+            request.predicate = NSPredicate(format: "%K > 0", TPPerson.keyPath(\.cars.count))
+            return request
+        }())
+        #expect(Set(people.map(\.name)) == ["Ada", "Grace"])
     }
 
     @Test func sortDescriptorsFromKeyPathsOfAnyValueSortFetches() throws {
