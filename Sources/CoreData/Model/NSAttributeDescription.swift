@@ -38,10 +38,10 @@ open class NSAttributeDescription: NSPropertyDescription, @unchecked Sendable {
     }
     private var _attributeValueClassName: String?
     /// The value a newly inserted object starts with.
-    open var defaultValue: Any? = nil
+    open var defaultValue: Any? = nil { willSet { assertMutable() } }
     /// The name of the ``ValueTransformer`` of a transformable attribute; `nil` means
     /// `NSSecureUnarchiveFromData`, as on Apple platforms.
-    open var valueTransformerName: String? = nil
+    open var valueTransformerName: String? = nil { willSet { assertMutable() } }
     /// Whether large binary values may live outside the store file: the SQLite store keeps a
     /// value of at least 100 KiB in a file of `.<StoreName>_SUPPORT/_EXTERNAL_DATA/`, as Apple's
     /// does (binary data attributes only). Part of the version hash.

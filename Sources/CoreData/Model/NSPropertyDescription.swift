@@ -23,10 +23,10 @@ open class NSPropertyDescription: NSObject, NSCopying, @unchecked Sendable {
     /// Whether the property is transient: kept in memory, never written to a store.
     open var isTransient: Bool = false { willSet { assertMutable() } }
     /// Read-only properties cannot be set through key-value coding (they still hash differently).
-    open var isReadOnly: Bool = false
+    open var isReadOnly: Bool = false { willSet { assertMutable() } }
     /// Whether the property is indexed in the store (deprecated on Apple platforms in favour of
     /// `NSEntityDescription.indexes`; still honoured here).
-    open var isIndexed: Bool = false
+    open var isIndexed: Bool = false { willSet { assertMutable() } }
     /// Whether Spotlight indexes the property; stored for fidelity, unused on Linux.
     open var isIndexedBySpotlight: Bool = false
     /// Stored for fidelity, unused on Linux.

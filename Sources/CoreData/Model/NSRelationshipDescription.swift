@@ -39,7 +39,7 @@ open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable
     /// The smallest number of related objects required at save.
     open var minCount: Int = 0 { willSet { assertMutable() } }
     /// What deleting the source object does to the related objects.
-    open var deleteRule: NSDeleteRule = .nullifyDeleteRule
+    open var deleteRule: NSDeleteRule = .nullifyDeleteRule { willSet { assertMutable() } }
     /// Whether a to-many relationship keeps its objects in order (`NSOrderedSet`).
     open var isOrdered: Bool = false { willSet { assertMutable() } }
 

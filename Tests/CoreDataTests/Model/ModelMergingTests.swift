@@ -175,4 +175,21 @@ struct BundleModelTests {
         }
         withExtendedLifetime(tag) {}
     }
+
+    /// A model in use cannot change: these setters stop the process with the message the others
+    /// give, as Apple raises (they changed the hashes of a model in use, or were ignored).
+    @Test(arguments: ["isReadOnly", "isIndexed", "defaultValue", "valueTransformerName", "deleteRule"])
+    func settersOfAModelInUseStopTheProcess(_ setter: String) async {
+        await #expect(processExitsWith: .failure) { [setter = setter as String] in
+            let stack = try TestStack(inMemory: true)
+            let city = stack.model.entitiesByName["Garage"]!.attributesByName["city"]!
+            switch setter {
+            case "isReadOnly": city.isReadOnly = true
+            case "isIndexed": city.isIndexed = true
+            case "defaultValue": city.defaultValue = "Paris"
+            case "valueTransformerName": city.valueTransformerName = "X"
+            default: stack.model.entitiesByName["Person"]!.relationshipsByName["cars"]!.deleteRule = .denyDeleteRule
+            }
+        }
+    }
 }
