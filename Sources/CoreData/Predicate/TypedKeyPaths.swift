@@ -51,7 +51,14 @@ internal enum TypedKeyPaths {
         for model in LoadedModels.all {
             if let entity = objectClass.entity(in: model) { return entity }
         }
-        throw TypedKeyPathError.notManaged(keyPath, "no entity of a loaded model has the class \(String(reflecting: objectClass)) (add the model to a coordinator first)")
+        // A Swift base class shared by several entities (`class Stamped: NSManagedObject`, each
+        // entity's class a subclass): the first such entity by name reads its properties, which
+        // every one of them has by the same names.
+        for model in LoadedModels.all {
+            let entities = model.entities.sorted { ($0.name ?? "") < ($1.name ?? "") }
+            if let entity = entities.first(where: { $0.layout.instanceClass.isSubclass(of: objectClass) }) { return entity }
+        }
+        throw TypedKeyPathError.notManaged(keyPath, "no entity of a loaded model has the class \(String(reflecting: objectClass)) or a subclass of it (add the model to a coordinator first)")
     }
 
     private static func probe(_ keyPath: AnyKeyPath) throws -> [String] {

@@ -7,6 +7,13 @@ import TestSupport
 // `NSSortDescriptor(keyPath:ascending:)` for any key path: each gives what the key string gives.
 // The classes and data are TypedPredicateTests' (`TPCar`, `TypedStacks`).
 
+/// A Swift base class with no entity of its own, shared by the classes of two entities.
+class MKStamped: NSManagedObject {
+    @Managed var createdAt: Date?
+}
+final class MKMemo: MKStamped {}
+final class MKTask: MKStamped {}
+
 @Suite("Swift key paths for key strings")
 struct ManagedKeyPathTests {
     @Test func keyPathStringsOfManagedProperties() throws {
@@ -116,5 +123,30 @@ struct ManagedKeyPathTests {
         #expect(message.contains("TPCar.keyPath(_:)"), "\(message)")
         #expect(message.contains("reads several managed properties"), "\(message)")
         withExtendedLifetime(folder) {}
+    }
+
+    /// Key paths rooted at a Swift base class that no entity names (each entity's class is a
+    /// subclass): read on an entity of a subclass (they were refused, 134091 or a stop).
+    @Test func keyPathsOfASharedSwiftBaseClass() throws {
+        func entity(_ name: String, _ cls: AnyClass) -> NSEntityDescription {
+            let entity = NSEntityDescription()
+            entity.name = name
+            entity.managedObjectClassName = NSStringFromClass(cls)
+            let created = NSAttributeDescription(); created.name = "createdAt"; created.attributeType = .dateAttributeType
+            let title = NSAttributeDescription(); title.name = "title"; title.attributeType = .stringAttributeType
+            entity.properties = [created, title]
+            return entity
+        }
+        let model = NSManagedObjectModel()
+        model.entities = [entity("Memo", MKMemo.self), entity("Task", MKTask.self)]
+        let stack = try TestStack(model: model, inMemory: true)
+        #expect(MKStamped.keyPath(\.createdAt) == "createdAt")
+        for (title, seconds) in [("b", 20.0), ("a", 10.0), ("c", 30.0)] {
+            stack.insert("Memo", ["title": title, "createdAt": Date(timeIntervalSinceReferenceDate: seconds)])
+        }
+        try stack.context.save()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Memo")
+        request.sortDescriptors = [NSSortDescriptor(keyPath: \MKStamped.createdAt, ascending: false)]
+        #expect(try stack.newContext().fetch(request).map { $0.value(forKey: "title") as? String } == ["c", "b", "a"])
     }
 }
