@@ -14,6 +14,13 @@ extension NSManagedObject {
         other._context === _context || other._context == nil || _context == nil
     }
 
+    /// Whether `object`'s side of `inverse` follows a change of this side: it shares the
+    /// context (``sharesContext(with:)``) and has the relationship (``has(_:_:)``).
+    @inline(__always)
+    private func keepsInverse(_ inverse: NSRelationshipDescription, with object: NSManagedObject) -> Bool {
+        sharesContext(with: object) && Self.has(inverse, object)
+    }
+
     /// Whether `object` has the relationship `inverse`: not when the inverse is declared on a
     /// sub-entity of the destination and `object` is of another (it has no slot for it).
     @inline(__always)
@@ -126,11 +133,11 @@ extension NSManagedObject {
         if old === newValue { return }
         rawSetToOne(newValue, at: index)
         guard let inverse = relationship.inverseRelationship else { return }
-        if let old, sharesContext(with: old), Self.has(inverse, old) {
+        if let old, keepsInverse(inverse, with: old) {
             if inverse.isToMany { old.rawRemove(self, fromManyAt: inverse.index) }
             else if old.toOneObject(at: inverse.index) === self { old.rawSetToOne(nil, at: inverse.index) }
         }
-        if let newValue, sharesContext(with: newValue), Self.has(inverse, newValue) {
+        if let newValue, keepsInverse(inverse, with: newValue) {
             if inverse.isToMany {
                 newValue.rawAdd(self, toManyAt: inverse.index)
             } else {
@@ -149,7 +156,7 @@ extension NSManagedObject {
         modifyList(at: index) { list in
             if let position { list.insert(object, at: position) } else { list.append(object) }
         }
-        guard let inverse = relationship.inverseRelationship, sharesContext(with: object), Self.has(inverse, object) else { return }
+        guard let inverse = relationship.inverseRelationship, keepsInverse(inverse, with: object) else { return }
         if inverse.isToMany {
             object.rawAdd(self, toManyAt: inverse.index)
         } else {
@@ -164,7 +171,7 @@ extension NSManagedObject {
         let relationship = layout.properties[index] as! NSRelationshipDescription
         guard toManyList(at: index).contains(object) else { return }
         rawRemove(object, fromManyAt: index)
-        guard let inverse = relationship.inverseRelationship, sharesContext(with: object), Self.has(inverse, object) else { return }
+        guard let inverse = relationship.inverseRelationship, keepsInverse(inverse, with: object) else { return }
         if inverse.isToMany {
             object.rawRemove(self, fromManyAt: inverse.index)
         } else if object.toOneObject(at: inverse.index) === self {

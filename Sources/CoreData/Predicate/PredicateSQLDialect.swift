@@ -76,6 +76,11 @@ extension PredicateSQLCompiler {
         dialect == .sqlite ? alias + ".Z_PK" : alias + ".\"Z_PK\""
     }
 
+    /// `alias.Z_ENT` as the dialect names the entity column.
+    func entityColumn(of alias: String) -> String {
+        dialect == .sqlite ? alias + ".Z_ENT" : alias + ".\"Z_ENT\""
+    }
+
     /// Throws, in PostgreSQL, for `what`, which only SQLite's functions compute exactly.
     func requireSQLite(_ what: String) throws(CompileError) {
         guard dialect == .postgreSQL else { return }

@@ -55,7 +55,7 @@ extension PostgreSQLStore {
     /// the rows of `entities` may have changed (`SQLiteStore+DerivedAttributes.swift`).
     func recomputeDerivedAttributes(after change: BatchChange, on entities: [NSEntityDescription],
                                     on connection: any PostgreSQLConnection,
-                                    rows: (root: NSEntityDescription, condition: SQLFragment)? = nil) throws {
+                                    rows: WrittenRows? = nil) throws {
         let attributes = BatchDerivedAttributes.recomputed(after: change, on: entities)
         guard !attributes.isEmpty else { return }
         for statement in try SQLiteStore.derivedAttributeStatements(attributes, schema: schema, dialect: .postgreSQL, store: self, rows: rows) {

@@ -119,10 +119,10 @@ extension PostgreSQLStore {
             }
             if outcome.count > 0 && BatchDerivedAttributes.exist(for: entity) {
                 // The rows written: those above the keys before, and those an upsert updated.
-                let written = SQLFragment("($ROW.\(Self.pk) > ? OR $ROW.\(Self.pk) = ANY(?::bigint[]))",
-                                          [.int(first), .string(BatchArrays.keyList(upserted))])
-                try recomputeDerivedAttributes(after: .insert(upserted: !upserted.isEmpty), on: [entity], on: connection,
-                                               rows: (root, written))
+                let keys = BatchArrays.keyList(upserted)
+                try recomputeDerivedAttributes(after: .insert(upserted: !upserted.isEmpty), on: [entity], on: connection, rows: (root, { row in
+                    SQLFragment("(\(row).\(Self.pk) > ? OR \(row).\(Self.pk) = ANY(?::bigint[]))", [.int(first), .string(keys)])
+                }))
             }
             guard var recorder = try PostgreSQLBatchHistory(store: self, on: connection) else { return (outcome, nil) }
             try recorder.record(.insert, root: entity, where: "t0.\(Self.pk) > ?", [.int(first)], on: connection)

@@ -87,10 +87,10 @@ extension SQLiteStore {
                     }
                     if outcome.count > 0 && derived {
                         // The rows written: those above the keys before, and those an upsert updated.
-                        let written = SQLFragment("($ROW.Z_PK > ? OR $ROW.Z_PK IN (SELECT value FROM json_each(?)))",
-                                                  [.int(first), .string(Self.jsonArray(upserted))])
-                        try recomputeDerivedAttributes(after: .insert(upserted: !upserted.isEmpty), on: [entity], db: db,
-                                                       rows: (entity.rootEntity, written))
+                        let keys = Self.jsonArray(upserted)
+                        try recomputeDerivedAttributes(after: .insert(upserted: !upserted.isEmpty), on: [entity], db: db, rows: (entity.rootEntity, { row in
+                            SQLFragment("(\(row).Z_PK > ? OR \(row).Z_PK IN (SELECT value FROM json_each(?)))", [.int(first), .string(keys)])
+                        }))
                     }
                     if recorder != nil {
                         try recordHistory(of: insert, &recorder!, inserted: first, upserted: upserted,

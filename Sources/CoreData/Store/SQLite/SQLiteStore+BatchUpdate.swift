@@ -60,9 +60,8 @@ extension SQLiteStore {
             if entity.isKindOf(entity: owner) {
                 assignments.append("\(column) = ?")
             } else {
-                let ent = compiler.dialect == .sqlite ? "Z_ENT" : "\"Z_ENT\""
                 let numbers = compiler.schema.numbers(of: owner, includingSubentities: true).map(String.init).joined(separator: ", ")
-                assignments.append("\(column) = CASE WHEN t0.\(ent) IN (\(numbers)) THEN ? ELSE \(column) END")
+                assignments.append("\(column) = CASE WHEN \(compiler.entityColumn(of: "t0")) IN (\(numbers)) THEN ? ELSE \(column) END")
             }
             bindings.append(.date(update.date))
         }
