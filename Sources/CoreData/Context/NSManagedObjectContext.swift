@@ -369,17 +369,19 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     // MARK: Queues
 
-    /// Runs `block` asynchronously on the context's queue, in order.
+    /// Runs `block` asynchronously on the context's queue, in order, then calls
+    /// ``processPendingChanges()``, as Apple's does: the block's changes are posted in
+    /// `NSManagedObjectContextObjectsDidChange` (and recorded as one undo step) when it ends.
     ///
     /// A confinement context has no queue of its own (Apple raises here): the block runs at once
     /// on the calling thread, the thread the context is confined to.
     open func perform(_ block: @escaping @Sendable () -> Void) {
         if concurrencyType == .confinementConcurrencyType {
-            withCurrent(block)
+            withCurrent { block(); processPendingChanges() }
             return
         }
         queue.async { [self] in
-            withCurrent { block() }
+            withCurrent { block(); processPendingChanges() }
         }
     }
 
@@ -417,6 +419,10 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// Runs `block` on the context's queue and returns its value, or throws its error.
     ///
+    /// A block queued behind others ends with ``processPendingChanges()``, as ``perform(_:)``'s
+    /// does; one run at once on the queue it already holds (`.immediate` from inside the
+    /// context's queue) leaves that to the code around it.
+    ///
     /// As Apple's, the value need not be `Sendable` (objects fetched in the block, say): Swift's
     /// region checking at the call site makes it the caller's alone.
     ///
@@ -429,7 +435,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         let work = UncheckedSendable(block)
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<UncheckedSendable<Result<T, any Error>>, Never>) in
             queue.async { [self] in
-                continuation.resume(returning: UncheckedSendable(Result { try withCurrent(work.value) }))
+                let result = Result { try withCurrent(work.value) }
+                withCurrent { processPendingChanges() }
+                continuation.resume(returning: UncheckedSendable(result))
             }
         }
         return try rethrowing(outcome.value, as: block)

@@ -43,6 +43,32 @@ struct ContextChangesTests {
         #expect(await changes.next() == ManagedObjectIDChanges(deleted: [saved]))
     }
 
+    @Test("A perform block's changes are posted when it ends, as Apple's perform calls processPendingChanges")
+    func performProcessesPendingChangesAtItsEnd() async throws {
+        let stack = try TestStack()
+        let context = stack.queueContext()
+        var changes = context.changes.makeAsyncIterator()
+        // The async perform, queued: no processPendingChanges() in the block.
+        let first = await context.perform {
+            let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+            car.setValue("a", forKey: "name")
+            return car.objectID
+        }
+        #expect(await changes.next() == ManagedObjectIDChanges(inserted: [first]))
+        // The block-taking perform(_:).
+        let box = IDBox()
+        func schedule() { // (not async: the block-taking overload)
+            context.perform {
+                let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: context)
+                car.setValue("b", forKey: "name")
+                box.id = car.objectID
+            }
+        }
+        schedule()
+        let second = await changes.next()
+        #expect(second == ManagedObjectIDChanges(inserted: [try #require(box.id)]))
+    }
+
     @Test func reportsResetAsAllInvalidated() async throws {
         let stack = try TestStack()
         let context = stack.queueContext()
@@ -144,4 +170,9 @@ extension TestStack {
 extension NSFetchRequest where ResultType == NSManagedObjectID {
     /// The request, for IDs.
     func ids() -> Self { resultType = .managedObjectIDResultType; return self }
+}
+
+/// An ID written on a context's queue and read after its change arrived.
+private final class IDBox: @unchecked Sendable {
+    var id: NSManagedObjectID?
 }

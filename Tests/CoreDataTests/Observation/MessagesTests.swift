@@ -187,4 +187,24 @@ final class MessageInbox<Message: Sendable>: @unchecked Sendable {
         #expect(after != nil && messages.first?.queryGeneration == after)
         NotificationCenter.default.removeObserver(token)
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aSaveMessageCarriesTheHistoryTokenOfTheSave() async throws {
+        let stack = try TestStack(model: HistoryTestModel.make(), options: HistoryTestModel.tracking)
+        let context = NSManagedObjectContext(.privateQueue)
+        context.persistentStoreCoordinator = stack.coordinator
+        let inbox = MessageInbox<NSManagedObjectContext.DidSaveObjectIDsAsyncMessage>()
+        let token = NotificationCenter.default.addObserver(of: context, for: .didSaveObjectIDsAsync) { message in inbox.append(message) }
+        defer { NotificationCenter.default.removeObserver(token) }
+        try await context.perform {
+            NSEntityDescription.insertNewObject(forEntityName: "Folder", into: context).setValue("Inbox", forKey: "name")
+            try context.save()
+        }
+        let message = try #require(await inbox.wait().first)
+        let current = try #require(stack.coordinator.currentPersistentHistoryToken(fromStores: nil))
+        #expect(message.historyToken == current)
+        // And back: the notification made from the message carries it where a save puts it.
+        let back = NSManagedObjectContext.DidSaveObjectIDsAsyncMessage.makeNotification(message)
+        #expect(back.userInfo?["newChangeToken"] as? NSPersistentHistoryToken == current)
+    }
 }

@@ -115,3 +115,9 @@ internal func messageObjects(_ notification: Notification, _ key: String) -> Set
 internal func messageIDs(_ notification: Notification, _ key: String) -> Set<NSManagedObjectID> {
     notification.userInfo?[key] as? Set<NSManagedObjectID> ?? []
 }
+
+/// The persistent history token a did-save notification carries: under `"newChangeToken"`, the
+/// key a save writes as Apple's does (``NSPersistentHistoryTokenKey`` is read too).
+internal func messageHistoryToken(_ notification: Notification) -> NSPersistentHistoryToken? {
+    (notification.userInfo?[NSManagedObjectContext.newChangeTokenKey] ?? notification.userInfo?[NSPersistentHistoryTokenKey]) as? NSPersistentHistoryToken
+}

@@ -57,13 +57,13 @@ extension NSManagedObjectContext {
 
         /// The message of a did-save notification: its objects under ``NSInsertedObjectsKey``,
         /// ``NSUpdatedObjectsKey`` and ``NSDeletedObjectsKey``, and the query generation
-        /// (``NSManagedObjectContextQueryGenerationKey``) and history token (``NSPersistentHistoryTokenKey``);
+        /// (``NSManagedObjectContextQueryGenerationKey``) and history token (under `"newChangeToken"`, as a save writes it);
         /// `nil` if the notification's object is not a context.
         @MainActor public static func makeMessage(_ notification: Notification) -> DidSaveMessage? {
             guard let context = notification.object as? NSManagedObjectContext else { return nil }
             return DidSaveMessage(context: context,
                                   queryGeneration: notification.userInfo?[NSManagedObjectContextQueryGenerationKey] as? NSQueryGenerationToken,
-                                  historyToken: notification.userInfo?[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken,
+                                  historyToken: messageHistoryToken(notification),
                                   objects: (messageObjects(notification, NSInsertedObjectsKey), messageObjects(notification, NSUpdatedObjectsKey),
                                             messageObjects(notification, NSDeletedObjectsKey)))
         }
@@ -76,7 +76,7 @@ extension NSManagedObjectContext {
             if !message.updated.isEmpty { info[NSUpdatedObjectsKey] = message.updated }
             if !message.deleted.isEmpty { info[NSDeletedObjectsKey] = message.deleted }
             if let generation = message.queryGeneration { info[NSManagedObjectContextQueryGenerationKey] = generation }
-            if let token = message.historyToken { info[NSPersistentHistoryTokenKey] = token }
+            if let token = message.historyToken { info[NSManagedObjectContext.newChangeTokenKey] = token }
             return Notification(name: name, object: message.context, userInfo: info)
         }
     }
@@ -151,7 +151,7 @@ extension NSManagedObjectContext {
         public let invalidatedIDs: Set<NSManagedObjectID>
         /// The query generation after the save, if pinned (``NSManagedObjectContextQueryGenerationKey``).
         public let queryGeneration: NSQueryGenerationToken?
-        /// The persistent history token representing the state after the save (``NSPersistentHistoryTokenKey``).
+        /// The persistent history token representing the state after the save (under `"newChangeToken"` in the notification).
         public let historyToken: NSPersistentHistoryToken?
 
         /// The message of a ``didSaveObjectIDsNotification``: the ID sets under
@@ -357,7 +357,7 @@ internal struct MessageIDSets: Sendable {
                   messageIDs(notification, NSDeletedObjectIDsKey), messageIDs(notification, NSRefreshedObjectIDsKey),
                   messageIDs(notification, NSInvalidatedObjectIDsKey),
                   notification.userInfo?[NSManagedObjectContextQueryGenerationKey] as? NSQueryGenerationToken,
-                  notification.userInfo?[NSPersistentHistoryTokenKey] as? NSPersistentHistoryToken)
+                  messageHistoryToken(notification))
     }
 
     func notification(named name: Notification.Name) -> Notification {
@@ -367,7 +367,7 @@ internal struct MessageIDSets: Sendable {
             info[key] = ids
         }
         if let queryGeneration { info[NSManagedObjectContextQueryGenerationKey] = queryGeneration }
-        if let historyToken { info[NSPersistentHistoryTokenKey] = historyToken }
+        if let historyToken { info[NSManagedObjectContext.newChangeTokenKey] = historyToken }
         return Notification(name: name, object: context, userInfo: info)
     }
 }
