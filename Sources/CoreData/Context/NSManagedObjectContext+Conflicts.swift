@@ -203,7 +203,7 @@ extension NSManagedObjectContext {
         }
         var result: [NSConstraintConflict] = []
         for key in order {
-            let group = groups[key]!
+            var group = groups[key]!
             // A row already stored with these values (not one of the group's own rows).
             let request = NSFetchRequest<NSManagedObject>(entityName: entity.name ?? "")
             request.includesPendingChanges = false
@@ -215,12 +215,17 @@ extension NSManagedObjectContext {
             }
             request.predicate = NSPredicate(format: format.joined(separator: " AND "), argumentArray: arguments)
             // A stored row whose object here has since changed the values (a rename in this
-            // same save) no longer holds them.
-            let stored = try fetch(request).filter { candidate in
-                !group.contains { $0 === candidate } && !candidate._isDeleted
-                    && (!candidate.hasChanges || candidate.constrainedValues(at: indexes) == key)
+            // same save) no longer holds them. One that still holds them, changed in other
+            // properties only, is in the group but is the stored row, not a duplicate.
+            var stored: [NSManagedObject] = []
+            for candidate in try fetch(request) where !candidate._isDeleted {
+                if let position = group.firstIndex(where: { $0 === candidate }) {
+                    stored.append(group.remove(at: position))
+                } else if !candidate.hasChanges || candidate.constrainedValues(at: indexes) == key {
+                    stored.append(candidate)
+                }
             }
-            guard group.count > 1 || !stored.isEmpty else { continue }
+            guard group.count > 1 || (!stored.isEmpty && !group.isEmpty) else { continue }
             let database = stored.first
             result.append(NSConstraintConflict(
                 constraint: names, database: database,
@@ -236,26 +241,34 @@ extension NSManagedObjectContext {
         let objects = conflict.conflictingObjects.filter { $0._context === self && !$0._isDeleted }
         guard !objects.isEmpty else { return }
         let objectWins = type == .mergeByPropertyObjectTrumpMergePolicyType || type == .overwriteMergePolicyType
-        func lose(_ object: NSManagedObject) {
-            if object._isInserted { delete(object) } else { refresh(object, mergeChanges: false) }
+        // An object that goes hands its to-many members to the one that stays first, as Apple's
+        // policies merge to-many relationships: its delete rules (a cascade) then find them gone.
+        func lose(_ object: NSManagedObject, to survivor: NSManagedObject) {
+            if object._isInserted {
+                survivor.takeToManyMembers(of: object)
+                delete(object)
+            } else {
+                refresh(object, mergeChanges: false)
+            }
         }
         if let database = conflict.databaseObject, database._context === self, !database._isDeleted {
             guard objectWins else {
-                objects.forEach(lose)
+                objects.forEach { lose($0, to: database) }
                 return
             }
             let winner = objects.last!
             if !winner._isInserted {
                 // A changed row took the values: it wins and the stored holder goes.
+                winner.takeToManyMembers(of: database)
                 delete(database)
-                objects.dropLast().forEach(lose)
+                objects.dropLast().forEach { lose($0, to: winner) }
                 return
             }
             database.take(from: winner, everything: type == .overwriteMergePolicyType)
-            objects.forEach(lose)
+            objects.forEach { lose($0, to: database) }
         } else {
             let winner = objectWins ? objects.last! : objects.first!
-            objects.filter { $0 !== winner }.forEach(lose)
+            objects.filter { $0 !== winner }.forEach { lose($0, to: winner) }
         }
     }
 }
@@ -280,7 +293,8 @@ extension NSManagedObject {
     }
 
     /// Takes `other`'s values: every persistent property (`everything`), or those `other` set.
-    /// Relationships move over with inverse maintenance.
+    /// To-one relationships move over with inverse maintenance; to-many members are added to
+    /// this object's (``takeToManyMembers(of:)``), not put in place of them.
     internal func take(from other: NSManagedObject, everything: Bool) {
         fireFaultIfNeeded()
         other.fireFaultIfNeeded()
@@ -289,8 +303,33 @@ extension NSManagedObject {
             guard everything || other._changed.contains(sourceIndex), let index = layout.nameTable.index(of: property.name) else { continue }
             switch other.layout.storageKinds[sourceIndex] {
             case .toOne: setToOne(other.toOneObject(at: sourceIndex), at: index)
-            case .toMany, .orderedToMany: setToMany(other.toManyList(at: sourceIndex).objects, at: index)
+            case .toMany, .orderedToMany: break
             default: setStoreValue(other._values[sourceIndex], at: index)
+            }
+        }
+        takeToManyMembers(of: other)
+    }
+
+    /// Adds the members of `other`'s to-many relationships to this object's of the same name
+    /// (after its own, in order), with inverse maintenance: a member whose inverse is a to-one
+    /// leaves `other` for this object.
+    internal func takeToManyMembers(of other: NSManagedObject) {
+        guard other !== self else { return }
+        fireFaultIfNeeded()
+        other.fireFaultIfNeeded()
+        for (sourceIndex, property) in other.layout.properties.enumerated() where !property.isTransient {
+            switch other.layout.storageKinds[sourceIndex] {
+            case .toMany, .orderedToMany:
+                guard let index = layout.nameTable.index(of: property.name),
+                      layout.storageKinds[index] == other.layout.storageKinds[sourceIndex] else { continue }
+                let incoming = other.toManyList(at: sourceIndex).objects
+                guard !incoming.isEmpty else { continue }
+                let mine = toManyList(at: index).objects
+                let added = incoming.filter { member in !mine.contains { $0 === member } }
+                guard !added.isEmpty else { continue }
+                setToMany(mine + added, at: index)
+            default:
+                continue
             }
         }
     }

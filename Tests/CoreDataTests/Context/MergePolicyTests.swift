@@ -216,8 +216,8 @@ struct MergePolicyTests {
         #expect(duplicate.managedObjectContext == nil)
         let reopened = try stack.reopen()
         let tag = try reopened.fetch("Tag").first!
-        #expect((tag.value(forKey: "cars") as? Set<NSManagedObject>)?.compactMap { $0.value(forKey: "name") as? String } == ["new car"],
-                "the new object's relationship was taken by the stored row")
+        #expect(Set((tag.value(forKey: "cars") as? Set<NSManagedObject>)?.compactMap { $0.value(forKey: "name") as? String } ?? []) == ["old car", "new car"],
+                "the new object's members joined the stored row's")
     }
 
     @Test func storeTrumpAndRollbackKeepTheStoredRow() throws {
@@ -248,8 +248,69 @@ struct MergePolicyTests {
             #expect(try tags(stack).count == 1)
             let reopened = try stack.reopen()
             let tag = try reopened.fetch("Tag").first!
-            #expect((tag.value(forKey: "cars") as? Set<NSManagedObject>)?.compactMap { $0.value(forKey: "name") as? String } == [winner])
+            #expect(Set((tag.value(forKey: "cars") as? Set<NSManagedObject>)?.compactMap { $0.value(forKey: "name") as? String } ?? []) == ["first", "second"],
+                    "the \(winner) tag stayed, with the other's car too")
         }
+    }
+
+    @Test("A stored object changed in other properties is the stored row of a conflict, and keeps its change", arguments: [
+        NSMergePolicyType.mergeByPropertyStoreTrumpMergePolicyType, .rollbackMergePolicyType, .mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType,
+    ])
+    func aStoredObjectWithOtherChangesKeepsThem(_ type: NSMergePolicyType) throws {
+        let model = TestModel.make()
+        model.entitiesByName["Person"]!.uniquenessConstraints = [["name"]]
+        let stack = try TestStack(model: model)
+        let ada = stack.insert("Person", ["name": "Ada", "age": 30])
+        try stack.context.save()
+        ada.setValue(31, forKey: "age")
+        let duplicate = stack.insert("Person", ["name": "Ada"])
+        stack.context.mergePolicy = NSMergePolicy(merge: type)
+        try stack.context.save()
+        #expect(duplicate.managedObjectContext == nil && ada.managedObjectContext === stack.context)
+        // (Overwrite pushes the whole new object: its default age.)
+        #expect(try RawSQLite.query(stack.url.path, "SELECT ZNAME, ZAGE FROM ZPERSON") == [["Ada", type == .overwriteMergePolicyType ? "0" : "31"]])
+        // Under the error policy, the conflict names the stored row.
+        stack.context.mergePolicy = NSErrorMergePolicy
+        ada.setValue(32, forKey: "age")
+        stack.insert("Person", ["name": "Ada"])
+        let error = #expect(throws: NSError.self) { try stack.context.save() }
+        let conflict = try #require((error?.userInfo["conflictList"] as? [NSConstraintConflict])?.first)
+        #expect(conflict.databaseObject === ada && conflict.conflictingObjects.count == 1)
+    }
+
+    @Test("An object renamed onto a stored value takes the stored holder's members before the holder is deleted", arguments: [
+        NSMergePolicyType.mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType,
+    ])
+    func aRenameOntoAStoredValueKeepsTheHoldersMembers(_ type: NSMergePolicyType) throws {
+        let model = TestModel.make()
+        model.entitiesByName["Person"]!.uniquenessConstraints = [["name"]]
+        let stack = try TestStack(model: model)
+        let ada = stack.insert("Person", ["name": "Ada"])
+        let bob = stack.insert("Person", ["name": "Bob"])
+        stack.insert("Car", ["name": "T", "owner": ada])
+        try stack.context.save()
+        bob.setValue("Ada", forKey: "name")
+        stack.context.mergePolicy = NSMergePolicy(merge: type)
+        try stack.context.save()
+        // Person.cars cascades: the car would have gone with the stored Ada.
+        #expect(try RawSQLite.query(stack.url.path, "SELECT ZNAME FROM ZPERSON") == [["Ada"]])
+        #expect(try RawSQLite.query(stack.url.path, "SELECT ZCAR.ZNAME, ZPERSON.Z_PK = \(bob.objectID.uriRepresentation().lastPathComponent.dropFirst()) FROM ZCAR JOIN ZPERSON ON ZCAR.ZOWNER = ZPERSON.Z_PK") == [["T", "1"]])
+    }
+
+    @Test("A duplicate insert's children move to the stored row it loses to, not cascade away with it", arguments: [
+        NSMergePolicyType.mergeByPropertyStoreTrumpMergePolicyType, .rollbackMergePolicyType, .mergeByPropertyObjectTrumpMergePolicyType,
+    ])
+    func aLosingDuplicatesChildrenMoveToTheStoredRow(_ type: NSMergePolicyType) throws {
+        let model = TestModel.make()
+        model.entitiesByName["Person"]!.uniquenessConstraints = [["name"]]
+        let stack = try TestStack(model: model)
+        stack.insert("Person", ["name": "Ada"])
+        try stack.context.save()
+        let duplicate = stack.insert("Person", ["name": "Ada"])
+        stack.insert("Car", ["name": "new", "owner": duplicate])
+        stack.context.mergePolicy = NSMergePolicy(merge: type)
+        try stack.context.save()
+        #expect(try RawSQLite.query(stack.url.path, "SELECT ZCAR.ZNAME, ZPERSON.ZNAME FROM ZCAR JOIN ZPERSON ON ZCAR.ZOWNER = ZPERSON.Z_PK") == [["new", "Ada"]])
     }
 
     @Test func constraintConflictsInTheInMemoryStoreToo() throws {
