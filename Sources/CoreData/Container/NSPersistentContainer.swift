@@ -192,14 +192,22 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     ///     DispatchQueue.main.async { error == nil ? showCars() : showFailure(error!) }
     /// }
     /// ```
+    ///
+    /// As Apple's, each description is copied first (changing it afterwards changes nothing that
+    /// loads) and the handler gets the copy; the synchronous descriptions load first, in order,
+    /// then the asynchronous ones. A container with no descriptions is a programmer error: the
+    /// process stops with a message, as Apple raises (the handler would never be called).
     open func loadPersistentStores(completionHandler block: @escaping (NSPersistentStoreDescription, (any Error)?) -> Void) {
+        precondition(!persistentStoreDescriptions.isEmpty,
+                     "loadPersistentStores(completionHandler:) called on a container with no store descriptions (persistentStoreDescriptions is empty)")
         let handler = UncheckedSendable(block)
-        for description in persistentStoreDescriptions {
-            if description.shouldAddStoreAsynchronously {
-                loadQueue.async { [self] in handler.value(description, load(description)) }
-            } else {
-                block(description, load(description))
-            }
+        let descriptions = persistentStoreDescriptions.map { $0.copy() as! NSPersistentStoreDescription }
+        for description in descriptions where !description.shouldAddStoreAsynchronously {
+            block(description, load(description))
+        }
+        for description in descriptions where description.shouldAddStoreAsynchronously {
+            let copy = UncheckedSendable(description)
+            loadQueue.async { [self] in handler.value(copy.value, load(copy.value)) }
         }
     }
 
@@ -217,13 +225,24 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     /// Application Support folder Apple platforms use. `<application>` is `Bundle.main`'s
     /// identifier when it has one, otherwise the process name: that folder is shared by every
     /// program of the user, where an iOS app's Application Support folder is its own. The folder
-    /// is created when a store is loaded. Override this class method in a subclass to move the stores.
+    /// is created by this method, as Apple's is. Override this class method in a subclass to move the stores.
     ///
     /// ```swift
     /// NSPersistentContainer.defaultDirectoryURL()   // file:///home/ann/.local/share/garage/
     /// ```
     open class func defaultDirectoryURL() -> URL {
-        defaultDirectoryURL(environment: ProcessInfo.processInfo.environment, applicationName: applicationName)
+        createdDirectory(defaultDirectoryURL(environment: ProcessInfo.processInfo.environment, applicationName: applicationName))
+    }
+
+    /// `url`, a folder created if missing, as Apple's `defaultDirectoryURL()` creates its own (so
+    /// that a seed store can be copied in before loading); a failure is logged.
+    internal static func createdDirectory(_ url: URL) -> URL {
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } catch {
+            CoreDataLog.warning("defaultDirectoryURL(): the folder \(url.path) could not be created: \(error.localizedDescription)")
+        }
+        return url
     }
 
     /// `defaultDirectoryURL()` for a given environment (injectable in tests).

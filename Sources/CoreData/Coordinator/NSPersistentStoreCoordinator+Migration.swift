@@ -53,13 +53,13 @@ extension NSPersistentStoreCoordinator {
             // copied as between types, below.)
             try replacePersistentStore(at: url, withPersistentStoreFrom: source, ofType: NSSQLiteStoreType)
             do {
-                moved = try addStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)
+                moved = try addStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options, replacing: store)
             } catch {
                 try? destroyPersistentStore(at: url, ofType: NSSQLiteStoreType)
                 throw error
             }
         } else {
-            moved = try addStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)
+            moved = try addStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options, replacing: store)
             do {
                 try StoreCopy(from: store, to: moved, model: managedObjectModel).run()
             } catch {

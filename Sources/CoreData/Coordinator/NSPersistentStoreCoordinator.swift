@@ -200,8 +200,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     /// ``addPersistentStore(ofType:configurationName:at:options:)`` without its notification.
+    /// `replacing`: a store the new one takes the place of (a migration's copy, which keeps its
+    /// UUID), not refused as the same store.
     internal func addStore(ofType storeType: String, configurationName configuration: String?, at storeURL: URL?,
-                           options: [AnyHashable: Any]?) throws -> NSPersistentStore {
+                           options: [AnyHashable: Any]?, replacing: NSPersistentStore? = nil) throws -> NSPersistentStore {
         try managedObjectModel.validateForUse()
         if let configuration, configuration != "Default", managedObjectModel.entities(forConfigurationName: configuration) == nil {
             throw CoreDataError.make(.persistentStoreOpen, "The model has no configuration named '\(configuration)'")
@@ -213,7 +215,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
                 throw CoreDataError.make(.persistentStoreOpen, "A SQLite store needs a file URL")
             }
             // `/dev/null` is an in-memory store of its own each time (SQLiteStore+Location.swift).
-            if !SQLiteStore.isInMemory(storeURL), let existing = persistentStore(for: storeURL) { throw alreadyAdded(storeURL, existing) }
+            if !SQLiteStore.isInMemory(storeURL), let existing = persistentStore(for: storeURL), existing is SQLiteStore {
+                throw alreadyAdded(storeURL, existing)
+            }
             store = SQLiteStore(persistentStoreCoordinator: self, configurationName: configuration, at: storeURL, options: options)
         case NSInMemoryStoreType:
             store = InMemoryStore(persistentStoreCoordinator: self, configurationName: configuration,
@@ -229,25 +233,25 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         // another thread added the same file meanwhile.
         try openMigratingIfAsked(store)
         let existing: NSPersistentStore? = withLock {
-            if let url = store.url, store is SQLiteStore, !SQLiteStore.isInMemory(url),
-               let existing = stores.first(where: { $0.url?.standardizedFileURL == url.standardizedFileURL }) {
-                return existing
-            }
+            if let existing = stores.first(where: { $0 !== replacing && $0.isSameStore(as: store) }) { return existing }
             stores.append(store)
             storeCount.add(1, ordering: .relaxed)
             if store.makesIDsOfObjects { incrementalStoreCount.add(1, ordering: .relaxed) }
             return nil
         }
-        if let existing, let url = store.url {
+        if let existing {
             store.close()
-            throw alreadyAdded(url, existing)
+            throw alreadyAdded(store.url ?? url(for: existing), existing)
         }
         store.didAdd(to: self)
         return store
     }
 
+    /// 134081, as Apple's "Can't add the same store twice": a second store on one file would
+    /// read every row twice, and its save would write over the first's.
     private func alreadyAdded(_ url: URL, _ existing: NSPersistentStore) -> NSError {
-        CoreDataError.make(.persistentStoreOpen, "The store at \(url.path) is already added to this coordinator",
+        CoreDataError.make(.persistentStoreAlreadyAdded,
+                           "Can't add the same store twice: the store at \(url.isFileURL ? url.path : url.absoluteString) (UUID \(existing.identifier ?? "?")) is already added to this coordinator",
                            extra: [NSAffectedStoresErrorKey: [existing]])
     }
 

@@ -32,7 +32,7 @@ extension NSPersistentStoreCoordinator {
             throw error
         }
         do {
-            return try addStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options)
+            return try addStore(ofType: storeType, configurationName: store.configurationName, at: url, options: options, replacing: store)
         } catch {
             try? destroyPersistentStore(at: url, ofType: storeType)
             throw error

@@ -147,6 +147,8 @@ internal enum CoreDataError {
         case coreData = 134060
         case persistentStoreOperation = 134070
         case persistentStoreOpen = 134080
+        /// A store already added to the coordinator, added again (Apple names no constant).
+        case persistentStoreAlreadyAdded = 134081
         case unsupportedRequestType = 134091
         case incompatibleVersionHash = 134100
         case migration = 134110

@@ -224,6 +224,21 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     /// write: `NSIncrementalStore`, `NSAtomicStore`), through ``permanentIDs(for:)``, before a
     /// save builds its changes; the built-in stores allocate keys in their save.
     internal var makesIDsOfObjects: Bool { false }
+
+    /// Whether `other` is this store opened a second time: the same location (a file through
+    /// any path to it), or the same UUID (two copies of one file, whose object IDs would be
+    /// one another's). An in-memory store is only ever itself.
+    internal func isSameStore(as other: NSPersistentStore) -> Bool {
+        guard self !== other, !(self is InMemoryStore), !(other is InMemoryStore) else { return self === other }
+        if let mine = identifier, !mine.isEmpty, mine == other.identifier { return true }
+        guard let url, let otherURL = other.url else { return false }
+        if url.isFileURL != otherURL.isFileURL { return false }
+        if url.isFileURL {
+            if SQLiteStore.isInMemory(url) || SQLiteStore.isInMemory(otherURL) { return false }
+            return url.standardizedFileURL.resolvingSymlinksInPath() == otherURL.standardizedFileURL.resolvingSymlinksInPath()
+        }
+        return url.absoluteString == otherURL.absoluteString
+    }
     /// The reference objects behind the IDs of a store you write (`NSIncrementalStore`,
     /// `NSAtomicStore`); `nil` for the built-in stores, whose IDs are primary keys
     /// (`Store/Incremental/ReferenceObjectIDs.swift`).

@@ -16,7 +16,9 @@ struct LoadPersistentStoresTests {
             calls.append((description, error as NSError?, pthread_equal(pthread_self(), caller) != 0))
         }
         #expect(calls.count == 1) // already called: nothing was deferred
-        #expect(calls.first?.0 === container.persistentStoreDescriptions.first)
+        // A copy of the description, as Apple hands (changing it afterwards changes nothing).
+        #expect(calls.first?.0 !== container.persistentStoreDescriptions.first)
+        #expect(calls.first?.0.url == container.persistentStoreDescriptions.first?.url)
         #expect(calls.first?.1 == nil)
         #expect(calls.first?.2 == true)
         let stores = container.persistentStoreCoordinator.persistentStores
@@ -39,8 +41,8 @@ struct LoadPersistentStoresTests {
             seen.append(description)
         }
         #expect(seen.count == 2)
-        #expect(seen.first === memory)
-        #expect(seen.last === file)
+        #expect(seen.first?.type == memory.type && seen.first?.url == nil)
+        #expect(seen.last?.url == file.url)
         #expect(container.persistentStoreCoordinator.persistentStores.map(\.type) == [NSInMemoryStoreType, NSSQLiteStoreType])
     }
 
@@ -95,7 +97,7 @@ struct LoadPersistentStoresTests {
             }
         }
         let calls = log.value
-        #expect(calls.map(\.0) == [good, bad])
+        #expect(calls.map(\.0.url) == [good.url, bad.url])
         #expect(calls[0].1 == nil)
         #expect(calls[1].1?.code == NSFileReadCorruptFileError)
         #expect(try Data(contentsOf: bad.url!) == Data("definitely not a database".utf8)) // left untouched
@@ -159,5 +161,37 @@ struct LoadPersistentStoresTests {
         var isDirectory: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: nested.path, isDirectory: &isDirectory) && isDirectory.boolValue)
         #expect(FileManager.default.fileExists(atPath: nested.appendingPathComponent("Car.sqlite").path))
+    }
+
+    @Test("Synchronous descriptions load before asynchronous ones, and a description changed after the call changes nothing")
+    func synchronousFirstAndCopies() async throws {
+        let directory = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let container = Support.carContainer(in: directory)
+        let later = NSPersistentStoreDescription(url: directory.appendingPathComponent("Later.sqlite"))
+        later.shouldAddStoreAsynchronously = true
+        let now = NSPersistentStoreDescription(url: directory.appendingPathComponent("Now.sqlite"))
+        container.persistentStoreDescriptions = [later, now]
+        let log = Locked<[URL?]>([])
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            container.loadPersistentStores { description, _ in
+                log.value.append(description.url)
+                if log.value.count == 2 { continuation.resume() }
+            }
+            later.url = directory.appendingPathComponent("Elsewhere.sqlite")
+        }
+        #expect(log.value.map { $0?.lastPathComponent } == ["Now.sqlite", "Later.sqlite"])
+        #expect(Set(container.persistentStoreCoordinator.persistentStores.compactMap { $0.url?.lastPathComponent }) == ["Now.sqlite", "Later.sqlite"])
+    }
+
+    @Test("defaultDirectoryURL() creates its folder, so that a seed store can be copied in before loading")
+    func theDefaultDirectoryExists() throws {
+        let directory = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = NSPersistentContainer.createdDirectory(NSPersistentContainer.defaultDirectoryURL(
+            environment: ["XDG_DATA_HOME": directory.appendingPathComponent("data").path], applicationName: "Garage"))
+        #expect(url.lastPathComponent == "Garage")
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue)
     }
 }
