@@ -1092,17 +1092,21 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.turnIntoFault(keepingSnapshot: nil)
             return true
         }
+        // Merging keeps the unsaved changes, and the transient values (Apple: "does not affect
+        // any transient properties"): an object with either is reloaded in place. Any other is a
+        // fault without data, whose next access reads the row then, as `stalenessInterval` says;
+        // but one observed through Observation takes the row now, so that its observers hear of
+        // the properties that changed only.
+        let mergedChanges = flag && (object.hasChanges || object.holdsTransientValues)
         var fresh: RowSnapshot?
         var failure: (any Error)?
-        if !object.objectID.isTemporaryID || _parent != nil {
+        if (mergedChanges || object.isObserved) && (!object.objectID.isTemporaryID || _parent != nil) {
             do { fresh = try snapshotForFault(object.objectID) } catch { failure = error }
         }
-        let mergedChanges = flag && object.hasChanges
         if mergedChanges {
             object.merge(fresh)
         } else {
             if object._isUpdated { updated.remove(object); object._isUpdated = false }
-            // (Without a row, read or failed, a data-less fault: its next access loads it.)
             object.turnIntoFault(keepingSnapshot: fresh)
         }
         forgetUnfulfilledFaults(ofRefreshed: object)

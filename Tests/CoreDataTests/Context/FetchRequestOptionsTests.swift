@@ -82,6 +82,37 @@ struct FetchRequestOptionsTests {
         try other.save()
     }
 
+    @Test("A refreshed object reads its row at its next access, not at the refresh")
+    func aRefreshedObjectReadsItsRowWhenNextTouched() throws {
+        let stack = try seeded()
+        let car = try stack.fetch("Car")[0]
+        #expect(car.value(forKey: "year") as? Int == 2001)
+        stack.context.stalenessInterval = 0
+        stack.context.refresh(car, mergeChanges: false)
+        #expect(car.isFault)
+        try saveElsewhere(stack, year: 1999)
+        #expect(car.value(forKey: "year") as? Int == 1999)
+        // The same through refreshAllObjects().
+        stack.context.refreshAllObjects()
+        try saveElsewhere(stack, year: 1998)
+        #expect(car.value(forKey: "year") as? Int == 1998)
+    }
+
+    @Test("A refresh that merges changes keeps transient values, as Apple documents, also of an object with no changes")
+    func aMergingRefreshKeepsTransientValues() throws {
+        let stack = try seeded()
+        let car = try stack.fetch("Car")[0]
+        car.setValue("memo", forKey: "scratch")
+        try stack.context.save()
+        stack.context.refreshAllObjects()
+        #expect(car.value(forKey: "scratch") as? String == "memo")
+        stack.context.refresh(car, mergeChanges: true)
+        #expect(car.value(forKey: "scratch") as? String == "memo")
+        // Without merging, transient values are disposed of.
+        stack.context.refresh(car, mergeChanges: false)
+        #expect(car.value(forKey: "scratch") == nil)
+    }
+
     @Test func refetchedObjectsKeepTheirValuesUnlessRefreshed() throws {
         let stack = try seeded()
         let car = try stack.fetch("Car")[0]
