@@ -313,7 +313,8 @@ internal struct PredicateSQLCompiler {
     /// `lowercaseString`, a binary value's `length` (bytes), a date's
     /// `timeIntervalSinceReferenceDate` and `timeIntervalSince1970`. `nil` for other keys.
     static func valueKey(_ key: String, of column: SQLFragment, _ kind: ValueKind) -> Operand? {
-        func function(_ name: String) -> SQLFragment { "cd_fn(" + .bind(.string(name)) + ", " + column + ")" }
+        // The name is written in the SQL, not bound: an ORDER BY term carries no bindings.
+        func function(_ name: String) -> SQLFragment { "cd_fn('" + SQLFragment(name) + "', " + column + ")" }
         switch (kind, key) {
         case (.string, "length"): return .value(function("length:"), .integer)
         case (.string, "uppercaseString"): return .value(function("uppercase:"), .string)

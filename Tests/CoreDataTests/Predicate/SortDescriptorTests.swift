@@ -115,4 +115,25 @@ struct SortDescriptorTests {
         #expect(try InMemoryEvaluation.matches(tree, record: c))
         #expect(!(try InMemoryEvaluation.matches(tree, record: a)))
     }
+
+    @Test("A store orders by a string's length and case-mapped value as memory does", arguments: ["SQLite", "in-memory", "PostgreSQL"])
+    func orderingByAStringKey(_ kind: String) throws {
+        if kind == "PostgreSQL" && PostgreSQLTestDatabase.server == nil { return }
+        let stack = kind == "in-memory" ? try TestStack(inMemory: true)
+            : try TestStack(database: kind == "PostgreSQL" ? try PostgreSQLTestDatabase() : nil)
+        for name in ["ccc", "a", "bb"] { stack.insert("Car", ["name": name]) }
+        try stack.context.save()
+        for (key, ascending, expected) in [("name.length", true, ["a", "bb", "ccc"]), ("name.length", false, ["ccc", "bb", "a"]),
+                                            ("name.uppercaseString", true, ["a", "bb", "ccc"])] {
+            let context = stack.newContext()
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            request.sortDescriptors = [NSSortDescriptor(key: key, ascending: ascending)]
+            #expect(try context.fetch(request).map { $0.value(forKey: "name") as? String } == expected, "\(key) \(ascending)")
+            let names = NSFetchRequest<NSDictionary>(entityName: "Car")
+            names.resultType = .dictionaryResultType
+            names.propertiesToFetch = ["name"]
+            names.sortDescriptors = request.sortDescriptors
+            #expect(try context.fetch(names).map { $0["name"] as? String } == expected, "\(key) \(ascending), dictionaries")
+        }
+    }
 }
