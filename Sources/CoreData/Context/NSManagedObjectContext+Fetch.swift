@@ -114,7 +114,7 @@ extension NSManagedObjectContext {
     /// The IDs of the objects a request matches, with pending changes merged in.
     private func fetchIDs<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) throws -> [NSManagedObjectID] {
         if request.includesPendingChanges { holdingUndoEvent(endingEvent: false) { processPendingChanges() } }
-        if !(request.includesPendingChanges && hasChanges) && _parent == nil {
+        if !(request.includesPendingChanges && hasChanges) && _parent == nil && !sortsAcrossStores(request, entity: entity) {
             let plan = try plan(for: request, entity: entity, withLimits: true)
             return try readingAtGeneration { try persistentStoreCoordinatorOrThrow().fetchIDs(plan) }
         }
@@ -129,7 +129,8 @@ extension NSManagedObjectContext {
         let includesPendingChanges = includesPendingChanges ?? request.includesPendingChanges
         if includesPendingChanges { holdingUndoEvent(endingEvent: false) { processPendingChanges() } }
         let merging = includesPendingChanges && hasChanges
-        let needsMemory = merging && (request.fetchLimit > 0 || request.fetchOffset > 0)
+        let acrossStores = _parent == nil && sortsAcrossStores(request, entity: entity)
+        let needsMemory = (merging || acrossStores) && (request.fetchLimit > 0 || request.fetchOffset > 0)
         let plan = try self.plan(for: request, entity: entity, withLimits: applyLimits && !needsMemory)
         var objects: [NSManagedObject]
         if let parent = _parent {
@@ -161,9 +162,22 @@ extension NSManagedObjectContext {
         }
         if merging {
             objects = try mergePendingChanges(into: objects, plan: plan, request: request, applyLimits: applyLimits,
-                                              keepsStoreOrder: request.fetchBatchSize > 0)
+                                              keepsStoreOrder: request.fetchBatchSize > 0 && !acrossStores)
+        } else if acrossStores {
+            // Each store sorted its own rows: the whole is sorted, then limited, here.
+            if !plan.sortKeys.isEmpty { objects = try PredicateBridge.sort(objects, by: plan.sortKeys) }
+            if applyLimits && request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
+            if applyLimits && request.fetchLimit > 0 { objects = Array(objects.prefix(request.fetchLimit)) }
         }
         return objects
+    }
+
+    /// Whether the request reads several stores and asks for an order or a limit, which the
+    /// stores can't give together: the context sorts and limits their objects.
+    private func sortsAcrossStores<T>(_ request: NSFetchRequest<T>, entity: NSEntityDescription) -> Bool {
+        guard !(request.sortDescriptors ?? []).isEmpty || request.fetchLimit > 0 || request.fetchOffset > 0,
+              let coordinator = persistentStoreCoordinator else { return false }
+        return coordinator.fetchSpansStores(entity, among: request.affectedStores)
     }
 
     /// Registered objects for fetched rows: existing ones are reused (uniquing), new ones are

@@ -574,7 +574,19 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     internal func count(_ plan: FetchPlan) throws -> Int {
-        try fetchTargets(plan).reduce(0) { $0 + (try $1.count(plan)) }
+        let targets = try fetchTargets(plan)
+        guard targets.count > 1, plan.limit > 0 || plan.offset > 0 else { return try targets.reduce(0) { $0 + (try $1.count(plan)) } }
+        // The limit and offset apply to the stores' rows together, not to each store's.
+        var whole = plan
+        (whole.limit, whole.offset) = (0, 0)
+        let total = max(try targets.reduce(0) { $0 + (try $1.count(whole)) } - plan.offset, 0)
+        return plan.limit > 0 ? min(total, plan.limit) : total
+    }
+
+    /// Whether a fetch of `entity` reads more than one store, so that the stores' results are
+    /// sorted and limited together (by the context), not each on its own.
+    internal func fetchSpansStores(_ entity: NSEntityDescription, among affectedStores: [NSPersistentStore]?) -> Bool {
+        hasSeveralStores && stores(for: entity, among: affectedStores).count > 1
     }
 
     /// This coordinator's store for an ID: the ID's own store, or the one of ours that has the

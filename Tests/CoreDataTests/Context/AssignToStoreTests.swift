@@ -186,4 +186,34 @@ import TestSupport
             exit(0) // not reached
         }
     }
+
+    @Test("A fetch of several stores is sorted and limited as one result, whichever way it is read")
+    func aFetchOfSeveralStoresIsSortedAndLimitedAsAWhole() throws {
+        let (stack, _, second) = try twoStores()
+        stack.insert("Car", ["name": "b"]); stack.insert("Car", ["name": "d"])
+        for name in ["a", "c"] { stack.context.assign(stack.insert("Car", ["name": name]), to: second) }
+        try stack.context.save()
+        let context = stack.newContext()
+        func request(limit: Int = 0, offset: Int = 0, batch: Int = 0) -> NSFetchRequest<NSManagedObject> {
+            let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            (request.fetchLimit, request.fetchOffset, request.fetchBatchSize) = (limit, offset, batch)
+            return request
+        }
+        func names(_ objects: [NSManagedObject]) -> [String?] { objects.map { $0.value(forKey: "name") as? String } }
+        #expect(names(try context.fetch(request())) == ["a", "b", "c", "d"])
+        #expect(names(try context.fetch(request(limit: 2))) == ["a", "b"])
+        #expect(names(try context.fetch(request(limit: 2, offset: 1))) == ["b", "c"])
+        #expect(names(try context.fetch(request(batch: 2))) == ["a", "b", "c", "d"])
+        #expect(try context.count(for: request(limit: 2)) == 2)
+        #expect(try context.count(for: request(limit: 3, offset: 2)) == 2)
+        let ids = NSFetchRequest<NSManagedObjectID>(entityName: "Car")
+        ids.resultType = .managedObjectIDResultType
+        ids.sortDescriptors = [NSSortDescriptor(key: "name", ascending: false)]
+        ids.fetchLimit = 1
+        #expect(try context.fetch(ids).map { try context.existingObject(with: $0).value(forKey: "name") as? String } == ["d"])
+        // With unsaved changes too.
+        NSEntityDescription.insertNewObject(forEntityName: "Car", into: context).setValue("0", forKey: "name")
+        #expect(names(try context.fetch(request(limit: 2, batch: 1))) == ["0", "a"])
+    }
 }
