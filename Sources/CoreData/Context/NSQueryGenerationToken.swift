@@ -106,8 +106,8 @@ public final class NSQueryGenerationToken: NSObject, NSCopying, NSSecureCoding, 
 /// The user-info key Apple's notifications use for a query generation token, with Apple's value
 /// (`"newQueryGeneration"`).
 ///
-/// Linux note: the key exists so that code written for Apple platforms compiles; no notification
-/// carries a token under it yet (read a context's ``NSManagedObjectContext/queryGenerationToken``).
+/// The did-save notifications of a context pinned to a query generation carry its new generation
+/// under it (a save moves the context to the latest).
 ///
 /// ```swift
 /// let token = notification.userInfo?[NSManagedObjectContextQueryGenerationKey] as? NSQueryGenerationToken

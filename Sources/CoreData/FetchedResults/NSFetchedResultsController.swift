@@ -78,7 +78,7 @@ open class NSFetchedResultsController<ResultType>: NSObject {
     public var managedObjectContext: NSManagedObjectContext { core.context }
     /// The key path whose values name the sections; nil for one section.
     public var sectionNameKeyPath: String? { core.sectionNameKeyPath }
-    /// The name of the controller's cache (not kept on disk on Linux: see the class's notes).
+    /// The name of the controller's cache: a file under `$XDG_CACHE_HOME/<application>/CoreData/SectionInfoCaches/`.
     public var cacheName: String? { core.cacheName }
 
     /// The object told of changes. Without one, the controller does not track changes: its

@@ -33,6 +33,7 @@ struct ReadmeExampleTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    @MainActor // as the README's top-level code is
     func containerExampleRuns() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -42,7 +43,7 @@ struct ReadmeExampleTests {
         container.loadPersistentStores { description, error in
             if let error { Issue.record("Can't open \(description): \(error)") } // the README stops the process here
         }
-        let names = try await container.performBackgroundTask { context in
+        let names = try await container.performBackgroundTask { @Sendable context in
             NSEntityDescription.insertNewObject(forEntityName: "Car", into: context).setValue("Model T", forKey: "name")
             try context.save()
             return try context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")).compactMap { $0.value(forKey: "name") as? String }
