@@ -110,9 +110,10 @@ open class NSFetchedResultsController<ResultType>: NSObject {
     /// changes; nil before the first fetch.
     public var fetchedObjects: [ResultType]? {
         if let typedObjects, typedObjects.version == core.version { return typedObjects.objects }
-        let objects = core.fetchedObjects.map { objects in
-            ResultType.self is AnyObject.Type ? objects.map { unsafeBitCast($0, to: ResultType.self) } : objects.map { $0 as! ResultType }
-        }
+        // Checked casts: an object of another class (a sub-entity's plain NSManagedObject that
+        // joined the results after the fetch) stops the process with its class named, as Apple's
+        // bridged array does, where an unchecked cast would corrupt memory.
+        let objects = core.fetchedObjects.map { objects in objects.map { Self.typed($0) } }
         typedObjects = (core.version, objects)
         return objects
     }
@@ -137,8 +138,16 @@ open class NSFetchedResultsController<ResultType>: NSObject {
     /// let car = controller.object(at: IndexPath(row: 0, section: 0))
     /// ```
     public func object(at indexPath: IndexPath) -> ResultType {
-        let object = core.object(at: indexPath)
-        return ResultType.self is AnyObject.Type ? unsafeBitCast(object, to: ResultType.self) : object as! ResultType
+        Self.typed(core.object(at: indexPath))
+    }
+
+    /// `object` as the controller's result type; a programmer error (a model whose sub-entity's
+    /// class is not one) stops the process, naming both classes.
+    private static func typed(_ object: AnyObject) -> ResultType {
+        guard let typed = object as? ResultType else {
+            preconditionFailure("NSFetchedResultsController<\(ResultType.self)>: an object of class \(type(of: object)) is among the results (entity \((object as? NSManagedObject)?.entity.name ?? "?")); give the entity a class that is a \(ResultType.self)")
+        }
+        return typed
     }
 
     /// The index path (`[section, row]`) of an object in the results; nil if it is not there.

@@ -247,11 +247,11 @@ open class UndoManager: NSObject {
 
     /// Undoes the last top-level group, recording what its operations register as one group on
     /// the redo stack. Posts `.NSUndoManagerCheckpoint` first (a context registers its pending
-    /// changes, which are then what is undone), closes the group a registration opened if it
-    /// is the only one open, then posts `.NSUndoManagerWillUndoChange` and
-    /// `.NSUndoManagerDidUndoChange`.
+    /// changes, which are then what is undone), closes the open group if there is one (as
+    /// Apple's calls `endUndoGrouping()` at nesting level 1), then posts
+    /// `.NSUndoManagerWillUndoChange` and `.NSUndoManagerDidUndoChange`.
     ///
-    /// Undoing while an explicit group is open, or during another undo or redo, is a programmer
+    /// Undoing with more than one group open, or during another undo or redo, is a programmer
     /// error and stops the process, as Apple raises `NSInternalInconsistencyException`.
     ///
     /// ```swift
@@ -298,8 +298,8 @@ open class UndoManager: NSObject {
         let name = kind == .undo ? "undo()" : "redo()"
         precondition(performing == .none, "UndoManager: \(name) during an undo or redo")
         post(.NSUndoManagerCheckpoint)
-        if groupsByEvent && openGroups.count == 1 && outermostGroupIsEvent { endUndoGrouping() }
-        precondition(openGroups.isEmpty, "UndoManager: \(name) with an undo group open (call endUndoGrouping() first)")
+        if openGroups.count == 1 && (kind == .undo || groupsByEvent && outermostGroupIsEvent) { endUndoGrouping() }
+        precondition(openGroups.isEmpty, "UndoManager: \(name) with \(openGroups.count) undo groups open (call endUndoGrouping() first)")
         guard let group = kind == .undo ? undoStack.popLast() : redoStack.popLast() else { return }
         perform(group, as: kind)
     }

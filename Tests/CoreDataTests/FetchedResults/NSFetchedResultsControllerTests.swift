@@ -313,4 +313,28 @@ struct NSFetchedResultsControllerTests {
         stack.context.processPendingChanges()
         #expect(delegate.perChange == 1)
     }
+
+    @Test("A typed controller handed an object of another class stops with both classes named, not an unchecked cast")
+    func anObjectOfAnotherClassStopsTheProcess() async {
+        await #expect(processExitsWith: .failure) {
+            let model = TestModel.make()
+            let car = model.entitiesByName["Car"]!
+            car.managedObjectClassName = String(reflecting: UnobservedCar.self)
+            let sports = NSEntityDescription()
+            sports.name = "SportsCar" // no class of its own: NSManagedObject
+            car.subentities = [sports]
+            model.entities.append(sports)
+            let stack = try TestStack(model: model)
+            let request = NSFetchRequest<UnobservedCar>(entityName: "Car")
+            request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+            let controller = NSFetchedResultsController(fetchRequest: request, managedObjectContext: stack.context,
+                                                        sectionNameKeyPath: nil, cacheName: nil)
+            let recorder = FetchedResultsRecorder()
+            controller.delegate = recorder
+            try controller.performFetch()
+            stack.insert("SportsCar", ["name": "x"])
+            stack.context.processPendingChanges()
+            _ = controller.fetchedObjects?.map(\.name)
+        }
+    }
 }

@@ -61,6 +61,18 @@ struct UndoManagerTests {
         #expect(undoManager.canUndo && !undoManager.canRedo)
     }
 
+    @Test("undo() ends the one group the app opened itself, as Apple's does at nesting level 1")
+    func undoClosesTheOneOpenGroup() {
+        let undoManager = UndoManager()
+        undoManager.groupsByEvent = false
+        let counter = Counter()
+        undoManager.beginUndoGrouping()
+        counter.set(1, undoManager)
+        counter.set(2, undoManager)
+        undoManager.undo()
+        #expect(counter.value == 0 && undoManager.groupingLevel == 0 && undoManager.canRedo)
+    }
+
     @Test func explicitGroupsAreUndoneOneAtATimeAndNewWorkClearsRedo() {
         let undoManager = UndoManager()
         undoManager.groupsByEvent = false
