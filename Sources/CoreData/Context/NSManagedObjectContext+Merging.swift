@@ -92,9 +92,10 @@ extension NSManagedObjectContext {
         }
     }
 
-    /// The `ObjectsDidChange` user info key of a merge's updated rows that no object of the
-    /// context stands for (`[NSManagedObjectID]`; not Apple's: internal to the package).
-    internal static let mergedUnregisteredUpdatesKey = "_CoreDataMergedUnregisteredUpdates"
+    /// Posted (internal to the package) by a merge whose only news is rows updated elsewhere
+    /// that no object of the context stands for: no `ObjectsDidChange` is posted then, but the
+    /// context's fetched results controllers look at them (``mergedUnregisteredUpdates``).
+    internal static let didMergeUnregisteredUpdatesNotification = Notification.Name("_CoreDataDidMergeUnregisteredUpdates")
 
     /// Merges saved changes given by ID. Runs on this context's queue.
     internal func merge(_ ids: SavedObjectIDs) {
@@ -135,13 +136,19 @@ extension NSManagedObjectContext {
         objects.add(NSInsertedObjectsKey, insertedObjects)
         objects.add(NSRefreshedObjectsKey, refreshedObjects)
         objects.add(NSDeletedObjectsKey, deletedObjects)
-        // For fetched results controllers: rows updated elsewhere that no object here stands for
-        // may match their requests now (`FetchedResultsCore`).
-        objects.add(Self.mergedUnregisteredUpdatesKey, unregisteredUpdates)
         ids.add(NSInsertedObjectIDsKey, Set(insertedObjects.map(\.objectID)))
         ids.add(NSRefreshedObjectIDsKey, Set(refreshedObjects.map(\.objectID)))
         ids.add(NSDeletedObjectIDsKey, Set(deletedObjects.map(\.objectID)))
-        CoreDataMessages.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: objects.userInfo)
+        // For fetched results controllers: rows updated elsewhere that no object here stands for
+        // may match their requests now (`FetchedResultsCore`), read while the notification is
+        // delivered. Only Apple's keys are in the notification, and an empty one is not posted.
+        mergedUnregisteredUpdates = unregisteredUpdates
+        if !objects.userInfo.isEmpty {
+            CoreDataMessages.post(name: .NSManagedObjectContextObjectsDidChange, object: self, userInfo: objects.userInfo)
+        } else if !unregisteredUpdates.isEmpty {
+            NotificationCenter.default.post(name: Self.didMergeUnregisteredUpdatesNotification, object: self)
+        }
+        mergedUnregisteredUpdates = []
         CoreDataMessages.post(name: NSManagedObjectContext.didMergeChangesObjectIDsNotification, object: self, userInfo: ids.userInfo)
     }
 

@@ -909,6 +909,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// meanwhile, whose `willSave` runs again (an updated object changed again is reported by
     /// the next `ObjectsDidChange`; a new one is not). `nil` the rest of the time.
     @exclusivity(unchecked) internal var insertsChangedInWillSave: [NSManagedObject]?
+    /// While a merge posts its notification: the rows updated elsewhere that no object of this
+    /// context stands for (fetched results controllers look at them). Empty the rest of the time.
+    @exclusivity(unchecked) internal var mergedUnregisteredUpdates: [NSManagedObjectID] = []
     /// Whether a save is calling `willSave` (``insertsChangedInWillSave``).
     internal var isCallingWillSave: Bool { @inline(__always) get { insertsChangedInWillSave != nil } }
 

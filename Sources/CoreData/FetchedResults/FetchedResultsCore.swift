@@ -48,6 +48,7 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
     /// Raised at every change of the results (for the typed controller's copy of them).
     private(set) var version = 0
     private var observer: (any NSObjectProtocol)?
+    private var mergeObserver: (any NSObjectProtocol)?
 
     init(context: NSManagedObjectContext, sectionNameKeyPath: String?, cacheName: String?,
          fetch: @escaping () throws -> (objects: [AnyObject], tracked: TrackedRequest?)) {
@@ -59,6 +60,7 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
 
     deinit {
         if let observer { NotificationCenter.default.removeObserver(observer) }
+        if let mergeObserver { NotificationCenter.default.removeObserver(mergeObserver) }
     }
 
     var hasFetched: Bool { list != nil || others != nil }
@@ -106,6 +108,10 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
         observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: context, queue: nil) {
             [weak self] notification in
             self?.contextDidChange(notification.userInfo ?? [:])
+        }
+        mergeObserver = NotificationCenter.default.addObserver(forName: NSManagedObjectContext.didMergeUnregisteredUpdatesNotification,
+                                                               object: context, queue: nil) { [weak self] _ in
+            self?.contextDidChange([:])
         }
     }
 
@@ -158,7 +164,7 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
                     changed.append(object)
                 }
             }
-            changed += mergedMatches(userInfo[NSManagedObjectContext.mergedUnregisteredUpdatesKey] as? [NSManagedObjectID] ?? [], tracked)
+            changed += mergedMatches(context.mergedUnregisteredUpdates, tracked)
             changed += Self.objects(userInfo, NSInsertedObjectsKey)
             changed += Self.objects(userInfo, NSDeletedObjectsKey)
             changed += Self.objects(userInfo, NSInvalidatedObjectsKey)

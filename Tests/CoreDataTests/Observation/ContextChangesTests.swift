@@ -107,6 +107,38 @@ struct ContextChangesTests {
         #expect(await changes.next()?.refreshed == [saved])
     }
 
+    @Test("A merge posts only Apple's keys, and nothing when no object of the context changed")
+    func aMergeOfUnregisteredRowsPostsNothing() throws {
+        let stack = try TestStack()
+        let car = stack.insert("Car", ["name": "a"])
+        let other = stack.insert("Car", ["name": "b"])
+        try stack.context.save()
+        let reader = stack.newContext()
+        nonisolated(unsafe) var posted: [[AnyHashable: Any]] = []
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextObjectsDidChange, object: reader, queue: nil) {
+            posted.append($0.userInfo ?? [:])
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        car.setValue("a2", forKey: "name")
+        nonisolated(unsafe) var saved: Notification?
+        let saveObserver = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: stack.context, queue: nil) { saved = $0 }
+        try stack.context.save()
+        NotificationCenter.default.removeObserver(saveObserver)
+        reader.mergeChanges(fromContextDidSave: try #require(saved))
+        #expect(posted.isEmpty, "no object of the reader changed")
+        // With a registered object: Apple's keys only.
+        let held = try reader.existingObject(with: other.objectID)
+        other.setValue("b2", forKey: "name")
+        car.setValue("a3", forKey: "name")
+        let again = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: stack.context, queue: nil) { saved = $0 }
+        try stack.context.save()
+        NotificationCenter.default.removeObserver(again)
+        reader.mergeChanges(fromContextDidSave: try #require(saved))
+        #expect(posted.count == 1)
+        #expect(posted.first.map { Set($0.keys.compactMap { $0 as? String }) } == [NSRefreshedObjectsKey])
+        #expect(held.value(forKey: "name") as? String == "b2")
+    }
+
     /// Changes made before the first `next()`, and faster than they are read, all arrive, in
     /// order, once each.
     @Test func missesAndDoublesNoChange() async throws {
