@@ -31,11 +31,12 @@ extension NSManagedObject {
         if let context = _context, context.hasUnfulfilledFaults { context.forgetUnfulfilledFault(of: self, relationship: nil) }
     }
 
-    /// A registered object met again by a fetch: a data-less fault takes the row; with
-    /// `refresh` (`shouldRefreshRefetchedObjects`), a loaded object takes it too — its unsaved
-    /// changes, if any, stay on top of the refreshed values, as Apple's do.
+    /// A registered object met again by a fetch: a fault takes the row (one that held an older
+    /// row, never read, would show it when fired); with `refresh` (`shouldRefreshRefetchedObjects`),
+    /// a loaded object takes it too — its unsaved changes, if any, stay on top of the refreshed
+    /// values, as Apple's do.
     internal func takeRefetched(_ snapshot: RowSnapshot, refresh: Bool) {
-        if _isFault && !_hasData {
+        if _isFault && (!_hasData || !hasChanges) {
             adopt(snapshot)
         } else if refresh {
             if hasChanges {

@@ -30,8 +30,9 @@ extension NSManagedObjectContext {
     /// Registered data-less faults for fetched keys, in order. With `batchSize` > 0, each new
     /// fault (and each registered data-less one) belongs to a batch of `batchSize` neighbours.
     internal func materializeFaults(_ groups: [(store: NSPersistentStore, keys: [FetchedKey])], batchSize: Int,
-                                    prefetching: [String]?) -> [NSManagedObject] {
+                                    prefetching: [String]?, refresh: Bool = false) -> [NSManagedObject] {
         var objects: [NSManagedObject] = []
+        var refetched: [(NSManagedObject, FetchBatch?)] = []
         objects.reserveCapacity(groups.reduce(0) { $0 + $1.keys.count })
         withRegistryLock { registry in
             for (store, keys) in groups {
@@ -48,6 +49,7 @@ extension NSManagedObjectContext {
                         let idKey = IDKey(store: store.tag, root: key.entity.layout.rootNumber, value: key.primaryKey)
                         if let existing = registry.object(for: idKey) {
                             if existing._isFault && !existing._hasData && existing._fetchBatch == nil { existing._fetchBatch = batch }
+                            else if refresh { refetched.append((existing, batch)) }
                             objects.append(existing)
                             continue
                         }
@@ -65,6 +67,12 @@ extension NSManagedObjectContext {
             }
         }
         if retainsRegisteredObjects { for object in objects { retainRegistered(object) } }
+        // `shouldRefreshRefetchedObjects`: objects met again take the store's values (their
+        // changes kept on top), as in a fetch that reads rows; unchanged ones load with the batch.
+        for (object, batch) in refetched where object._context === self && !object._isDeleted {
+            _ = refreshWithoutNotice(object, mergeChanges: true)
+            if object._isFault && !object._hasData && object._fetchBatch == nil { object._fetchBatch = batch }
+        }
         return objects
     }
 

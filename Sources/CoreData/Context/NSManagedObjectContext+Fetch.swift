@@ -150,9 +150,10 @@ extension NSManagedObjectContext {
             // IDs first; rows as faults fire, a batch at a time (NSManagedObjectContext+Batching.swift).
             // A store you write gives faults too, each read alone when it fires (`fetchesFaults`),
             // unless the request asks for values now.
+            try prefetch(request.relationshipKeyPathsForPrefetching, of: [], entity: entity) // (checks the key paths now: the batches can't throw)
             let keys = try readingAtGeneration { try persistentStoreCoordinatorOrThrow().fetchKeys(plan) }
             objects = materializeFaults(keys, batchSize: max(request.fetchBatchSize, 0),
-                                        prefetching: request.relationshipKeyPathsForPrefetching)
+                                        prefetching: request.relationshipKeyPathsForPrefetching, refresh: request.shouldRefreshRefetchedObjects)
             if request.fetchBatchSize <= 0 && request.includesPropertyValues && !request.returnsObjectsAsFaults { // (a store's faults)
                 for object in objects { object.fireFaultIfNeeded() }
             }

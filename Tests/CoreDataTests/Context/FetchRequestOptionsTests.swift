@@ -113,6 +113,47 @@ struct FetchRequestOptionsTests {
         #expect(car.value(forKey: "scratch") == nil)
     }
 
+    @Test("A fetched fault never fired takes the row a later fetch reads")
+    func aFaultTakesTheRowOfALaterFetch() throws {
+        let stack = try seeded()
+        let context = stack.newContext()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+        let cars = try context.fetch(request) // faults holding their rows
+        #expect(cars[0].isFault)
+        try saveElsewhere(stack, year: 1999)
+        _ = try context.fetch(request)
+        #expect(cars[0].value(forKey: "year") as? Int == 1999)
+    }
+
+    @Test("shouldRefreshRefetchedObjects refreshes loaded objects in a batched fetch and one without property values too")
+    func refreshingRefetchedObjectsInEveryKindOfFetch() throws {
+        for configure in [{ (r: NSFetchRequest<NSManagedObject>) in r.fetchBatchSize = 10 }, { r in r.includesPropertyValues = false }] {
+            let stack = try seeded()
+            let car = try stack.fetch("Car") { $0.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)] }[0]
+            #expect(car.value(forKey: "year") as? Int == 2001)
+            try saveElsewhere(stack, year: 1999)
+            let again = try stack.fetch("Car") {
+                $0.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+                $0.shouldRefreshRefetchedObjects = true
+                configure($0)
+            }
+            #expect(again[0] === car)
+            #expect(car.value(forKey: "year") as? Int == 1999)
+        }
+    }
+
+    @Test("A batched fetch refuses a prefetching key path that names no relationship, as an unbatched one does")
+    func aBatchedFetchChecksItsPrefetchingKeyPaths() throws {
+        let stack = try seeded()
+        for batch in [0, 5] {
+            let error = #expect(throws: NSError.self) {
+                try stack.fetch("Car") { $0.fetchBatchSize = batch; $0.relationshipKeyPathsForPrefetching = ["nope"] }
+            }
+            #expect(error?.domain == NSCocoaErrorDomain && error?.code == 134060)
+        }
+    }
+
     @Test func refetchedObjectsKeepTheirValuesUnlessRefreshed() throws {
         let stack = try seeded()
         let car = try stack.fetch("Car")[0]
