@@ -21,7 +21,9 @@ import Foundation
 ///
 /// What the store is asked: ``load()`` when it is added (it adds its nodes with
 /// ``addCacheNodes(_:)`` and sets its metadata; when the metadata lacks `NSStoreTypeKey` or
-/// `NSStoreUUIDKey`, the type it was added as and a new UUID are put in); for each save,
+/// `NSStoreUUIDKey`, the type it was added as and a new UUID are put in; the model's version
+/// hashes are put in too, as Apple's store does, so `metadata` holds `Data` values: archive it
+/// as a property list. Metadata with hashes of another model version is refused, 134100); for each save,
 /// ``newReferenceObject(for:)`` for every new object, ``newCacheNode(for:)`` for each, then
 /// ``updateCacheNode(_:from:)`` for every new or changed object, ``willRemoveCacheNodes(_:)``
 /// for the deleted ones, and ``save()``. If `save()` throws, the cache nodes are put back as
@@ -224,6 +226,16 @@ open class NSAtomicStore: NSPersistentStore, @unchecked Sendable {
         var metadata = self.metadata ?? [:]
         if !(metadata[NSStoreTypeKey] is String) { metadata[NSStoreTypeKey] = addedType }
         if !(metadata[NSStoreUUIDKey] is String) { metadata[NSStoreUUIDKey] = UUID().uuidString }
+        // The model's version hashes, as Apple's atomic store keeps them: a file another model
+        // version wrote is refused (134100, unless NSIgnorePersistentStoreVersioningOption),
+        // and the metadata a save writes tells the model that wrote it.
+        if metadata[NSStoreModelVersionHashesKey] != nil {
+            try SQLiteStore.checkCompatibility(metadata, model: model, type: metadata[NSStoreTypeKey] as? String ?? addedType,
+                                               location: url?.path ?? "", ignoringVersions: flag(NSIgnorePersistentStoreVersioningOption))
+        }
+        for (key, value) in SQLiteStore.makeMetadata(model: model, uuid: "") where key.hasPrefix("NS") && key != NSStoreUUIDKey && key != NSStoreTypeKey {
+            metadata[key] = value
+        }
         self.metadata = metadata
         identifier = metadata[NSStoreUUIDKey] as? String
     }

@@ -163,4 +163,32 @@ struct AtomicStoreTests {
         #expect(error.code == NSPersistentStoreOperationError)
         #expect(error.localizedDescription.contains("'name'"))
     }
+
+    @Test("The metadata an atomic store saves carries the model's version hashes; another model version is refused (134100)")
+    func versionHashesAreKeptAndChecked() throws {
+        let stack = try Stack()
+        let context = stack.context()
+        _ = stack.insert("Person", ["name": "Ada"], in: context)
+        try context.save()
+        #expect(stack.store.metadata[NSStoreModelVersionHashesKey] != nil)
+        let disk = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: JSONFileStore.storeType, at: stack.url)
+        #expect(stack.model.isConfiguration(withName: nil, compatibleWithStoreMetadata: disk))
+        // Another version of the model: one more attribute.
+        let changed = TestModel.make()
+        let nickname = NSAttributeDescription()
+        nickname.name = "nickname"
+        nickname.attributeType = .stringAttributeType
+        changed.entitiesByName["Person"]!.properties.append(nickname)
+        let before = try Data(contentsOf: stack.url)
+        let error = #expect(throws: NSError.self) {
+            try NSPersistentStoreCoordinator(managedObjectModel: changed)
+                .addPersistentStore(ofType: JSONFileStore.storeType, configurationName: nil, at: stack.url)
+        }
+        #expect(error?.code == NSPersistentStoreIncompatibleVersionHashError)
+        #expect(try Data(contentsOf: stack.url) == before, "the file was left untouched")
+        // Unless versioning is ignored.
+        _ = try NSPersistentStoreCoordinator(managedObjectModel: changed)
+            .addPersistentStore(ofType: JSONFileStore.storeType, configurationName: nil, at: stack.url,
+                                options: [NSIgnorePersistentStoreVersioningOption: true])
+    }
 }

@@ -2,7 +2,7 @@ import CoreData
 import Foundation
 
 // An atomic store written the way an app writes one for Apple's Core Data, with the public API
-// only (no @testable import): its file is a JSON document of the metadata and one record per
+// only (no @testable import): its file is a JSON document of the metadata (a property list) and one record per
 // object (attributes that JSON holds, to-ones and to-manys as references). `save()` writes the
 // whole file, `load()` reads it back into cache nodes.
 
@@ -23,7 +23,7 @@ final class JSONFileStore: NSAtomicStore, @unchecked Sendable {
             return
         }
         let document = try JSONSerialization.jsonObject(with: data) as! [String: Any]
-        metadata = document["metadata"] as? [String: Any]
+        metadata = try Self.decodeMetadata(document["metadata"])
         let model = persistentStoreCoordinator!.managedObjectModel
         let records = document["records"] as! [[String: Any]]
         var nodes: [String: NSAtomicStoreCacheNode] = [:]
@@ -55,13 +55,24 @@ final class JSONFileStore: NSAtomicStore, @unchecked Sendable {
     /// The metadata of the file at `url`, read without adding the store.
     override class func metadataForPersistentStore(with url: URL) throws -> [String: Any] {
         let document = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
-        return document?["metadata"] as? [String: Any] ?? [:]
+        return try decodeMetadata(document?["metadata"]) ?? [:]
+    }
+
+    /// The metadata as the file holds it: a property list (it has `Data` values, the model's
+    /// version hashes, which JSON can't hold), base-64 encoded.
+    static func encodeMetadata(_ metadata: [String: Any]?) throws -> String {
+        try PropertyListSerialization.data(fromPropertyList: metadata ?? [:], format: .binary, options: 0).base64EncodedString()
+    }
+
+    static func decodeMetadata(_ value: Any?) throws -> [String: Any]? {
+        guard let text = value as? String, let data = Data(base64Encoded: text) else { return nil }
+        return try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
     }
 
     /// Replaces the metadata in the file at `url`, keeping its records.
     override class func setMetadata(_ metadata: [String: Any]?, forPersistentStoreAt url: URL) throws {
         var document = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] ?? [:]
-        document["metadata"] = metadata ?? [:]
+        document["metadata"] = try encodeMetadata(metadata)
         try JSONSerialization.data(withJSONObject: document).write(to: url, options: .atomic)
     }
 
@@ -92,7 +103,7 @@ final class JSONFileStore: NSAtomicStore, @unchecked Sendable {
             records.append(["key": referenceObject(for: node.objectID) as! String, "entity": node.objectID.entity.name!,
                             "attributes": attributes, "toOne": toOne, "toMany": toMany])
         }
-        let document: [String: Any] = ["metadata": metadata ?? [:], "records": records]
+        let document: [String: Any] = ["metadata": try Self.encodeMetadata(metadata), "records": records]
         try JSONSerialization.data(withJSONObject: document).write(to: url!, options: .atomic)
     }
 }
