@@ -34,6 +34,9 @@ internal struct UndoImage {
     let changed: PropertyMask
     /// The context's ``UndoTracking/generation`` when the image was taken.
     let generation: Int
+    /// The version of the object's snapshot then: a merge or refresh since (a newer row) makes
+    /// the image inexact, as a save does.
+    var snapshotVersion: Int64 = 0
 }
 
 /// The images one undo (or redo) operation puts back: a class, so that the undo manager's
@@ -258,14 +261,14 @@ extension NSManagedObjectContext {
     private func baselineImage(of object: NSManagedObject, generation: Int) -> UndoImage {
         guard object._context === self && !object._isDeleted else { return UndoImage(absent: object, generation: generation) }
         return UndoImage(object: object, exists: true, values: object._values, relations: object._relations,
-                         changed: object._changed, generation: generation)
+                         changed: object._changed, generation: generation, snapshotVersion: object._snapshotVersion)
     }
 
     /// The state of a saved object that had no changes before this event: its committed values
     /// (its relationships are as committed, not loaded).
     private func committedImage(of object: NSManagedObject, generation: Int) -> UndoImage {
         UndoImage(object: object, exists: true, values: object._snapshotValues ?? object._values, relations: [:],
-                  changed: PropertyMask(), generation: generation)
+                  changed: PropertyMask(), generation: generation, snapshotVersion: object._snapshotVersion)
     }
 
     /// `start`, limited to the properties that differ in `end` (every one if the object came or
@@ -381,7 +384,9 @@ extension NSManagedObjectContext {
     /// ``apply(_:generation:)``'s change of the object's values to the image's (the object fired).
     private func restore(_ image: UndoImage, generation: Int) {
         let object = image.object
-        let exact = image.generation == generation
+        // Exact only if nothing was saved since, here or elsewhere (a merge or refresh took a
+        // newer row): otherwise the values put back are changes to save.
+        let exact = image.generation == generation && image.snapshotVersion == object._snapshotVersion
         for index in image.covered {
             let isRelationship = object.layout.relationshipMask.contains(index)
             if exact {

@@ -65,6 +65,27 @@ struct UndoTests {
         return (stack, ada, car, tag)
     }
 
+    @Test("Undo after a merge took a newer row puts the old value back as a change to save")
+    func undoAfterAMergeIsAChangeToSave() throws {
+        let (stack, _, car, _) = try savedStack()
+        car.setValue("a", forKey: "name")
+        stack.context.processPendingChanges()
+        // Another context renames the car and saves; the merge keeps the unsaved "a".
+        let other = stack.newContext()
+        try other.existingObject(with: car.objectID).setValue("Z", forKey: "name")
+        nonisolated(unsafe) var saved: Notification?
+        let observer = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { saved = $0 }
+        try other.save()
+        NotificationCenter.default.removeObserver(observer)
+        stack.context.mergeChanges(fromContextDidSave: try #require(saved))
+        #expect(car.value(forKey: "name") as? String == "a")
+        stack.context.undo()
+        #expect(car.value(forKey: "name") as? String == "Model T")
+        #expect(car.isUpdated && stack.context.hasChanges && car.changedValues()["name"] as? String == "Model T")
+        try stack.context.save()
+        #expect(try stack.reopen().fetch("Car").first?.value(forKey: "name") as? String == "Model T")
+    }
+
     @Test func noUndoManagerByDefaultAndUndoDoesNothingWithoutOne() throws {
         let stack = try TestStack()
         #expect(stack.context.undoManager == nil)
