@@ -201,7 +201,10 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
         precondition(!persistentStoreDescriptions.isEmpty,
                      "loadPersistentStores(completionHandler:) called on a container with no store descriptions (persistentStoreDescriptions is empty)")
         let handler = UncheckedSendable(block)
-        let descriptions = persistentStoreDescriptions.map { $0.copy() as! NSPersistentStoreDescription }
+        // (A subclass's instance is used as it is: a copy would be of the base class, without its overrides.)
+        let descriptions = persistentStoreDescriptions.map {
+            type(of: $0) == NSPersistentStoreDescription.self ? $0.copy() as! NSPersistentStoreDescription : $0
+        }
         for description in descriptions where !description.shouldAddStoreAsynchronously {
             block(description, load(description))
         }
@@ -318,7 +321,9 @@ extension NSPersistentContainer {
         let work = UncheckedSendable(block)
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<UncheckedSendable<Result<T, any Error>>, Never>) in
             context.perform {
-                continuation.resume(returning: UncheckedSendable(Result { try work.value(context) }))
+                let result = Result { try work.value(context) }
+                context.processPendingChanges() // (as perform does after the block: before the caller resumes)
+                continuation.resume(returning: UncheckedSendable(result))
             }
         }
         return try rethrowing(outcome.value, as: block)

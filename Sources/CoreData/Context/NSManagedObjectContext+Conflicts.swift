@@ -310,9 +310,10 @@ extension NSManagedObject {
         takeToManyMembers(of: other)
     }
 
-    /// Adds the members of `other`'s to-many relationships to this object's of the same name
-    /// (after its own, in order), with inverse maintenance: a member whose inverse is a to-one
-    /// leaves `other` for this object.
+    /// Moves the members of `other`'s to-many relationships to this object's of the same name
+    /// (after its own, in order), with inverse maintenance, and empties `other`'s: a member of a
+    /// many-to-many, or of one without inverse, stays no member of `other` (whose delete rule
+    /// would take it). Deleted members are left where they are.
     internal func takeToManyMembers(of other: NSManagedObject) {
         guard other !== self else { return }
         fireFaultIfNeeded()
@@ -322,12 +323,12 @@ extension NSManagedObject {
             case .toMany, .orderedToMany:
                 guard let index = layout.nameTable.index(of: property.name),
                       layout.storageKinds[index] == other.layout.storageKinds[sourceIndex] else { continue }
-                let incoming = other.toManyList(at: sourceIndex).objects
+                let incoming = other.toManyList(at: sourceIndex).objects.filter { !$0._isDeleted }
                 guard !incoming.isEmpty else { continue }
                 let mine = toManyList(at: index).objects
                 let added = incoming.filter { member in !mine.contains { $0 === member } }
-                guard !added.isEmpty else { continue }
-                setToMany(mine + added, at: index)
+                if !added.isEmpty { setToMany(mine + added, at: index) }
+                other.setToMany(other.toManyList(at: sourceIndex).objects.filter { member in !incoming.contains { $0 === member } }, at: sourceIndex)
             default:
                 continue
             }

@@ -18,8 +18,7 @@ extension NSManagedObjectContext {
                     throw CoreDataError.make(.coreData,
                         "relationshipKeyPathsForPrefetching: '\(keyPath)' is not a relationship key path of the entity '\(entity.name ?? "")' ('\(name)' is not a relationship of '\(current.name ?? "")')")
                 }
-                if sources.isEmpty { continue }
-                sources = try prefetch(relationship, of: sources)
+                if !sources.isEmpty { sources = try prefetch(relationship, of: sources) }
                 current = destination
             }
         }

@@ -706,7 +706,18 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     /// The object registered for `objectID`, or `nil`.
     open func registeredObject(for objectID: NSManagedObjectID) -> NSManagedObject? {
         checkQueue("registeredObject(for:)")
-        return registered(objectID.key)
+        if let object = registered(objectID.key) { return object }
+        let local = localID(objectID)
+        return local === objectID ? nil : registered(local.key)
+    }
+
+    /// `id` as this context's coordinator names it: the ID of a row of another coordinator's
+    /// store on the same file (the same store UUID) becomes this coordinator's, so that one row
+    /// is one object here. Asked only when the registry has no object for `id`.
+    private func localID(_ id: NSManagedObjectID) -> NSManagedObjectID {
+        guard let store = id.persistentStore, let coordinator = persistentStoreCoordinator,
+              store.persistentStoreCoordinator !== coordinator, let own = coordinator.ownID(for: id) else { return id }
+        return own
     }
 
     /// The object for `objectID`: the registered one, or a fault whose values load on first access.
@@ -718,7 +729,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         defer { deliverStoreRegistrations() } // StoreRegistrations.swift
         if let object = registered(objectID.key) { return object }
         // A temporary ID the chain's root has made permanent since: a fault for the row.
-        let objectID = objectID.isTemporaryID ? latestID(of: objectID) : objectID
+        let objectID = objectID.isTemporaryID ? latestID(of: objectID) : localID(objectID)
+        if let object = registered(objectID.key) { return object }
         let object = objectID.entity.layout.instanceClass.init(entity: objectID.entity, insertInto: nil)
         object.becomeFault(objectID, snapshot: nil, in: self)
         return object
@@ -744,7 +756,8 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
             object.fireFaultIfNeeded() // never a fault, as Apple's
             return object
         }
-        let id = objectID.isTemporaryID ? latestID(of: objectID) : objectID
+        let id = objectID.isTemporaryID ? latestID(of: objectID) : localID(objectID)
+        if id !== objectID, registered(id.key) != nil { return try existingObject(with: id) }
         guard !id.isTemporaryID || _parent != nil, let snapshot = try snapshotForFault(id) else { throw missingObjectError(objectID) }
         let object = id.entity.layout.instanceClass.init(entity: snapshot.entity, insertInto: nil)
         object.becomeFault(id, snapshot: snapshot, in: self)

@@ -229,6 +229,19 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         default:
             store = try makeRegisteredStore(ofType: storeType, configurationName: configuration, at: storeURL, options: options)
         }
+        // A store already added is refused before this one opens (an open may migrate the file):
+        // the same location, or for a SQLite file, the same store UUID (a copy). (Metadata that
+        // can't be read here is the open's to report.)
+        if let existing = withLock({ stores.first { $0 !== replacing && !($0 is InMemoryStore) && !(store is InMemoryStore)
+                                        && $0.url.map { other in store.url.map { NSPersistentStore.isSameLocation(other, $0) } ?? false } == true } }) {
+            throw alreadyAdded(store.url ?? url(for: existing), existing)
+        }
+        if store is SQLiteStore, let storeURL = store.url, !SQLiteStore.isInMemory(storeURL), withLock({ !stores.isEmpty }),
+           FileManager.default.fileExists(atPath: storeURL.path),
+           let uuid = (try? SQLiteStore.readMetadata(at: storeURL))?[NSStoreUUIDKey] as? String,
+           let existing = withLock({ stores.first { $0 !== replacing && $0.identifier == uuid } }) {
+            throw alreadyAdded(storeURL, existing)
+        }
         // Opened without the lock (it reads and may create the file); added under it, unless
         // another thread added the same file meanwhile.
         try openMigratingIfAsked(store)

@@ -44,7 +44,8 @@ extension NSManagedObjectContext {
         let idRequest = request.copiedRequest(as: NSManagedObjectID.self)
         idRequest.resultType = .managedObjectIDResultType
         let observation = ResultsObservation(context: self, request: idRequest, continuation: continuation)
-        let names: [(Notification.Name, AnyObject?)] = [(.NSManagedObjectContextObjectsDidChange, self), (.NSManagedObjectContextDidSave, nil)]
+        let names: [(Notification.Name, AnyObject?)] = [(.NSManagedObjectContextObjectsDidChange, self), (.NSManagedObjectContextDidSave, nil),
+                                                        (NSManagedObjectContext.didMergeUnregisteredUpdatesNotification, self)]
         let observers = NotificationObservers(observing: self, names) { notification in
             if notification.name == .NSManagedObjectContextDidSave && !observation.isRelevant(saveBy: notification.object) { return }
             observation.changed()

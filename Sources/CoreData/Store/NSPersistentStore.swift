@@ -232,10 +232,22 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
         guard self !== other, !(self is InMemoryStore), !(other is InMemoryStore) else { return self === other }
         if let mine = identifier, !mine.isEmpty, mine == other.identifier { return true }
         guard let url, let otherURL = other.url else { return false }
+        return Self.isSameLocation(url, otherURL)
+    }
+
+    /// Whether two store URLs name one place: one file through any path to it (a SQLite
+    /// `/dev/null` store is in memory, never the same), or the same URL.
+    internal static func isSameLocation(_ url: URL, _ otherURL: URL) -> Bool {
         if url.isFileURL != otherURL.isFileURL { return false }
         if url.isFileURL {
             if SQLiteStore.isInMemory(url) || SQLiteStore.isInMemory(otherURL) { return false }
-            return url.standardizedFileURL.resolvingSymlinksInPath() == otherURL.standardizedFileURL.resolvingSymlinksInPath()
+            // (A file not written yet: its folder resolved, then its name.)
+            func resolved(_ url: URL) -> URL {
+                let standard = url.standardizedFileURL
+                if FileManager.default.fileExists(atPath: standard.path) { return standard.resolvingSymlinksInPath() }
+                return standard.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(standard.lastPathComponent)
+            }
+            return resolved(url) == resolved(otherURL)
         }
         return url.absoluteString == otherURL.absoluteString
     }

@@ -151,6 +151,10 @@ struct FetchRequestOptionsTests {
                 try stack.fetch("Car") { $0.fetchBatchSize = batch; $0.relationshipKeyPathsForPrefetching = ["nope"] }
             }
             #expect(error?.domain == NSCocoaErrorDomain && error?.code == 134060)
+            // A path of several relationships is checked step by step, also with no object.
+            #expect(try stack.fetch("Car") { $0.fetchBatchSize = batch; $0.relationshipKeyPathsForPrefetching = ["owner.cars"] }.count == 3)
+            #expect(try stack.fetch("Car") { $0.fetchBatchSize = batch; $0.predicate = NSPredicate(value: false)
+                $0.relationshipKeyPathsForPrefetching = ["owner.cars"] }.isEmpty)
         }
     }
 

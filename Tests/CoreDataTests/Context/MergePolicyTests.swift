@@ -325,4 +325,24 @@ struct MergePolicyTests {
         try stack.context.save()
         #expect(try stack.fetch("Tag").count == 1)
     }
+
+    @Test("A losing duplicate's many-to-many members move to the stored row and leave the duplicate, so its cascade rule does not take them")
+    func aLosingDuplicatesManyToManyMembersSurvive() throws {
+        let model = TestModel.make()
+        let tag = model.entitiesByName["Tag"]!
+        tag.uniquenessConstraints = [["label"]]
+        (tag.relationshipsByName["cars"]!).deleteRule = .cascadeDeleteRule
+        let stack = try TestStack(model: model)
+        let stored = stack.insert("Tag", ["label": "red"])
+        stored.mutableSetValue(forKey: "cars").add(stack.insert("Car", ["name": "old"]))
+        try stack.context.save()
+        let duplicate = stack.insert("Tag", ["label": "red"])
+        duplicate.mutableSetValue(forKey: "cars").add(stack.insert("Car", ["name": "new"]))
+        stack.context.mergePolicy = NSMergePolicy(merge: .mergeByPropertyStoreTrumpMergePolicyType)
+        try stack.context.save()
+        let reopened = try stack.reopen()
+        #expect(Set(try reopened.fetch("Car").compactMap { $0.value(forKey: "name") as? String }) == ["old", "new"])
+        let tags = try reopened.fetch("Tag")
+        #expect(tags.count == 1 && (tags.first?.value(forKey: "cars") as? Set<NSManagedObject>)?.count == 2)
+    }
 }

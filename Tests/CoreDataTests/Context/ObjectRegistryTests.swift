@@ -139,6 +139,20 @@ struct ObjectRegistryTests {
         }
         #expect(context.registryRebuilds - before <= 12)
     }
+
+    @Test("An ID made by another coordinator on the same file finds the object this context already has for the row")
+    func anIDOfAnotherCoordinatorIsUniqued() throws {
+        let first = try TestStack()
+        first.insert("Car", ["name": "x"])
+        try first.context.save()
+        let second = try first.reopen()
+        let mine = try second.fetch("Car")[0]
+        let foreignID = try first.fetch("Car")[0].objectID
+        #expect(foreignID != mine.objectID || foreignID.persistentStore !== mine.objectID.persistentStore)
+        #expect(second.context.object(with: foreignID) === mine)
+        #expect(try second.context.existingObject(with: foreignID) === mine)
+        #expect(second.context.registeredObject(for: foreignID) === mine)
+    }
 }
 
 

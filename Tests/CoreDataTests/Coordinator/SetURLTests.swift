@@ -220,4 +220,15 @@ import TestSupport
         #expect(store.url == URL(string: "dictionary://two")!)
         #expect(store.calls["loadMetadata"] == 2)
     }
+
+    @Test("setURL refuses a path that reaches another store's file through a symbolic link")
+    func setURLRefusesAnotherStoresFileByAnotherPath() throws {
+        let first = try AtomicStoreTests.Stack()
+        let secondURL = first.folder.url.appendingPathComponent("Second.json")
+        let second = try first.coordinator.addPersistentStore(ofType: JSONFileStore.storeType, configurationName: nil, at: secondURL)
+        let link = first.folder.url.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: first.folder.url)
+        #expect(!first.coordinator.setURL(link.appendingPathComponent(first.url.lastPathComponent), for: second))
+        #expect(second.url == secondURL)
+    }
 }

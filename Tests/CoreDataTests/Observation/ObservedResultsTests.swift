@@ -31,6 +31,22 @@ struct ObservedResultsTests {
         }
     }
 
+    @Test("A merge of rows saved by another coordinator, none of them registered here, yields the new results")
+    func aRemoteMergeOfUnregisteredRowsIsAChange() async throws {
+        let stack = try TestStack()
+        stack.insert("Car", ["name": "a"])
+        try stack.context.save()
+        let context = stack.queueContext()
+        var results = context.observeResults(of: carsByName(NSPredicate(format: "name == 'Z'"))).makeAsyncIterator()
+        #expect(try await results.next() == [])
+        let elsewhere = try stack.reopen()
+        let car = try elsewhere.fetch("Car")[0]
+        car.setValue("Z", forKey: "name")
+        try elsewhere.context.save()
+        NSManagedObjectContext.mergeChanges(fromRemoteContextSave: [NSUpdatedObjectIDsKey: [car.objectID]], into: [context])
+        #expect(try await results.next()?.count == 1)
+    }
+
     @Test func yieldsTheCurrentResultsThenEachChange() async throws {
         let stack = try TestStack()
         for name in ["b", "d"] { stack.insert("Car", ["name": name]) }

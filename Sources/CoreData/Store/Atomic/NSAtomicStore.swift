@@ -227,11 +227,15 @@ open class NSAtomicStore: NSPersistentStore, @unchecked Sendable {
         if !(metadata[NSStoreTypeKey] is String) { metadata[NSStoreTypeKey] = addedType }
         if !(metadata[NSStoreUUIDKey] is String) { metadata[NSStoreUUIDKey] = UUID().uuidString }
         // The model's version hashes, as Apple's atomic store keeps them: a file another model
-        // version wrote is refused (134100, unless NSIgnorePersistentStoreVersioningOption),
-        // and the metadata a save writes tells the model that wrote it.
+        // version wrote is refused (134100), unless NSIgnorePersistentStoreVersioningOption or
+        // automatic migration with an inferred mapping (the nodes are read with the current
+        // model: new attributes read nil, removed ones are dropped at the next save), and the
+        // metadata a save writes tells the model that wrote it.
+        let migratesItself = flag(NSMigratePersistentStoresAutomaticallyOption) && flag(NSInferMappingModelAutomaticallyOption)
         if metadata[NSStoreModelVersionHashesKey] != nil {
             try SQLiteStore.checkCompatibility(metadata, model: model, type: metadata[NSStoreTypeKey] as? String ?? addedType,
-                                               location: url?.path ?? "", ignoringVersions: flag(NSIgnorePersistentStoreVersioningOption))
+                                               location: url?.path ?? "",
+                                               ignoringVersions: flag(NSIgnorePersistentStoreVersioningOption) || migratesItself)
         }
         for (key, value) in SQLiteStore.makeMetadata(model: model, uuid: "") where key.hasPrefix("NS") && key != NSStoreUUIDKey && key != NSStoreTypeKey {
             metadata[key] = value

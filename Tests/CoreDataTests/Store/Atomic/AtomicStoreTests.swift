@@ -186,9 +186,15 @@ struct AtomicStoreTests {
         }
         #expect(error?.code == NSPersistentStoreIncompatibleVersionHashError)
         #expect(try Data(contentsOf: stack.url) == before, "the file was left untouched")
-        // Unless versioning is ignored.
+        // Unless versioning is ignored, or the store migrates automatically (a container's default).
         _ = try NSPersistentStoreCoordinator(managedObjectModel: changed)
             .addPersistentStore(ofType: JSONFileStore.storeType, configurationName: nil, at: stack.url,
                                 options: [NSIgnorePersistentStoreVersioningOption: true])
+        let migrating = NSPersistentStoreCoordinator(managedObjectModel: changed)
+        _ = try migrating.addPersistentStore(ofType: JSONFileStore.storeType, configurationName: nil, at: stack.url,
+                                             options: [NSMigratePersistentStoresAutomaticallyOption: true, NSInferMappingModelAutomaticallyOption: true])
+        let reader = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        reader.persistentStoreCoordinator = migrating
+        #expect(try reader.fetch(NSFetchRequest<NSManagedObject>(entityName: "Person")).map { $0.value(forKey: "name") as? String } == ["Ada"])
     }
 }
