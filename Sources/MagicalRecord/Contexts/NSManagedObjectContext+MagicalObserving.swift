@@ -15,7 +15,8 @@ private struct ContextPair: Hashable {
 extension NSManagedObjectContext {
     /// Merges into this context, on its queue, every save of `otherContext` from now on, as
     /// MagicalRecord's `MR_observeContext:`; ``mr_stopObservingContext(_:)`` ends it. Observing
-    /// a context twice merges once.
+    /// a context twice merges once. The merge is queued on this context's queue (`perform`), not
+    /// waited for: the saving thread never waits on this context, which may be waiting on it.
     ///
     /// ```swift
     /// NSManagedObjectContext.mr_default().mr_observeContext(backgroundContext)
@@ -23,7 +24,11 @@ extension NSManagedObjectContext {
     public func mr_observeContext(_ otherContext: NSManagedObjectContext) {
         observe(otherContext) { [weak self] changes in
             guard let self else { return }
-            NSManagedObjectContext.mergeChanges(fromRemoteContextSave: changes, into: [self])
+            let merge = Unchecked(changes)
+            self.perform { [weak self] in
+                guard let self else { return }
+                NSManagedObjectContext.mergeChanges(fromRemoteContextSave: merge.value, into: [self])
+            }
         }
     }
 

@@ -72,12 +72,14 @@ internal enum MagicalImportFunctions {
 
     /// A dictionary's value with an optional inside it unwrapped: a Swift dictionary built from
     /// optional properties (`["owner": repo.owner]`) holds `Optional.none` boxed in `Any`, which
-    /// Apple platforms bridge to `NSNull` and MagicalRecord imports as nil.
+    /// Apple platforms bridge to `NSNull`, and so does this: the key is there, its value nil
+    /// (MagicalRecord sets the attribute to nil, not keeping the old value or trying another key).
     static func unwrapped(_ value: Any?) -> Any? {
         guard let value else { return nil }
         let mirror = Mirror(reflecting: value)
         guard mirror.displayStyle == .optional else { return value }
-        return mirror.children.first.flatMap { unwrapped($0.value) }
+        guard let wrapped = mirror.children.first else { return NSNull() }
+        return unwrapped(wrapped.value)
     }
 
     static func isDictionary(_ data: Any) -> Bool {

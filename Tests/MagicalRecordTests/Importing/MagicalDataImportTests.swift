@@ -62,6 +62,18 @@ extension Person: MagicalRecordDataImportProtocol {
         }
     }
 
+    @Test("A nil optional in a Swift dictionary clears an existing object's value, as Apple's bridging to NSNull does")
+    func nilOptionalsClearAnExistingObjectsValues() throws {
+        let stack = try MagicalTestStack()
+        let ada = stack.run { Person.mr_import(from: ["personID": 1, "name": "Ada", "nick": "E"], in: stack.context) }
+        let none: String? = nil
+        _ = stack.run { Person.mr_import(from: ["personID": 1, "name": none as Any, "nick": none as Any], in: stack.context) }
+        stack.run {
+            #expect(ada.value(forKey: "name") == nil)
+            #expect(ada.value(forKey: "nickname") == nil)
+        }
+    }
+
     @Test func importsNestedJSONWithMappedKeysAndADateFormat() throws {
         let stack = try MagicalTestStack()
         let list = try #require(try json(Self.people) as? [Any])

@@ -73,6 +73,29 @@ extension DefaultStackSuite {
             }
         }
 
+        /// The merge is queued on the observer's queue: a save never waits on an observer that
+        /// is itself waiting on the saving context (it deadlocked).
+        @Test(.timeLimit(.minutes(1)))
+        func anObserverWaitingOnTheSavingContextDoesNotDeadlock() throws {
+            let stack = try MagicalTestStack()
+            let viewer = stack.newContext(), worker = stack.newContext()
+            viewer.mr_observeContext(worker)
+            let started = DispatchSemaphore(value: 0)
+            let saved = DispatchSemaphore(value: 0)
+            worker.perform {
+                NSEntityDescription.insertNewObject(forEntityName: "Automobile", into: worker)
+                started.signal()
+                Thread.sleep(forTimeInterval: 0.1)
+                try? worker.save()
+                saved.signal()
+            }
+            started.wait()
+            viewer.performAndWait { worker.performAndWait {} } // the viewer's queue waits on the worker
+            #expect(saved.wait(timeout: .now() + 10) == .success)
+            viewer.performAndWait {}
+            #expect(viewer.performAndWait { (try? viewer.count(for: NSFetchRequest<NSManagedObject>(entityName: "Automobile"))) ?? -1 } == 1)
+        }
+
         @Test func saveOnlySelfAndWaitStopsAtTheParent() async throws {
             try await withDefaultStack {
                 let context = Self.contextWithACar("a")
