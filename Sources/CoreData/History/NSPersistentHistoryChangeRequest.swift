@@ -248,7 +248,7 @@ private struct HistoryFilter {
                 "A history request's fetch request must be NSPersistentHistoryTransaction.fetchRequest or NSPersistentHistoryChange.fetchRequest, not one of the entity '\(request.entityName ?? "nil")'")
         }
         let tree = try request.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() }
-        predicate = filtersChanges ? tree.map(Self.comparingEntitiesByName) : tree
+        predicate = filtersChanges ? tree.map(Self.comparingEntitiesByName) : tree.map(Self.comparingTokensByNumber)
         offset = max(request.fetchOffset, 0)
         limit = request.fetchLimit
     }
@@ -285,6 +285,26 @@ private struct HistoryFilter {
             } else if isChangedEntity(comparison.rhs), let lhs = names(comparison.lhs) {
                 (comparison.lhs, comparison.rhs) = (lhs, byName)
             }
+            return .comparison(comparison)
+        }
+    }
+
+    /// The predicate with a history token compared (`token > %@`) as the transaction number it
+    /// holds, which a transaction's `token` key answers: a token of one store, as a store's
+    /// transactions and `currentPersistentHistoryToken(fromStores:)` of one store give.
+    private static func comparingTokensByNumber(_ node: PredicateNode) -> PredicateNode {
+        func number(_ expression: ExpressionNode) -> ExpressionNode {
+            guard case .constant(.object(let reference)) = expression, let token = reference.object as? NSPersistentHistoryToken,
+                  token.storeTokens.count == 1, let value = token.storeTokens.values.first else { return expression }
+            return .constant(.int(value))
+        }
+        switch node {
+        case .constant: return node
+        case .and(let parts): return .and(parts.map(comparingTokensByNumber))
+        case .or(let parts): return .or(parts.map(comparingTokensByNumber))
+        case .not(let inner): return .not(comparingTokensByNumber(inner))
+        case .comparison(var comparison):
+            (comparison.lhs, comparison.rhs) = (number(comparison.lhs), number(comparison.rhs))
             return .comparison(comparison)
         }
     }

@@ -24,6 +24,21 @@ struct HistoryRequestEdgeTests {
         try stack.context.save()
     }
 
+    @Test("A transaction fetch request's predicate compares tokens: token > %@ gives the later transactions", arguments: TestStoreKind.available)
+    func aPredicateOnTokens(_ kind: TestStoreKind) throws {
+        let stack = try Self.stack(kind)
+        try Self.twoSaves(stack)
+        stack.insert("Folder", ["name": "Later"])
+        try stack.context.save()
+        let all = try Self.transactions(.fetchHistory(after: nil as NSPersistentHistoryToken?), in: stack)
+        #expect(all.count == 3)
+        let request = try #require(NSPersistentHistoryTransaction.fetchRequest)
+        request.predicate = NSPredicate(format: "token > %@", all[0].token)
+        #expect(try Self.transactions(.fetchHistory(withFetchRequest: request), in: stack).map(\.transactionNumber) == [2, 3])
+        request.predicate = NSPredicate(format: "token == %@", all[1].token)
+        #expect(try Self.transactions(.fetchHistory(withFetchRequest: request), in: stack).map(\.transactionNumber) == [2])
+    }
+
     @Test("A purge with a token of another store leaves this store's history alone", arguments: TestStoreKind.available)
     func aPurgeWithAnotherStoresToken(_ kind: TestStoreKind) throws {
         let mine = try Self.stack(kind)
