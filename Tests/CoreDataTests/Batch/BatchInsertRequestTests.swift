@@ -139,6 +139,21 @@ struct BatchInsertRequestTests {
         #expect(throws: NSError.self) { try stack.context.save() }
     }
 
+    @Test("An upsert leaves the stored row's constrained values as they were, in every store (another constraint's value is not taken)", arguments: [false, true])
+    func anUpsertKeepsConstrainedValues(inMemory: Bool) throws {
+        let model = TestModel.make()
+        model.entitiesByName["Person"]!.uniquenessConstraints = [["name"], ["age"]]
+        let stack = try TestStack(model: model, inMemory: inMemory)
+        stack.insert("Person", ["name": "a", "age": 1])
+        stack.insert("Person", ["name": "b", "age": 2])
+        try stack.context.save()
+        _ = try stack.context.execute(NSBatchInsertRequest(entityName: "Person", objects: [["name": "a", "age": 2]]))
+        _ = try stack.context.execute(NSBatchInsertRequest(entityName: "Person", objects: [["name": "a", "age": 5]]))
+        let people = try stack.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Person"))
+            .map { "\($0.value(forKey: "name") as? String ?? "?")\($0.value(forKey: "age") as? Int ?? -1)" }.sorted()
+        #expect(people == ["a1", "b2"])
+    }
+
     @Test("An upsert's updated row is not served from the coordinator's row cache as it was")
     func upsertAndTheRowCache() throws {
         let model = TestModel.make()

@@ -223,6 +223,24 @@ struct ExternalBinaryStorageTests {
         #expect(try image("committed", in: stack) == Self.large)
     }
 
+    @Test("A batch insert's upsert removes the file of the value it replaced, as a save does")
+    func anUpsertRemovesTheReplacedFile() throws {
+        let model = Self.makeModel()
+        model.entitiesByName["Photo"]!.uniquenessConstraints = [["name"]]
+        let stack = try TestStack(model: model)
+        var other = Self.large
+        other[0] ^= 0xFF
+        _ = try stack.context.execute(NSBatchInsertRequest(entityName: "Photo", objects: [["name": "a", "image": Self.large]]))
+        #expect(files(stack).count == 1)
+        _ = try stack.context.execute(NSBatchInsertRequest(entityName: "Photo", objects: [["name": "a", "image": other]]))
+        #expect(files(stack).count == 1, "the first value's file is gone")
+        let photo = try stack.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Photo"))
+        #expect(photo.count == 1 && photo.first?.value(forKey: "image") as? Data == other)
+        // A small value in place of a file: the file goes too.
+        _ = try stack.context.execute(NSBatchInsertRequest(entityName: "Photo", objects: [["name": "a", "image": Data([1, 2, 3])]]))
+        #expect(files(stack).isEmpty)
+    }
+
     @Test func aMissingFileIsAnErrorNotEmptyData() throws {
         let stack = try stack()
         try insertPhoto(stack, "gone", Self.large)

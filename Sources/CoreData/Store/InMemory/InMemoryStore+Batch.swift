@@ -30,6 +30,7 @@ extension InMemoryStore {
         }
         var outcome = BatchOutcome()
         var upsertedKeys = Set<Int64>() // the stored rows an upsert updated, for derived attributes
+        let constrainedIndexes = Set(constraints.flatMap(\.indexes))
         let rows = insert.rows
         while try rows.next() {
             var values = entity.layout.nullValues()
@@ -43,10 +44,13 @@ extension InMemoryStore {
             if let existing, var row = table[existing] {
                 pk = existing
                 upsertedKeys.insert(existing)
-                // The row may be of another entity of the family: only the properties it has change.
+                // The row may be of another entity of the family: only the properties it has change;
+                // constrained ones keep their values, as SQLite's `DO UPDATE` leaves them (another
+                // constraint's value would be taken unchecked).
                 keyEntity = row.snapshot.entity
                 let properties = keyEntity.layout.properties
-                for slot in rows.slots where slot.index < properties.count && properties[slot.index] === entity.layout.properties[slot.index] {
+                for slot in rows.slots where slot.index < properties.count && properties[slot.index] === entity.layout.properties[slot.index]
+                    && !constrainedIndexes.contains(slot.index) {
                     row.snapshot.values[slot.index] = values[slot.index]
                 }
                 row.snapshot.version += 1
@@ -55,10 +59,10 @@ extension InMemoryStore {
                 maxKey += 1
                 pk = maxKey
                 table[pk] = Row(snapshot: RowSnapshot(entity: entity, values: values, version: 1))
-            }
-            for offset in constraints.indices {
-                let key = constraints[offset].indexes.map { values[$0] }
-                if !key.contains(where: \.isNull) { constraints[offset].keys[key] = pk }
+                for offset in constraints.indices {
+                    let key = constraints[offset].indexes.map { values[$0] }
+                    if !key.contains(where: \.isNull) { constraints[offset].keys[key] = pk }
+                }
             }
             outcome.count += 1
             if insert.wantsKeys { outcome.keys.append(FetchedKey(entity: keyEntity, primaryKey: pk)) }

@@ -57,7 +57,7 @@ extension SQLiteStore {
     }
 
     /// The file name after a `0x02` marker: a plain name (no `/`, not `.` or `..`), up to a NUL.
-    private static func externalFileName(_ bytes: Data, store: URL?) throws -> String {
+    static func externalFileName(_ bytes: Data, store: URL?) throws -> String {
         let name = String(decoding: bytes.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
         guard !name.isEmpty, name != ".", name != "..", !name.contains("/") else {
             throw CoreDataError.make(.persistentStoreOperation,
@@ -93,6 +93,22 @@ extension SQLiteStore {
             let bytes = statement.data(Int32(column))
             if bytes.first == 0x02, let name = try? Self.externalFileName(bytes, store: url) { files.replaced.append(name) }
         }
+    }
+
+    /// The external data files the rows of `table` name in `columns` (an upsert's files before
+    /// and after it: those it replaced are the difference).
+    func externalFileNames(inTable table: String, columns: [String], on db: SQLiteConnection) throws -> Set<String> {
+        guard externalFiles != nil, !columns.isEmpty else { return [] }
+        let statement = try db.cached("SELECT \(columns.joined(separator: ", ")) FROM \(table)")
+        defer { statement.reset() }
+        var names = Set<String>()
+        while try statement.step() {
+            for column in columns.indices where !statement.isNull(Int32(column)) {
+                let bytes = statement.data(Int32(column))
+                if bytes.first == 0x02, let name = try? Self.externalFileName(bytes, store: url) { names.insert(name) }
+            }
+        }
+        return names
     }
 
     /// Removes the files of the external data folder that no row names: left by a process

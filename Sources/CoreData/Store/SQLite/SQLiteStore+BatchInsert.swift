@@ -31,6 +31,10 @@ extension SQLiteStore {
         let transformable = slots.map { $0.attribute.attributeType == .transformableAttributeType || $0.attribute.attributeType == .undefinedAttributeType }
         let external = slots.map(\.attribute.storesExternally)
         let indexes = slots.map(\.index)
+        // An upsert overwrites stored rows' external-storage columns: the files they named are
+        // removed after the commit, as a save's replaced files are.
+        let replacesFiles = !conflictTargets.isEmpty && external.contains(true)
+        let externalColumns = replacesFiles ? slots.indices.filter { external[$0] }.map { columns[$0] } : []
         let root = Int64(schema.number(of: entity.rootEntity))
         return try withWriter { db in
             let files = schema.hasExternalData ? url.flatMap(Self.externalDataFolder(forStoreAt:)).map(ExternalDataFiles.init) : nil
@@ -45,6 +49,7 @@ extension SQLiteStore {
                     var upserted: [Int64] = [] // the keys of rows an upsert updated, kept for history and derived attributes
                     let derived = BatchDerivedAttributes.exist(for: entity)
                     var next = try PrimaryKeys.advance(first, table: entity.name)
+                    let filesBefore = try externalFileNames(inTable: storage.table, columns: externalColumns, on: db)
                     let statement = try db.cached(sql)
                     defer { statement.reset() }
                     while try rows.next() {
@@ -84,6 +89,10 @@ extension SQLiteStore {
                     }
                     if next > first + 1 {
                         try db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = \(next - 1) WHERE Z_ENT = \(root)")
+                    }
+                    if updatedExisting && replacesFiles {
+                        let filesAfter = try externalFileNames(inTable: storage.table, columns: externalColumns, on: db)
+                        files?.replaced += filesBefore.subtracting(filesAfter)
                     }
                     if outcome.count > 0 && derived {
                         // The rows written: those above the keys before, and those an upsert updated.
