@@ -70,6 +70,10 @@ internal struct BatchUpdate {
             }
             if let expression = raw as? NSExpression, expression.expressionType != .constantValue {
                 try BatchKeyPaths.check(expression.node, in: entity)
+                if BatchKeyPaths.readsRelationship(expression.node, of: entity) {
+                    // (Every store alike: SQL has no join in an UPDATE's values.)
+                    throw BatchErrors.invalid("NSBatchUpdateRequest: new values may read the row's own attributes only, not key paths through relationships", key: name)
+                }
                 let node = try expression.node.runningFetchRequestExpressions()
                 if case .constant(let value) = node { // a FETCH(…)'s value, checked as a constant is
                     assignments.append((index, .constant(try BatchErrors.storeValue(value.walkable, for: attribute, row: nil))))
@@ -195,6 +199,18 @@ internal enum BatchKeyPaths {
             try check(a, in: entity)
             try check(b, in: entity)
         case .constant, .variable, .evaluatedObject, .fetchRequest: return
+        }
+    }
+
+    /// Whether an expression reads a key path through one of `entity`'s relationships.
+    static func readsRelationship(_ node: ExpressionNode, of entity: NSEntityDescription) -> Bool {
+        switch node {
+        case .keyPath(let path): return path.first.map { entity.relationshipsByName[$0] != nil } ?? false
+        case .keyPathFrom(let base, _): return readsRelationship(base, of: entity)
+        case .aggregate(let items), .function(_, let items): return items.contains { readsRelationship($0, of: entity) }
+        case .conditional(_, let a, let b): return readsRelationship(a, of: entity) || readsRelationship(b, of: entity)
+        case .subquery: return true
+        default: return false
         }
     }
 

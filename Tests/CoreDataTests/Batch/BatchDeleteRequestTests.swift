@@ -105,6 +105,18 @@ struct BatchDeleteRequestTests {
         }
     }
 
+    @Test("A row whose to-one a batch delete cleared has a new version in every store: a context holding it meets a conflict", arguments: [false, true])
+    func aClearedRowsVersionMoves(inMemory: Bool) throws {
+        let stack = try TestStack(inMemory: inMemory)
+        let playlist = stack.insert("Playlist", ["title": "p"])
+        let song = stack.insert("Song", ["title": "s", "playlist": playlist])
+        try stack.context.save()
+        _ = try stack.context.execute(Self.request("Playlist", nil, .resultTypeStatusOnly))
+        song.setValue("x", forKey: "title")
+        let error = #expect(throws: NSError.self) { try stack.context.save() }
+        #expect(error?.code == NSManagedObjectMergeError)
+    }
+
     @Test("Refused: a predicate on a missing key, IDs of two entities, an unknown entity; nothing deleted", arguments: [false, true])
     func refusals(inMemory: Bool) throws {
         let stack = try TestStack(inMemory: inMemory)

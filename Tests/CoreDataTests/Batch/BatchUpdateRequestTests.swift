@@ -183,4 +183,26 @@ struct BatchUpdateRequestTests {
         let expected = Decimal(string: "\(1234567.8901234567 / 1.5 * 1.5)")!
         #expect((cars.last?.value(forKey: "cost") as? NSDecimalNumber)?.decimalValue == expected)
     }
+
+    @Test("A new value read through a relationship is refused by every store alike (1550), nothing written", arguments: [false, true])
+    func aValueThroughARelationshipIsRefused(inMemory: Bool) throws {
+        let stack = try TestStack(inMemory: inMemory)
+        let ada = stack.insert("Person", ["name": "Ada"])
+        stack.insert("Car", ["name": "T", "owner": ada])
+        try stack.context.save()
+        let request = NSBatchUpdateRequest(entityName: "Car")
+        request.propertiesToUpdate = ["name": NSExpression(forKeyPath: "owner.name")]
+        let error = #expect(throws: NSError.self) { try stack.context.execute(request) }
+        #expect(error?.code == NSValidationMultipleErrorsError || error?.code == 1550)
+        #expect(try stack.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")).first?.value(forKey: "name") as? String == "T")
+    }
+
+    @Test("A batch insert's transient key is named as transient")
+    func aTransientKeyIsNamed() throws {
+        let stack = try TestStack()
+        let error = #expect(throws: NSError.self) {
+            try stack.context.execute(NSBatchInsertRequest(entityName: "Car", objects: [["name": "c", "scratch": "x"]]))
+        }
+        #expect(error?.localizedDescription.contains("transient") == true)
+    }
 }

@@ -176,7 +176,10 @@ extension InMemoryStore {
                 for index in row.snapshot.entity.layout.relationshipIndexes {
                     if case .objectID(let target) = row.snapshot.values[index], isGone(target) { cleared.snapshot.values[index] = .null }
                 }
-                if cleared.snapshot.values != row.snapshot.values { rows[root]![pk] = cleared }
+                if cleared.snapshot.values != row.snapshot.values {
+                    cleared.snapshot.version += 1 // (as SQLite's Z_OPT + 1: a context holding the row meets a conflict)
+                    rows[root]![pk] = cleared
+                }
             }
         }
         for entity in model.entities {
