@@ -105,6 +105,10 @@ extension PredicateSQLCompiler {
         // The text searched and the pattern: `a IN b` is `b CONTAINS a`.
         let (text, pattern) = op == .in ? (rhs, lhs) : (lhs, rhs)
         let (textNull, patternNull) = op == .in ? (rhsNull, lhsNull) : (lhsNull, rhsNull)
+        // PostgreSQL's text holds no NUL (binding one fails the fetch): no stored text contains
+        // a pattern with one; a text with one, searched, can't be sent at all.
+        if Self.bindsNUL(pattern) { return .alwaysFalse }
+        if Self.bindsNUL(text) { throw CompileError(reason: "a string holding a NUL character can't be searched in the PostgreSQL store") }
         let test: SQLFragment
         switch op {
         case .beginsWith: test = "strpos(" + text + ", " + pattern + ") = 1"
@@ -112,6 +116,11 @@ extension PredicateSQLCompiler {
         default: test = "strpos(" + text + ", " + pattern + ") > 0"
         }
         return "(" + textNull + " IS NOT NULL AND " + patternNull + " IS NOT NULL AND " + pattern + " <> '' AND " + test + ")"
+    }
+
+    /// Whether `fragment` binds a string holding a NUL character.
+    static func bindsNUL(_ fragment: SQLFragment) -> Bool {
+        fragment.bindings.contains { if case .string(let text) = $0 { return text.utf8.contains(0) } else { return false } }
     }
 
     /// A number compared with a column of the other kind of number, bound so that PostgreSQL

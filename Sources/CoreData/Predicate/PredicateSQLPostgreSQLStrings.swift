@@ -28,6 +28,7 @@ extension PredicateSQLCompiler {
         guard pattern.sql == "?", pattern.bindings.count == 1, case .string(let like) = pattern.bindings[0] else {
             throw CompileError(reason: "LIKE with a pattern that is not a constant is not supported by the PostgreSQL store yet")
         }
+        if like.utf8.contains(0) { return .alwaysFalse } // (no stored text holds a NUL: `bindsNUL`)
         return "(" + (unfoldedText ?? text) + " IS NOT NULL AND " + text + " COLLATE \"C\" LIKE " + .bind(.string(Self.postgreSQLLikePattern(like))) + ")"
     }
 

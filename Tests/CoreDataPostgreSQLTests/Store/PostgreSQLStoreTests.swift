@@ -189,6 +189,11 @@ struct PostgreSQLStoreTests {
             #expect(try context.objects("Pet", "name == %@", ["a\u{0}b"]).isEmpty)
             #expect(try context.objects("Pet", "name != %@", ["a\u{0}b"]).count == 1)
             #expect(try context.objects("Pet", "name IN %@", [["a\u{0}b"]]).isEmpty)
+            // Nor does any stored string begin, end with or contain one, or match it as a LIKE pattern.
+            for format in ["name BEGINSWITH %@", "name ENDSWITH %@", "name CONTAINS %@", "name LIKE %@", "name CONTAINS[cd] %@"] {
+                #expect(try context.objects("Pet", format, ["a\u{0}b"]).isEmpty, "\(format)")
+            }
+            #expect(try context.objects("Pet", "NOT (name CONTAINS %@)", ["\u{0}"]).count == 1)
         }
     }
 
