@@ -292,6 +292,7 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
         Self.detach(takeRegisteredObjects()) // strong, while we detach them
         waitForDeallocatingObjects()
         deliverStoreRegistrationsAsContextGoes()
+        NotificationObservers.contextDidGo(ObjectIdentifier(self)) // (its `changes` and `observeResults` sequences end)
     }
 
     /// The registered objects, the new ones not yet registered under a temporary ID included

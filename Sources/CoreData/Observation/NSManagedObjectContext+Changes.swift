@@ -16,7 +16,8 @@ extension NSManagedObjectContext {
     ///   read), not from the first `next()`, and buffers without bound, so no change is lost
     ///   however slowly it is read.
     /// - Ending: the observer is removed when the iterating task is cancelled, or when the
-    ///   iterator (or the sequence, never iterated) goes away. Iterate it once.
+    ///   iterator (or the sequence, never iterated) goes away. Iterate it once. The sequence does
+    ///   not keep the context alive: it ends when the context is deallocated.
     ///
     /// ```swift
     /// let changes = context.changes
@@ -28,7 +29,8 @@ extension NSManagedObjectContext {
     /// ```
     public var changes: ContextChanges {
         let (stream, continuation) = AsyncStream.makeStream(of: ManagedObjectIDChanges.self, bufferingPolicy: .unbounded)
-        let observers = NotificationObservers(observing: self, [(.NSManagedObjectContextObjectsDidChange, self)]) { notification in
+        let observers = NotificationObservers(observing: self, [(.NSManagedObjectContextObjectsDidChange, self)],
+                                              ended: { continuation.finish() }) { notification in
             continuation.yield(ManagedObjectIDChanges(userInfo: notification.userInfo ?? [:]))
         }
         continuation.onTermination = { _ in observers.remove() }

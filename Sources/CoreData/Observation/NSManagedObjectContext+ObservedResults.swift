@@ -46,7 +46,7 @@ extension NSManagedObjectContext {
         let observation = ResultsObservation(context: self, request: idRequest, continuation: continuation)
         let names: [(Notification.Name, AnyObject?)] = [(.NSManagedObjectContextObjectsDidChange, self), (.NSManagedObjectContextDidSave, nil),
                                                         (NSManagedObjectContext.didMergeUnregisteredUpdatesNotification, self)]
-        let observers = NotificationObservers(observing: self, names) { notification in
+        let observers = NotificationObservers(observing: self, names, ended: { continuation.finish() }) { notification in
             if notification.name == .NSManagedObjectContextDidSave && !observation.isRelevant(saveBy: notification.object) { return }
             observation.changed()
         }

@@ -10,14 +10,40 @@ internal final class NotificationObservers: @unchecked Sendable {
     private let observers: Locked<[any NSObjectProtocol]?>
     private static let live = Locked<[ObjectIdentifier: Int]>([:])
 
-    /// Adds one observer per `(name, object)` pair, each calling `handler` on the posting thread.
+    /// Adds one observer per `(name, object)` pair, each calling `handler` on the posting thread;
+    /// `ended` is called once the observed context is deallocated (the observers are removed).
+    ///
+    /// The context itself is never held: Foundation on Linux keeps an observed object alive
+    /// (Apple's does not), so a pair naming the context is observed for every sender and
+    /// filtered by identity, and a sequence awaited by a task does not keep its context.
     init(observing context: NSManagedObjectContext, _ names: [(Notification.Name, AnyObject?)],
-         handler: @escaping @Sendable (Notification) -> Void) {
+         ended: @escaping @Sendable () -> Void, handler: @escaping @Sendable (Notification) -> Void) {
         let observed = ObjectIdentifier(context)
         self.observed = observed
         Self.live.withLock { $0[observed, default: 0] += 1 }
         let center = NotificationCenter.default
-        observers = Locked(names.map { center.addObserver(forName: $0.0, object: $0.1, queue: nil, using: handler) })
+        var tokens = names.map { name, object -> any NSObjectProtocol in
+            guard object === context else { return center.addObserver(forName: name, object: object, queue: nil, using: handler) }
+            return center.addObserver(forName: name, object: nil, queue: nil) { notification in
+                if let sender = notification.object as AnyObject?, ObjectIdentifier(sender) == observed { handler(notification) }
+            }
+        }
+        observers = Locked(nil)
+        tokens.append(center.addObserver(forName: Self.contextDidGo, object: nil, queue: nil) { [weak self] notification in
+            guard notification.userInfo?["context"] as? ObjectIdentifier == observed else { return }
+            self?.remove()
+            ended()
+        })
+        observers.withLock { $0 = tokens }
+    }
+
+    /// Posted (internal to the package) as an observed context is deallocated.
+    private static let contextDidGo = Notification.Name("_CoreDataObservedContextDidGo")
+
+    /// Called from a context's `deinit`: its observations end.
+    static func contextDidGo(_ context: ObjectIdentifier) {
+        guard live.withLock({ $0[context] != nil }) else { return }
+        NotificationCenter.default.post(name: contextDidGo, object: nil, userInfo: ["context": context])
     }
 
     /// Removes the observers; later calls do nothing.

@@ -17,7 +17,8 @@ internal final class ResultsObservation: @unchecked Sendable {
         var observers: NotificationObservers?
     }
 
-    private let context: NSManagedObjectContext
+    /// Not held: the sequence ends when the context goes (``NotificationObservers``).
+    private weak var context: NSManagedObjectContext?
     /// A copy of the caller's request, for IDs; read only on the context's queue.
     private let request: NSFetchRequest<NSManagedObjectID>
     private let continuation: AsyncThrowingStream<[NSManagedObjectID], any Error>.Continuation
@@ -39,6 +40,7 @@ internal final class ResultsObservation: @unchecked Sendable {
     /// objects' IDs become permanent), and the saves of contexts on the same coordinator to the store.
     func isRelevant(saveBy sender: Any?) -> Bool {
         guard let sender = sender as? NSManagedObjectContext else { return false }
+        guard let context else { return false }
         if sender === context { return true }
         guard let coordinator = context.persistentStoreCoordinator else { return false }
         return sender.parent == nil && sender.persistentStoreCoordinator === coordinator
@@ -50,7 +52,7 @@ internal final class ResultsObservation: @unchecked Sendable {
             defer { state.scheduled = true }
             return !state.scheduled
         }
-        guard schedule else { return }
+        guard schedule, let context else { return }
         context.perform { [self] in refetch() }
     }
 
@@ -58,6 +60,7 @@ internal final class ResultsObservation: @unchecked Sendable {
     private func refetch() {
         state.withLock { $0.scheduled = false }
         let ids: [NSManagedObjectID]
+        guard let context else { return }
         do {
             ids = try context.fetch(request)
         } catch {

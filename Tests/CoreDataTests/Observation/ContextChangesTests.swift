@@ -139,6 +139,29 @@ struct ContextChangesTests {
         #expect(held.value(forKey: "name") as? String == "b2")
     }
 
+    @Test("A sequence awaited by a task keeps neither its context alive nor the task waiting once the context goes")
+    func aSequenceEndsWhenItsContextGoes() async throws {
+        let stack = try TestStack()
+        weak var weakContext: NSManagedObjectContext?
+        let changes: Task<Int, Never>
+        let results: Task<Int, any Error>
+        do {
+            let context = stack.queueContext()
+            weakContext = context
+            let sequence = context.changes
+            let observed = context.observeResults(of: NSFetchRequest<NSManagedObject>(entityName: "Car"))
+            changes = Task { var count = 0; for await _ in sequence { count += 1 }; return count }
+            results = Task { var count = 0; for try await _ in observed { count += 1 }; return count }
+            _ = await insertCar(context, "a")
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        // The context's queue may still hold a scheduled block for a moment.
+        for _ in 0..<200 where weakContext != nil { try await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(weakContext == nil)
+        #expect(await changes.value == 1)
+        #expect(try await results.value >= 1)
+    }
+
     /// Changes made before the first `next()`, and faster than they are read, all arrive, in
     /// order, once each.
     @Test func missesAndDoublesNoChange() async throws {
