@@ -105,6 +105,20 @@ struct BatchDeleteRequestTests {
         }
     }
 
+    @Test("A deny rule does not count rows the same batch delete deletes, in every store", arguments: [false, true])
+    func denyIgnoresRowsTheRequestDeletes(inMemory: Bool) throws {
+        let model = TestModel.make()
+        (model.entitiesByName["Car"]!.relationshipsByName["owner"]!).deleteRule = .denyDeleteRule
+        let stack = try TestStack(model: model, inMemory: inMemory)
+        let ada = stack.insert("Person", ["name": "Ada"])
+        stack.insert("Car", ["name": "T", "owner": ada]) // Person.cars cascades
+        try stack.context.save()
+        _ = try stack.context.execute(Self.request("Person", nil, .resultTypeStatusOnly))
+        let reader = stack.newContext()
+        #expect(try reader.count(for: NSFetchRequest<NSManagedObject>(entityName: "Car")) == 0)
+        #expect(try reader.count(for: NSFetchRequest<NSManagedObject>(entityName: "Person")) == 0)
+    }
+
     @Test("A row whose to-one a batch delete cleared has a new version in every store: a context holding it meets a conflict", arguments: [false, true])
     func aClearedRowsVersionMoves(inMemory: Bool) throws {
         let stack = try TestStack(inMemory: inMemory)

@@ -139,6 +139,7 @@ extension InMemoryStore {
         var pending = try matching(delete.plan).map { FetchedKey(entity: $0.1.snapshot.entity, primaryKey: $0.0) }
         var deleted: [FetchedKey] = []
         var gone: [Int: Set<Int64>] = [:]
+        var denied: [(entity: NSEntityDescription, relationship: String, related: [NSManagedObjectID])] = []
         while !pending.isEmpty {
             let key = pending.removeFirst()
             guard gone[key.entity.layout.rootNumber, default: []].insert(key.primaryKey).inserted else { continue }
@@ -154,9 +155,9 @@ extension InMemoryStore {
                     related = [target]
                 }
                 if relationship.deleteRule == .denyDeleteRule, !related.isEmpty {
-                    throw CoreDataError.make(.relationshipDeniedDelete,
-                        "An object of \(key.entity.name ?? "") can't be deleted: its relationship '\(relationship.name)' has the deny rule and still has objects; nothing was deleted",
-                        extra: [NSValidationKeyErrorKey: relationship.name])
+                    // Judged once every row the request deletes is known: those don't count, as
+                    // in a context's delete (and SQLite's, which clears them first).
+                    denied.append((key.entity, relationship.name, related))
                 }
                 if relationship.deleteRule == .cascadeDeleteRule {
                     pending += related.compactMap { id in
@@ -168,6 +169,11 @@ extension InMemoryStore {
         }
         func isGone(_ id: NSManagedObjectID) -> Bool {
             id.primaryKey.map { gone[id.entity.layout.rootNumber]?.contains($0) ?? false } ?? false
+        }
+        for denial in denied where denial.related.contains(where: { !isGone($0) }) {
+            throw CoreDataError.make(.relationshipDeniedDelete,
+                "An object of \(denial.entity.name ?? "") can't be deleted: its relationship '\(denial.relationship)' has the deny rule and still has objects; nothing was deleted",
+                extra: [NSValidationKeyErrorKey: denial.relationship])
         }
         for (root, keys) in gone { for pk in keys { rows[root]?[pk] = nil } }
         for root in rows.keys {
