@@ -189,8 +189,8 @@ internal final class BatchInsertRows {
         for key in keys where !slots.contains(where: { $0.name == key }) {
             let property = entity.layout.nameTable.index(of: key).map { entity.layout.properties[$0] }
             let reason = property is NSRelationshipDescription ? "is a relationship, which batch inserts do not set"
-                : property?.isTransient == true ? "is a transient attribute, which batch inserts do not set (nothing stores it)"
                 : property is NSFetchedPropertyDescription ? "is a fetched property, which batch inserts do not set"
+                : property?.isTransient == true ? "is a transient attribute, which batch inserts do not set (nothing stores it)"
                 : "is not an attribute of \(entity.name ?? "")"
             throw BatchErrors.invalid("Batch insert row \(row): the key '\(key)' \(reason)", key: key, row: row)
         }

@@ -202,15 +202,29 @@ internal enum BatchKeyPaths {
         }
     }
 
-    /// Whether an expression reads a key path through one of `entity`'s relationships.
+    /// Whether an expression reads a key path on through one of `entity`'s to-one relationships
+    /// (`owner.name`), which a store's `UPDATE` can't join. A to-many's aggregate (`cars.@count`,
+    /// a `SUBQUERY`) is a subquery of its own, which every store computes.
     static func readsRelationship(_ node: ExpressionNode, of entity: NSEntityDescription) -> Bool {
         switch node {
-        case .keyPath(let path): return path.first.map { entity.relationshipsByName[$0] != nil } ?? false
+        case .keyPath(let path):
+            guard path.count > 1, let relationship = entity.relationshipsByName[path[0]] else { return false }
+            return !relationship.isToMany
         case .keyPathFrom(let base, _): return readsRelationship(base, of: entity)
         case .aggregate(let items), .function(_, let items): return items.contains { readsRelationship($0, of: entity) }
-        case .conditional(_, let a, let b): return readsRelationship(a, of: entity) || readsRelationship(b, of: entity)
-        case .subquery: return true
+        case .conditional(let condition, let a, let b):
+            return readsRelationship(condition, of: entity) || readsRelationship(a, of: entity) || readsRelationship(b, of: entity)
         default: return false
+        }
+    }
+
+    /// ``readsRelationship(_:of:)`` for a condition's expressions.
+    static func readsRelationship(_ node: PredicateNode, of entity: NSEntityDescription) -> Bool {
+        switch node {
+        case .constant: return false
+        case .and(let parts), .or(let parts): return parts.contains { readsRelationship($0, of: entity) }
+        case .not(let inner): return readsRelationship(inner, of: entity)
+        case .comparison(let comparison): return readsRelationship(comparison.lhs, of: entity) || readsRelationship(comparison.rhs, of: entity)
         }
     }
 

@@ -29,7 +29,7 @@ internal final class NotificationObservers: @unchecked Sendable {
             }
         }
         observers = Locked(nil)
-        tokens.append(center.addObserver(forName: Self.contextDidGo, object: nil, queue: nil) { [weak self] notification in
+        tokens.append(Self.internalCenter.addObserver(forName: Self.contextDidGo, object: nil, queue: nil) { [weak self] notification in
             guard notification.userInfo?["context"] as? ObjectIdentifier == observed else { return }
             self?.remove()
             ended()
@@ -37,13 +37,15 @@ internal final class NotificationObservers: @unchecked Sendable {
         observers.withLock { $0 = tokens }
     }
 
-    /// Posted (internal to the package) as an observed context is deallocated.
+    /// Posted as an observed context is deallocated, on a center of the package's own (an app's
+    /// observers never see it).
     private static let contextDidGo = Notification.Name("_CoreDataObservedContextDidGo")
+    private static let internalCenter = NotificationCenter()
 
     /// Called from a context's `deinit`: its observations end.
     static func contextDidGo(_ context: ObjectIdentifier) {
         guard live.withLock({ $0[context] != nil }) else { return }
-        NotificationCenter.default.post(name: contextDidGo, object: nil, userInfo: ["context": context])
+        internalCenter.post(name: contextDidGo, object: nil, userInfo: ["context": context])
     }
 
     /// Removes the observers; later calls do nothing.
@@ -52,7 +54,10 @@ internal final class NotificationObservers: @unchecked Sendable {
             defer { observers = nil }
             return observers
         }) else { return }
-        for observer in removed { NotificationCenter.default.removeObserver(observer) }
+        for observer in removed { // (each center ignores the other's)
+            NotificationCenter.default.removeObserver(observer)
+            Self.internalCenter.removeObserver(observer)
+        }
         Self.live.withLock { live in
             live[observed]! -= 1
             if live[observed] == 0 { live[observed] = nil }

@@ -195,6 +195,15 @@ struct BatchUpdateRequestTests {
         let error = #expect(throws: NSError.self) { try stack.context.execute(request) }
         #expect(error?.code == NSValidationMultipleErrorsError || error?.code == 1550)
         #expect(try stack.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")).first?.value(forKey: "name") as? String == "T")
+        // A condition reading through one is refused too.
+        let ternary = NSBatchUpdateRequest(entityName: "Car")
+        ternary.propertiesToUpdate = ["name": NSExpression(format: "TERNARY(owner.name == 'Ada', 'a', 'b')")]
+        #expect(throws: NSError.self) { try stack.context.execute(ternary) }
+        // A to-many's count is a subquery every store computes.
+        let count = NSBatchUpdateRequest(entityName: "Person")
+        count.propertiesToUpdate = ["age": NSExpression(format: "cars.@count")]
+        _ = try stack.context.execute(count)
+        #expect(try stack.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Person")).first?.value(forKey: "age") as? Int == 1)
     }
 
     @Test("A batch insert's transient key is named as transient")

@@ -236,6 +236,13 @@ struct ExternalBinaryStorageTests {
         #expect(files(stack).count == 1, "the first value's file is gone")
         let photo = try stack.newContext().fetch(NSFetchRequest<NSManagedObject>(entityName: "Photo"))
         #expect(photo.count == 1 && photo.first?.value(forKey: "image") as? Data == other)
+        // Two rows of one batch with one key: the first's file, replaced by the second, goes too.
+        var third = Self.large
+        third[1] ^= 0xFF
+        _ = try stack.context.execute(NSBatchInsertRequest(entityName: "Photo", objects: [["name": "b", "image": Self.large], ["name": "b", "image": third]]))
+        #expect(files(stack).count == 2)
+        _ = try stack.context.execute(NSBatchDeleteRequest(fetchRequest: NSFetchRequest<NSFetchRequestResult>(entityName: "Photo")))
+        _ = try stack.context.execute(NSBatchInsertRequest(entityName: "Photo", objects: [["name": "a", "image": other]]))
         // A small value in place of a file: the file goes too.
         _ = try stack.context.execute(NSBatchInsertRequest(entityName: "Photo", objects: [["name": "a", "image": Data([1, 2, 3])]]))
         #expect(files(stack).isEmpty)

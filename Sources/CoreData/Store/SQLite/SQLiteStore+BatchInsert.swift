@@ -92,7 +92,9 @@ extension SQLiteStore {
                     }
                     if updatedExisting && replacesFiles {
                         let filesAfter = try externalFileNames(inTable: storage.table, columns: externalColumns, on: db)
-                        files?.replaced += filesBefore.subtracting(filesAfter)
+                        // (A file this batch wrote and a later row of it replaced goes too.)
+                        let written = Set(files?.created.map(\.lastPathComponent) ?? [])
+                        files?.replaced += filesBefore.union(written).subtracting(filesAfter)
                     }
                     if outcome.count > 0 && derived {
                         // The rows written: those above the keys before, and those an upsert updated.
