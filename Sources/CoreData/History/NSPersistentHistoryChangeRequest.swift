@@ -248,7 +248,7 @@ private struct HistoryFilter {
                 "A history request's fetch request must be NSPersistentHistoryTransaction.fetchRequest or NSPersistentHistoryChange.fetchRequest, not one of the entity '\(request.entityName ?? "nil")'")
         }
         let tree = try request.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() }
-        predicate = filtersChanges ? tree.map(Self.comparingEntitiesByName) : tree.map(Self.comparingTokensByNumber)
+        predicate = filtersChanges ? tree.map(Self.comparingEntitiesByName) : tree
         offset = max(request.fetchOffset, 0)
         limit = request.fetchLimit
     }
@@ -289,22 +289,33 @@ private struct HistoryFilter {
         }
     }
 
-    /// The predicate with a history token compared (`token > %@`) as the transaction number it
-    /// holds, which a transaction's `token` key answers: a token of one store, as a store's
-    /// transactions and `currentPersistentHistoryToken(fromStores:)` of one store give.
-    private static func comparingTokensByNumber(_ node: PredicateNode) -> PredicateNode {
-        func number(_ expression: ExpressionNode) -> ExpressionNode {
-            guard case .constant(.object(let reference)) = expression, let token = reference.object as? NSPersistentHistoryToken,
-                  token.storeTokens.count == 1, let value = token.storeTokens.values.first else { return expression }
-            return .constant(.int(value))
+    /// The predicate for the transactions of the store `storeID`, with each history token it
+    /// compares (`token > %@`, `token IN %@`) as the transaction number the token holds for that
+    /// store, which a transaction's `token` key answers (`nil` when the token has none for it).
+    private static func comparingTokens(_ node: PredicateNode, ofStore storeID: String) -> PredicateNode {
+        func number(_ value: PredicateValue) -> PredicateValue {
+            switch value {
+            case .object(let reference):
+                guard let token = reference.object as? NSPersistentHistoryToken else { return value }
+                return token.storeTokens[storeID].map { .int($0) } ?? .null
+            case .collection(let items): return .collection(items.map(number))
+            default: return value
+            }
+        }
+        func expression(_ node: ExpressionNode) -> ExpressionNode {
+            switch node {
+            case .constant(let value): return .constant(number(value))
+            case .aggregate(let items): return .aggregate(items.map(expression))
+            default: return node
+            }
         }
         switch node {
         case .constant: return node
-        case .and(let parts): return .and(parts.map(comparingTokensByNumber))
-        case .or(let parts): return .or(parts.map(comparingTokensByNumber))
-        case .not(let inner): return .not(comparingTokensByNumber(inner))
+        case .and(let parts): return .and(parts.map { comparingTokens($0, ofStore: storeID) })
+        case .or(let parts): return .or(parts.map { comparingTokens($0, ofStore: storeID) })
+        case .not(let inner): return .not(comparingTokens(inner, ofStore: storeID))
         case .comparison(var comparison):
-            (comparison.lhs, comparison.rhs) = (number(comparison.lhs), number(comparison.rhs))
+            (comparison.lhs, comparison.rhs) = (expression(comparison.lhs), expression(comparison.rhs))
             return .comparison(comparison)
         }
     }
@@ -325,7 +336,12 @@ private struct HistoryFilter {
                 for transaction in kept { transaction.changes = transaction.changes?.filter { evaluator.evaluate(predicate, object: $0) } }
                 kept = kept.filter { !($0.changes ?? []).isEmpty }
             } else {
-                kept = kept.filter { evaluator.evaluate(predicate, object: $0) }
+                var byStore: [String: PredicateNode] = [:] // (the predicate with each store's token numbers)
+                kept = kept.filter { transaction in
+                    let forStore = byStore[transaction.storeID] ?? Self.comparingTokens(predicate, ofStore: transaction.storeID)
+                    byStore[transaction.storeID] = forStore
+                    return evaluator.evaluate(forStore, object: transaction)
+                }
             }
         }
         return changesAreResults ? kept : limited(kept)

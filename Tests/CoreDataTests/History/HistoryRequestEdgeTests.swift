@@ -37,6 +37,14 @@ struct HistoryRequestEdgeTests {
         #expect(try Self.transactions(.fetchHistory(withFetchRequest: request), in: stack).map(\.transactionNumber) == [2, 3])
         request.predicate = NSPredicate(format: "token == %@", all[1].token)
         #expect(try Self.transactions(.fetchHistory(withFetchRequest: request), in: stack).map(\.transactionNumber) == [2])
+        request.predicate = NSPredicate(format: "token IN %@", [all[0].token, all[2].token])
+        #expect(try Self.transactions(.fetchHistory(withFetchRequest: request), in: stack).map(\.transactionNumber) == [1, 3])
+        request.predicate = NSPredicate(format: "token BETWEEN %@", [all[0].token, all[1].token])
+        #expect(try Self.transactions(.fetchHistory(withFetchRequest: request), in: stack).map(\.transactionNumber) == [1, 2])
+        // The coordinator's current token (of its one store) too.
+        let current = try #require(stack.coordinator.currentPersistentHistoryToken(fromStores: nil))
+        request.predicate = NSPredicate(format: "token < %@", current)
+        #expect(try Self.transactions(.fetchHistory(withFetchRequest: request), in: stack).map(\.transactionNumber) == [1, 2])
     }
 
     @Test("A purge with a token of another store leaves this store's history alone", arguments: TestStoreKind.available)
