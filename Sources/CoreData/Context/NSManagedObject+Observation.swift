@@ -85,14 +85,14 @@ extension NSManagedObject {
         }
     }
 
-    /// Runs `body`, which replaces many of the object's values at once (a merge, a refresh, a
-    /// rollback, an undo), and then reports each property whose value it changed. Objects no
-    /// tracking has read pay a `nil` check.
-    @inline(__always)
     /// Whether Observation tracks the object's properties (a view or `withObservationTracking`
     /// read them).
     internal var isObserved: Bool { _extras?.observation != nil }
 
+    /// Runs `body`, which replaces many of the object's values at once (a merge, a refresh, a
+    /// rollback, an undo), and then reports each property whose value it changed. Objects no
+    /// tracking has read pay a `nil` check.
+    @inline(__always)
     internal func changingObservedValues(_ body: () -> Void) {
         guard let box = _extras?.observation else { return body() }
         reportChanges(to: box.registrar, of: body)

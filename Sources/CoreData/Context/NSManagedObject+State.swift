@@ -97,14 +97,14 @@ extension NSManagedObject {
         }
     }
 
-    /// Takes the store's new values for the properties this object has not changed, and the
-    /// store's version, keeping unsaved changes on top.
     /// Whether a transient attribute of the loaded object holds a value.
     internal var holdsTransientValues: Bool {
         guard !_isFault, !layout.transientIndexes.isEmpty else { return false }
         return layout.transientIndexes.contains { $0 < _values.count && !_values[$0].isNull }
     }
 
+    /// Takes the store's new values for the properties this object has not changed, and the
+    /// store's version, keeping unsaved changes on top.
     internal func merge(_ fresh: RowSnapshot?) {
         guard let fresh else { return }
         fireFaultIfNeeded()

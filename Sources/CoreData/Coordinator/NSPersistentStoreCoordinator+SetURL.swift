@@ -32,7 +32,7 @@ extension NSPersistentStoreCoordinator {
             // Checked under the save lock: two calls at once do not both move stores to one place.
             guard persistentStores.contains(where: { $0 === store }) else { return refuse(url, "the store is not one of this coordinator's") }
             if store.url?.standardizedFileURL == url.standardizedFileURL { return true }
-            if persistentStores.contains(where: { $0 !== store && !($0 is InMemoryStore) && $0.url.map { NSPersistentStore.isSameLocation($0, url) } == true }) {
+            if persistentStores.contains(where: { $0 !== store && $0.isAt(url) }) {
                 return refuse(url, "another store of the coordinator is there")
             }
             switch store {

@@ -214,10 +214,6 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             guard let storeURL, storeURL.isFileURL else {
                 throw CoreDataError.make(.persistentStoreOpen, "A SQLite store needs a file URL")
             }
-            // `/dev/null` is an in-memory store of its own each time (SQLiteStore+Location.swift).
-            if !SQLiteStore.isInMemory(storeURL), let existing = persistentStore(for: storeURL), existing is SQLiteStore {
-                throw alreadyAdded(storeURL, existing)
-            }
             store = SQLiteStore(persistentStoreCoordinator: self, configurationName: configuration, at: storeURL, options: options)
         case NSInMemoryStoreType:
             store = InMemoryStore(persistentStoreCoordinator: self, configurationName: configuration,
@@ -232,8 +228,9 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
         // A store already added is refused before this one opens (an open may migrate the file):
         // the same location, or for a SQLite file, the same store UUID (a copy). (Metadata that
         // can't be read here is the open's to report.)
-        if let existing = withLock({ stores.first { $0 !== replacing && !($0 is InMemoryStore) && !(store is InMemoryStore)
-                                        && $0.url.map { other in store.url.map { NSPersistentStore.isSameLocation(other, $0) } ?? false } == true } }) {
+        // (`/dev/null` is an in-memory store of its own each time: SQLiteStore+Location.swift.)
+        if !(store is InMemoryStore), let storeURL = store.url,
+           let existing = withLock({ stores.first { $0 !== replacing && $0.isAt(storeURL) } }) {
             throw alreadyAdded(store.url ?? url(for: existing), existing)
         }
         if store is SQLiteStore, let storeURL = store.url, !SQLiteStore.isInMemory(storeURL), withLock({ !stores.isEmpty }),

@@ -302,21 +302,9 @@ private struct HistoryFilter {
             default: return value
             }
         }
-        func expression(_ node: ExpressionNode) -> ExpressionNode {
-            switch node {
-            case .constant(let value): return .constant(number(value))
-            case .aggregate(let items): return .aggregate(items.map(expression))
-            default: return node
-            }
-        }
-        switch node {
-        case .constant: return node
-        case .and(let parts): return .and(parts.map { comparingTokens($0, ofStore: storeID) })
-        case .or(let parts): return .or(parts.map { comparingTokens($0, ofStore: storeID) })
-        case .not(let inner): return .not(comparingTokens(inner, ofStore: storeID))
-        case .comparison(var comparison):
-            (comparison.lhs, comparison.rhs) = (expression(comparison.lhs), expression(comparison.rhs))
-            return .comparison(comparison)
+        return node.replacingExpressions { expression in
+            guard case .constant(let value) = expression else { return nil }
+            return .constant(number(value))
         }
     }
 

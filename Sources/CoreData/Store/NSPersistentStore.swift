@@ -231,8 +231,12 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     internal func isSameStore(as other: NSPersistentStore) -> Bool {
         guard self !== other, !(self is InMemoryStore), !(other is InMemoryStore) else { return self === other }
         if let mine = identifier, !mine.isEmpty, mine == other.identifier { return true }
-        guard let url, let otherURL = other.url else { return false }
-        return Self.isSameLocation(url, otherURL)
+        return other.url.map(isAt) ?? false
+    }
+
+    /// Whether this store is at `url` (``isSameLocation(_:_:)``); an in-memory store never is.
+    internal func isAt(_ url: URL) -> Bool {
+        !(self is InMemoryStore) && (self.url.map { Self.isSameLocation($0, url) } ?? false)
     }
 
     /// Whether two store URLs name one place: one file through any path to it (a SQLite
