@@ -36,8 +36,9 @@ final class LibPQConnection: PostgreSQLConnection {
         guard url.host != nil || url.path.count > 1 else {
             throw PostgreSQLError(message: "The URL '\(Self.masked(url))' names no server or database", sqlState: nil, isConnectionFailure: true)
         }
-        // libpq reads the URL itself (expand_dbname); later keywords override it.
-        var keywords = ["dbname", "client_encoding", "application_name"]
+        // libpq reads the URL itself (expand_dbname); later keywords override it. The
+        // application name is a fallback: the URL's `application_name` wins.
+        var keywords = ["dbname", "client_encoding", "fallback_application_name"]
         var values = [url.absoluteString, "UTF8", "swift-coredata"]
         if let password {
             keywords.append("password")
@@ -213,11 +214,12 @@ final class LibPQRows: PostgreSQLRows {
         return start == 1 ? -magnitude : magnitude
     }
 
-    /// `Infinity`, `-Infinity` and `NaN` as strtod reads them; finite values in the server's
-    /// shortest exact form (PostgreSQL 12 and later).
+    /// `Infinity`, `-Infinity` and `NaN` as Swift reads them; finite values in the server's
+    /// shortest exact form (PostgreSQL 12 and later). Read in the C locale, whatever the process's
+    /// (`strtod` follows `setlocale`'s `LC_NUMERIC`: under `de_DE` it stops at the `.`).
     func double(_ row: Int, _ column: Int) -> Double {
         guard has(row, column) else { return 0 }
-        return strtod(PQgetvalue(result, Int32(row), Int32(column)), nil)
+        return Double(String(cString: PQgetvalue(result, Int32(row), Int32(column)))) ?? .nan
     }
 
     func text(_ row: Int, _ column: Int) -> String {

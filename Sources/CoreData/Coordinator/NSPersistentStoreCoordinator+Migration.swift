@@ -18,7 +18,8 @@ extension NSPersistentStoreCoordinator {
     /// and saved there, which is then loaded again (`StoreObjectCopy.swift`); they get its IDs.
     ///
     /// Throws, leaving the old store in place, if `store` is not in this coordinator, if a file
-    /// exists at `url` (a migration never overwrites one), or if the copy fails (the new store is
+    /// exists at `url` or a PostgreSQL database there holds a store (a migration never
+    /// overwrites one), or if the copy fails (the new store is
     /// removed and its file deleted). Contexts that held the old store's objects should be reset.
     /// Saves through this coordinator wait while the store moves.
     @discardableResult
@@ -32,6 +33,10 @@ extension NSPersistentStoreCoordinator {
                 NSLocalizedDescriptionKey: "Can't migrate the store to \(url.path): a file is there already (a migration never overwrites one)",
                 NSFilePathErrorKey: url.path,
             ])
+        }
+        if storeType == NSPostgreSQLStoreType, try PostgreSQLStore.holdsStore(at: url, options: options) {
+            throw NSError(domain: NSCocoaErrorDomain, code: NSFileWriteFileExistsError, userInfo: [NSLocalizedDescriptionKey:
+                "Can't migrate the store to \(PostgreSQLStore.location(of: url)): the database holds a store already (a migration never overwrites one)"])
         }
         // Under the save lock from the copy to the old store's removal: a save of another
         // context of this coordinator meanwhile would go to the old store only, and be lost.
@@ -64,7 +69,7 @@ extension NSPersistentStoreCoordinator {
                 try StoreCopy(from: store, to: moved, model: managedObjectModel).run()
             } catch {
                 try? removeStore(moved, posting: false)
-                if storeType == NSSQLiteStoreType { try? destroyPersistentStore(at: url, ofType: storeType) }
+                if storeType == NSSQLiteStoreType || storeType == NSPostgreSQLStoreType { try? destroyPersistentStore(at: url, ofType: storeType, options: options) }
                 throw error
             }
         }

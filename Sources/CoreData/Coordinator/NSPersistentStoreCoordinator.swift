@@ -261,7 +261,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// read every row twice, and its save would write over the first's.
     private func alreadyAdded(_ url: URL, _ existing: NSPersistentStore) -> NSError {
         CoreDataError.make(.persistentStoreAlreadyAdded,
-                           "Can't add the same store twice: the store at \(url.isFileURL ? url.path : url.absoluteString) (UUID \(existing.identifier ?? "?")) is already added to this coordinator",
+                           "Can't add the same store twice: the store at \(url.isFileURL ? url.path : PostgreSQLURL.masked(url) ?? "(a URL that can't be read)") (UUID \(existing.identifier ?? "?")) is already added to this coordinator",
                            extra: [NSAffectedStoresErrorKey: [existing]])
     }
 
@@ -384,14 +384,28 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// Something at `url` that is not a file (a directory, a FIFO) is refused with an error and
     /// left as it is; a damaged file is deleted (destroy and load again is how an app recovers). For `/dev/null` (an in-memory store) only the store is removed. For a registered store
     /// type (``registerStoreClass(_:forStoreType:)``) the store is removed if it was added and
-    /// the file or folder at a file URL is deleted; a store at another URL is only removed.
+    /// the file or folder at a file URL is deleted; a store at another URL is only removed. An
+    /// in-memory store is removed. A PostgreSQL store's tables are dropped (an app's other tables
+    /// stay). Another type is refused with 134000.
     open func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
-        if storeType != NSSQLiteStoreType, Self.registeredStoreClass(forType: storeType) != nil {
+        switch storeType {
+        case NSSQLiteStoreType:
+            break
+        case NSInMemoryStoreType:
+            if let store = persistentStore(for: url) { try remove(store) }
+            return
+        case NSPostgreSQLStoreType:
+            if let store = persistentStore(for: url) { try remove(store) }
+            try PostgreSQLStore.destroy(at: url, options: options)
+            return
+        default:
+            guard Self.registeredStoreClass(forType: storeType) != nil else {
+                throw CoreDataError.make(.persistentStoreInvalidType, "Can't destroy a store of the unknown type '\(storeType)'")
+            }
             if let store = persistentStore(for: url) { try remove(store) }
             if url.isFileURL, FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
             return
         }
-        guard storeType == NSSQLiteStoreType else { return }
         if !SQLiteStore.isInMemory(url) { try SQLiteStore.checkRegularFile(at: url) } // (an app's folder given for its store's URL)
         if let store = persistentStore(for: url) { try remove(store) }
         guard !SQLiteStore.isInMemory(url) else { return }

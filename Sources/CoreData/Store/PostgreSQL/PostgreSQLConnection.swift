@@ -195,11 +195,17 @@ extension NSPersistentStore.StoreType {
 
 /// PostgreSQL URLs as messages may show them.
 package enum PostgreSQLURL {
-    /// `url` with its password masked (`postgres://app:***@host/cars`), for every message and
-    /// report that names a store; `nil` if it can't be read as URL components.
+    /// `url` with its passwords masked (`postgres://app:***@host/cars`, and libpq's `password`
+    /// and `sslpassword` parameters), for every message and report that names a store; `nil` if
+    /// it can't be read as URL components.
     package static func masked(_ url: URL) -> String? {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         if components.password != nil { components.password = "***" }
+        if let items = components.percentEncodedQueryItems {
+            components.percentEncodedQueryItems = items.map {
+                ["password", "sslpassword"].contains($0.name) ? URLQueryItem(name: $0.name, value: "***") : $0
+            }
+        }
         return components.string
     }
 }
