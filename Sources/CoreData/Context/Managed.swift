@@ -626,8 +626,12 @@ extension NSManagedObject {
         didChangeValue(forKey: key)
     }
 
+    /// A collection holding anything but managed objects (object IDs, say) stops the process
+    /// with Apple's "Unacceptable type of value" message, as `setValue(_:forKey:)` does: read
+    /// as objects, it would empty the relationship.
     @usableFromInline
     internal func _setManagedToMany(from value: Any?, at index: Int, key: String) {
+        if let value, !FetchedPropertyIndex.isFetched(index), !Self.isCollectionOfObjects(value) { refuseRelationshipValue(value, at: index) }
         _setManagedToMany(Self.objects(from: value), at: index, key: key)
     }
 

@@ -34,8 +34,12 @@ extension NSManagedObjectContext {
                 for object in objects { wrapped.append(object) }
                 return unsafeBitCast(wrapped, to: [T].self)
             }
+            // Each object is checked too: one registered before its class was known (or made with
+            // `NSManagedObject(entity:insertInto:)`) is a plain `NSManagedObject`, which the
+            // checked path below reports.
             if let cls = T.self as? NSManagedObject.Type,
-               entity.layout.descendants.allSatisfy({ $0.layout.instanceClass.isSubclass(of: cls) }) {
+               entity.layout.descendants.allSatisfy({ $0.layout.instanceClass.isSubclass(of: cls) }),
+               objects.allSatisfy({ $0 is T }) {
                 return unsafeBitCast(objects, to: [T].self)
             }
             results = objects

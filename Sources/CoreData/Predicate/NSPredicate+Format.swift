@@ -118,6 +118,7 @@ extension NSPredicate {
     /// syntax, a malformed predicate's format, or `BLOCKPREDICATE`.
     internal var formatText: String {
         if let malformed = self as? MalformedPredicate { return malformed.format }
+        if let deferred = self as? KeyPathFormatPredicate { return (try? deferred.parsed().tree)?.description ?? deferred.format }
         return (try? predicateTree())?.description ?? "BLOCKPREDICATE"
     }
 
@@ -126,6 +127,9 @@ extension NSPredicate {
         do {
             return make(from: try PredicateParser.parse(format, arguments: arguments))
         } catch {
+            // A Swift key path (`%K`) is mapped once its model is in use: built before that (a
+            // `static let`), the predicate is parsed again when first used.
+            if arguments.contains(where: { $0 is AnyKeyPath }) { return KeyPathFormatPredicate(format: format, arguments: arguments) }
             return MalformedPredicate(error: error, format: format)
         }
     }
@@ -171,6 +175,7 @@ extension NSPredicate {
             }
         }
         if let malformed = self as? MalformedPredicate { throw malformed.error }
+        if let deferred = self as? KeyPathFormatPredicate { return try deferred.parsed().tree }
         if let swift = self as? SwiftPredicate { return try swift.translation.result.get() }
         if isEqual(NSPredicate(value: true)) { return .constant(true) }
         if isEqual(NSPredicate(value: false)) { return .constant(false) }
@@ -212,5 +217,48 @@ internal final class MalformedPredicate: NSPredicate {
     /// Itself (Foundation's copy on Linux made a `FALSEPREDICATE`, losing the error).
     override func copy(with zone: NSZone? = nil) -> Any { self }
     override func isEqual(_ object: Any?) -> Bool { (object as? MalformedPredicate).map { $0 === self || $0.format == format } ?? false }
+    override var hash: Int { format.hashValue }
+}
+
+/// What `NSPredicate(format:)` returns for a format with a Swift key path (`%K`, `\Item.name`)
+/// that could not be mapped yet (no coordinator used its model): parsed again when first used,
+/// then as the predicate the format makes. One that still fails throws the key path's error
+/// (134091) from a fetch, and matches nothing.
+internal final class KeyPathFormatPredicate: NSPredicate {
+    let format: String
+    private let arguments: [Any]
+    private let parsedOnce = Locked<(tree: PredicateNode, predicate: NSPredicate)?>(nil)
+
+    init(format: String, arguments: [Any]) {
+        self.format = format
+        self.arguments = arguments
+        super.init(value: false)
+    }
+
+    required init?(coder: NSCoder) { nil }
+
+    /// The parsed tree and the predicate it makes; the key path's error if one can't be mapped.
+    func parsed() throws -> (tree: PredicateNode, predicate: NSPredicate) {
+        if let done = parsedOnce.withLock({ $0 }) { return done }
+        for case let keyPath as AnyKeyPath in arguments { _ = try TypedKeyPaths.names(of: keyPath) }
+        let tree = try PredicateParser.parse(format, arguments: arguments)
+        let done = (tree, NSPredicate.make(from: tree))
+        parsedOnce.withLock { $0 = done }
+        return done
+    }
+
+    override var predicateFormat: String { formatText }
+    override var description: String { formatText }
+    override func evaluate(with object: Any?, substitutionVariables bindings: [String: Any]?) -> Bool {
+        guard let predicate = try? parsed().predicate else { return false }
+        return predicate.evaluate(with: object, substitutionVariables: bindings)
+    }
+    override func copy(with zone: NSZone? = nil) -> Any { self }
+    override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSPredicate else { return false }
+        if other === self { return true }
+        guard let mine = try? parsed().predicate else { return false }
+        return other.isEqual(mine)
+    }
     override var hash: Int { format.hashValue }
 }

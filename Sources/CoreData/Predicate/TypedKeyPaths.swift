@@ -28,9 +28,11 @@ import Foundation
 /// computed property that reads no managed property or several, and a key path whose root is
 /// not a managed object class of a loaded model are refused with an error naming the key path
 /// (``TypedKeyPathError``), never a crash. A computed property is run once on the blank probe
-/// (values are the model's defaults, relationships empty), so its getter must not trap on those;
-/// a computed property that reads exactly one managed property is taken for that property when
-/// its type fits the property's (`String` for a string attribute, a number for a numeric one, …).
+/// (attributes hold ``ProbeValues``, relationships are empty), so its getter must not trap on
+/// those; a computed property that reads exactly one managed property is taken for that property
+/// when its type fits the property's (`String` for a string attribute, a number for a numeric
+/// one, …) and it answers the value the attribute holds (`var title: String { name.capitalized }`
+/// does not).
 internal enum TypedKeyPaths {
     /// Successful mappings, by key path.
     private static let cache = Locked<[AnyKeyPath: [String]]>([:])
@@ -65,7 +67,7 @@ internal enum TypedKeyPaths {
         let entity = try entity(of: type(of: keyPath).rootType, for: keyPath)
         let recorder = ManagedKeyRecorder()
         let root = recorder.makeProbe(entity, as: type(of: keyPath).rootType as? NSManagedObject.Type)
-        _ = ManagedKeyRecorder.$current.withValue(recorder) { root[keyPath: keyPath] }
+        let value = ManagedKeyRecorder.$current.withValue(recorder) { root[keyPath: keyPath] }
         let names = try recorder.chain(from: root, keyPath: keyPath)
         var property: NSPropertyDescription?
         var current: NSEntityDescription? = entity
@@ -86,6 +88,14 @@ internal enum TypedKeyPaths {
         if let property, !isCompatible(valueType, with: property) {
             throw TypedKeyPathError.notManaged(keyPath, "it reads \(names.joined(separator: ".")) but its value is a \(valueType) (a computed property derived from a managed one?)")
         }
+        // (An enumeration's getter may have answered a case of its own on the probe: see
+        // `_managedProbeCase`.)
+        let unwrapped = (valueType as? any TypedOptional.Type)?.wrappedType ?? valueType
+        if !(unwrapped is any RawRepresentable.Type), let attribute = property as? NSAttributeDescription,
+           let probeValue = ProbeValues.value(for: attribute),
+           !ProbeValues.matches(value as Any, probeValue) {
+            throw TypedKeyPathError.notManaged(keyPath, "it reads \(names.joined(separator: ".")) but answers another value than the attribute holds (a computed property derived from it: \(probeValue) read as \(value ?? "nil")); use a key path to the @Managed property")
+        }
         return names
     }
 
@@ -104,6 +114,7 @@ internal enum TypedKeyPaths {
             return relationship.isToMany != (type is NSManagedObject.Type)
         }
         guard let attribute = property as? NSAttributeDescription else { return true }
+        if let enumeration = type as? any RawRepresentable.Type { return isCompatible(rawValueType(enumeration), with: property) }
         switch attribute.attributeType {
         case .booleanAttributeType:
             return type == Bool.self || type == NSNumber.self
@@ -119,6 +130,9 @@ internal enum TypedKeyPaths {
         }
     }
 }
+
+/// The type of `type`'s raw values (an enumeration's).
+private func rawValueType<Value: RawRepresentable>(_ type: Value.Type) -> Any.Type { Value.RawValue.self }
 
 /// `Optional`, seen through its wrapped type.
 internal protocol TypedOptional {
@@ -142,6 +156,11 @@ internal final class ManagedKeyRecorder: @unchecked Sendable {
     func makeProbe(_ entity: NSEntityDescription, as objectClass: NSManagedObject.Type?) -> NSManagedObject {
         let cls = objectClass ?? entity.layout.instanceClass
         let probe = cls.init(entity: entity, insertInto: nil)
+        for (index, property) in probe.layout.properties.enumerated() {
+            if let attribute = property as? NSAttributeDescription, let value = ProbeValues.value(for: attribute) {
+                probe.setValue(value, at: index)
+            }
+        }
         probe._checksQueue = true
         probes.insert(ObjectIdentifier(probe))
         keep.append(probe)
@@ -190,5 +209,59 @@ internal enum TypedKeyPathError {
     static func describe(_ keyPath: AnyKeyPath) -> String {
         let type = Swift.type(of: keyPath)
         return "\(keyPath.debugDescription) (\(String(reflecting: type.rootType)) → \(String(reflecting: type.valueType)))"
+    }
+}
+
+/// The values a probe's attributes hold while a key path runs on it: set, so that a non-optional
+/// accessor finds a value, and odd enough that a computed property deriving another value from
+/// the one attribute it reads (`name.capitalized`, `age * 12`, `!isDone`) answers something else.
+internal enum ProbeValues {
+    /// The value of `attribute` on a probe; `nil` for a type with no value to make (transformable,
+    /// composite, object ID).
+    static func value(for attribute: NSAttributeDescription) -> Any? {
+        switch attribute.attributeType {
+        case .stringAttributeType: return "cD pRobe"
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType: return 1 // (a case of most enumerations)
+        case .decimalAttributeType: return Decimal(7)
+        case .doubleAttributeType, .floatAttributeType: return 7.25
+        case .booleanAttributeType: return true
+        case .dateAttributeType: return Date(timeIntervalSinceReferenceDate: 7.25)
+        case .binaryDataAttributeType: return Data([0xCD, 0x07])
+        case .UUIDAttributeType: return UUID(uuid: (0xCD, 7, 7, 7, 7, 7, 0x47, 7, 0x87, 7, 7, 7, 7, 7, 7, 7))
+        case .URIAttributeType: return URL(string: "cd-probe://7")
+        default: return nil
+        }
+    }
+
+    /// Whether `value`, what a key path answered on a probe (perhaps optional, a Swift number, a
+    /// raw-representable value), is `probeValue`.
+    static func matches(_ value: Any, _ probeValue: Any) -> Bool {
+        var value = value
+        while Mirror(reflecting: value).displayStyle == .optional {
+            guard let wrapped = Mirror(reflecting: value).children.first?.value else { return false }
+            value = wrapped
+        }
+        switch probeValue {
+        case is Bool: return (value as? Bool ?? (value as? NSNumber)?.boolValue) == true
+        case let number as Int: return double(value) == Double(number)
+        case let number as Double: return double(value) == number
+        case let number as Decimal: return double(value) == NSDecimalNumber(decimal: number).doubleValue
+        case let string as String: return (value as? String ?? (value as? NSString).map(String.init)) == string
+        case let date as Date: return (value as? Date ?? (value as? NSDate).map { $0 as Date }) == date
+        case let data as Data: return (value as? Data ?? (value as? NSData).map { $0 as Data }) == data
+        case let uuid as UUID: return (value as? UUID ?? (value as? NSUUID).map { $0 as UUID }) == uuid
+        case let url as URL: return (value as? URL ?? (value as? NSURL).map { $0 as URL }) == url
+        default: return true
+        }
+    }
+
+    private static func double(_ value: Any) -> Double? {
+        switch value {
+        case let decimal as Decimal: return NSDecimalNumber(decimal: decimal).doubleValue
+        case let number as NSNumber: return number.doubleValue
+        case let integer as any BinaryInteger: return Double(exactly: integer)
+        case let floating as any BinaryFloatingPoint: return Double(floating)
+        default: return nil
+        }
     }
 }

@@ -60,12 +60,17 @@ internal final class SwiftPredicate: NSPredicate {
     /// Itself: it cannot change (Foundation's copy on Linux made a `FALSEPREDICATE`, so a
     /// copied request fetched nothing).
     override func copy(with zone: NSZone? = nil) -> Any { self }
-    /// The same predicate, or one of the same translation.
+    /// The same predicate, or one of the same translation (two that can't be translated yet,
+    /// both `BLOCKPREDICATE`, are not equal).
     override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? SwiftPredicate else { return false }
-        return other === self || (other.formatText == formatText && !formatText.isEmpty)
+        if other === self { return true }
+        guard case .success(let mine) = translation.result, case .success(let theirs) = other.translation.result else { return false }
+        return mine.description == theirs.description
     }
-    override var hash: Int { formatText.hashValue }
+    /// One value for every Swift predicate: a translation's text would change once its model is
+    /// in use, moving a predicate kept in a `Set` or as a dictionary key.
+    override var hash: Int { 0x5F1 }
 }
 
 /// A value worked out on first use (a translation needs the model, in use only by fetch time)
