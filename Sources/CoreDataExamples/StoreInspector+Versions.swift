@@ -13,18 +13,20 @@ extension StoreInspector {
     /// // Written by version: Garage 2 (version identifiers: 2.0; checksum …)
     /// ```
     ///
-    /// Throws an `NSError` saying why the store's metadata or a version of the model can't be read.
+    /// A version that can't be read is named in the report with why; throws an `NSError` saying
+    /// why the store's metadata, or every version of the model, can't be read.
     public func versionReport(model modelURL: URL) throws -> String {
         let metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: storeType, at: url)
         let stored = (metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]).compactMapValues { $0 as? Data }
         var versions: [(name: String, model: NSManagedObjectModel)] = []
+        var unreadable: [String] = []
         if modelURL.pathExtension.lowercased() == "xcdatamodeld" {
-            versions = try Self.versions(of: modelURL)
+            (versions, unreadable) = try Self.readVersions(of: modelURL)
         } else {
             versions.append((modelURL.deletingPathExtension().lastPathComponent, try NSManagedObjectModel(validatingContentsOf: modelURL)))
         }
 
-        var lines = ["Model: \(modelURL.path)"]
+        var lines = ["Model: \(modelURL.path)"] + unreadable.map { "  \($0)" }
         if let match = versions.first(where: { $0.model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) }) {
             let identifiers = match.model.versionIdentifiers.map { "\($0)" }.sorted().joined(separator: ", ")
             lines.append("Written by version: \(match.name) (version identifiers: \(identifiers.isEmpty ? "none" : identifiers); checksum \(match.model.versionChecksum))")
@@ -48,11 +50,40 @@ extension StoreInspector {
         }
     }
 
-    /// Every version of the `.xcdatamodeld` at `bundle`, read, by name in numeric order (`Garage`,
-    /// `Garage 2`, …, `Garage 10`); throws why a version can't be read.
-    static func versions(of bundle: URL) throws -> [(name: String, model: NSManagedObjectModel)] {
-        try NSManagedObjectModel.checksumsForVersionedModel(at: bundle).keys
+    /// Every readable version of the `.xcdatamodeld` at `bundle`, by name in numeric order
+    /// (`Garage`, `Garage 2`, …, `Garage 10`), and why each other one can't be read (an old
+    /// version this reader refuses does not hide the others, as at a store's opening). Throws
+    /// when the folder can't be listed, or no version can be read (the first one's error).
+    static func readVersions(of bundle: URL) throws -> (versions: [(name: String, model: NSManagedObjectModel)], unreadable: [String]) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: bundle.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            _ = try NSManagedObjectModel.checksumsForVersionedModel(at: bundle) // (its error, naming the path)
+            return ([], [])
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: bundle.path)
+            .filter { $0.lowercased().hasSuffix(".xcdatamodel") }
+            .map { String($0.dropLast(".xcdatamodel".count)) }
             .sorted { $0.compare($1, options: .numeric) == .orderedAscending }
-            .map { name in (name, try NSManagedObjectModel(validatingContentsOf: bundle.appendingPathComponent(name).appendingPathExtension("xcdatamodel"))) }
+        var versions: [(name: String, model: NSManagedObjectModel)] = []
+        var unreadable: [String] = []
+        var firstError: Error?
+        for name in names {
+            do {
+                versions.append((name, try NSManagedObjectModel(validatingContentsOf: bundle.appendingPathComponent(name).appendingPathExtension("xcdatamodel"))))
+            } catch {
+                firstError = firstError ?? error
+                unreadable.append("\(name): can't be read: \(error.localizedDescription)")
+            }
+        }
+        if versions.isEmpty {
+            if let firstError { throw firstError }
+            _ = try NSManagedObjectModel.checksumsForVersionedModel(at: bundle) // (its "holds no model version")
+        }
+        return (versions, unreadable)
+    }
+
+    /// The readable versions of ``readVersions(of:)``.
+    static func versions(of bundle: URL) throws -> [(name: String, model: NSManagedObjectModel)] {
+        try readVersions(of: bundle).versions
     }
 }

@@ -21,9 +21,12 @@ internal enum XcodeModelReader {
         var notes: [String]
     }
 
-    /// Reads the model at `url`, or throws an error that says what is wrong.
+    /// Reads the model at `url`, or throws an error that says what is wrong. What the file holds
+    /// that has no equivalent here (``Result/notes``) is logged as a warning, not dropped unseen.
     static func readModel(at url: URL) throws -> NSManagedObjectModel {
-        try read(at: url).model
+        let result = try read(at: url)
+        for note in result.notes { CoreDataLog.warning("\(result.contentsURL.path): \(note)") }
+        return result.model
     }
 
     /// Reads the model at `url` along with the reader's notes.

@@ -8,6 +8,14 @@ internal enum CoreDataLog {
     static func warning(_ message: String) { write("warning", message) }
 
     private static func write(_ level: String, _ message: String) {
-        FileHandle.standardError.write(Data("CoreData: \(level):  \(message)\n".utf8))
+        let line = "CoreData: \(level):  \(message)"
+        recent.withLock { lines in
+            if lines.count == 64 { lines.removeFirst() }
+            lines.append(line)
+        }
+        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
+
+    /// The last 64 lines logged (for tests).
+    static let recent = Locked<[String]>([])
 }

@@ -113,10 +113,22 @@ internal enum TransformableCoding {
         return data
     }
 
+    /// The value `data` holds; nil, with a warning logged once per attribute, when its
+    /// transformer can't read it (an archived class not among the secure transformer's
+    /// ``NSSecureUnarchiveFromDataTransformer/allowedTopLevelClasses``, say).
     static func decode(_ data: Data, for attribute: NSAttributeDescription) -> Any? {
         guard let transformer = transformer(for: attribute) else { return data }
-        return transformer.reverseTransformedValue(data)
+        let value = transformer.reverseTransformedValue(data)
+        if value == nil, !data.isEmpty, undecodable.withLock({ $0.insert(ObjectIdentifier(attribute)).inserted }) {
+            CoreDataLog.warning("""
+                \(attribute.entity?.name ?? "").\(attribute.name): \(type(of: transformer)) can't read a stored value                 (\(data.count) bytes), which reads as nil; a value of a class it does not allow needs a transformer of its                 own (valueTransformerName). Logged once per attribute
+                """)
+        }
+        return value
     }
+
+    /// The attributes whose values a transformer could not read, already logged.
+    private static let undecodable = Locked<Set<ObjectIdentifier>>([])
 
     /// Swift values as the Foundation objects that archive.
     static func bridge(_ value: Any) -> Any {

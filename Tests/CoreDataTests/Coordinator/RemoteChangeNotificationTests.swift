@@ -169,6 +169,23 @@ final class RemoteChangeRecorder: @unchecked Sendable {
         withExtendedLifetime(folder) {}
     }
 
+    /// A file event whose check finds nothing starts the recheck chain again from its shortest
+    /// delay: it joined the chain under way, so a commit published late waited for that chain's
+    /// next delay (up to 3 s), or for the next write once the chain had ended.
+    @Test func aFileEventRestartsTheRecheckChain() throws {
+        let folder = try TemporaryFolder()
+        let url = folder.url.appendingPathComponent("Notes.sqlite")
+        let (observer, _) = try Self.open(url, options: Self.observing)
+        let channel = try #require((observer.persistentStores.first as? SQLiteStore)?.changeChannel)
+        channel.fileChanged() // nothing committed: a chain starts
+        #expect(channel.pendingRecheckAttempt != nil)
+        for _ in 0..<400 where (channel.pendingRecheckAttempt ?? 0) < 2 { Thread.sleep(forTimeInterval: 0.005) }
+        #expect(channel.pendingRecheckAttempt == 2) // now waiting 1 s
+        channel.fileChanged()
+        #expect(channel.pendingRecheckAttempt == 0)
+        withExtendedLifetime(folder) {}
+    }
+
     /// An object ID keeps its store after the coordinator went away: the store's watch stops
     /// all the same, and nothing is posted for it.
     @Test func aCoordinatorGoneStopsTheWatchOfItsStore() throws {

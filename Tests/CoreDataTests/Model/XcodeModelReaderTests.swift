@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CoreData
+import TestSupport
 
 @Suite("Xcode model reader")
 struct XcodeModelReaderTests {
@@ -440,6 +441,24 @@ struct XcodeModelReaderTests {
         // An element this reader does not know (from a newer Xcode) is skipped with its contents, and noted.
         #expect(result.notes.count == 1)
         #expect(result.notes.first?.contains("<futureElement>") == true)
+    }
+
+    /// Loading a model dropped what the reader noted without a word: it is logged as a warning.
+    @Test func notesAreLoggedWhenAModelLoads() throws {
+        let folder = try TemporaryFolder()
+        let model = folder.url.appendingPathComponent("Noted.xcdatamodel")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        try Data("""
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift">
+            <entity name="Place" representedClassName="Place" syncable="YES">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <fetchIndex name="byNameLength"><fetchIndexElement expression="length:(name)" expressionType="Integer 64" type="Binary" order="descending"/></fetchIndex>
+            </entity>
+            </model>
+            """.utf8).write(to: model.appendingPathComponent("contents"))
+        _ = try #require(NSManagedObjectModel(contentsOf: model))
+        #expect(CoreDataLog.recent.withLock { $0 }.contains { $0.contains("Noted.xcdatamodel") && $0.contains("byNameLength") })
     }
 
     @Test func indexElementsExternalRecordsAndModelUserInfo() throws {

@@ -66,6 +66,19 @@ struct ReviewFetchTests {
         #expect((try again.fetch("Car")[0].rv("extras") as? NSArray) == (["x", "y"] as NSArray))
     }
 
+    /// A stored transformable value its transformer can't read became nil with no word: it
+    /// still reads as nil, and a warning naming the attribute is logged (once per attribute).
+    @Test func anUnreadableTransformableValueIsLogged() throws {
+        let stack = try TestStack()
+        stack.insert("Car", ["name": "a"])
+        try stack.context.save()
+        let raw = try SQLiteConnection(path: stack.url.path)
+        try raw.execute("UPDATE ZCAR SET ZEXTRAS = X'00010203'")
+        let reopened = try stack.reopen()
+        #expect(try reopened.fetch("Car")[0].value(forKey: "extras") == nil)
+        #expect(CoreDataLog.recent.withLock { $0 }.contains { $0.contains("Car.extras") && $0.contains("reads as nil") })
+    }
+
     @Test func subentityAttributePredicates() throws {
         let stack = try TestStack()
         stack.insert("Truck", ["load": 2.5]); stack.insert("Truck", ["load": 0.5])

@@ -49,11 +49,20 @@ struct StoreInspectorVersionTests {
         defer { withExtendedLifetime(folder) {} }
         let bundle = try ModelVersionsTests.garageCopy(in: folder)
         try Data("<model".utf8).write(to: bundle.appendingPathComponent("Garage 3.xcdatamodel/contents"))
+        // One broken version is named with why; the others are still compared (the report gave
+        // up on the whole model).
+        let report = try StoreInspector(url: stack.url).versionReport(model: bundle)
+        #expect(report.contains("Written by version: Garage ("), "\(report)")
+        #expect(report.contains("  Garage 3: can't be read: ") && report.contains("Garage 3.xcdatamodel"), "\(report)")
+        // Every version broken: the first one's error.
+        for name in ["Garage", "Garage 2"] {
+            try Data("<model".utf8).write(to: bundle.appendingPathComponent("\(name).xcdatamodel/contents"))
+        }
         do {
             _ = try StoreInspector(url: stack.url).versionReport(model: bundle)
-            Issue.record("a broken version was not reported")
+            Issue.record("a broken model was not reported")
         } catch let error as NSError {
-            #expect(error.code == 259 && error.localizedDescription.contains("Garage 3.xcdatamodel"), "\(error)")
+            #expect(error.code == 259 && error.localizedDescription.contains("Garage.xcdatamodel"), "\(error)")
         }
     }
 }

@@ -43,7 +43,10 @@ internal final class SQLiteChangeChannel: @unchecked Sendable {
         /// A store of this process committed since the last check.
         var localCommit = false
         var checkQueued = false
-        var recheckQueued = false
+        /// The recheck chain under way: its number (a newer chain ends older ones) and the index
+        /// in ``recheckDelays`` of its next check; `nil` when none is.
+        var recheckChain = 0
+        var recheckAttempt: Int?
     }
     private let state = Locked(State())
 
@@ -84,19 +87,23 @@ internal final class SQLiteChangeChannel: @unchecked Sendable {
             let number = state.nextSubscription
             state.nextSubscription += 1
             state.observers[number] = WeakStore(store: store)
-            if state.connection == nil { startWatching(&state) }
+            if state.connection == nil || state.watch == nil { startWatching(&state) }
             return number
         }
         observerCount.add(1, ordering: .relaxed)
         return RemoteChangeSubscription(channel: self, number: number)
     }
 
-    /// Opens the connection and starts the watch (under the state's lock).
+    /// Opens the connection and starts the watch (under the state's lock), whichever is missing:
+    /// a watch that could not start (the inotify instance limit) is tried again by the next
+    /// subscriber.
     private func startWatching(_ state: inout State) {
         do {
-            let connection = try SQLiteConnection(path: path, readOnly: true, create: false)
-            state.lastDataVersion = try connection.dataVersion()
-            state.connection = connection
+            if state.connection == nil {
+                let connection = try SQLiteConnection(path: path, readOnly: true, create: false)
+                state.lastDataVersion = try connection.dataVersion()
+                state.connection = connection
+            }
             let file = URL(fileURLWithPath: path)
             state.watch = try FileChangeWatch(folder: file.deletingLastPathComponent().path,
                                               names: [file.lastPathComponent, file.lastPathComponent + "-wal"],
@@ -139,30 +146,40 @@ internal final class SQLiteChangeChannel: @unchecked Sendable {
     /// unrelated write.
     static let recheckDelays: [Double] = [0.05, 0.2, 1, 3]
 
-    /// The watch saw the file or its WAL written (on ``queue``).
-    private func fileChanged() {
+    /// The watch saw the file or its WAL written (on ``queue``). A check that finds nothing
+    /// starts a new recheck chain from the shortest delay, ending the one under way: joining
+    /// that one, the commit waited for its next delay (up to seconds), or for the next write if
+    /// it was the last.
+    func fileChanged() {
         if !check() {
-            let recheck = state.withLock { state -> Bool in
-                guard !state.recheckQueued else { return false }
-                state.recheckQueued = true
-                return true
+            let chain = state.withLock { state -> Int in
+                state.recheckChain += 1
+                return state.recheckChain
             }
-            if recheck { scheduleRecheck(0) }
+            scheduleRecheck(0, chain: chain)
         }
     }
 
     /// Checks again after ``recheckDelays``[`attempt`], and after the next delay if that check
-    /// posted nothing.
-    private func scheduleRecheck(_ attempt: Int) {
+    /// posted nothing, unless a newer chain has started.
+    private func scheduleRecheck(_ attempt: Int, chain: Int) {
+        guard state.withLock({ state -> Bool in
+            guard state.recheckChain == chain else { return false }
+            state.recheckAttempt = attempt
+            return true
+        }) else { return }
         queue.asyncAfter(deadline: .now() + Self.recheckDelays[attempt]) { [weak self] in
-            guard let self else { return }
+            guard let self, self.state.withLock({ $0.recheckChain == chain }) else { return }
             if !self.check(), attempt + 1 < Self.recheckDelays.count {
-                self.scheduleRecheck(attempt + 1)
+                self.scheduleRecheck(attempt + 1, chain: chain)
             } else {
-                self.state.withLock { $0.recheckQueued = false }
+                self.state.withLock { if $0.recheckChain == chain { $0.recheckAttempt = nil } }
             }
         }
     }
+
+    /// The index in ``recheckDelays`` of the pending recheck's delay, if one is pending (for tests).
+    var pendingRecheckAttempt: Int? { state.withLock { $0.recheckAttempt } }
 
     /// Posts the notification if `data_version` moved since the last check (on ``queue``),
     /// which every commit of another connection does, this process's stores' included: so a
