@@ -372,8 +372,10 @@ internal enum RelationshipStorage {
                 let owner = owns ? relationship : inverse
                 let ownerNumber = owns ? number : inverseNumber
                 let table = "Z_" + String(ownerNumber) + owner.name.uppercased()
-                // Each side's column holds that side's keys and is named after the relationship pointing at it.
-                let myColumn = "Z_" + String(number) + inverse.name.uppercased()
+                // Each side's column holds that side's keys and is named after the relationship
+                // pointing at it and that relationship's destination entity, from both sides
+                // alike (an inverse may be declared on a parent or child of the destination).
+                let myColumn = "Z_" + String(inverse.destinationEntity!.frozenLayout!.entityNumber) + inverse.name.uppercased()
                 var destinationColumn = "Z_" + String(destination.frozenLayout!.entityNumber) + relationship.name.uppercased()
                 // A relationship that is its own inverse (Author.collaborators): the second
                 // column takes a "1", as Apple's store names it.

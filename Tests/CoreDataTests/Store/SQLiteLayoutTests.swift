@@ -183,4 +183,30 @@ struct SQLiteLayoutTests {
         try other.context.save()
         #expect(try RawSQLite.query(stack.url.path, "SELECT Z_OPT, ZNAME FROM ZCAR WHERE Z_PK = 7").first! == ["4", "E-Type"])
     }
+    /// A many-to-many whose inverse is declared on a parent of its destination: the two sides
+    /// named the join table's columns differently (`Z_3TAGS` and `Z_2TAGS`), so reading
+    /// `tag.posts` failed with "no such column".
+    @Test func aManyToManyWithItsInverseOnAParentEntityReadsFromBothSides() throws {
+        let post = NSEntityDescription(); post.name = "Post"
+        let tag = NSEntityDescription(); tag.name = "Tag"
+        let special = NSEntityDescription(); special.name = "SpecialTag"
+        tag.subentities = [special]
+        let tags = ManagedTestModel.relationship("tags", to: special, toMany: true)
+        let posts = ManagedTestModel.relationship("posts", to: post, toMany: true)
+        tags.inverseRelationship = posts; posts.inverseRelationship = tags
+        post.properties = [ManagedTestModel.attribute("title", .stringAttributeType), tags]
+        tag.properties = [ManagedTestModel.attribute("label", .stringAttributeType), posts]
+        let model = NSManagedObjectModel()
+        model.entities = [post, tag, special]
+        let stack = try TestStack(model: model)
+        let first = stack.insert("Post", ["title": "first"])
+        let swift = stack.insert("SpecialTag", ["label": "swift"])
+        first.mutableSetValue(forKey: "tags").add(swift)
+        try stack.context.save()
+        let other = try stack.reopen()
+        let tag2 = try #require(try other.fetch("SpecialTag").first)
+        #expect((tag2.value(forKey: "posts") as? Set<NSManagedObject>)?.map { $0.value(forKey: "title") as? String } == ["first"])
+        let post2 = try #require(try other.fetch("Post").first)
+        #expect((post2.value(forKey: "tags") as? Set<NSManagedObject>)?.map { $0.value(forKey: "label") as? String } == ["swift"])
+    }
 }

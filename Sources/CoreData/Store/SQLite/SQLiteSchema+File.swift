@@ -18,10 +18,13 @@ import Foundation
 // (`lenient`), a file of another model version may lack some: those properties are left
 // without a column (`EntityStorage/unmappedIndexes`); a fetch or save that needs one throws.
 extension SQLiteSchema {
-    /// The layout of the existing file `db` for `model`.
-    convenience init(model: NSManagedObjectModel, reading db: SQLiteConnection, lenient: Bool = false) throws {
+    /// The layout of the existing file `db` for `model`. A store added for a `configuration`
+    /// needs the tables and names of that configuration's entities only (Apple's store of a
+    /// configuration has no others); the other entities' are mapped where the file has them.
+    convenience init(model: NSManagedObjectModel, reading db: SQLiteConnection, lenient: Bool = false, configuration: String? = nil) throws {
         self.init(model: model)
-        var mapper = try FileMapper(model: model, entities: entities, db: db, lenient: lenient)
+        var mapper = try FileMapper(model: model, entities: entities, db: db, lenient: lenient,
+                                    outside: Self.entitiesOutside(configuration, of: model))
         try mapper.mapEntityColumns()
         try mapper.mapRelationshipColumns()
         storage = mapper.storage
@@ -32,6 +35,14 @@ extension SQLiteSchema {
         tables = mapper.tables
         joinTables = mapper.joinTables
         indexes = []
+    }
+
+    /// The entities whose hierarchy has no member in `configuration` (none for the default one).
+    static func entitiesOutside(_ configuration: String?, of model: NSManagedObjectModel) -> Set<ObjectIdentifier> {
+        guard !NSManagedObjectModel.namesAllEntities(configuration),
+              let inside = model.entities(forConfigurationName: configuration) else { return [] }
+        let insideRoots = Set(inside.map { ObjectIdentifier($0.rootEntity) })
+        return Set(model.entities.filter { !insideRoots.contains(ObjectIdentifier($0.rootEntity)) }.map(ObjectIdentifier.init))
     }
 }
 
@@ -64,6 +75,13 @@ private struct FileMapper {
     let db: SQLiteConnection
     /// Whether a name the file lacks leaves its property unmapped instead of refusing the file.
     let lenient: Bool
+    /// Entities outside the store's configuration: names the file lacks leave theirs unmapped.
+    let outside: Set<ObjectIdentifier>
+
+    /// Whether a name of `entity` the file lacks leaves it unmapped (``lenient``, or outside).
+    func isLenient(_ entity: NSEntityDescription?) -> Bool {
+        lenient || entity.map { outside.contains(ObjectIdentifier($0)) } ?? false
+    }
     /// The file's tables by upper-cased name.
     var fileTables: [String: FileTable] = [:]
     /// Each entity's `Z_ENT` in the file, by the model's entity number.
@@ -76,11 +94,12 @@ private struct FileMapper {
     /// Each root's table, by the root's model entity number (upper-cased key of ``fileTables``).
     var tableKeys: [Int: String] = [:]
 
-    init(model: NSManagedObjectModel, entities: [NSEntityDescription], db: SQLiteConnection, lenient: Bool) throws {
+    init(model: NSManagedObjectModel, entities: [NSEntityDescription], db: SQLiteConnection, lenient: Bool, outside: Set<ObjectIdentifier>) throws {
         self.model = model
         self.entities = entities
         self.db = db
         self.lenient = lenient
+        self.outside = outside
         let list = try db.cached("SELECT name FROM sqlite_master WHERE type = 'table'")
         var names: [String] = []
         while try list.step() { names.append(list.string(0)) }
@@ -109,7 +128,7 @@ private struct FileMapper {
         var unnumbered = (byName.values.max() ?? 0) + 1
         for entity in entities {
             let name = entity.name ?? ""
-            guard let number = byName[name].flatMap({ $0 > 0 ? $0 : nil }) ?? (lenient ? unnumbered : nil) else {
+            guard let number = byName[name].flatMap({ $0 > 0 ? $0 : nil }) ?? (isLenient(entity) ? unnumbered : nil) else {
                 throw Self.missing("no Z_PRIMARYKEY row for the entity \(name)", db)
             }
             if number == unnumbered { unnumbered += 1 }
@@ -141,7 +160,7 @@ private struct FileMapper {
         for root in roots {
             let key = root.layout.tableName.uppercased()
             if fileTables[key] == nil {
-                guard lenient else { throw Self.missing("no table \(root.layout.tableName) for the entity \(root.name ?? "")", db) }
+                guard isLenient(root) else { throw Self.missing("no table \(root.layout.tableName) for the entity \(root.name ?? "")", db) }
                 fileTables[key] = FileTable(name: root.layout.tableName, columns: [])
             }
             tableKeys[root.layout.entityNumber] = key
@@ -193,7 +212,7 @@ private struct FileMapper {
                     return !digits.isEmpty && digits.allSatisfy(\.isASCIIDigit)
                 }
                 guard let found else {
-                    if lenient { continue }
+                    if isLenient(entity) { continue }
                     throw Self.missing("no column \(expected) (the entity of \(entity.name ?? "").\(relationship.name)) in \(table.name)", db)
                 }
                 fileTables[key]!.claimed.insert(found.uppercased())
@@ -250,7 +269,7 @@ private struct FileMapper {
             let wanted = Self.affinity(Self.sqlType(of: property))
             let column = candidates.first { Self.affinity(fileTables[key]!.type(of: $0)) == wanted } ?? candidates.first
             guard let column else {
-                if lenient { continue }
+                if isLenient(property.entity) { continue }
                 throw Self.missing("no column \(property.columnName) for \(property.entity?.name ?? "").\(property.name) in \(fileTables[key]!.name)", db)
             }
             take(property, column)
@@ -341,7 +360,7 @@ private struct FileMapper {
     /// The unclaimed column `base` (or `base` and digits) of a table, claimed (`nil` if lenient and missing).
     private mutating func claim(_ base: String, in key: String, for relationship: NSRelationshipDescription) throws -> String? {
         guard let column = fileTables[key]!.candidates(base).first else {
-            if lenient { return nil }
+            if isLenient(relationship.entity) { return nil }
             throw Self.missing("no column \(base) for \(relationship.entity?.name ?? "").\(relationship.name) in \(fileTables[key]!.name)", db)
         }
         fileTables[key]!.claimed.insert(column.uppercased())
@@ -353,7 +372,7 @@ private struct FileMapper {
         -> (table: String, source: String, destination: String, order: String?, tableSpec: SQLiteSchema.JoinTableSpec)? {
         do {
             return try findJoinTable(relationship, inverse: inverse)
-        } catch where lenient {
+        } catch where isLenient(relationship.entity) {
             return nil
         }
     }
@@ -373,12 +392,14 @@ private struct FileMapper {
         let table = fileTables[key]!
         let keys = table.columns.map(\.name).filter { !$0.uppercased().hasPrefix("Z_FOK_") }
         // This side's keys are in the column named after the inverse, the members' after this
-        // relationship, each perhaps followed by a number.
-        let sourceBase = "Z_\(number(source))" + inverse.name.uppercased()
-        let destinationBase = "Z_\(number(destination))" + relationship.name.uppercased()
-        func matches(_ column: String, _ base: String) -> Bool {
+        // relationship, each perhaps followed by a number, and led by the number of the
+        // relationship's destination or of the entity declaring the other (they differ when an
+        // inverse is declared on a parent or child of the destination).
+        let sourceBase = Set(["Z_\(number(inverse.destinationEntity!))", "Z_\(number(source))"].map { $0 + inverse.name.uppercased() })
+        let destinationBase = Set(["Z_\(number(destination))", "Z_\(number(other))"].map { $0 + relationship.name.uppercased() })
+        func matches(_ column: String, _ bases: Set<String>) -> Bool {
             let upper = column.uppercased()
-            return upper.hasPrefix(base) && upper.dropFirst(base.count).allSatisfy(\.isASCIIDigit)
+            return bases.contains { upper.hasPrefix($0) && upper.dropFirst($0.count).allSatisfy(\.isASCIIDigit) }
         }
         guard keys.count == 2 else {
             throw Self.missing("the join table \(table.name) has \(keys.count) key columns, not 2", db)
@@ -394,7 +415,7 @@ private struct FileMapper {
             let sorted = [a, b].sorted { ($0.count, $0.uppercased()) < ($1.count, $1.uppercased()) }
             (sourceColumn, destinationColumn) = (sorted[0], sorted[1])
         } else {
-            throw Self.missing("the join table \(table.name) has no columns \(sourceBase) and \(destinationBase) (it has \(keys.joined(separator: ", ")))", db)
+            throw Self.missing("the join table \(table.name) has no columns \(sourceBase.sorted().joined(separator: " or ")) and \(destinationBase.sorted().joined(separator: " or ")) (it has \(keys.joined(separator: ", ")))", db)
         }
         var order: String?
         if relationship.isOrdered {

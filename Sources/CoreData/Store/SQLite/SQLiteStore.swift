@@ -284,7 +284,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let metadata = try Self.readMetadata(connection)
         try checkCompatibility(metadata, model: model)
         // The file's own tables and columns are the truth.
-        schema = try SQLiteSchema(model: model, reading: connection, lenient: flag(NSIgnorePersistentStoreVersioningOption))
+        schema = try SQLiteSchema(model: model, reading: connection, lenient: flag(NSIgnorePersistentStoreVersioningOption),
+                                  configuration: configurationName)
         self.metadata = metadata
         self.identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
     }
@@ -459,22 +460,28 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// hashes differ between the store and the model.
     func checkCompatibility(_ metadata: [String: Any], model: NSManagedObjectModel) throws {
         try Self.checkCompatibility(metadata, model: model, type: NSSQLiteStoreType, location: url?.path ?? "",
-                                    ignoringVersions: flag(NSIgnorePersistentStoreVersioningOption))
+                                    ignoringVersions: flag(NSIgnorePersistentStoreVersioningOption), configuration: configurationName)
     }
 
     /// ``checkCompatibility(_:model:)`` for a store of `type` at `location` (a path, or the
     /// PostgreSQL store's database): 134010 when the metadata names another type, 134100 when
-    /// the version hashes differ (unless `ignoringVersions`).
+    /// the version hashes differ (unless `ignoringVersions`). A store of a named `configuration`
+    /// is compared on that configuration's entities only, as
+    /// ``NSManagedObjectModel/isConfiguration(withName:compatibleWithStoreMetadata:)`` compares.
     static func checkCompatibility(_ metadata: [String: Any], model: NSManagedObjectModel, type expectedType: String,
-                                   location: String, ignoringVersions: Bool) throws {
+                                   location: String, ignoringVersions: Bool, configuration: String? = nil) throws {
         if let type = metadata[NSStoreTypeKey] as? String, type != expectedType {
             throw CoreDataError.make(.persistentStoreTypeMismatch, "The store at \(location) has type \(type), not \(expectedType)")
         }
         if ignoringVersions { return }
         let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
         let current = model.entityVersionHashesByName
+        var names = Set(stored.keys).union(current.keys)
+        if !NSManagedObjectModel.namesAllEntities(configuration), let inside = model.entities(forConfigurationName: configuration) {
+            names = Set(inside.compactMap(\.name))
+        }
         var differences: [String] = []
-        for name in Set(stored.keys).union(current.keys).sorted() {
+        for name in names.sorted() {
             let storedHash = stored[name] as? Data
             let currentHash = current[name]
             switch (storedHash, currentHash) {
