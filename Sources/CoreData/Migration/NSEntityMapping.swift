@@ -48,7 +48,9 @@ open class NSEntityMapping: NSObject {
     /// The mappings of the destination entity's relationships.
     open var relationshipMappings: [NSPropertyMapping]?
     /// The expression that fetches the source instances (`nil` in an inferred mapping: the
-    /// in-place migration reads the source entity's rows itself).
+    /// in-place migration reads the source entity's rows itself). The migration manager runs the
+    /// form Xcode writes, `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:",
+    /// "Note", "archived == NO"), $manager.sourceContext, NO)`, and refuses another (134110).
     open var sourceExpression: NSExpression?
     /// The filter of the source instances a mapping model file gives (`sourcefilterpredicatestring`),
     /// kept as written for the migration manager: Apple's compiled model folds it into

@@ -196,10 +196,26 @@ extension NSMigrationManager {
         request.entity = entity
         request.resultType = .managedObjectIDResultType
         request.includesSubentities = false
-        if let filter = entityMapping.sourceFilterPredicate, !filter.isEmpty {
+        if let filter = try Self.sourceFilter(of: entityMapping), !filter.isEmpty {
             request.predicate = try NSPredicate(validatingFormat: filter)
         }
         return try sourceContext.fetch(request)
+    }
+
+    /// The filter of a mapping's source instances: the one its file gives, or the one of its
+    /// ``NSEntityMapping/sourceExpression`` in the form Xcode writes, `FETCH(FUNCTION($manager,
+    /// "fetchRequestForSourceEntityNamed:predicateString:", "Note", "archived == NO"),
+    /// $manager.sourceContext, NO)`. Another source expression is refused (134110) rather than
+    /// ignored: every instance would be migrated.
+    static func sourceFilter(of entityMapping: NSEntityMapping) throws -> String? {
+        guard let expression = entityMapping.sourceExpression else { return entityMapping.sourceFilterPredicate }
+        if case .fetchRequest(.function("fetchRequestForSourceEntityNamed:predicateString:", let arguments), _, countOnly: false) = expression.node,
+           arguments.count == 3, case .variable("manager") = arguments[0], case .constant(.string(let entityName)) = arguments[1],
+           case .constant(.string(let predicate)) = arguments[2], entityName == entityMapping.sourceEntityName {
+            return predicate
+        }
+        throw MigrationErrors.migration("The entity mapping \(entityMapping.name ?? "") has a source expression this package can't run (\(expression)); "
+            + "only FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"\(entityMapping.sourceEntityName ?? "")\", \"<predicate>\"), $manager.sourceContext, NO) is")
     }
 
     /// The source objects of a batch of IDs, read in one fetch.

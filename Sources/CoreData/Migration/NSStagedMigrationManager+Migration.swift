@@ -28,6 +28,10 @@ extension NSStagedMigrationManager {
         // Other servers' staged migrations of the database wait for this one's steps and handlers.
         let lock = isPostgreSQL ? try PostgreSQLStore.migrationSession(url, options: options) : nil
         defer { lock?.close() }
+        // Another process's or coordinator's staged migration of a SQLite file waits for this
+        // one's steps and handlers, then reads the version this one left.
+        var fileLock: StoreFileMigrationLock?
+        defer { withExtendedLifetime(fileLock) {} }
         if isPostgreSQL {
             do {
                 metadata = try PostgreSQLStore.readMetadata(at: url, options: options)
@@ -35,7 +39,9 @@ extension NSStagedMigrationManager {
                 return
             }
         } else {
-            guard FileManager.default.fileExists(atPath: url.path), !SQLiteStore.isInMemory(url) else { return }
+            guard !SQLiteStore.isInMemory(url) else { return }
+            fileLock = try StoreFileMigrationLock(path: url.path)
+            guard fileLock != nil else { return } // (no file: nothing to migrate)
             metadata = try SQLiteStore.readMetadata(at: url)
         }
         guard let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] else {

@@ -20,7 +20,10 @@ import Foundation
 /// transaction: a step into a custom stage's next model runs the stage's handlers around it;
 /// every other step is a lightweight migration (an inferred mapping). So V1 → V2 → V3 chains in
 /// one open even when every stage is lightweight (Apple's framework then fails, asking for a
-/// mapping model).
+/// mapping model). One staged migration of a store runs at a time: another, in another
+/// coordinator or process (an `flock` on a SQLite store's folder) or on another server (an
+/// advisory lock in a PostgreSQL database), waits for its steps and handlers, then finds the
+/// store migrated.
 ///
 /// Before the store is touched, the migration throws an `NSError` in `NSCocoaErrorDomain`:
 /// - `NSMigrationError` (134110) for a stage list Apple's framework raises an exception for: a

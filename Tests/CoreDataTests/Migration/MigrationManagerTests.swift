@@ -376,6 +376,30 @@ final class NotesPolicy: NSEntityMigrationPolicy {
         }
     }
 
+    /// A source expression set in code was ignored: every instance migrated. Xcode's form is run;
+    /// another is refused, nothing left at the destination.
+    @Test func aSourceExpressionFiltersTheSourceInstances() throws {
+        let setup = try Setup(people: 3)
+        let mapping = Self.mapping()
+        let sourceName = mapping.entityMappings[0].sourceEntityName ?? ""
+        mapping.entityMappings[0].sourceExpression = NSExpression(format: """
+            FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "\(sourceName)", "age > 30"), $manager.sourceContext, NO)
+            """)
+        try setup.manager.migrateStore(from: setup.old, type: .sqlite, mapping: mapping, to: setup.new, type: .sqlite)
+        try Self.read(setup.new, Self.destinationModel(), "Person", by: "name") { people in
+            #expect(people.map { $0.value(forKey: "name") as? String } == ["PERSON 1", "PERSON 2"])
+        }
+
+        let other = try Setup(people: 3)
+        let refused = Self.mapping()
+        refused.entityMappings[0].sourceExpression = NSExpression(format: "FETCH($request, $manager.sourceContext, NO)")
+        let error = #expect(throws: NSError.self) {
+            try other.manager.migrateStore(from: other.old, type: .sqlite, mapping: refused, to: other.new, type: .sqlite)
+        }
+        #expect(error?.code == NSMigrationError)
+        #expect(!FileManager.default.fileExists(atPath: other.new.path))
+    }
+
     /// A car's owner given as both cars of its owner, or as the car itself.
     @Test(arguments: [("$source.owner.cars", "More than one relationship destination for a toOne relationship"),
                       ("$source", "Unknown/unsupported type for relationship destination: Car for Car.owner (a relationship to Person)")])

@@ -114,6 +114,41 @@ import TestSupport
         #expect(v3.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
     }
 
+    /// Two staged migrations of one file at once (two coordinators, or an app and its extension):
+    /// the second read the version while the first was in its handlers, and ran the stage's
+    /// handlers (and steps) again. It now waits, then finds the store migrated.
+    @Test func aSecondStagedMigrationOfTheFileWaitsForTheFirst() throws {
+        let folder = try TemporaryFolder()
+        let (v1, v2, v3) = try Self.people(in: folder)
+        let url = try Self.v1Store(v1, in: folder)
+        let seen = Locked<[String]>([])
+        let firstInHandler = DispatchSemaphore(value: 0)
+        let first = Self.splitStage(v2, v3, seen: seen)
+        let split = first.willMigrateHandler!
+        first.willMigrateHandler = { manager, stage in
+            firstInHandler.signal()
+            Thread.sleep(forTimeInterval: 0.3)
+            try split(manager, stage)
+        }
+        let errors = Locked<[Error]>([])
+        let group = DispatchGroup()
+        nonisolated(unsafe) let firstManager = NSStagedMigrationManager([NSLightweightMigrationStage([v1.versionChecksum]), first])
+        DispatchQueue.global().async(group: group) {
+            do {
+                try firstManager.migrateStore(at: url, options: nil, to: v3)
+            } catch { errors.value.append(error) }
+        }
+        firstInHandler.wait()
+        do {
+            try NSStagedMigrationManager([NSLightweightMigrationStage([v1.versionChecksum]), Self.splitStage(v2, v3, seen: seen)])
+                .migrateStore(at: url, options: nil, to: v3)
+        } catch { errors.value.append(error) }
+        group.wait()
+        #expect(errors.value.isEmpty, "\(errors.value)")
+        #expect(seen.value == ["will " + v2.versionChecksum, "did " + v3.versionChecksum])
+        #expect(try Self.values(url, v3, ["firstName", "lastName", "initials"]) == [["Ada", "Lovelace", "AL"], ["Alan", "Turing", "AT"]])
+    }
+
     /// Through Apple's entry point: the manager under `NSPersistentStoreStagedMigrationManagerOptionKey`
     /// of a container's store description migrates the store when it is loaded.
     @Test func theOptionOfAStoreDescriptionRunsTheStages() throws {
