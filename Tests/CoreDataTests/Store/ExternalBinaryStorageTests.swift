@@ -110,6 +110,23 @@ struct ExternalBinaryStorageTests {
         #expect(photo.value(forKey: "image") as? Data == Self.large)
     }
 
+    /// Another coordinator opening the file meanwhile removed the files no current row names,
+    /// those a pinned snapshot still reads among them: the pinned context's fault then failed.
+    @Test func anOpenMeanwhileLeavesThePinnedFiles() throws {
+        let stack = try stack()
+        let original = try insertPhoto(stack, "p", Self.large)
+        let reader = stack.newContext()
+        try reader.setQueryGenerationFrom(.current)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Photo")
+        request.includesPropertyValues = false
+        let photo = try #require(try reader.fetch(request).first)
+        original.setValue(Data(repeating: 7, count: Self.large.count), forKey: "image")
+        try stack.context.save()
+        _ = try stack.reopen() // its open cleans up unused files
+        #expect(files(stack).count == 2)
+        #expect(photo.value(forKey: "image") as? Data == Self.large)
+    }
+
     @Test func aSmallValueStaysInTheRowAfterAppleMarker() throws {
         let stack = try stack()
         try insertPhoto(stack, "small", Data([0xAB, 0xCD]))

@@ -114,9 +114,10 @@ extension SQLiteStore {
     /// Removes the files of the external data folder that no row names: left by a process
     /// killed between writing a file and committing, or between committing and removing the
     /// files of replaced values. Runs in a write transaction, so no save is under way; does
-    /// nothing if the folder is empty or the file is busy.
+    /// nothing if the folder is empty or the file is busy, or while a query generation of this
+    /// process is pinned on the file (its snapshot may name files no current row does).
     func removeUnreferencedExternalFiles(on db: SQLiteConnection, model: NSManagedObjectModel) {
-        guard let url, let folder = Self.externalDataFolder(forStoreAt: url),
+        guard let url, !pinnedExternalData.isPinned, let folder = Self.externalDataFolder(forStoreAt: url),
               let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path), !names.isEmpty else { return }
         let columns = schema.externalDataColumns
         do {

@@ -46,9 +46,11 @@ extension SQLiteStore: QueryGenerationStore {
 internal final class PinnedExternalData: @unchecked Sendable {
     private static let byFile = Mutex<[String: PinnedExternalData]>([:])
 
-    /// The one for the store file at `path` (a store without a file has one of its own).
+    /// The one for the store file at `path`, symbolic links resolved (a store without a file has
+    /// one of its own).
     static func forFile(_ path: String?) -> PinnedExternalData {
-        guard let path else { return PinnedExternalData() }
+        guard let given = path else { return PinnedExternalData() }
+        let path = URL(fileURLWithPath: given).resolvingSymlinksInPath().standardizedFileURL.path
         return byFile.withLock { files in
             if let existing = files[path] { return existing }
             let new = PinnedExternalData()
@@ -62,6 +64,10 @@ internal final class PinnedExternalData: @unchecked Sendable {
     private var deferred: [URL] = []
 
     func pin() { lock.withLock { pinned += 1 } }
+
+    /// Whether a query generation of this process is pinned on the file: the clean-up of unused
+    /// files at an open leaves them then (a pinned snapshot may name a file no current row does).
+    var isPinned: Bool { lock.withLock { pinned > 0 } }
 
     func unpin() {
         let files = lock.withLock { () -> [URL] in

@@ -22,7 +22,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     var externalFiles: ExternalDataFiles?
     /// This process's pinned query generations on the store, and the external data files whose
     /// removal waits for them (`SQLiteStore+QueryGenerations.swift`).
-    private(set) lazy var pinnedExternalData = PinnedExternalData.forFile(url.map { $0.standardizedFileURL.path })
+    var pinnedExternalData: PinnedExternalData { PinnedExternalData.forFile(url?.path) }
     /// See ``beforeCommit`` (under ``writeLock``).
     var beforeCommitHook: (@Sendable () -> Void)?
     /// The writer's `PRAGMA data_version` when the row cache was last known to match the file
