@@ -20,6 +20,7 @@ extension NSManagedObject {
     @inlinable
     public func managedValue<Value: RawRepresentable>(for key: borrowing ManagedPropertyKey, as type: Value.Type) -> Value
     where Value.RawValue: ManagedAttributeValue {
+        guard _managedStoresRawValue(key.name) else { return _managedAnyValue(at: _managedIndex(key), key: key.name, as: Value.self) }
         let raw = managedValue(for: key, as: Value.RawValue.self)
         guard let value = Value(rawValue: raw) ?? _managedProbeCase(key.name, as: Value.self) else { _managedInvalidRawValue(key.name, raw, as: Value.self) }
         return value
@@ -29,6 +30,7 @@ extension NSManagedObject {
     @inlinable
     public func managedValue<Value: RawRepresentable>(for key: borrowing ManagedPropertyKey, as type: Value?.Type) -> Value?
     where Value.RawValue: ManagedAttributeValue {
+        guard _managedStoresRawValue(key.name) else { return _managedAnyValue(at: _managedIndex(key), key: key.name, as: Value?.self) }
         guard let raw = managedValue(for: key, as: Value.RawValue?.self) else { return nil }
         if let value = Value(rawValue: raw) { return value }
         guard _managedIsProbe else { _managedInvalidRawValue(key.name, raw, as: Value.self) }
@@ -39,6 +41,7 @@ extension NSManagedObject {
     @inlinable
     public func setManagedValue<Value: RawRepresentable>(_ value: Value, for key: borrowing ManagedPropertyKey)
     where Value.RawValue: ManagedAttributeValue {
+        guard _managedStoresRawValue(key.name) else { return _setManagedAnyValue(value, at: _managedIndex(key), key: key.name) }
         setManagedValue(value.rawValue, for: key)
     }
 
@@ -46,12 +49,24 @@ extension NSManagedObject {
     @inlinable
     public func setManagedValue<Value: RawRepresentable>(_ value: Value?, for key: borrowing ManagedPropertyKey)
     where Value.RawValue: ManagedAttributeValue {
+        guard _managedStoresRawValue(key.name) else { return _setManagedAnyValue(value as Any, at: _managedIndex(key), key: key.name) }
         setManagedValue(value?.rawValue, for: key)
+    }
+
+    /// Whether the attribute `key` holds an enumeration's raw value: not a transformable one,
+    /// which holds the value itself (a `Codable` enumeration through a transformer), read and
+    /// written as `value(forKey:)` and `setValue(_:forKey:)` do.
+    @usableFromInline
+    internal func _managedStoresRawValue(_ key: String) -> Bool {
+        guard let index = layout.nameTable.index(of: key), let attribute = layout.properties[index] as? NSAttributeDescription else { return true }
+        return attribute.attributeType != .transformableAttributeType && attribute.attributeType != .undefinedAttributeType
     }
 
     /// While a Swift key path is mapped (TypedKeyPaths.swift), its probe object holds values no
     /// enumeration has a case for: the attribute's default value, or else the first case of a
-    /// `CaseIterable` one, stands in (nil for an optional one); `nil` otherwise, and outside a probe.
+    /// `CaseIterable` one, or an integer one's case of the smallest raw value from -1 to 1024,
+    /// stands in (nil for an optional one); `nil` otherwise (the getter then stops the process
+    /// saying what to do), and outside a probe.
     @usableFromInline @inline(never)
     internal func _managedProbeCase<Value: RawRepresentable>(_ key: String, as type: Value.Type) -> Value? {
         guard _managedIsProbe else { return nil }
@@ -59,8 +74,14 @@ extension NSManagedObject {
            let raw = attribute.defaultValue as? Value.RawValue, let value = Value(rawValue: raw) {
             return value
         }
-        guard let cases = Value.self as? any CaseIterable.Type else { return nil }
-        return firstCase(cases) as? Value
+        if let cases = Value.self as? any CaseIterable.Type, let first = firstCase(cases) as? Value { return first }
+        // An integer enumeration: its case of the smallest raw value from -1 to 1024.
+        if let integer = Value.RawValue.self as? any FixedWidthInteger.Type {
+            for candidate in -1...1024 {
+                if let raw = integer.init(exactly: candidate) as? Value.RawValue, let value = Value(rawValue: raw) { return value }
+            }
+        }
+        return nil
     }
 
     /// Whether a Swift key path is being mapped on this task (an optional enumeration then reads
@@ -70,6 +91,9 @@ extension NSManagedObject {
 
     @usableFromInline @inline(never)
     internal func _managedInvalidRawValue(_ key: String, _ raw: Any, as type: Any.Type) -> Never {
+        if _managedIsProbe {
+            preconditionFailure("CoreData: a Swift key path reads the @Managed property '\(key)' of class \(String(reflecting: Swift.type(of: self))), an enumeration of no case the key path's mapping can find; give the attribute a default value that is a case of \(String(reflecting: type)), or make it CaseIterable")
+        }
         preconditionFailure("CoreData: the @Managed property '\(key)' of class \(String(reflecting: Swift.type(of: self))) (entity '\(entity.name ?? "")') holds \(raw), which is no case of \(String(reflecting: type))")
     }
 }

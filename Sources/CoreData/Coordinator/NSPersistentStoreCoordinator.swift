@@ -66,10 +66,10 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     deinit {
-        // A store may outlive its coordinator (object IDs hold it): its remote change
-        // notifications, which the coordinator posted, end with it.
-        for case let store as SQLiteStore in stores { store.stopPostingRemoteChanges() }
-        for case let store as PostgreSQLStore in stores { store.stopListening() }
+        // A store may outlive its coordinator (object IDs hold it): its connections, files and
+        // remote change notifications end with the coordinator, as a removal ends them.
+        for case let store as SQLiteStore in stores { store.close() }
+        for case let store as PostgreSQLStore in stores { store.close() }
     }
 
     /// The stores added to the coordinator.

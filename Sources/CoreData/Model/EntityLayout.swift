@@ -375,7 +375,9 @@ internal enum RelationshipStorage {
                 // Each side's column holds that side's keys and is named after the relationship
                 // pointing at it and that relationship's destination entity, from both sides
                 // alike (an inverse may be declared on a parent or child of the destination).
-                let myColumn = "Z_" + String(inverse.destinationEntity!.frozenLayout!.entityNumber) + inverse.name.uppercased()
+                // (An inverse with no destination of this model is refused by `validateForUse`.)
+                let myNumber = inverse.destinationEntity?.frozenLayout?.entityNumber ?? number
+                let myColumn = "Z_" + String(myNumber) + inverse.name.uppercased()
                 var destinationColumn = "Z_" + String(destination.frozenLayout!.entityNumber) + relationship.name.uppercased()
                 // A relationship that is its own inverse (Author.collaborators): the second
                 // column takes a "1", as Apple's store names it.

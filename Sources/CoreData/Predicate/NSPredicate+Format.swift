@@ -129,7 +129,9 @@ extension NSPredicate {
         } catch {
             // A Swift key path (`%K`) is mapped once its model is in use: built before that (a
             // `static let`), the predicate is parsed again when first used.
-            if arguments.contains(where: { $0 is AnyKeyPath }) { return KeyPathFormatPredicate(format: format, arguments: arguments) }
+            if arguments.contains(where: { ($0 as? AnyKeyPath).map(KeyPathFormatPredicate.cannotBeMappedYet) ?? false }) {
+                return KeyPathFormatPredicate(format: format, arguments: arguments)
+            }
             return MalformedPredicate(error: error, format: format)
         }
     }
@@ -221,7 +223,8 @@ internal final class MalformedPredicate: NSPredicate {
 }
 
 /// What `NSPredicate(format:)` returns for a format with a Swift key path (`%K`, `\Item.name`)
-/// that could not be mapped yet (no coordinator used its model): parsed again when first used,
+/// that could not be mapped (no coordinator used its model yet, or it is no Core Data property):
+/// parsed again when used,
 /// then as the predicate the format makes. One that still fails throws the key path's error
 /// (134091) from a fetch, and matches nothing.
 internal final class KeyPathFormatPredicate: NSPredicate {
@@ -254,11 +257,20 @@ internal final class KeyPathFormatPredicate: NSPredicate {
         return predicate.evaluate(with: object, substitutionVariables: bindings)
     }
     override func copy(with zone: NSZone? = nil) -> Any { self }
+    /// The same predicate, or another of these parsed to the same tree.
     override func isEqual(_ object: Any?) -> Bool {
-        guard let other = object as? NSPredicate else { return false }
+        guard let other = object as? KeyPathFormatPredicate else { return false }
         if other === self { return true }
-        guard let mine = try? parsed().predicate else { return false }
-        return other.isEqual(mine)
+        guard let mine = try? parsed().tree, let theirs = try? other.parsed().tree else { return false }
+        return mine.description == theirs.description
     }
-    override var hash: Int { format.hashValue }
+    /// One value for all of these: equality can change once the model is in use.
+    override var hash: Int { 0x4B50 }
+
+    /// Whether `keyPath` can't be mapped now: its model is not in use yet (it may be later), or
+    /// it is no Core Data property (a fetch then throws 134091 naming it, as for `#Predicate`).
+    /// A format malformed otherwise is a ``MalformedPredicate``.
+    static func cannotBeMappedYet(_ keyPath: AnyKeyPath) -> Bool {
+        (try? TypedKeyPaths.names(of: keyPath)) == nil
+    }
 }

@@ -120,9 +120,9 @@ internal enum TransformableCoding {
         guard let transformer = transformer(for: attribute) else { return data }
         let value = transformer.reverseTransformedValue(data)
         if value == nil, !data.isEmpty, undecodable.withLock({ $0.insert(ObjectIdentifier(attribute)).inserted }) {
-            CoreDataLog.warning("""
-                \(attribute.entity?.name ?? "").\(attribute.name): \(type(of: transformer)) can't read a stored value                 (\(data.count) bytes), which reads as nil; a value of a class it does not allow needs a transformer of its                 own (valueTransformerName). Logged once per attribute
-                """)
+            CoreDataLog.warning("\(attribute.entity?.name ?? "").\(attribute.name): \(type(of: transformer)) can't read a stored value "
+                + "(\(data.count) bytes), which reads as nil; a value of a class it does not allow needs a transformer of its own "
+                + "(valueTransformerName). Logged once per attribute")
         }
         return value
     }

@@ -48,17 +48,21 @@ struct PostgreSQLTimeoutTests {
     @Test func theWritersTransactionsCarryTheTimeouts() throws {
         let database = try TemporaryDatabase()
         let options: [AnyHashable: Any] = [NSPersistentStoreTimeoutOption: 2]
-        let store = try #require(try database.coordinator(PostgreSQLTestModel.make(), options: options).persistentStores.first as? PostgreSQLStore)
+        // (Each coordinator kept: a coordinator that goes closes its stores.)
+        let coordinator = try database.coordinator(PostgreSQLTestModel.make(), options: options)
+        let store = try #require(coordinator.persistentStores.first as? PostgreSQLStore)
         let settings = try store.inTransaction { connection in
             let rows = try connection.execute("SELECT current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout')", [])
             return [rows.text(0, 0), rows.text(0, 1)]
         }
         #expect(settings == ["2s", "32s"])
-        let defaults = try #require(try database.coordinator(PostgreSQLTestModel.make()).persistentStores.first as? PostgreSQLStore)
+        let defaultCoordinator = try database.coordinator(PostgreSQLTestModel.make())
+        let defaults = try #require(defaultCoordinator.persistentStores.first as? PostgreSQLStore)
         let defaultSettings = try defaults.inTransaction { connection in
             try connection.execute("SELECT current_setting('lock_timeout')", []).text(0, 0)
         }
         #expect(defaultSettings == "30s")
+        withExtendedLifetime((coordinator, defaultCoordinator)) {}
     }
 
     /// An answer of another shape than expected (no rows) reads as NULL, never past the result.

@@ -202,6 +202,9 @@ final class RemoteChangeRecorder: @unchecked Sendable {
         // (A notification being posted holds the coordinator until it is delivered.)
         for _ in 0..<1_000 where channel.isWatching { Thread.sleep(forTimeInterval: 0.005) }
         #expect(!channel.isWatching)
+        // Its connections are closed too: they stayed open while any ID lived.
+        let store = try #require(id.persistentStore as? SQLiteStore)
+        #expect(store.writer == nil)
         withExtendedLifetime(folder) {}
     }
 

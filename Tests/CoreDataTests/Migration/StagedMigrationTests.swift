@@ -149,6 +149,28 @@ import TestSupport
         #expect(try Self.values(url, v3, ["firstName", "lastName", "initials"]) == [["Ada", "Lovelace", "AL"], ["Alan", "Turing", "AT"]])
     }
 
+    /// A handler that migrates another store of the same folder (a container it loads) does not
+    /// wait for the lock its own migration holds.
+    @Test func aHandlerMayMigrateAnotherStoreOfTheFolder() throws {
+        let folder = try TemporaryFolder()
+        let (v1, v2, v3) = try Self.people(in: folder)
+        let url = try Self.v1Store(v1, in: folder)
+        let other = folder.url.appendingPathComponent("Other.sqlite")
+        try NSPersistentStoreCoordinator(managedObjectModel: v1).replacePersistentStore(at: other, withPersistentStoreFrom: url, ofType: NSSQLiteStoreType)
+        let seen = Locked<[String]>([])
+        let outer = Self.splitStage(v2, v3, seen: seen)
+        let split = outer.willMigrateHandler!
+        outer.willMigrateHandler = { manager, stage in
+            try NSStagedMigrationManager([NSLightweightMigrationStage([v1.versionChecksum]), Self.splitStage(v2, v3, seen: Locked([]))])
+                .migrateStore(at: other, options: nil, to: v3)
+            try split(manager, stage)
+        }
+        try NSStagedMigrationManager([NSLightweightMigrationStage([v1.versionChecksum]), outer]).migrateStore(at: url, options: nil, to: v3)
+        for store in [url, other] {
+            #expect(try Self.values(store, v3, ["initials"]) == [["AL"], ["AT"]])
+        }
+    }
+
     /// Through Apple's entry point: the manager under `NSPersistentStoreStagedMigrationManagerOptionKey`
     /// of a container's store description migrates the store when it is loaded.
     @Test func theOptionOfAStoreDescriptionRunsTheStages() throws {

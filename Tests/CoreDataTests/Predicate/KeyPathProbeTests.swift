@@ -8,6 +8,19 @@ import TestSupport
 
 enum KPStatus: Int16 { case open = 0, started = 1, done = 2 }
 enum KPPriority: String { case low, high }
+/// No case of raw value 1, and its attribute has no default.
+enum KPLevel: Int16 { case low = 10, high = 20 }
+/// Kept whole in a transformable attribute.
+enum KPColor: String { case red, blue }
+
+/// KPColor to and from its raw value's UTF-8 bytes.
+final class KPColorTransformer: ValueTransformer, @unchecked Sendable {
+    override class func allowsReverseTransformation() -> Bool { true }
+    override func transformedValue(_ value: Any?) -> Any? { (value as? KPColor).map { Data($0.rawValue.utf8) } }
+    override func reverseTransformedValue(_ value: Any?) -> Any? {
+        (value as? Data).flatMap { KPColor(rawValue: String(decoding: $0, as: UTF8.self)) }
+    }
+}
 
 final class KPItem: NSManagedObject {
     @Managed var name: String?
@@ -16,6 +29,8 @@ final class KPItem: NSManagedObject {
     @Managed var status: KPStatus
     @Managed var priority: KPPriority?
     @Managed var parts: NSSet?
+    @Managed var level: KPLevel
+    @Managed var color: KPColor?
 
     /// Derived from one managed property: another value than the attribute holds.
     var ageInMonths: Int { Int(age) * 12 }
@@ -40,9 +55,13 @@ private enum KPModel {
     static func item() -> NSManagedObjectModel {
         let item = NSEntityDescription(); item.name = "KPItem"; item.managedObjectClassName = String(reflecting: KPItem.self)
         let parts = ManagedTestModel.relationship("parts", to: item, toMany: true)
+        ValueTransformer.setValueTransformer(KPColorTransformer(), forName: NSValueTransformerName("KPColorTransformer"))
+        let color = ManagedTestModel.attribute("color", .transformableAttributeType)
+        color.valueTransformerName = "KPColorTransformer"
         item.properties = [ManagedTestModel.attribute("name", .stringAttributeType), ManagedTestModel.attribute("age", .integer16AttributeType),
                            ManagedTestModel.attribute("link", .URIAttributeType), ManagedTestModel.attribute("status", .integer16AttributeType),
-                           ManagedTestModel.attribute("priority", .stringAttributeType), parts]
+                           ManagedTestModel.attribute("priority", .stringAttributeType), ManagedTestModel.attribute("level", .integer16AttributeType),
+                           color, parts]
         let model = NSManagedObjectModel()
         model.entities = [item]
         return model
@@ -74,6 +93,8 @@ private enum KPModel {
             item.link = URL(string: "https://example.com/\(name)")!
             item.status = status
             item.priority = priority
+            item.level = age > 30 ? .high : .low
+            item.color = name == "Ada" ? .blue : nil
         }
         try context.save()
         context.reset()
@@ -128,6 +149,31 @@ struct KeyPathProbeTests {
         #expect(try names(context, NSPredicate(format: "%K == %d", \KPItem.status, KPStatus.done.rawValue)) == ["Ada", "bob"])
         #expect(try names(context, NSPredicate(format: "%K == nil", \KPItem.priority)) == ["Ada", "bob"])
         #expect(throws: NSError.self) { try names(context, NSPredicate(format: "%K == YES", \KPItem.isUrgent)) }
+    }
+
+    /// A key path to an integer enumeration with no case of the probe's value and no default
+    /// stopped the process while it was mapped; an enumeration in a transformable attribute was
+    /// stored as its raw value (and read back stopped the process).
+    @Test func enumerationsWithoutACaseForTheProbeAndTransformableOnes() throws {
+        let folder = try TemporaryFolder()
+        let context = try KPModel.populated(in: folder)
+        #expect(try names(context, nil, [NSSortDescriptor(keyPath: \KPItem.level, ascending: false)]) == ["Ada", "Cy", "bob"])
+        let items = try context.fetch(NSFetchRequest<KPItem>(entityName: "KPItem")).sorted { ($0.name ?? "") < ($1.name ?? "") }
+        #expect(items.map(\.level) == [.high, .low, .low])
+        #expect(items.map(\.color) == [.blue, nil, nil])
+        #expect(items[0].value(forKey: "color") as? KPColor == .blue)
+    }
+
+    /// A malformed format with a key path of a model in use is a malformed predicate (2048), not
+    /// one parsed again on every use; predicates waiting for their model hash alike.
+    @Test func onlyAKeyPathWaitingForItsModelDefersTheParse() throws {
+        let folder = try TemporaryFolder()
+        let context = try KPModel.populated(in: folder) // (its model in use while it lives)
+        let malformed = NSPredicate(format: "%K ==", \KPItem.name)
+        #expect(!(malformed is KeyPathFormatPredicate))
+        withExtendedLifetime(context) {}
+        let waiting = NSPredicate(format: "%K == 'a'", \KPNever.label), other = NSPredicate(format: "%K == 'b'", \KPNever.label)
+        #expect(waiting is KeyPathFormatPredicate && waiting.hash == other.hash && !waiting.isEqual(other))
     }
 
     /// `%K` with a Swift key path made before its model was in use was a malformed predicate for good.

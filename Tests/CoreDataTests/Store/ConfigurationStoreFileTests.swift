@@ -60,4 +60,31 @@ struct ConfigurationStoreFileTests {
         let whole = NSPersistentStoreCoordinator(managedObjectModel: Self.model())
         #expect(throws: NSError.self) { try whole.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: url, options: nil) }
     }
+    /// A sub-entity the configuration does not list shares its parent's table: a change to it
+    /// makes the store incompatible (134100, which a migration answers), where the version check
+    /// passed and the open then failed (134020, a column missing).
+    @Test func aChangedSubentityOfAListedEntityIsMigrated() throws {
+        func model(carAttributes: [String]) -> NSManagedObjectModel {
+            let vehicle = Self.entity("Vehicle", ["name"]), car = Self.entity("Car", carAttributes)
+            vehicle.subentities = [car]
+            let model = NSManagedObjectModel()
+            model.entities = [vehicle, car]
+            model.setEntities([vehicle], forConfigurationName: "Local")
+            return model
+        }
+        let folder = try TemporaryFolder()
+        let url = folder.url.appendingPathComponent("Local.sqlite")
+        let v1 = NSPersistentStoreCoordinator(managedObjectModel: model(carAttributes: ["seats"]))
+        let store = try v1.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "Local", at: url, options: nil)
+        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        context.persistentStoreCoordinator = v1
+        NSEntityDescription.insertNewObject(forEntityName: "Car", into: context).setValue("Beetle", forKey: "name")
+        try context.save()
+        try v1.remove(store)
+
+        // 134100, which automatic migration answers (with the source model found).
+        let v2 = NSPersistentStoreCoordinator(managedObjectModel: model(carAttributes: ["seats", "trim"]))
+        let error = #expect(throws: NSError.self) { try v2.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: "Local", at: url, options: nil) }
+        #expect(error?.code == NSPersistentStoreIncompatibleVersionHashError)
+    }
 }

@@ -209,4 +209,19 @@ struct SQLiteLayoutTests {
         let post2 = try #require(try other.fetch("Post").first)
         #expect((post2.value(forKey: "tags") as? Set<NSManagedObject>)?.map { $0.value(forKey: "label") as? String } == ["swift"])
     }
+    /// A many-to-many whose inverse has no destination stopped the process when the coordinator
+    /// was made; adding a store refuses the model with an error instead.
+    @Test func aManyToManyWithoutTheInversesDestinationIsAnError() throws {
+        let item = NSEntityDescription(); item.name = "Item"
+        let tag = NSEntityDescription(); tag.name = "Tag"
+        let tags = ManagedTestModel.relationship("tags", to: tag, toMany: true)
+        let items = NSRelationshipDescription(); items.name = "items" // (destination forgotten)
+        tags.inverseRelationship = items; items.inverseRelationship = tags
+        item.properties = [tags]
+        tag.properties = [items]
+        let model = NSManagedObjectModel()
+        model.entities = [item, tag]
+        let coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
+        #expect(throws: NSError.self) { try coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil, options: nil) }
+    }
 }

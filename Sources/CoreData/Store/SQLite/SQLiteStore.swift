@@ -466,8 +466,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// ``checkCompatibility(_:model:)`` for a store of `type` at `location` (a path, or the
     /// PostgreSQL store's database): 134010 when the metadata names another type, 134100 when
     /// the version hashes differ (unless `ignoringVersions`). A store of a named `configuration`
-    /// is compared on that configuration's entities only, as
-    /// ``NSManagedObjectModel/isConfiguration(withName:compatibleWithStoreMetadata:)`` compares.
+    /// is compared on the hierarchies of that configuration's entities only (the entities whose
+    /// tables it holds).
     static func checkCompatibility(_ metadata: [String: Any], model: NSManagedObjectModel, type expectedType: String,
                                    location: String, ignoringVersions: Bool, configuration: String? = nil) throws {
         if let type = metadata[NSStoreTypeKey] as? String, type != expectedType {
@@ -477,8 +477,11 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
         let current = model.entityVersionHashesByName
         var names = Set(stored.keys).union(current.keys)
-        if !NSManagedObjectModel.namesAllEntities(configuration), let inside = model.entities(forConfigurationName: configuration) {
-            names = Set(inside.compactMap(\.name))
+        if !NSManagedObjectModel.namesAllEntities(configuration), model.entities(forConfigurationName: configuration) != nil {
+            // The hierarchies of the configuration's entities, which share their tables: the
+            // entities the file must hold (`SQLiteSchema.entitiesOutside`).
+            let outside = SQLiteSchema.entitiesOutside(configuration, of: model)
+            names = Set(model.entities.filter { !outside.contains(ObjectIdentifier($0)) }.compactMap(\.name))
         }
         var differences: [String] = []
         for name in names.sorted() {
