@@ -66,10 +66,13 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     }
 
     deinit {
-        // A store may outlive its coordinator (object IDs hold it): its connections, files and
-        // remote change notifications end with the coordinator, as a removal ends them.
+        // A store may outlive its coordinator (object IDs hold it): a SQLite store's connections,
+        // files and remote change notifications end with the coordinator, as a removal ends
+        // them. A PostgreSQL store's listener stops; its sessions end with the store (closing
+        // them here, on whatever thread let the coordinator go, raced a process's exit in libpq's
+        // TLS library and crashed it).
         for case let store as SQLiteStore in stores { store.close() }
-        for case let store as PostgreSQLStore in stores { store.close() }
+        for case let store as PostgreSQLStore in stores { store.stopListening() }
     }
 
     /// The stores added to the coordinator.

@@ -48,7 +48,7 @@ struct PostgreSQLTimeoutTests {
     @Test func theWritersTransactionsCarryTheTimeouts() throws {
         let database = try TemporaryDatabase()
         let options: [AnyHashable: Any] = [NSPersistentStoreTimeoutOption: 2]
-        // (Each coordinator kept: a coordinator that goes closes its stores.)
+        // (Each coordinator kept while its store is used.)
         let coordinator = try database.coordinator(PostgreSQLTestModel.make(), options: options)
         let store = try #require(coordinator.persistentStores.first as? PostgreSQLStore)
         let settings = try store.inTransaction { connection in
