@@ -71,16 +71,22 @@ struct ExternalBinaryStorageTests {
         #expect((batch?.value(forKey: "words") as? [String])?.last == "word 39999")
     }
 
+    /// The photo `reader` fetches without its values, once pinned to the current generation
+    /// (the fetch pins it).
+    private func pinnedPhoto(_ reader: NSManagedObjectContext) throws -> NSManagedObject {
+        try reader.setQueryGenerationFrom(.current)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Photo")
+        request.includesPropertyValues = false
+        return try #require(try reader.fetch(request).first)
+    }
+
     /// A context pinned to a query generation reads its generation's values: the file of a value
     /// replaced (or deleted) since stays until the generation is let go.
     @Test func aPinnedContextStillReadsAValueReplacedSince() throws {
         let stack = try stack()
         let original = try insertPhoto(stack, "p", Self.large)
         let reader = stack.newContext()
-        try reader.setQueryGenerationFrom(.current)
-        let request = NSFetchRequest<NSManagedObject>(entityName: "Photo")
-        request.includesPropertyValues = false
-        let photo = try #require(try reader.fetch(request).first) // pins the generation
+        let photo = try pinnedPhoto(reader)
         let replacement = Data(repeating: 7, count: Self.large.count)
         original.setValue(replacement, forKey: "image")
         try stack.context.save()
@@ -100,10 +106,7 @@ struct ExternalBinaryStorageTests {
         try insertPhoto(stack, "p", Self.large)
         let other = try stack.reopen()
         let reader = other.newContext()
-        try reader.setQueryGenerationFrom(.current)
-        let request = NSFetchRequest<NSManagedObject>(entityName: "Photo")
-        request.includesPropertyValues = false
-        let photo = try #require(try reader.fetch(request).first)
+        let photo = try pinnedPhoto(reader)
         let writer = try stack.fetch("Photo")[0]
         writer.setValue(Data(repeating: 9, count: Self.large.count), forKey: "image")
         try stack.context.save()
@@ -116,10 +119,7 @@ struct ExternalBinaryStorageTests {
         let stack = try stack()
         let original = try insertPhoto(stack, "p", Self.large)
         let reader = stack.newContext()
-        try reader.setQueryGenerationFrom(.current)
-        let request = NSFetchRequest<NSManagedObject>(entityName: "Photo")
-        request.includesPropertyValues = false
-        let photo = try #require(try reader.fetch(request).first)
+        let photo = try pinnedPhoto(reader)
         original.setValue(Data(repeating: 7, count: Self.large.count), forKey: "image")
         try stack.context.save()
         _ = try stack.reopen() // its open cleans up unused files
