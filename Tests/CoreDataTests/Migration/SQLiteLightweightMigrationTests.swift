@@ -243,6 +243,26 @@ import TestSupport
         #expect(try Self.fetch("Car", context).map { $0.value(forKey: "model") as? String } == ["A", "B"])
     }
 
+    @Test func aTriggerNamingARemovedAttributesColumnGoesWithIt() throws {
+        let folder = try TemporaryFolder()
+        let source = M.v1()
+        let url = try Self.v1Store(folder, source)
+        // As Apple writes a derived attribute's trigger; SQLite refuses `DROP COLUMN ZYEAR` while
+        // it is there (the migration failed with 134180). The one not naming ZYEAR stays.
+        try RawSQLite.execute(url.path, """
+            CREATE TRIGGER Z_DA_ZCAR_Car_year_UPDATE AFTER UPDATE OF Z_OPT ON ZCAR FOR EACH ROW BEGIN
+                UPDATE ZCAR SET "ZYEAR" = NEW.ZYEAR + 0 WHERE Z_PK = NEW.Z_PK; END;
+            CREATE TRIGGER ZCAR_TOUCHED AFTER UPDATE ON ZCAR BEGIN SELECT NEW.ZMODEL; END
+            """)
+        let v2 = M.v1()
+        let car = v2.entitiesByName["Car"]!
+        car.properties = car.properties.filter { $0.name != "year" }
+        try Self.migrate(url, from: source, to: v2)
+        #expect(try RawSQLite.query(url.path, "SELECT name FROM sqlite_master WHERE type = 'trigger'") == [["ZCAR_TOUCHED"]])
+        #expect(try !RawSQLite.query(url.path, "PRAGMA table_info(ZCAR)").contains { $0[1] == "ZYEAR" })
+        #expect(try RawSQLite.query(url.path, "SELECT ZMODEL FROM ZCAR ORDER BY Z_PK") == [["A"], ["B"]])
+    }
+
     @Test func aRenamedAttributeKeepsItsValues() throws {
         let folder = try TemporaryFolder()
         let v2 = M.v1(personName: M.attribute("fullName", .stringAttributeType, optional: false, defaultValue: "?", renamedFrom: "name"))
