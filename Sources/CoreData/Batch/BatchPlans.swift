@@ -65,6 +65,10 @@ internal struct BatchUpdate {
             guard let attribute = entity.layout.properties[index] as? NSAttributeDescription, attribute.isStoredInRow else {
                 throw BatchErrors.invalid("NSBatchUpdateRequest: '\(name)' of \(entity.name ?? "") is not a stored attribute; batch updates set attributes only", key: name)
             }
+            guard !(attribute is NSDerivedAttributeDescription) else {
+                // Its value is its derivation's: a value set here would stay until a source changed.
+                throw BatchErrors.invalid("NSBatchUpdateRequest: '\(name)' of \(entity.name ?? "") is a derived attribute, computed from its derivation; batch updates do not set it", key: name)
+            }
             guard !attribute.storesExternally else {
                 throw BatchErrors.invalid("NSBatchUpdateRequest: '\(name)' of \(entity.name ?? "") is kept in external storage, which batch updates do not set", key: name)
             }

@@ -19,6 +19,11 @@ extension NSManagedObjectContext {
 extension NSBatchInsertRequest: ContextExecutableRequest {
     func execute(in context: NSManagedObjectContext) throws -> NSPersistentStoreResult {
         let entity = try context.batchEntity(entity, named: entityName, request: "NSBatchInsertRequest")
+        guard !entity.isAbstract else {
+            // Rows of its own would be objects no fetch of a concrete entity or store copy knows.
+            throw CoreDataError.make(.managedObjectValidation,
+                "NSBatchInsertRequest: \(entity.name ?? "") is an abstract entity, which has no instances of its own; insert into one of its concrete subentities. Nothing was inserted")
+        }
         let source: BatchInsertRows.Source
         if let objectsToInsert {
             source = .objects(objectsToInsert)
@@ -73,19 +78,21 @@ extension NSBatchDeleteRequest: ContextExecutableRequest {
         }
         let coordinator = try context.persistentStoreCoordinatorOrThrow()
         let wantsKeys = resultType == .resultTypeObjectIDs
+        // The stores both the request and its fetch request allow.
+        let scope = Self.intersection(affectedStores, fetch.affectedStores)
         guard let objectIDs else {
             if fetch.fetchLimit > 0 || fetch.fetchOffset > 0 {
                 // Only the rows the fetch returns, in its order ("delete all but the newest 100"):
                 // their IDs are read from the stores (pending changes aside), then deleted by key.
                 var limited = try context.plan(for: fetch, entity: entity, withLimits: true)
-                if limited.affectedStores == nil { limited.affectedStores = affectedStores } // (the limit counts only rows it may delete)
+                limited.affectedStores = scope // (the limit counts only rows it may delete)
                 if let predicate = limited.predicate { try BatchKeyPaths.check(predicate, in: entity) }
                 plan.includesSubentities = true
                 return try delete(coordinator.fetchIDs(limited), plan: plan, coordinator: coordinator, context: context)
             }
             plan.predicate = try fetch.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() }
             if let predicate = plan.predicate { try BatchKeyPaths.check(predicate, in: entity) }
-            let (outcome, ids) = try coordinator.executeBatchDelete(BatchDelete(plan: plan, wantsKeys: wantsKeys, author: HistoryAuthor(of: context)), affectedStores: affectedStores)
+            let (outcome, ids) = try coordinator.executeBatchDelete(BatchDelete(plan: plan, wantsKeys: wantsKeys, author: HistoryAuthor(of: context)), affectedStores: scope)
             return result(outcome, ids: ids)
         }
         return try delete(objectIDs, plan: plan, coordinator: coordinator, context: context)
@@ -104,14 +111,20 @@ extension NSBatchDeleteRequest: ContextExecutableRequest {
             guard let store = try coordinator.ownStore(of: id) else { continue }
             if let index = stores.firstIndex(where: { $0 === store }) { byStore[index].append(id) } else { stores.append(store); byStore.append([id]) }
         }
-        var total = BatchOutcome(), ids: [NSManagedObjectID] = []
+        var deletes: [(store: NSPersistentStore, delete: BatchDelete)] = []
         for (store, group) in zip(stores, byStore) where affectedStores?.contains(where: { $0 === store }) ?? true {
             plan.predicate = try PredicateBridge.tree(of: NSPredicate(format: "SELF IN %@", group))
-            let (outcome, deleted) = try coordinator.executeBatchDelete(BatchDelete(plan: plan, wantsKeys: wantsKeys, author: HistoryAuthor(of: context)), affectedStores: [store])
-            total.count += outcome.count
-            ids += deleted
+            deletes.append((store, BatchDelete(plan: plan, wantsKeys: wantsKeys, author: HistoryAuthor(of: context))))
         }
+        let (total, ids) = try coordinator.executeBatchDeletes(deletes) // all stores or none
         return result(total, ids: ids)
+    }
+
+    /// The stores of both lists (`nil`: every store).
+    private static func intersection(_ a: [NSPersistentStore]?, _ b: [NSPersistentStore]?) -> [NSPersistentStore]? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return a.filter { store in b.contains { $0 === store } }
     }
 
     private func result(_ outcome: BatchOutcome, ids: [NSManagedObjectID]) -> NSBatchDeleteResult {

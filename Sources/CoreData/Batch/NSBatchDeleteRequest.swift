@@ -35,8 +35,10 @@ public enum NSBatchDeleteRequestResultType: UInt, Sendable {
 /// - The files of deleted rows' attributes kept in external storage are removed once the
 ///   transaction has committed.
 ///
-/// The fetch request's entity, predicate and `includesSubentities` choose the rows; its sort,
-/// limit and offset are ignored. From object IDs, all must be of one entity (else it throws
+/// The fetch request's entity, predicate and `includesSubentities` choose the rows; with a
+/// `fetchLimit` or `fetchOffset`, only the rows the fetch returns, in its sort order ("delete all
+/// but the newest 100"). The stores are those both the request's and the fetch request's
+/// `affectedStores` allow. From object IDs, all must be of one entity (else it throws
 /// 134060, nothing deleted), and each store deletes the rows of its own IDs. Contexts are not
 /// told: merge the IDs.
 open class NSBatchDeleteRequest: NSPersistentStoreRequest {

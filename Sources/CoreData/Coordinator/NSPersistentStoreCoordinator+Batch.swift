@@ -1,8 +1,9 @@
 import Foundation
 
 // The coordinator's part of batch requests: each goes to the stores holding its entity (of
-// `affectedStores`, if given), which run it in their own transaction; the coordinator's row
-// cache is handed along so that a store can drop rows the request changed.
+// `affectedStores`, if given), each store's transaction nested in the previous one's (all or
+// none, as a save to several stores); the coordinator's row cache is handed along so that a
+// store can drop rows the request changed.
 extension NSPersistentStoreCoordinator {
     /// The stores a batch request on `entity` goes to.
     private func batchTargets(_ entity: NSEntityDescription, affectedStores: [NSPersistentStore]?) throws -> [NSPersistentStore] {
@@ -25,23 +26,45 @@ extension NSPersistentStoreCoordinator {
         return (outcome, Self.ids(outcome, in: store))
     }
 
-    /// Updates the matching rows of every store that holds the entity, one after the other.
+    /// Updates the matching rows of every store that holds the entity, all or none.
     internal func executeBatchUpdate(_ update: BatchUpdate, affectedStores: [NSPersistentStore]?) throws -> (BatchOutcome, [NSManagedObjectID]) {
-        try onEachStore(update.plan.entity, affectedStores: affectedStores) { try $0.batchUpdate(update, rowCache: rowCache) }
+        let rowCache = rowCache
+        return try nested(batchTargets(update.plan.entity, affectedStores: affectedStores).map { store in
+            (store, { try store.batchUpdate(update, rowCache: rowCache, beforeCommitting: $0) })
+        })
     }
 
-    /// Deletes the matching rows of every store that holds the entity, one after the other.
+    /// Deletes the matching rows of every store that holds the entity, all or none.
     internal func executeBatchDelete(_ delete: BatchDelete, affectedStores: [NSPersistentStore]?) throws -> (BatchOutcome, [NSManagedObjectID]) {
-        try onEachStore(delete.plan.entity, affectedStores: affectedStores) { try $0.batchDelete(delete, rowCache: rowCache) }
+        try executeBatchDeletes(batchTargets(delete.plan.entity, affectedStores: affectedStores).map { ($0, delete) })
     }
 
-    /// Runs `body` on each store holding `entity`: the outcomes added up, the IDs in store order.
-    private func onEachStore(_ entity: NSEntityDescription, affectedStores: [NSPersistentStore]?,
-                             _ body: (NSPersistentStore) throws -> BatchOutcome) throws -> (BatchOutcome, [NSManagedObjectID]) {
+    /// Runs each store's own delete (a delete by object IDs: each store's keys), all or none.
+    internal func executeBatchDeletes(_ deletes: [(store: NSPersistentStore, delete: BatchDelete)]) throws -> (BatchOutcome, [NSManagedObjectID]) {
+        let rowCache = rowCache
+        return try nested(deletes.map { store, delete in
+            (store, { try store.batchDelete(delete, rowCache: rowCache, beforeCommitting: $0) })
+        })
+    }
+
+    /// Runs the stores' parts of one request, each inside the previous one's transaction (its
+    /// `beforeCommitting`), in the order of a save's stores (``saveOrderKey(of:)``, so that two
+    /// requests never take two stores' locks in opposite orders): a store that fails leaves the
+    /// others as they were, as a save to several stores does. The outcomes added up, the IDs in
+    /// the order the parts are given.
+    private func nested(_ parts: [(store: NSPersistentStore, run: ((() throws -> Void)?) throws -> BatchOutcome)]) throws -> (BatchOutcome, [NSManagedObjectID]) {
+        let order = parts.count < 2 ? Array(parts.indices)
+            : parts.indices.sorted { Self.saveOrderKey(of: parts[$0].store) < Self.saveOrderKey(of: parts[$1].store) }
+        var outcomes = [BatchOutcome](repeating: BatchOutcome(), count: parts.count)
+        func run(from step: Int) throws {
+            let index = order[step]
+            let inner: (() throws -> Void)? = step + 1 < order.count ? { try run(from: step + 1) } : nil
+            outcomes[index] = try parts[index].run(inner)
+        }
+        if !parts.isEmpty { try run(from: 0) }
         var total = BatchOutcome(), ids: [NSManagedObjectID] = []
-        for store in try batchTargets(entity, affectedStores: affectedStores) {
-            let outcome = try body(store)
-            ids += Self.ids(outcome, in: store)
+        for (part, outcome) in zip(parts, outcomes) {
+            ids += Self.ids(outcome, in: part.store)
             total.count += outcome.count
         }
         return (total, ids)

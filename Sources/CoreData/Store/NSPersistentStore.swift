@@ -280,12 +280,15 @@ open class NSPersistentStore: NSObject, @unchecked Sendable {
     internal func batchInsert(_ insert: BatchInsert, rowCache: StoreRowCache?) throws -> BatchOutcome {
         throw CoreDataError.make(.unsupportedRequestType, "The \(type) store does not run batch inserts")
     }
-    /// Runs a batch update in one transaction.
-    internal func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?) throws -> BatchOutcome {
+    /// Runs a batch update in one transaction; `beforeCommitting`, when given, runs once the rows
+    /// are written, before the commit, as a save's does (the coordinator nests the stores of one
+    /// request so that a store that fails leaves the others as they were).
+    internal func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?, beforeCommitting: (() throws -> Void)? = nil) throws -> BatchOutcome {
         throw CoreDataError.make(.unsupportedRequestType, "The \(type) store does not run batch updates")
     }
-    /// Runs a batch delete in one transaction, delete rules included.
-    internal func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?) throws -> BatchOutcome {
+    /// Runs a batch delete in one transaction, delete rules included; `beforeCommitting` as a
+    /// batch update's.
+    internal func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?, beforeCommitting: (() throws -> Void)? = nil) throws -> BatchOutcome {
         throw CoreDataError.make(.unsupportedRequestType, "The \(type) store does not run batch deletes")
     }
     /// Writes the metadata dictionary.

@@ -156,7 +156,7 @@ extension InMemoryStore {
                 }
                 if relationship.deleteRule == .denyDeleteRule, !related.isEmpty {
                     // Judged once every row the request deletes is known: those don't count, as
-                    // in a context's delete (and SQLite's, which clears them first).
+                    // in a context's delete (and the SQL stores').
                     denied.append((key.entity, relationship.name, related))
                 }
                 if relationship.deleteRule == .cascadeDeleteRule {

@@ -165,24 +165,29 @@ internal final class InMemoryStore: NSPersistentStore, @unchecked Sendable {
         return try locked { try atomically(if: insert.entity) { try insertBatch(insert) } }
     }
 
-    override func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?) throws -> BatchOutcome {
+    override func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?, beforeCommitting: (() throws -> Void)?) throws -> BatchOutcome {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was updated") }
-        return try locked { try atomically(if: update.plan.entity) { try updateBatch(update) } }
+        return try locked { try atomically(if: update.plan.entity, then: beforeCommitting) { try updateBatch(update) } }
     }
 
-    override func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?) throws -> BatchOutcome {
+    override func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?, beforeCommitting: (() throws -> Void)?) throws -> BatchOutcome {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store is read-only; nothing was deleted") }
-        return try locked { try atomically(if: delete.plan.entity) { try deleteBatch(delete) } }
+        return try locked { try atomically(if: delete.plan.entity, then: beforeCommitting) { try deleteBatch(delete) } }
     }
 
-    /// `body`'s result; if it throws, the store as it was before. (A batch request checks its
-    /// rows before changing any; derived attributes, when the model of `entity` has some, are
-    /// computed after, and may fail. Without them nothing is kept: the copy would cost a table.)
-    private func atomically<T>(if entity: NSEntityDescription, _ body: () throws -> T) throws -> T {
-        guard BatchDerivedAttributes.exist(for: entity) else { return try body() }
+    /// `body`'s result, then `beforeCommitting` run; if either throws, the store as it was
+    /// before. (A batch request checks its rows before changing any; derived attributes, when
+    /// the model of `entity` has some, are computed after, and may fail, as may the other stores
+    /// of the request that `beforeCommitting` writes. Without either nothing is kept: the copy
+    /// would cost a table.)
+    private func atomically<T>(if entity: NSEntityDescription, then beforeCommitting: (() throws -> Void)? = nil,
+                               _ body: () throws -> T) throws -> T {
+        guard BatchDerivedAttributes.exist(for: entity) || beforeCommitting != nil else { return try body() }
         let before = (rows, maxKeys, joins, orders, hiddenKeys)
         do {
-            return try body()
+            let result = try body()
+            try beforeCommitting?()
+            return result
         } catch {
             (rows, maxKeys, joins, orders, hiddenKeys) = before
             throw error

@@ -8,14 +8,14 @@ import Foundation
 // removed) and the rows deleted (`SQLiteSchema+DeleteRules.swift`, shared with the SQLite store).
 // Lists of keys are one parameter each (`IN (SELECT unnest(?::bigint[]))`).
 extension PostgreSQLStore {
-    func batchDeleteInTransaction(_ delete: BatchDelete) throws -> BatchOutcome {
+    func batchDeleteInTransaction(_ delete: BatchDelete, beforeCommitting: (() throws -> Void)? = nil) throws -> BatchOutcome {
         let plan = delete.plan
         let table = schema.table(of: plan.entity)
         var compiler = PredicateSQLCompiler(entity: plan.entity, schema: schema, dialect: .postgreSQL, store: self)
         let (filter, bindings) = try batchFilter(plan, compiler: &compiler)
         let root = plan.entity.rootEntity
         let bySQLAlone = !delete.wantsKeys && !hasDependents(root)
-        return try inBatchTransaction("batch delete") { connection in
+        return try inBatchTransaction("batch delete", beforeCommitting: beforeCommitting) { connection in
             // The rows first, in the global order (`Z_PK`), then history's keys, as a save takes them.
             if bySQLAlone {
                 try lockRows(of: table, where: filter, bindings, on: connection)

@@ -4,7 +4,7 @@ import Foundation
 // WHERE …` in one transaction on the writer, its new values (`SQLiteStore.batchAssignments`, shared)
 // and its condition compiled by the predicate compiler in the PostgreSQL dialect.
 extension PostgreSQLStore {
-    func batchUpdateInTransaction(_ update: BatchUpdate) throws -> BatchOutcome {
+    func batchUpdateInTransaction(_ update: BatchUpdate, beforeCommitting: (() throws -> Void)? = nil) throws -> BatchOutcome {
         let plan = update.plan
         let entity = plan.entity
         let storage = schema.storage(of: entity)
@@ -18,7 +18,7 @@ extension PostgreSQLStore {
         if update.wantsKeys { sql += " RETURNING t0.\(Self.pk), t0.\(Self.ent)" }
         sql = PredicateSQLCompiler.Dialect.numberedParameters(sql)
         bindings += filterBindings
-        return try inBatchTransaction("batch update") { connection in
+        return try inBatchTransaction("batch update", beforeCommitting: beforeCommitting) { connection in
             // The rows first, in the global order, then history's keys, as a save takes them.
             try lockRows(of: storage.table, where: filter, filterBindings, on: connection)
             // Persistent history: the rows the UPDATE is about to change.

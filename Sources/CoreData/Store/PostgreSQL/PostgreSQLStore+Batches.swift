@@ -11,14 +11,18 @@ extension PostgreSQLStore {
     /// messages ("batch update"). A deadlock's victim is run again only if `isRerunnable`: an update
     /// or a delete is its statements again, but a batch insert has read its rows (a handler is not
     /// called twice for the same rows), so its deadlock is thrown (134030) and nothing inserted.
-    func inBatchTransaction(_ what: String, isRerunnable: Bool = true,
+    func inBatchTransaction(_ what: String, isRerunnable: Bool = true, beforeCommitting: (() throws -> Void)? = nil,
                             _ body: (any PostgreSQLConnection) throws -> (BatchOutcome, Int64?)) throws -> BatchOutcome {
         guard !isReadOnly else {
             throw CoreDataError.make(.persistentStoreSave, "The PostgreSQL store at \(location) is read-only; the \(what) changed nothing")
         }
-        return try write("run a \(what) on", retryingDeadlocks: isRerunnable) { connection, _ in
+        return try write("run a \(what) on", retryingDeadlocks: isRerunnable) { connection, mark in
             let (outcome, transaction) = try body(connection)
             if outcome.count > 0 { try notifyCommit(transaction: transaction, on: connection) }
+            if let beforeCommitting {
+                mark.isCommitting = true // (the other stores' writes are never run again)
+                try beforeCommitting()
+            }
             return outcome
         }
     }

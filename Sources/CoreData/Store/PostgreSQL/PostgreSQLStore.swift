@@ -260,8 +260,12 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     }
     // Batch requests (PostgreSQLStore+Batch*.swift); no row cache to drop rows from.
     override func batchInsert(_ insert: BatchInsert, rowCache: StoreRowCache?) throws -> BatchOutcome { try batchInsertInTransaction(insert) }
-    override func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?) throws -> BatchOutcome { try batchUpdateInTransaction(update) }
-    override func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?) throws -> BatchOutcome { try batchDeleteInTransaction(delete) }
+    override func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?, beforeCommitting: (() throws -> Void)?) throws -> BatchOutcome {
+        try batchUpdateInTransaction(update, beforeCommitting: beforeCommitting)
+    }
+    override func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?, beforeCommitting: (() throws -> Void)?) throws -> BatchOutcome {
+        try batchDeleteInTransaction(delete, beforeCommitting: beforeCommitting)
+    }
 
     // MARK: Metadata
 

@@ -39,6 +39,9 @@ extension SQLiteSchema {
         var deleted: [FetchedKey] = []
         // For history: the rows whose to-ones were cleared, by root and key, with those relationships.
         var cleared: [ObjectIdentifier: [Int64: (key: FetchedKey, changed: [Int])]] = [:]
+        // The rows a deny rule finds: refused at the end unless the request deletes them too (a
+        // cascade of a later pass may), as a context's save ignores deleted destinations.
+        var denied: [(relationship: NSRelationshipDescription, related: [FetchedKey])] = []
         while !pending.isEmpty {
             let (root, batch) = pending.removeFirst()
             let fresh = batch.filter { seen[ObjectIdentifier(root), default: []].insert($0.primaryKey).inserted }
@@ -55,11 +58,7 @@ extension SQLiteSchema {
                           relationship.deleteRule == .cascadeDeleteRule || relationship.deleteRule == .denyDeleteRule,
                           let destination = relationship.destinationEntity, let query = relatedKeysSQL(relationship, sql) else { continue }
                     let related = try sql.readKeys(query, own)
-                    if relationship.deleteRule == .denyDeleteRule, !related.isEmpty {
-                        throw CoreDataError.make(.relationshipDeniedDelete,
-                            "An object of \(entity.name ?? "") can't be deleted: its relationship '\(relationship.name)' has the deny rule and still has objects; nothing was deleted",
-                            extra: [NSValidationKeyErrorKey: relationship.name])
-                    }
+                    if relationship.deleteRule == .denyDeleteRule, !related.isEmpty { denied.append((relationship, related)) }
                     if relationship.deleteRule == .cascadeDeleteRule { pending.append((destination.rootEntity, related)) }
                 }
             }
@@ -93,6 +92,12 @@ extension SQLiteSchema {
             try sql.willDelete(fresh)
             if sql.tracksHistory { try sql.recordDeletes(root, "t0.\(sql.pk) IN \(sql.keySet)", all) }
             try sql.run("DELETE FROM \(table(of: root)) WHERE \(sql.pk) IN \(sql.keySet)", all)
+        }
+        for (relationship, related) in denied
+        where related.contains(where: { seen[ObjectIdentifier($0.entity.rootEntity)]?.contains($0.primaryKey) != true }) {
+            throw CoreDataError.make(.relationshipDeniedDelete,
+                "An object of \(relationship.entity.name ?? "") can't be deleted: its relationship '\(relationship.name)' has the deny rule and still has objects; nothing was deleted",
+                extra: [NSValidationKeyErrorKey: relationship.name])
         }
         // A row cleared and then deleted (by a cascade) is recorded as deleted only.
         let updated = cleared.flatMap { root, rows in rows.values.filter { seen[root]?.contains($0.key.primaryKey) != true } }

@@ -8,7 +8,7 @@ import Foundation
 // the rows deleted.
 extension SQLiteStore {
     /// ``batchDelete(_:rowCache:)``; the store's rows are then dropped from `rowCache`.
-    func batchDeleteOnWriter(_ delete: BatchDelete, rowCache: StoreRowCache?) throws -> BatchOutcome {
+    func batchDeleteOnWriter(_ delete: BatchDelete, rowCache: StoreRowCache?, beforeCommitting: (() throws -> Void)? = nil) throws -> BatchOutcome {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only; nothing was deleted") }
         let plan = delete.plan
         let table = schema.table(of: plan.entity)
@@ -33,6 +33,7 @@ extension SQLiteStore {
                         try run(sql, bindings, on: db)
                         let count = db.changes
                         try recorder?.finish(delete.author, on: db)
+                        try beforeCommitting?()
                         return BatchOutcome(count: count)
                     }
                     var sql = "SELECT t0.Z_PK, t0.Z_ENT FROM \(table) t0 \(joins.joined(separator: " "))"
@@ -43,6 +44,7 @@ extension SQLiteStore {
                         try recomputeDerivedAttributes(after: .delete, on: BatchDerivedAttributes.families(of: deleted), db: db)
                     }
                     try recorder?.finish(delete.author, on: db)
+                    try beforeCommitting?()
                     return BatchOutcome(count: deleted.count, keys: delete.wantsKeys ? deleted : [])
                 }
                 files?.removeReplaced(pinnedExternalData)

@@ -6,7 +6,7 @@ extension SQLiteStore {
     /// ``batchUpdate(_:rowCache:)``: one `UPDATE` in one transaction (`RETURNING` the keys when
     /// asked for IDs); the store's rows are then dropped from `rowCache`, which may hold the
     /// updated rows as they were.
-    func batchUpdateOnWriter(_ update: BatchUpdate, rowCache: StoreRowCache?) throws -> BatchOutcome {
+    func batchUpdateOnWriter(_ update: BatchUpdate, rowCache: StoreRowCache?, beforeCommitting: (() throws -> Void)? = nil) throws -> BatchOutcome {
         guard !isReadOnly else { throw CoreDataError.make(.persistentStoreSave, "The store at \(url?.path ?? "") is read-only; nothing was updated") }
         let plan = update.plan
         let entity = plan.entity
@@ -37,6 +37,7 @@ extension SQLiteStore {
                 outcome.count = update.wantsKeys ? outcome.keys.count : db.changes
                 if outcome.count > 0 { try self.recomputeDerivedAttributes(after: update.change, on: [entity], db: db) }
                 try recorder?.finish(update.author, on: db)
+                try beforeCommitting?()
                 return outcome
             } }
             if outcome.count > 0 { rowCache?.forgetRows(ofStore: tag) }

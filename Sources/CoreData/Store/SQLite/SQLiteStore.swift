@@ -690,12 +690,12 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         try batchInsertOnWriter(insert, rowCache: rowCache)
     }
 
-    override func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?) throws -> BatchOutcome {
-        try batchUpdateOnWriter(update, rowCache: rowCache)
+    override func batchUpdate(_ update: BatchUpdate, rowCache: StoreRowCache?, beforeCommitting: (() throws -> Void)?) throws -> BatchOutcome {
+        try batchUpdateOnWriter(update, rowCache: rowCache, beforeCommitting: beforeCommitting)
     }
 
-    override func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?) throws -> BatchOutcome {
-        try batchDeleteOnWriter(delete, rowCache: rowCache)
+    override func batchDelete(_ delete: BatchDelete, rowCache: StoreRowCache?, beforeCommitting: (() throws -> Void)?) throws -> BatchOutcome {
+        try batchDeleteOnWriter(delete, rowCache: rowCache, beforeCommitting: beforeCommitting)
     }
 
     // MARK: The row cache
