@@ -172,7 +172,9 @@ open class NSManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) internal var undoTracking: UndoTracking?
     /// Free-form information.
     open var userInfo: NSMutableDictionary = NSMutableDictionary()
-    /// A transaction author name for persistent history; stored for fidelity.
+    /// A transaction author name for persistent history: each save (and batch request) of this
+    /// context to a store with ``NSPersistentHistoryTrackingKey`` writes it as its transaction's
+    /// ``NSPersistentHistoryTransaction/author``.
     open var transactionAuthor: String?
 
     internal let queue: DispatchQueue

@@ -2,7 +2,8 @@ import Foundation
 
 // The remote change notification: what a coordinator posts when a store it opened with
 // `NSPersistentStoreRemoteChangeNotificationPostOptionKey` is written to, by any coordinator of
-// any process (`Store/SQLite/SQLiteRemoteChanges.swift` notices the writes). Names and user-info
+// any process (`Store/SQLite/SQLiteRemoteChanges.swift` notices a file's writes, and
+// `Store/PostgreSQL/PostgreSQLRemoteChanges.swift` a database's, through `LISTEN`). Names and user-info
 // keys are Apple's.
 
 /// The name of the remote change notification, as a string (Apple's

@@ -21,7 +21,7 @@ import Foundation
 // - the other functions of stored values SQLite runs through `cd_fn` (division, `sqrt:`, …,
 //   `length:`, `uppercase:`; `PredicateSQLPostgreSQLFunctions.swift`).
 // What else SQLite runs through the store's own functions (`cd_fold`, `cd_strop`, `cd_fn`:
-// `MATCHES` with `[c]`/`[d]`, patterns read from columns, `modulus:by:` of doubles) and its collations (localized sorts) has no exact PostgreSQL form yet: it throws
+// `MATCHES` with `[c]`/`[d]`, patterns read from columns, `modulus:by:` of doubles) has no exact PostgreSQL form yet: it throws
 // `unsupportedPredicate` (134091) rather than compiling to something that would select other rows.
 
 extension PredicateSQLCompiler {

@@ -4,8 +4,8 @@ import Foundation
 // scalars: `*` any run, `?` exactly one, `\` takes the next character literally (a `\` at the
 // end is itself). A constant pattern becomes PostgreSQL's `LIKE` pattern with the same meaning
 // (`%`, `_`, and `\` escaping `%`, `_` and `\` written as themselves), compared byte by byte
-// (`COLLATE "C"`), where `_` is one code point as `?` is one scalar. A pattern read from a
-// column, and `[c]`/`[d]`, still throw 134091.
+// (`COLLATE "C"`), where `_` is one code point as `?` is one scalar. With `[c]`/`[d]` both sides
+// come folded (`PredicateSQLPostgreSQLFolding.swift`). A pattern read from a column still throws 134091.
 //
 // `MATCHES` is an ICU regular expression matching the whole string. A constant pattern that ICU
 // rejects matches nothing, as in memory. Of the others, the part of the syntax that PostgreSQL's

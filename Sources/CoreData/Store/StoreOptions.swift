@@ -171,12 +171,12 @@ public let NSPersistentStoreStagedMigrationManagerOptionKey = "NSPersistentStore
 
 /// Records persistent history (`true`, as a `Bool` or `NSNumber`, or a dictionary of options,
 /// ``NSPersistentHistoryTrackingEntitiesToInclude`` or ``NSPersistentHistoryTrackingEntitiesToExclude``):
-/// a SQLite store opened read-write makes Apple's history tables (`ATRANSACTION`, `ACHANGE`,
-/// `ATRANSACTIONSTRING`) if they are missing, and every save and every batch request writes, in
-/// its own transaction, one transaction row (the context's `transactionAuthor` and `name`, the
+/// a SQLite or PostgreSQL store opened read-write makes Apple's history tables (`ATRANSACTION`,
+/// `ACHANGE`, `ATRANSACTIONSTRING`) if they are missing, and every save and every batch request
+/// writes, in its own transaction, one transaction row (the context's `transactionAuthor` and `name`, the
 /// bundle and process) with one change per inserted, updated and deleted row; a save or batch
 /// that changed no tracked entity writes none. Read it with ``NSPersistentHistoryChangeRequest``.
-/// Other store types record nothing.
+/// Other store types (in-memory, atomic, incremental) record nothing.
 ///
 /// ```swift
 /// description.setOption(true as NSNumber, forKey: NSPersistentHistoryTrackingKey)
@@ -205,12 +205,13 @@ public let NSPersistentHistoryTrackingEntitiesToInclude = "NSPersistentHistoryTr
 /// ```
 public let NSPersistentHistoryTrackingEntitiesToExclude = "NSPersistentHistoryTrackingEntitiesToExclude"
 
-/// Makes the coordinator post `.NSPersistentStoreRemoteChange` after every write to a SQLite
-/// store (`true`): saves and batch requests of any coordinator, in this process or another, its
-/// own included, as Apple's framework does. The notification carries the store's URL, UUID and,
+/// Makes the coordinator post `.NSPersistentStoreRemoteChange` after every write to a SQLite or
+/// PostgreSQL store (`true`): saves and batch requests of any coordinator, in this process or
+/// another, its own included, as Apple's framework does. The notification carries the store's URL, UUID and,
 /// with ``NSPersistentHistoryTrackingKey``, the current history token; commits close together
 /// may be posted once. Other processes' commits are noticed through a file-system watch and
-/// SQLite's `data_version` (docs/PORTING.md). Its value is Apple's,
+/// SQLite's `data_version` (docs/PORTING.md); PostgreSQL's, from any server, through
+/// `LISTEN`/`NOTIFY` (docs/POSTGRESQL.md). Other store types post nothing. Its value is Apple's,
 /// `"NSPersistentStoreRemoteChangeNotificationOptionKey"`.
 ///
 /// ```swift

@@ -13,7 +13,9 @@ public struct NSValueTransformerName: RawRepresentable, Hashable, Sendable {
     public init(_ rawValue: String) { self.rawValue = rawValue }
     /// The default transformer of transformable attributes.
     public static let secureUnarchiveFromDataTransformerName = NSValueTransformerName("NSSecureUnarchiveFromData")
-    /// Archives with `NSKeyedArchiver` (insecure); kept for old models.
+    /// Apple's insecure keyed transformer, kept for old models; this name gives
+    /// ``NSSecureUnarchiveFromDataTransformer``, which decodes only its
+    /// ``NSSecureUnarchiveFromDataTransformer/allowedTopLevelClasses`` (docs/PORTING.md).
     public static let keyedUnarchiveFromDataTransformerName = NSValueTransformerName("NSKeyedUnarchiveFromData")
     /// Apple's deprecated transformer of `NSArchiver` data, kept for old models; Linux has no
     /// `NSUnarchiver`, so this name gives the secure keyed transformer.

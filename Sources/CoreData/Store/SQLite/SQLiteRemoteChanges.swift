@@ -18,7 +18,9 @@ import Synchronization
 //   the channel's own read-only connection asks SQLite whether anyone committed: `PRAGMA
 //   data_version` changes exactly when another connection committed (a checkpoint, a reader, a
 //   rolled-back write change nothing). The file event can come before the writer has published
-//   its commit in the WAL index, so a check that finds nothing looks once more 100 ms later.
+//   its commit in the WAL index, so a check that finds nothing looks again after 50 ms, then
+//   200 ms, 1 s and 3 s after each check that still finds nothing (``recheckDelays``); a file
+//   event whose check finds nothing starts that chain again.
 // Either way the check posts only if `data_version` moved since the last check, so a commit of
 // this process, which the watch reports too, is posted once. Commits that come close together
 // are posted once: each post reads the history token after the check, so it covers every
