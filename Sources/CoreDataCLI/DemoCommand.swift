@@ -17,11 +17,25 @@ struct DemoCommand: ParsableCommand {
 
     func validate() throws {
         if count < 1 { throw ValidationError("--count must be at least 1") }
+        if let store, store.contains("://") {
+            throw ValidationError("--store takes a SQLite file's path; the demo does not run on \(StoreInspector.displayName(of: store))")
+        }
     }
 
     func run() throws {
         let storeURL = store.map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("coredata-demo-\(UUID().uuidString)/Car.sqlite")
+        do {
+            try run(on: storeURL)
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch let error as NSError {
+            // One line, as `inspect` and `migrate` say theirs, not the error's whole dump.
+            throw CommandFailure("The demo stopped on \(storeURL.path): \(error.localizedDescription) (\(error.domain) \(error.code))")
+        }
+    }
+
+    private func run(on storeURL: URL) throws {
         let modelURL = CoreDataManager.bundledModelURL
         if magicalrecord {
             try MagicalRecordDemo(storeURL: storeURL, modelURL: modelURL, count: count).run()

@@ -32,16 +32,20 @@ struct MagicalRecordDemo {
                     NSEntityDescription.insertNewObject(forEntityName: "Car", into: context).setValue(name, forKey: "name")
                 })
             }
-            return try carCount()
+            return try checked(named: nil, expected: existing + count)
         }
-        try DemoCommand.step("delete all") { try change(named: nil) { $1.delete($0) } }
+        try DemoCommand.step("delete all") {
+            let deleted = try change(named: nil) { $1.delete($0) }
+            _ = try checked(named: nil, expected: 0)
+            return deleted
+        }
         let once = try DemoCommand.step("insert \(count), one save") {
             MagicalRecord.save(blockAndWait: { context in
                 for name in names {
                     NSEntityDescription.insertNewObject(forEntityName: "Car", into: context).setValue(name, forKey: "name")
                 }
             })
-            return try carCount()
+            return try checked(named: nil, expected: count)
         }
         var inOrder = false
         try DemoCommand.step("query all (order kept?)") {
@@ -53,10 +57,16 @@ struct MagicalRecordDemo {
         let probe = names[names.count / 2]
         try DemoCommand.step("query name = \"\(probe)\"") { try carNames(named: probe).count }
         try DemoCommand.step("update name = \"\(probe)\" to \"test\"") {
-            try change(named: probe) { car, _ in car.setValue("test", forKey: "name") }
+            let updated = try change(named: probe) { car, _ in car.setValue("test", forKey: "name") }
+            _ = try checked(named: probe, expected: 0)
+            return updated
         }
         try DemoCommand.step("query name = \"test\"") { try carNames(named: "test").count }
-        try DemoCommand.step("delete name = \"test\"") { try change(named: "test") { $1.delete($0) } }
+        try DemoCommand.step("delete name = \"test\"") {
+            let deleted = try change(named: "test") { $1.delete($0) }
+            _ = try checked(named: "test", expected: 0)
+            return deleted
+        }
         try DemoCommand.step("clean up, set up again and count") {
             MagicalRecord.cleanUp()
             try setUp()
@@ -66,6 +76,19 @@ struct MagicalRecordDemo {
         print("Insert timings beside seed 000's (an iOS device, 2016):")
         print("    save after each insert: \(DemoCommand.seconds(oneByOne))   (seed: 8.408 s, one context save each)")
         print("    one save:               \(DemoCommand.seconds(once))   (seed: 0.162 s, with scrambled order)")
+    }
+
+    /// How many cars named `name` (all for `nil`) the store holds, if `expected`: MagicalRecord's
+    /// save blocks only log a failed save (the lines above), so the demo checks the store itself
+    /// (the default context would count what its parent, the root saving context, failed to save).
+    private func checked(named name: String?, expected: Int) throws -> Int {
+        let context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        context.persistentStoreCoordinator = NSPersistentStoreCoordinator.mr_default()
+        let count = try context.performAndWait { try context.count(for: request(named: name)) }
+        guard count == expected else {
+            throw CommandFailure("a MagicalRecord save failed (its error is logged above): the store holds \(count) where the step should leave \(expected)")
+        }
+        return count
     }
 
     /// The default stack on the demo's store, with the Car model.

@@ -5,24 +5,25 @@ import Foundation
 /// `coredata migrate STORE --model PATH.xcdatamodeld [--mapping DIR] [--to VERSION] [--dry-run]`:
 /// migrates a store to a version of its model (through a mapping model, or lightweight migration),
 /// or with `--dry-run` prints what it would do. `STORE` is a SQLite file or a PostgreSQL store's
-/// `postgres://` URL (lightweight migration only, in one transaction).
+/// `postgres://` URL (a mapping model's migration into a new schema, or lightweight migration in
+/// place, each in one transaction).
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Migrate a Core Data store (a SQLite file or a postgres:// URL) to another version of its model.",
-        discussion: "Finds the version of the model that wrote the store and the mapping to the target version (the current one unless --to names another): a mapping model (.xcmappingmodel) for the two versions, in --mapping's folder or beside the model, or else the inferred one. Prints it, then migrates the store, with a progress bar on standard error when it is a terminal: through the mapping model into a new file whose contents then replace the store's in one transaction, or in place in one transaction (a PostgreSQL store: in place, as transactional DDL). --dry-run prints the plan and changes nothing."
+        discussion: "Finds the version of the model that wrote the store and the mapping to the target version (the current one unless --to names another): a mapping model (.xcmappingmodel) for the two versions, in --mapping's folder or beside the model, or else the inferred one. Prints it, then migrates the store, with a progress bar on standard error when it is a terminal: through the mapping model into a new file whose contents then replace the store's in one transaction, or in place in one transaction (a PostgreSQL store: into a new schema, or in place as transactional DDL). A mapping model whose entity migration policies are classes of an app can't run here: they are not in this program. --dry-run prints the plan and changes nothing."
     )
 
     @Argument(help: "The store file (.sqlite), or a PostgreSQL store's postgres:// URL.") var store: String
     @Option(help: "The versioned model (.xcdatamodeld).") var model: String
     @Option(name: .customLong("to"), help: "The version to migrate to (default: the model's current version).") var version: String?
-    @Option(help: "A folder of mapping models (.xcmappingmodel), searched before the model's own folder.") var mapping: String?
+    @Option(help: "A folder of mapping models (.xcmappingmodel); one for the two versions must be there.") var mapping: String?
     @Flag(help: "Print the mapping and change nothing.") var dryRun = false
 
     func run() throws {
-        let tool = StoreMigrationTool(store: try StoreArgument.url(store), model: URL(fileURLWithPath: model), to: version,
-                                      mappingFolder: mapping.map { URL(fileURLWithPath: $0, isDirectory: true) })
         do {
+            let tool = StoreMigrationTool(store: try StoreArgument.url(store), model: URL(fileURLWithPath: model), to: version,
+                                          mappingFolder: mapping.map { URL(fileURLWithPath: $0, isDirectory: true) })
             print(try tool.plan())
             guard !dryRun else { return }
             print(try Self.migrate(tool))

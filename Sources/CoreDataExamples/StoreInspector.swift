@@ -24,8 +24,7 @@ public struct StoreInspector {
 
     /// `store` (a path or a URL) as a message may show it: a URL's password is masked.
     public static func displayName(of store: String) -> String {
-        guard store.contains("://"), let url = URL(string: store) else { return store }
-        return PostgreSQLURL.masked(url) ?? "(a URL that can't be read)"
+        store.contains("://") ? PostgreSQLURL.masked(store) : store
     }
 
     /// The report, as `coredata inspect` prints it. Throws an `NSError` saying why a file can't be read.
@@ -42,8 +41,12 @@ public struct StoreInspector {
         let hashes = metadata[NSStoreModelVersionHashesKey] as? [String: Any] ?? [:]
 
         let db: any InspectedDatabase = isPostgreSQL ? try InspectedPostgreSQLDatabase(url: url) : try ReadOnlyDatabase(path: url.path)
-        let entities = try db.rows(#"SELECT "Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX" FROM "Z_PRIMARYKEY" ORDER BY "Z_ENT""#)
+        var entities = try db.rows(#"SELECT "Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX" FROM "Z_PRIMARYKEY" ORDER BY "Z_ENT""#)
         let tables = Set(try db.tableNames())
+        // Apple's ancillary entities (persistent history's: 16001 CHANGE, 16002 TRANSACTION,
+        // 16003 TRANSACTIONSTRING) have tables of their own, `A` and their name.
+        let ancillary = entities.filter { Int($0[0] ?? "") ?? 0 > 16000 }
+        entities.removeAll { Int($0[0] ?? "") ?? 0 > 16000 }
         var names: [String: String] = [:]
         for row in entities { if let number = row[0], let name = row[1] { names[number] = name } }
         lines.append("")
@@ -75,6 +78,17 @@ public struct StoreInspector {
             for join in joins {
                 lines.append("  \(join): \(try db.rows("SELECT count(*) FROM \(Self.quoted(join))").first?[0] ?? "?") rows")
             }
+        }
+        var history: [String] = []
+        for row in ancillary {
+            guard let name = row[1], tables.contains("A" + name.uppercased()) else { continue }
+            let table = "A" + name.uppercased()
+            history.append("  \(table): \(try db.rows("SELECT count(*) FROM \(Self.quoted(table))").first?[0] ?? "?") rows")
+        }
+        if !history.isEmpty {
+            lines.append("")
+            lines.append("Persistent history:")
+            lines += history
         }
         if let footer = try db.footer() {
             lines.append("")
@@ -140,8 +154,13 @@ final class InspectedPostgreSQLDatabase: InspectedDatabase {
         }
     }
 
+    /// Those of the schema holding `Z_METADATA`, which the search path finds (as the store does),
+    /// whatever `current_schema()` is.
     func tableNames() throws -> [String] {
-        try rows("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()").compactMap { $0[0] }
+        try rows("""
+            SELECT tablename FROM pg_tables WHERE schemaname = (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                                                                 WHERE c.oid = to_regclass('"Z_METADATA"'))
+            """).compactMap { $0[0] }
     }
 
     func footer() throws -> String? { nil }
@@ -162,8 +181,15 @@ final class ReadOnlyDatabase: InspectedDatabase {
 
     deinit { sqlite3_close(handle) }
 
+    /// Its tables, without virtual tables (Apple's R-tree fetch indexes, `Z_Car_byLocation`) and
+    /// their shadow tables (`…_node`, `…_parent`, `…_rowid`): they are no join tables, and a
+    /// SQLite without their module can't count them.
     func tableNames() throws -> [String] {
-        try rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0[0] }
+        let all = try rows("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
+        let virtual = all.filter { $0[1]?.uppercased().hasPrefix("CREATE VIRTUAL TABLE") == true }.compactMap { $0[0] }
+        return all.compactMap { $0[0] }.filter { name in
+            !virtual.contains { name == $0 || (name.hasPrefix($0 + "_") && ["node", "parent", "rowid"].contains(String(name.dropFirst($0.count + 1)))) }
+        }
     }
 
     func footer() throws -> String? {

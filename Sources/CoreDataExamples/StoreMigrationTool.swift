@@ -41,14 +41,21 @@ public struct StoreMigrationTool: Sendable {
     /// The store's type and where it is, for messages (a URL's password masked).
     private var inspector: StoreInspector { StoreInspector(url: store) }
 
-    /// The mapping model for the two versions: in ``mappingFolder``, else where a store open looks.
-    func mappingModel(_ versions: Versions) -> NSMappingModel? {
+    /// The mapping model for the two versions: in ``mappingFolder`` when one is given (a folder
+    /// that has none for them is an error: inferring instead would drop what its mapping
+    /// computes), else where a store open looks, or `nil`.
+    func mappingModel(_ versions: Versions) throws -> NSMappingModel? {
         let (source, destination) = (versions.source.model, versions.destination.model)
-        if let folder = mappingFolder, let bundle = Bundle(url: folder),
-           let mapping = NSMappingModel(from: [bundle], forSourceModel: source, destinationModel: destination) {
+        guard let folder = mappingFolder else { return NSMappingModel(from: nil, forSourceModel: source, destinationModel: destination) }
+        // A mapping model's own folder (`Notes1to2.xcmappingmodel`) is searched as the folder holding it.
+        let searched = folder.pathExtension == "xcmappingmodel" ? folder.deletingLastPathComponent() : folder
+        if let bundle = Bundle(url: searched), let mapping = NSMappingModel(from: [bundle], forSourceModel: source, destinationModel: destination) {
             return mapping
         }
-        return NSMappingModel(from: nil, forSourceModel: source, destinationModel: destination)
+        throw NSError(domain: NSCocoaErrorDomain, code: NSMigrationMissingMappingModelError, userInfo: [
+            NSLocalizedDescriptionKey: "No mapping model in \(folder.path) maps version \(versions.source.name) to \(versions.destination.name); nothing was migrated (leave out --mapping to use the inferred mapping)",
+            NSFilePathErrorKey: folder.path,
+        ])
     }
 
     /// The version that wrote the store and the one to migrate to, with their models.
@@ -104,7 +111,7 @@ public struct StoreMigrationTool: Sendable {
             return lines.joined(separator: "\n")
         }
         let mapping: NSMappingModel
-        if let found = mappingModel(versions) {
+        if let found = try mappingModel(versions) {
             mapping = found
             lines.append("Mapping model (heavyweight migration into a new \(inspector.isPostgreSQL ? "schema" : "file"), then moved into the store):")
         } else {
@@ -186,7 +193,7 @@ public struct StoreMigrationTool: Sendable {
                 timer?.cancel()
                 queue.sync {} // no sample after the last one
             }
-            if let mapping = mappingModel(versions) {
+            if let mapping = try mappingModel(versions) {
                 try NSPersistentStoreCoordinator.migrateStore(at: store, ofType: inspector.storeType, from: versions.source.model,
                                                               to: versions.destination.model, mapping: mapping)
             }

@@ -39,7 +39,9 @@ final class LibPQConnection: PostgreSQLConnection {
         // libpq reads the URL itself (expand_dbname); later keywords override it. The
         // application name is a fallback: the URL's `application_name` wins.
         var keywords = ["dbname", "client_encoding", "fallback_application_name"]
-        var values = [url.absoluteString, "UTF8", "swift-coredata"]
+        // (libpq reads a URL only with its scheme in lower case: `POSTGRES://…` would be taken
+        // for a database's name, on the default server.)
+        var values = [scheme + url.absoluteString.dropFirst(scheme.count), "UTF8", "swift-coredata"]
         if let password {
             keywords.append("password")
             values.append(password)

@@ -5,16 +5,18 @@ import Foundation
 // compiler do.
 
 /// Runs `executable` with `arguments` (and `environment`, when given, instead of this
-/// process's) to its end; its exit status and what it wrote, standard output and standard
+/// process's; in `directory`, when given) to its end; its exit status and what it wrote, standard output and standard
 /// error together.
 ///
 /// ```swift
 /// let run = try runToEnd(builtProduct("coredata"), ["inspect", url])
 /// #expect(run.status == 0, "\(run.output)")
 /// ```
-public func runToEnd(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
+public func runToEnd(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+                     in directory: URL? = nil) throws -> (status: Int32, output: String) {
     let process = Process()
     process.executableURL = executable
+    if let directory { process.currentDirectoryURL = directory }
     process.arguments = arguments
     if let environment { process.environment = environment }
     let output = Pipe()

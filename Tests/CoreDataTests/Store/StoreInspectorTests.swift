@@ -24,6 +24,20 @@ struct StoreInspectorTests {
         #expect(report.contains("Journal mode: wal"))
     }
 
+    /// History's bookkeeping entities (16001…) are listed as history with their tables' rows,
+    /// not as entities without a table; an R-tree fetch index and its shadow tables are no join
+    /// tables.
+    @Test func historyAndRTreeTablesAreNotEntitiesOrJoinTables() throws {
+        let stack = try TestStack(options: [NSPersistentHistoryTrackingKey: true])
+        stack.insert("Car", ["name": "a"])
+        try stack.context.save()
+        try RawSQLite.execute(stack.url.path, "CREATE VIRTUAL TABLE Z_Car_byLocation USING rtree(Z_PK, ZLAT_MIN, ZLAT_MAX)")
+        let report = try StoreInspector(url: stack.url).report()
+        #expect(!report.contains("CHANGE ") && !report.split(separator: "\n").contains { $0.hasPrefix("16001") }, "\(report)")
+        #expect(report.contains("Persistent history:") && report.contains("ATRANSACTION: 1 rows") && report.contains("ACHANGE: 1 rows"), "\(report)")
+        #expect(!report.contains("Z_Car_byLocation"), "\(report)")
+    }
+
     @Test func refusesFilesThatAreNotStores() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-store-\(UUID().uuidString).sqlite")
         try Data("hello".utf8).write(to: url)

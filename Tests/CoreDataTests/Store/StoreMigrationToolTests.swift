@@ -142,6 +142,28 @@ extension StoreMigrationToolTests {
         #expect(missing?.code == NSFileReadNoSuchFileError)
     }
 
+    @Test func aMappingFolderWithoutTheVersionsMappingIsRefusedNotInferred() throws {
+        let folder = try TemporaryFolder()
+        let bundle = try H.writeNotes(in: folder.url)
+        let mapping = folder.url.appendingPathComponent("NotesV1ToV2.xcmappingmodel")
+        let url = folder.url.appendingPathComponent("Notes.sqlite")
+        try H.writeVersion1Store(at: url, bundle: bundle, people: 3)
+        let before = try Data(contentsOf: url)
+        // A folder holding no mapping of the two versions: refused (it ran the inferred
+        // migration, dropping what the mapping's policy computes).
+        let empty = folder.url.appendingPathComponent("empty", isDirectory: true)
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        for attempt in [{ try StoreMigrationTool(store: url, model: bundle, mappingFolder: empty).plan() },
+                        { try StoreMigrationTool(store: url, model: bundle, mappingFolder: empty).migrate() }] {
+            let error = #expect(throws: NSError.self) { _ = try attempt() }
+            #expect(error?.code == NSMigrationMissingMappingModelError, "\(String(describing: error))")
+        }
+        #expect(try Data(contentsOf: url) == before)
+        // The mapping model's own folder given for --mapping is read as the folder holding it.
+        #expect(try StoreMigrationTool(store: url, model: bundle, mappingFolder: mapping).plan()
+            .contains("Mapping model (heavyweight migration into a new file, then moved into the store):"))
+    }
+
     @Test(PostgreSQLTestDatabase.skipUnlessServer())
     func aMappingModelMigratesAPostgreSQLStoreByItsURL() throws {
         let folder = try TemporaryFolder()

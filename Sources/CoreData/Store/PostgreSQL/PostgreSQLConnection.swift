@@ -208,4 +208,15 @@ package enum PostgreSQLURL {
         }
         return components.string
     }
+
+    /// `string`, a URL as someone typed it, with its password masked, read as a URL or, when
+    /// it can't be (a `#` or `/` in a password not percent-encoded), as text: what stands
+    /// between `://` and the last `@` is the user and password.
+    package static func masked(_ string: String) -> String {
+        if let url = URL(string: string), let masked = masked(url) { return masked }
+        guard let scheme = string.range(of: "://") else { return string }
+        let rest = string[scheme.upperBound...]
+        guard let at = rest.lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") else { return string }
+        return String(string[..<colon]) + ":***" + String(rest[at...])
+    }
 }
