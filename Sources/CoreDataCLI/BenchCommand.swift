@@ -1,4 +1,5 @@
 import ArgumentParser
+import CoreData
 import Foundation
 
 /// `coredata bench`: swift-coredata against the raw SQLite C API and GRDB, side by side in one run.
@@ -58,8 +59,8 @@ struct BenchCommand: ParsableCommand {
         if let repetitions, repetitions < 1 { throw ValidationError("--repetitions must be at least 1") }
         if let divideSizesBy, divideSizesBy < 1 { throw ValidationError("--divide-sizes-by must be at least 1") }
         if let storeURL {
-            guard let url = postgresURL, url.scheme == "postgres" || url.scheme == "postgresql" else {
-                throw ValidationError("--store takes a postgres://user@host:port/database URL, not '\(storeURL)'")
+            guard let url = postgresURL, ["postgres", "postgresql"].contains(url.scheme?.lowercased()) else {
+                throw ValidationError("--store takes a postgres://user@host:port/database URL, not '\(PostgreSQLURL.masked(storeURL))'")
             }
         }
         _ = try selectedWorkloads()

@@ -166,7 +166,7 @@ enum CoreDataBench {
 
         init(model: NSManagedObjectModel, url: URL, options: [AnyHashable: Any]? = nil) throws {
             coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
-            let type = url.scheme == "postgres" || url.scheme == "postgresql" ? NSPostgreSQLStoreType : NSSQLiteStoreType
+            let type = ["postgres", "postgresql"].contains(url.scheme?.lowercased()) ? NSPostgreSQLStoreType : NSSQLiteStoreType
             try coordinator.addPersistentStore(ofType: type, configurationName: nil, at: url, options: options)
             context = NSManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             context.persistentStoreCoordinator = coordinator

@@ -44,7 +44,7 @@ final class BenchPostgreSQLServer {
     }
 
     /// The URL, its password masked, for the report.
-    var maskedURL: String { PostgreSQLURL.masked(url) ?? "the server given" }
+    var maskedURL: String { PostgreSQLURL.masked(url) }
 
     /// The server's version, for the report.
     var version: String { (try? admin.scalarText("SHOW server_version")) ?? "unknown" }

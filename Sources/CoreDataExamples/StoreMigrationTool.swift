@@ -6,9 +6,9 @@ import Foundation
 /// the migration itself. The store is a SQLite file or a PostgreSQL store's `postgres://` URL
 /// (with `CoreDataPostgreSQL`'s `registerPostgreSQLStore()` called first).
 ///
-/// The mapping is the one a store open would use: a mapping model (`.xcmappingmodel`) for the two
-/// versions, in `mappingFolder` or where the app's are found (beside the `.xcdatamodeld`, the
-/// model search folders), run by `NSMigrationManager` into a new file (a PostgreSQL store: a new
+/// The mapping is a mapping model (`.xcmappingmodel`) for the two versions in `mappingFolder`
+/// when one is given (none there is an error); else the one a store open would use: a mapping
+/// model where the app's are found (beside the `.xcdatamodeld`, the model search folders), run by `NSMigrationManager` into a new file (a PostgreSQL store: a new
 /// schema) whose contents then replace the store's; else the inferred one, applied in place
 /// (lightweight migration).
 ///
@@ -25,12 +25,12 @@ public struct StoreMigrationTool: Sendable {
     public let model: URL
     /// The version to migrate to (its name, `Notes 2`); `nil` for the bundle's current version.
     public let targetVersion: String?
-    /// A folder of mapping models (`.xcmappingmodel`), searched first; `nil` for only the places a
-    /// store open searches.
+    /// A folder of mapping models (`.xcmappingmodel`), the only place searched (a mapping model
+    /// given here is read as the folder holding it); `nil` for the places a store open searches.
     public let mappingFolder: URL?
 
     /// A tool for the store at `store`, written by a version of `model`, migrating it to `targetVersion`
-    /// (`nil`: the current version) with the mapping models of `mappingFolder` searched first.
+    /// (`nil`: the current version) with a mapping model of `mappingFolder`, if given.
     public init(store: URL, model: URL, to targetVersion: String? = nil, mappingFolder: URL? = nil) {
         self.store = store
         self.model = model

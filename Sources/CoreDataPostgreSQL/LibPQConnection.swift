@@ -64,7 +64,7 @@ final class LibPQConnection: PostgreSQLConnection {
     }
 
     /// `url` as a message may show it: its password masked.
-    private static func masked(_ url: URL) -> String { PostgreSQLURL.masked(url) ?? "(a URL that can't be read)" }
+    private static func masked(_ url: URL) -> String { PostgreSQLURL.masked(url) }
 
     /// Set by ``close()``: the session has ended.
     private var isClosed = false

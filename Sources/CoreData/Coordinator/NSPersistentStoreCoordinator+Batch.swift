@@ -53,8 +53,9 @@ extension NSPersistentStoreCoordinator {
     /// others as they were, as a save to several stores does. The outcomes added up, the IDs in
     /// the order the parts are given.
     private func nested(_ parts: [(store: NSPersistentStore, run: ((() throws -> Void)?) throws -> BatchOutcome)]) throws -> (BatchOutcome, [NSManagedObjectID]) {
-        let order = parts.count < 2 ? Array(parts.indices)
-            : parts.indices.sorted { Self.saveOrderKey(of: parts[$0].store) < Self.saveOrderKey(of: parts[$1].store) }
+        let held = persistentStores
+        let keys = parts.map { part in (path: Self.saveOrderKey(of: part.store), position: held.firstIndex { $0 === part.store } ?? held.count) }
+        let order = parts.count < 2 ? Array(parts.indices) : parts.indices.sorted { keys[$0] < keys[$1] } // (ties as a save breaks them)
         var outcomes = [BatchOutcome](repeating: BatchOutcome(), count: parts.count)
         func run(from step: Int) throws {
             let index = order[step]

@@ -264,7 +264,7 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
     /// read every row twice, and its save would write over the first's.
     private func alreadyAdded(_ url: URL, _ existing: NSPersistentStore) -> NSError {
         CoreDataError.make(.persistentStoreAlreadyAdded,
-                           "Can't add the same store twice: the store at \(url.isFileURL ? url.path : PostgreSQLURL.masked(url) ?? "(a URL that can't be read)") (UUID \(existing.identifier ?? "?")) is already added to this coordinator",
+                           "Can't add the same store twice: the store at \(url.isFileURL ? url.path : PostgreSQLURL.masked(url)) (UUID \(existing.identifier ?? "?")) is already added to this coordinator",
                            extra: [NSAffectedStoresErrorKey: [existing]])
     }
 

@@ -30,10 +30,6 @@ internal protocol LightweightMigrationDatabase {
     /// Drops the indexes of the model's old tables (`managed`, upper-cased names) that the new
     /// layout `destination` lacks, or whose tables are about to be replaced (not in `kept`).
     func dropIndexes(ofTables managed: Set<String>, kept: Set<String>, destination: SQLiteSchema) throws
-    /// The names of the triggers that name one of `columns` of `table`, which an in-place
-    /// migration drops: SQLite refuses `DROP COLUMN` while a trigger names the column (Apple's
-    /// derived attributes are triggers, `Z_DA_…`, in stores Apple's framework wrote).
-    func triggers(naming columns: [String], of table: String) throws -> [String]
     /// Renames the old table `name` to `aside`, where the copies read it before it is dropped.
     func setAside(_ name: String, as aside: String) throws
     /// Makes the indexes of a new store of `destination` that are missing.
@@ -47,11 +43,33 @@ internal protocol LightweightMigrationDatabase {
 internal struct SQLiteMigrationDatabase: LightweightMigrationDatabase {
     let db: SQLiteConnection
 
+    /// A `DROP COLUMN` that SQLite refuses because a trigger names the column (Apple's derived
+    /// attributes are triggers, `Z_DA_…`, in stores its framework wrote) drops that trigger, as
+    /// rebuilding the table would, and runs again: only the triggers SQLite names go.
     func execute(_ sql: String, _ bindings: [StoreValue]) throws {
-        let statement = try db.prepare(sql)
-        defer { statement.finalize() }
-        for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
-        _ = try statement.step()
+        var dropped: Set<String> = []
+        while true {
+            do {
+                let statement = try db.prepare(sql)
+                defer { statement.finalize() }
+                for (offset, value) in bindings.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
+                _ = try statement.step()
+                return
+            } catch let error as NSError {
+                guard sql.hasPrefix("ALTER TABLE "), sql.contains(" DROP COLUMN "),
+                      let trigger = Self.blockingTrigger(error.localizedDescription), dropped.insert(trigger).inserted else { throw error }
+                CoreDataLog.warning("Lightweight migration drops the trigger \(trigger): it names a column the new model no longer has (\(sql))")
+                try db.execute("DROP TRIGGER \(SQLiteSchema.quoted(trigger))")
+            }
+        }
+    }
+
+    /// The trigger SQLite's message names when a trigger blocks `DROP COLUMN`: "error in trigger
+    /// <name> after drop column: no such column: …".
+    static func blockingTrigger(_ message: String) -> String? {
+        guard let start = message.range(of: "error in trigger "),
+              let end = message.range(of: " after drop column", range: start.upperBound..<message.endIndex) else { return nil }
+        return String(message[start.upperBound..<end.lowerBound])
     }
 
     func scalarInt(_ sql: String, _ bindings: [StoreValue]) throws -> Int64? {
@@ -102,24 +120,6 @@ internal struct SQLiteMigrationDatabase: LightweightMigrationDatabase {
         where managed.contains(index[1].uppercased()) && (!kept.contains(index[1].uppercased()) || !wanted.contains(Self.normalized(index[2]))) {
             try db.execute("DROP INDEX \(SQLiteSchema.quoted(index[0]))")
         }
-    }
-
-    /// Those on `table`, and those elsewhere whose SQL names the table, whose SQL names a column
-    /// as a whole word (in any case, quoted or not).
-    func triggers(naming columns: [String], of table: String) throws -> [String] {
-        let wanted = Set(columns.map { $0.uppercased() })
-        let tableName = table.uppercased()
-        return try strings("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' AND sql IS NOT NULL", width: 3)
-            .filter { trigger in
-                let words = Self.words(trigger[2])
-                return (trigger[1].uppercased() == tableName || words.contains(tableName)) && !words.isDisjoint(with: wanted)
-            }
-            .map { $0[0] }
-    }
-
-    /// The identifiers and keywords of `sql`, upper-cased.
-    private static func words(_ sql: String) -> Set<String> {
-        Set(sql.uppercased().split { !($0.isLetter || $0.isNumber || $0 == "_" || $0 == "$") }.map(String.init))
     }
 
     func setAside(_ name: String, as aside: String) throws {

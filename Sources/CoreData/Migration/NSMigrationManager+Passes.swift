@@ -53,7 +53,7 @@ extension NSMigrationManager {
 
     /// `url` as errors show it: a PostgreSQL store's without its password.
     static func shown(_ url: URL) -> Any {
-        url.isFileURL ? url : PostgreSQLURL.masked(url) ?? ""
+        url.isFileURL ? url : PostgreSQLURL.masked(url)
     }
 
     /// A context on a coordinator of `model` with the store at `url` added.

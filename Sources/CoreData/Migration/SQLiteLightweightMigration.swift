@@ -426,8 +426,7 @@ internal struct SQLiteLightweightMigration {
                 statements.append(("ALTER TABLE \(name) ADD COLUMN \(SQLiteSchema.quoted(column.name)) \(db.columnType(column, of: table, in: to))", []))
             }
         }
-        let dropped = existing.filter { !wanted.contains($0.uppercased()) && !renamedFrom.contains($0.uppercased()) }
-        for column in dropped {
+        for column in existing where !wanted.contains(column.uppercased()) && !renamedFrom.contains(column.uppercased()) {
             statements.append(("ALTER TABLE \(name) DROP COLUMN \(SQLiteSchema.quoted(column))", []))
         }
         for entity in family {
@@ -446,13 +445,7 @@ internal struct SQLiteLightweightMigration {
                 }
             }
         }
-        // A trigger naming a dropped column would make SQLite refuse the drop: it goes first, as
-        // it would with the table rebuilt.
-        let triggers = try db.triggers(naming: dropped, of: oldTable.name)
-        for trigger in triggers {
-            CoreDataLog.warning("Lightweight migration drops the trigger \(trigger): it names a column of \(oldTable.name) the new model no longer has")
-        }
-        return triggers.map { ("DROP TRIGGER \(SQLiteSchema.quoted($0))", []) } + statements
+        return statements
     }
 
     /// The columns of a table kept in place that take an old column's values under a new name

@@ -84,12 +84,19 @@ struct PostgreSQLDestroyTests {
         components.user = components.user ?? "postgres"
         components.password = "s3cret"
         let url = components.url!
-        #expect(PostgreSQLURL.masked(url)?.contains("s3cret") == false)
+        #expect(!PostgreSQLURL.masked(url).contains("s3cret"))
         components.password = nil
         components.queryItems = [URLQueryItem(name: "password", value: "s3cret"), URLQueryItem(name: "sslpassword", value: "k3y"),
                                  URLQueryItem(name: "sslmode", value: "disable")]
-        let masked = PostgreSQLURL.masked(components.url!) ?? ""
+        let masked = PostgreSQLURL.masked(components.url!)
         #expect(!masked.contains("s3cret") && !masked.contains("k3y") && masked.contains("sslmode=disable"), "\(masked)")
+        // Foundation reads `app:2024#Secret@db…` as host `app`, port 2024 and no password; libpq
+        // as user `app`, password `2024#Secret`: the text between `://` and the last `@` is masked.
+        for (given, shown) in [("postgres://app:2024#Secret@db.example.com/cars", "postgres://app:***@db.example.com/cars"),
+                               ("postgres://app:a b@db.example.com/cars?password=se#cret&sslmode=require", "postgres://app:***@db.example.com/cars?password=***&sslmode=require"),
+                               ("postgres://app@[::1]:5432/cars", "postgres://app@[::1]:5432/cars")] {
+            #expect(PostgreSQLURL.masked(given) == shown)
+        }
 
         let coordinator = try database.coordinator(PostgreSQLTestModel.make())
         let twice = URL(string: database.url.absoluteString + "?password=s3cret")!

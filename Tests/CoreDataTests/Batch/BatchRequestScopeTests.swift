@@ -7,9 +7,10 @@ import Testing
 /// and entities a batch request may not write.
 @Suite("Batch requests: scope")
 struct BatchRequestScopeTests {
-    /// A stack whose coordinator holds a store in memory, its SQLite file, and a read-only
-    /// SQLite file sorting after it (so written last, inside the others' transactions), each
-    /// with one car.
+    /// A stack whose coordinator holds its SQLite file, a store in memory, and a read-only
+    /// SQLite file, each with one car. A request's stores are nested in the order of their
+    /// keys: the store in memory (its identifier made to sort first), the file, then the
+    /// read-only file, written last, inside the others' transactions.
     static func threeStores() throws -> (stack: TestStack, ids: [NSManagedObjectID]) {
         let stack = try TestStack()
         let zed = stack.directory.appendingPathComponent("Zed.sqlite")
@@ -23,6 +24,8 @@ struct BatchRequestScopeTests {
             try writer.remove(store)
         }
         let memory = try stack.coordinator.addPersistentStore(ofType: NSInMemoryStoreType, configurationName: nil, at: nil)
+        memory.identifier = "!" + memory.identifier
+        #expect(NSPersistentStoreCoordinator.saveOrderKey(of: memory) < NSPersistentStoreCoordinator.saveOrderKey(of: stack.coordinator.persistentStores[0]))
         _ = try stack.coordinator.addPersistentStore(ofType: NSSQLiteStoreType, configurationName: nil, at: zed,
                                                      options: [NSReadOnlyPersistentStoreOption: true])
         stack.insert("Car", ["name": "file", "year": 2001])

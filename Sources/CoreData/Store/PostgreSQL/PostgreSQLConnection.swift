@@ -196,27 +196,36 @@ extension NSPersistentStore.StoreType {
 /// PostgreSQL URLs as messages may show them.
 package enum PostgreSQLURL {
     /// `url` with its passwords masked (`postgres://app:***@host/cars`, and libpq's `password`
-    /// and `sslpassword` parameters), for every message and report that names a store; `nil` if
-    /// it can't be read as URL components.
-    package static func masked(_ url: URL) -> String? {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
-        if components.password != nil { components.password = "***" }
-        if let items = components.percentEncodedQueryItems {
-            components.percentEncodedQueryItems = items.map {
-                ["password", "sslpassword"].contains($0.name) ? URLQueryItem(name: $0.name, value: "***") : $0
+    /// and `sslpassword` parameters), for every message and report that names a store.
+    package static func masked(_ url: URL) -> String { masked(url.absoluteString) }
+
+    /// `string`, a URL as someone typed it, with its passwords masked. Read as text, not as URL
+    /// components: a password with a `#`, `?` or `/` not percent-encoded makes Foundation read
+    /// another host and no password (`app:2024#Secret@db` as host `app`, port 2024), where libpq
+    /// reads user and password up to the last `@`. So what stands between `://` and the last `@`
+    /// is the user and password, and the `password` and `sslpassword` parameters' values are
+    /// masked wherever they are.
+    package static func masked(_ string: String) -> String {
+        var text = string
+        if let scheme = text.range(of: "://") {
+            let rest = text[scheme.upperBound...]
+            if let at = rest.lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") {
+                text = String(text[..<colon]) + ":***" + String(rest[at...])
             }
         }
-        return components.string
-    }
-
-    /// `string`, a URL as someone typed it, with its password masked, read as a URL or, when
-    /// it can't be (a `#` or `/` in a password not percent-encoded), as text: what stands
-    /// between `://` and the last `@` is the user and password.
-    package static func masked(_ string: String) -> String {
-        if let url = URL(string: string), let masked = masked(url) { return masked }
-        guard let scheme = string.range(of: "://") else { return string }
-        let rest = string[scheme.upperBound...]
-        guard let at = rest.lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") else { return string }
-        return String(string[..<colon]) + ":***" + String(rest[at...])
+        for name in ["password=", "sslpassword="] {
+            var searchFrom = text.startIndex
+            while let found = text.range(of: name, options: .caseInsensitive, range: searchFrom..<text.endIndex) {
+                // A parameter's name follows `?` or `&` (`sslpassword=` is not `password=`).
+                guard found.lowerBound > text.startIndex, "?&".contains(text[text.index(before: found.lowerBound)]) else {
+                    searchFrom = found.upperBound
+                    continue
+                }
+                let end = text[found.upperBound...].firstIndex(of: "&") ?? text.endIndex
+                text.replaceSubrange(found.upperBound..<end, with: "***")
+                searchFrom = text.index(found.upperBound, offsetBy: 3)
+            }
+        }
+        return text
     }
 }

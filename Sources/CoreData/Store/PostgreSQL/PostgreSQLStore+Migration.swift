@@ -194,9 +194,6 @@ internal struct PostgreSQLMigrationDatabase: LightweightMigrationDatabase {
     }
 
     /// Renames the table and its primary key's index, whose name the new table takes.
-    /// None: PostgreSQL drops a column without asking its triggers (a store of ours has none).
-    func triggers(naming columns: [String], of table: String) throws -> [String] { [] }
-
     func setAside(_ name: String, as aside: String) throws {
         try connection.run("ALTER TABLE \(SQLiteSchema.quoted(name)) RENAME TO \(SQLiteSchema.quoted(aside))")
         for key in try texts("SELECT conname FROM pg_constraint WHERE conrelid = to_regclass($1) AND contype = 'p'", [.text(SQLiteSchema.quoted(aside))]) {

@@ -45,7 +45,7 @@ internal final class PostgreSQLStore: NSPersistentStore, @unchecked Sendable {
     var location: String { url.map(Self.location(of:)) ?? "" }
 
     /// `url` without its password, for messages.
-    static func location(of url: URL) -> String { PostgreSQLURL.masked(url) ?? "" }
+    static func location(of url: URL) -> String { PostgreSQLURL.masked(url) }
 
     /// Runs `body` in one transaction on the writer (``PostgreSQLConnectionPool/inTransaction(_:)``).
     func inTransaction<T>(_ body: (any PostgreSQLConnection) throws -> T) throws -> T {
