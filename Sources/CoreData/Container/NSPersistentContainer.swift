@@ -40,7 +40,10 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     /// Set once, while the container is made.
     private var modelError: NSError?
     private let lock = NSLock()
-    private var _descriptions: [NSPersistentStoreDescription] = []
+    /// `nil` until read or set: the default description is made then, as Apple's is, so that a
+    /// container whose descriptions are replaced never asks ``defaultDirectoryURL()`` (which
+    /// creates its folder).
+    private var _descriptions: [NSPersistentStoreDescription]?
     private var _viewContext: NSManagedObjectContext?
     /// Where asynchronous descriptions are loaded, one after another, in order.
     private let loadQueue = DispatchQueue(label: "NSPersistentContainer.loadPersistentStores", qos: .userInitiated)
@@ -88,8 +91,6 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
         self.model = model
         coordinator = NSPersistentStoreCoordinator(managedObjectModel: model)
         super.init()
-        let url = type(of: self).defaultDirectoryURL().appendingPathComponent("\(name).sqlite", isDirectory: false)
-        _descriptions = [NSPersistentStoreDescription(url: url)]
     }
 
     // MARK: The stack
@@ -124,7 +125,15 @@ open class NSPersistentContainer: NSObject, @unchecked Sendable {
     /// container.persistentStoreDescriptions = [description]
     /// ```
     open var persistentStoreDescriptions: [NSPersistentStoreDescription] {
-        get { lock.withLock { _descriptions } }
+        get {
+            if let descriptions = lock.withLock({ _descriptions }) { return descriptions }
+            // (Outside the lock: a subclass's defaultDirectoryURL() may read the container.)
+            let url = type(of: self).defaultDirectoryURL().appendingPathComponent("\(name).sqlite", isDirectory: false)
+            return lock.withLock {
+                if _descriptions == nil { _descriptions = [NSPersistentStoreDescription(url: url)] }
+                return _descriptions!
+            }
+        }
         set { lock.withLock { _descriptions = newValue } }
     }
 

@@ -16,8 +16,10 @@ import Foundation
 /// `NSReadOnlyPersistentStoreOption`, `timeout` is `NSPersistentStoreTimeoutOption`,
 /// `sqlitePragmas` is `NSSQLitePragmasOption`, `shouldMigrateStoreAutomatically` is
 /// `NSMigratePersistentStoresAutomaticallyOption` and `shouldInferMappingModelAutomatically` is
-/// `NSInferMappingModelAutomaticallyOption`. The options go to
-/// ``NSPersistentStoreCoordinator/addPersistentStore(ofType:configurationName:at:options:)`` as they are.
+/// `NSInferMappingModelAutomaticallyOption`, `shouldAddStoreAsynchronously` is
+/// `NSAddStoreAsynchronouslyOption`. The options go to
+/// ``NSPersistentStoreCoordinator/addPersistentStore(ofType:configurationName:at:options:)`` as
+/// they are, with the effective ``timeout`` (240 seconds unless set).
 ///
 /// A description is `Sendable` (its state is behind a lock); change it before loading its store.
 open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable {
@@ -32,8 +34,11 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
             NSMigratePersistentStoresAutomaticallyOption: NSNumber(value: true),
             NSInferMappingModelAutomaticallyOption: NSNumber(value: true),
         ]
-        var shouldAddStoreAsynchronously = false
     }
+
+    /// The option Apple's ``shouldAddStoreAsynchronously`` is kept under (code that sets it by
+    /// name, with ``setOption(_:forKey:)``, gets the same asynchronous load).
+    internal static let addStoreAsynchronouslyOption = "NSAddStoreAsynchronouslyOption"
 
     private let lock = NSLock()
     private var _state: State
@@ -45,25 +50,26 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
         return body(&_state)
     }
 
-    /// A description of a SQLite store with no URL yet; set ``url`` before loading it.
+    /// A description of a SQLite store at `/dev/null`, as Apple's: a store in memory (previews
+    /// and tests load it as it is); set ``url`` for a file.
     ///
     /// ```swift
     /// let description = NSPersistentStoreDescription()
     /// description.url = URL(fileURLWithPath: "Cars.sqlite")
     /// ```
-    public override init() {
-        _state = State()
-        super.init()
+    public convenience override init() {
+        self.init(url: URL(fileURLWithPath: "/dev/null", isDirectory: false))
     }
 
-    /// A description of a SQLite store at `url`.
+    /// A description of a SQLite store at `url` (the designated initializer, as Apple's).
     ///
     /// ```swift
     /// let description = NSPersistentStoreDescription(url: URL(fileURLWithPath: "Cars.sqlite"))
     /// ```
-    public convenience init(url: URL) {
-        self.init()
-        self.url = url
+    public init(url: URL) {
+        _state = State()
+        _state.url = url
+        super.init()
     }
 
     private init(copying state: State) {
@@ -199,8 +205,8 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
     /// description.shouldAddStoreAsynchronously = true   // a long migration won't block the caller
     /// ```
     open var shouldAddStoreAsynchronously: Bool {
-        get { withState { $0.shouldAddStoreAsynchronously } }
-        set { withState { $0.shouldAddStoreAsynchronously = newValue } }
+        get { bool(Self.addStoreAsynchronouslyOption) }
+        set { setOption(NSNumber(value: newValue), forKey: Self.addStoreAsynchronouslyOption) }
     }
 
     /// Whether an older store is migrated to the model when it is added
@@ -234,6 +240,30 @@ open class NSPersistentStoreDescription: NSObject, NSCopying, @unchecked Sendabl
         let pragmas = sqlitePragmas
         result[NSSQLitePragmasOption] = pragmas.isEmpty ? nil : pragmas
         return result
+    }
+
+    /// Whether `object` is a description of the same store with the same options (its URL
+    /// standardized, its type, configuration and options), as Apple compares them: the copy
+    /// ``NSPersistentContainer/loadPersistentStores(completionHandler:)`` hands its handler equals
+    /// the description it was made from.
+    ///
+    /// ```swift
+    /// container.loadPersistentStores { loaded, _ in
+    ///     if loaded == cloudDescription { startSync() }
+    /// }
+    /// ```
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? NSPersistentStoreDescription else { return false }
+        if other === self { return true }
+        let (mine, theirs) = (withState { $0 }, other.withState { $0 })
+        return mine.url?.standardizedFileURL == theirs.url?.standardizedFileURL && mine.type == theirs.type
+            && mine.configuration == theirs.configuration && mine.options.count == theirs.options.count
+            && mine.options.allSatisfy { key, value in theirs.options[key].map(value.isEqual) ?? false }
+    }
+
+    /// The standardized URL's hash, as Apple's.
+    open override var hash: Int {
+        withState { $0.url?.standardizedFileURL.hashValue ?? 0 }
     }
 
     /// A summary: the type and the URL.

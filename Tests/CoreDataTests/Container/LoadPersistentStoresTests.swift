@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import CoreData
 
@@ -41,7 +42,8 @@ struct LoadPersistentStoresTests {
             seen.append(description)
         }
         #expect(seen.count == 2)
-        #expect(seen.first?.type == memory.type && seen.first?.url == nil)
+        #expect(seen.first?.type == memory.type && seen.first?.url == URL(fileURLWithPath: "/dev/null"))
+        #expect(seen == [memory, file]) // copies, equal to the descriptions set
         #expect(seen.last?.url == file.url)
         #expect(container.persistentStoreCoordinator.persistentStores.map(\.type) == [NSInMemoryStoreType, NSSQLiteStoreType])
     }
@@ -129,6 +131,7 @@ struct LoadPersistentStoresTests {
         let container = NSPersistentContainer(name: "Car", modelDirectory: Support.carModelDirectory)
         let web = NSPersistentStoreDescription(url: URL(string: "https://example.com/Car.sqlite")!)
         let none = NSPersistentStoreDescription()
+        none.url = nil
         let unknown = NSPersistentStoreDescription(url: URL(fileURLWithPath: "/tmp/x.store"))
         unknown.type = NSBinaryStoreType
         container.persistentStoreDescriptions = [web, none, unknown]
@@ -193,5 +196,41 @@ struct LoadPersistentStoresTests {
         #expect(url.lastPathComponent == "Garage")
         var isDirectory: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue)
+    }
+}
+
+/// A container whose `defaultDirectoryURL()` counts its calls.
+private final class CountingContainer: NSPersistentContainer, @unchecked Sendable {
+    static let calls = Mutex(0)
+    override class func defaultDirectoryURL() -> URL {
+        calls.withLock { $0 += 1 }
+        return FileManager.default.temporaryDirectory
+    }
+}
+
+extension LoadPersistentStoresTests {
+    /// Apple's bare description is a SQLite store at /dev/null: it loads, in memory.
+    @Test func aBareDescriptionLoadsAStoreInMemory() throws {
+        let container = NSPersistentContainer(name: "Car", modelDirectory: Support.carModelDirectory)
+        container.persistentStoreDescriptions = [NSPersistentStoreDescription()]
+        #expect(Support.load(container) == [nil])
+        let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: container.viewContext)
+        car.setValue("a", forKey: "name")
+        try container.viewContext.save()
+        #expect(try container.viewContext.count(for: NSFetchRequest<NSFetchRequestResult>(entityName: "Car")) == 1)
+    }
+
+    /// The default description (and its folder) is made only when the descriptions are read
+    /// without having been set, as Apple's.
+    @Test func theDefaultFolderIsAskedForOnlyWhenTheDefaultDescriptionIsUsed() {
+        CountingContainer.calls.withLock { $0 = 0 }
+        let replaced = CountingContainer(name: "Car", managedObjectModel: TestModel.make())
+        replaced.persistentStoreDescriptions = [NSPersistentStoreDescription()]
+        _ = replaced.persistentStoreDescriptions
+        #expect(CountingContainer.calls.withLock { $0 } == 0)
+        let defaulted = CountingContainer(name: "Car", managedObjectModel: TestModel.make())
+        #expect(defaulted.persistentStoreDescriptions.first?.url?.lastPathComponent == "Car.sqlite")
+        _ = defaulted.persistentStoreDescriptions
+        #expect(CountingContainer.calls.withLock { $0 } == 1)
     }
 }

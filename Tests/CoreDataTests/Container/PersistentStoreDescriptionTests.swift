@@ -7,7 +7,7 @@ struct PersistentStoreDescriptionTests {
     @Test func defaultsAreApples() {
         let description = NSPersistentStoreDescription()
         #expect(description.type == NSSQLiteStoreType)
-        #expect(description.url == nil)
+        #expect(description.url == URL(fileURLWithPath: "/dev/null")) // Apple's: a SQLite store in memory
         #expect(description.configuration == nil)
         #expect(description.isReadOnly == false)
         #expect(description.timeout == 240)
@@ -18,6 +18,24 @@ struct PersistentStoreDescriptionTests {
         #expect(description.options.keys.sorted() == [NSInferMappingModelAutomaticallyOption, NSMigratePersistentStoresAutomaticallyOption])
         let url = URL(fileURLWithPath: "/tmp/Cars.sqlite")
         #expect(NSPersistentStoreDescription(url: url).url == url)
+    }
+
+    /// The copy a load hands its handler equals the description it was made from, as Apple
+    /// compares descriptions (URL, type, configuration, options); the asynchronous flag is the
+    /// option Apple keeps it under.
+    @Test func equalityAndTheAsynchronousOption() {
+        let a = NSPersistentStoreDescription(url: URL(fileURLWithPath: "/tmp/x/../Cars.sqlite"))
+        let copy = a.copy() as! NSPersistentStoreDescription
+        #expect(copy == a && copy.hash == a.hash)
+        #expect(Set([a, copy]).count == 1)
+        copy.configuration = "Cloud"
+        #expect(copy != a)
+        #expect(NSPersistentStoreDescription(url: URL(fileURLWithPath: "/tmp/Cars.sqlite")) == NSPersistentStoreDescription(url: URL(fileURLWithPath: "/tmp/x/../Cars.sqlite")))
+        let b = NSPersistentStoreDescription()
+        b.setOption(true as NSNumber, forKey: "NSAddStoreAsynchronouslyOption")
+        #expect(b.shouldAddStoreAsynchronously)
+        b.shouldAddStoreAsynchronously = false
+        #expect((b.options["NSAddStoreAsynchronouslyOption"] as? NSNumber)?.boolValue == false)
     }
 
     @Test func propertiesAreOptions() {
@@ -102,7 +120,9 @@ struct PersistentStoreDescriptionTests {
     @Test func aDescriptionWithoutAURLIsAnError() {
         let coordinator = NSPersistentStoreCoordinator(managedObjectModel: TestModel.make())
         var error: NSError?
-        coordinator.addPersistentStore(with: NSPersistentStoreDescription()) { error = $1 as NSError? }
+        let description = NSPersistentStoreDescription()
+        description.url = nil
+        coordinator.addPersistentStore(with: description) { error = $1 as NSError? }
         #expect(error?.code == NSPersistentStoreOpenError)
         #expect(coordinator.persistentStores.isEmpty)
     }
