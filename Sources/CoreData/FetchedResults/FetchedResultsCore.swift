@@ -150,6 +150,21 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
     }
 
     private func contextDidChange(_ userInfo: [AnyHashable: Any]) {
+        // A change posted while one is applied (an `awakeFromFetch` of a fault the predicate or
+        // sort keys fired changed and fetched) waits for it: `list` is being changed in place,
+        // and reading it then stopped the process (overlapping accesses).
+        guard !isApplying else { return deferredChanges.append(userInfo) }
+        isApplying = true
+        defer { isApplying = false }
+        apply(userInfo)
+        while !deferredChanges.isEmpty { apply(deferredChanges.removeFirst()) }
+    }
+
+    /// Changes posted while ``isApplying``, applied after.
+    private var deferredChanges: [[AnyHashable: Any]] = []
+    private var isApplying = false
+
+    private func apply(_ userInfo: [AnyHashable: Any]) {
         // (`list` is changed in place: a copy would copy its arrays, O(n) per change.)
         guard delegate != nil, list != nil, let tracked else { return }
         let changes: FetchedListChanges
@@ -179,8 +194,12 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
                     CoreDataLog.warning("A fetched results controller left out \(object.objectID): \(error.localizedDescription)")
                     return false
                 }
+                // A fault whose row is gone becomes deleted when it fires (as the predicate or the
+                // sort keys read it): fired here, it is taken out, not left as a blank row.
+                object.fireFaultIfNeeded()
+                guard !object._isDeleted else { return false }
                 guard let predicate = tracked.predicate else { return true }
-                return PredicateEvaluator.evaluate(predicate, object: object)
+                return PredicateEvaluator.evaluate(predicate, object: object) && !object._isDeleted
             }, updated: { updated.contains(ObjectIdentifier($0)) })
         }
         guard !changes.isEmpty else { return }

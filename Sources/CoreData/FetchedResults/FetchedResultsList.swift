@@ -325,7 +325,20 @@ internal struct FetchedResultsList {
 
     /// Takes every object out (the context forgot them all); what that changed.
     mutating func removeAll() -> FetchedListChanges {
-        apply(changed: objects, belongs: { _ in false }, updated: { _ in false })
+        // Every object deleted at its path, every section with it, read off the list as it is
+        // (finding each object by its placement cost a scan of its ties: quadratic when many sort alike).
+        var changes = FetchedListChanges()
+        changes.deletedSections = sections.enumerated().map { (index: $0.offset, name: $0.element.name) }
+        for (section, range) in sections.enumerated() {
+            for offset in range.start..<range.end {
+                changes.objects.append(FetchedObjectChange(object: objects[offset], type: .delete, oldPath: IndexPath(indexes: [section, offset - range.start]),
+                                                           newPath: nil, oldOffset: offset, newOffset: nil))
+            }
+        }
+        objects = []
+        placements = [:]
+        sections = []
+        return changes
     }
 
     /// The `[section, row]` index path of a flat offset.

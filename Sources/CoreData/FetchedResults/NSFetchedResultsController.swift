@@ -25,9 +25,11 @@ import Foundation
 /// path through a relationship (`owner.name`) is not followed when the related object changes,
 /// and `fetchLimit` and `fetchOffset` apply to the fetch, not to the changes that follow.
 ///
-/// A change costs O(log n) comparisons per changed object, never a fetch: the controller keeps
-/// the sort and section key values each object was placed by, read once at `performFetch()` (so
-/// every fetched object is fired once then; with a `fetchBatchSize`, a batch at a time).
+/// A change costs O(log n) comparisons per changed object (plus the objects that sort the same
+/// as it), and no fetch but of rows a merge changed that the context held no object for: the
+/// controller keeps the sort and section key values each object was placed by, read once at
+/// `performFetch()` (so every fetched object is fired once then; with a `fetchBatchSize`, a batch
+/// at a time).
 ///
 /// Linux differences: a missing sort descriptor is a thrown error of `performFetch()`, not an
 /// exception of the initializer. The cache (``cacheName``) is kept in the XDG cache folder (see

@@ -209,4 +209,24 @@ struct FetchedResultsRollbackAndUndoTests {
         #expect(Self.names(controller.fetchedObjects) == Self.names(try context.fetch(request)))
         #expect(Self.names(controller.fetchedObjects) == ["far", "car0", "car1", "car2"])
     }
+
+    /// A row deleted behind the context's back (a batch delete not merged): the object a refresh
+    /// turned into a fault becomes deleted when the controller reads it, and is reported as
+    /// deleted, not left in the results as a blank row sorted where nil sorts.
+    @Test(arguments: [true, false])
+    func anObjectWhoseRowIsGoneLeavesTheResults(_ withPredicate: Bool) throws {
+        let stack = try TestStack()
+        let (controller, recorder, request) = try Self.setUp(stack)
+        if !withPredicate {
+            request.predicate = nil
+            try controller.performFetch()
+        }
+        let delete = NSBatchDeleteRequest(fetchRequest: NSFetchRequest<NSFetchRequestResult>(entityName: "Car"))
+        delete.fetchRequest.predicate = NSPredicate(format: "name == 'car1'")
+        try stack.newContext().execute(delete)
+        stack.context.refreshAllObjects()
+        #expect(Self.names(controller.fetchedObjects) == ["car0", "car2"])
+        let changes = recorder.objectChanges.filter { $0.type != .update } // (the others were refreshed)
+        #expect(changes.map(\.type) == [.delete] && changes.first?.old == IndexPath(row: 1, section: 0), "\(recorder.objectChanges.map(\.type))")
+    }
 }
