@@ -104,7 +104,10 @@ extension NSManagedObject {
     }
 
     /// Takes the store's new values for the properties this object has not changed, and the
-    /// store's version, keeping unsaved changes on top.
+    /// store's version, keeping unsaved changes on top. A to-many relationship changed here takes
+    /// the store's members with this context's adds and removes applied to them, as Apple merges
+    /// to-many relationships (keeping the whole list lost the members others added or removed; an
+    /// ordered one keeps its list, whose order is this context's).
     internal func merge(_ fresh: RowSnapshot?) {
         guard let fresh else { return }
         fireFaultIfNeeded()
@@ -116,8 +119,32 @@ extension NSManagedObject {
             for index in layout.relationshipIndexes where !_changed.contains(index) {
                 _relations[index] = nil
             }
+            for index in layout.relationshipIndexes where _changed.contains(index) && layout.storageKinds[index] == .toMany {
+                mergeChangedToMany(at: index)
+            }
         }
         _snapshot = fresh
+    }
+
+    /// The stored members of the changed to-many at `index`, read again, with this context's
+    /// adds and removes (its list against the members it read) applied; the list is kept as it
+    /// is if the members can't be read.
+    private func mergeChangedToMany(at index: Int) {
+        guard case .toMany(let local)? = _relations[index], contextReadingStoredRelationships != nil else { return }
+        let read = Set(local.original)
+        let now = Set(local.objects.map(\.objectID))
+        _relations[index] = nil
+        let stored: ObjectList
+        do {
+            stored = try storedToManyList(at: index)
+        } catch {
+            CoreDataLog.warning("A merge kept \(objectID)'s unsaved '\(layout.properties[index].name)' as it was: its stored members could not be read: \(error.localizedDescription)")
+            _relations[index] = .toMany(local) // (as before the merge: nothing of this context's lost)
+            return
+        }
+        let members = stored.objects.filter { !read.contains($0.objectID) || now.contains($0.objectID) }
+            + local.objects.filter { !read.contains($0.objectID) && !stored.contains($0) }
+        _relations[index] = .toMany(ObjectList(members, original: stored.original))
     }
 
     /// After a successful save: the saved values become the snapshot.

@@ -102,6 +102,7 @@ extension NSManagedObjectContext {
         moveQueryGenerationToCurrent() // as Apple's: a merge moves a pinned context to the latest generation
         guard !ids.isEmpty else { return }
         processPendingChanges()
+        let updatedIDs = Set(ids.updated)
         var insertedObjects: [NSManagedObject] = []
         var refreshedObjects: [NSManagedObject] = []
         var deletedObjects: [NSManagedObject] = []
@@ -139,6 +140,11 @@ extension NSManagedObjectContext {
         ids.add(NSInsertedObjectIDsKey, Set(insertedObjects.map(\.objectID)))
         ids.add(NSRefreshedObjectIDsKey, Set(refreshedObjects.map(\.objectID)))
         ids.add(NSDeletedObjectIDsKey, Set(deletedObjects.map(\.objectID)))
+        // Apple's did-merge user info has the updated rows' IDs too (registered here or not), and
+        // the generation a pinned context moved to.
+        ids.add(NSUpdatedObjectIDsKey, updatedIDs)
+        var didMergeInfo = ids.userInfo
+        if let generation = queryGenerationToken { didMergeInfo[NSManagedObjectContextQueryGenerationKey] = generation }
         // For fetched results controllers: rows updated elsewhere that no object here stands for
         // may match their requests now (`FetchedResultsCore`), read while the notification is
         // delivered. Only Apple's keys are in the notification, and an empty one is not posted.
@@ -149,7 +155,7 @@ extension NSManagedObjectContext {
             NotificationCenter.default.post(name: Self.didMergeUnregisteredUpdatesNotification, object: self)
         }
         mergedUnregisteredUpdates = []
-        CoreDataMessages.post(name: NSManagedObjectContext.didMergeChangesObjectIDsNotification, object: self, userInfo: ids.userInfo)
+        CoreDataMessages.post(name: NSManagedObjectContext.didMergeChangesObjectIDsNotification, object: self, userInfo: didMergeInfo)
     }
 
     /// A merged delete, as Apple's: the object stays registered (an app may still hold it),

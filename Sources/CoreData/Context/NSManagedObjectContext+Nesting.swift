@@ -23,8 +23,10 @@ internal struct ChildSaveChanges: @unchecked Sendable {
         var attributes: [(index: Int, value: StoreValue)] = []
         /// To-one relationships: the destination's ID, or `nil`.
         var toOne: [(index: Int, id: NSManagedObjectID?)] = []
-        /// To-many relationships: the destinations' IDs, in order.
-        var toMany: [(index: Int, ids: [NSManagedObjectID])] = []
+        /// To-many relationships: the destinations' IDs, in order, and those the child read (from
+        /// the parent) before changing them: `nil` for a list the parent takes whole (a new
+        /// object's, an ordered one's).
+        var toMany: [(index: Int, ids: [NSManagedObjectID], read: [NSManagedObjectID]?)] = []
         /// The store a new object was assigned to (`assign(_:to:)`), which goes up with it.
         var assignedStore: NSPersistentStore?
     }
@@ -124,7 +126,7 @@ extension NSManagedObjectContext {
         // The members the store holds for each to-many the child replaced decide the rows the
         // save writes: read before anything is taken.
         for (object, item) in zip(updatedObjects, changes.updated) {
-            for (index, _) in item.toMany { _ = try object.storedToManyList(at: index) }
+            for (index, _, _) in item.toMany { _ = try object.storedToManyList(at: index) }
         }
         var touched: [(NSManagedObject, ChildSaveChanges.Object)] = []
         touched.reserveCapacity(changes.inserted.count + changes.updated.count)
@@ -150,9 +152,19 @@ extension NSManagedObjectContext {
         for (object, item) in touched {
             for (index, value) in item.attributes { object.setStoreValue(value, at: index) }
             for (index, id) in item.toOne { object.rawSetToOne(id.map { self.object(with: $0) }, at: index) }
-            for (index, ids) in item.toMany {
-                let original = object.toManyList(at: index).original
-                object._relations[index] = .toMany(ObjectList(ids.map { self.object(with: $0) }, original: original))
+            for (index, ids, read) in item.toMany {
+                let current = object.toManyList(at: index)
+                var members = ids.map { self.object(with: $0) }
+                if let read {
+                    // The child's adds and removes, on top of the parent's list as it is now: the
+                    // parent's own unsaved changes and a sibling's saved ones stay (the child's
+                    // whole list, read earlier, dropped them).
+                    let before = Set(read.map { ObjectIdentifier(self.object(with: $0)) })
+                    let after = Set(members.map(ObjectIdentifier.init))
+                    members = current.objects.filter { after.contains(ObjectIdentifier($0)) || !before.contains(ObjectIdentifier($0)) }
+                        + members.filter { !before.contains(ObjectIdentifier($0)) && !current.contains($0) }
+                }
+                object._relations[index] = .toMany(ObjectList(members, original: current.original))
                 object.markChanged(index)
             }
         }
@@ -291,7 +303,9 @@ extension NSManagedObject {
                 item.toOne.append((index, toOneObject(at: index).flatMap { $0._isDeleted ? nil : $0.objectID }))
             case .toMany, .orderedToMany:
                 if all && _relations[index] == nil { continue } // never touched: nothing to push
-                item.toMany.append((index, toManyList(at: index).objects.filter { !$0._isDeleted }.map(\.objectID)))
+                let list = toManyList(at: index)
+                let read = all || layout.storageKinds[index] == .orderedToMany ? nil : list.original // (an order is the child's)
+                item.toMany.append((index, list.objects.filter { !$0._isDeleted }.map(\.objectID), read))
             default:
                 item.attributes.append((index, index < _values.count ? _values[index] : .null))
             }

@@ -214,10 +214,13 @@ extension LoadPersistentStoresTests {
         let container = NSPersistentContainer(name: "Car", modelDirectory: Support.carModelDirectory)
         container.persistentStoreDescriptions = [NSPersistentStoreDescription()]
         #expect(Support.load(container) == [nil])
-        let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: container.viewContext)
-        car.setValue("a", forKey: "name")
-        try container.viewContext.save()
-        #expect(try container.viewContext.count(for: NSFetchRequest<NSFetchRequestResult>(entityName: "Car")) == 1)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            NSEntityDescription.insertNewObject(forEntityName: "Car", into: context).setValue("a", forKey: "name")
+            try context.save()
+        }
+        #expect(try context.performAndWait { try context.count(for: NSFetchRequest<NSFetchRequestResult>(entityName: "Car")) } == 1)
+        #expect(container.persistentStoreCoordinator.persistentStores.first?.url == URL(fileURLWithPath: "/dev/null"))
     }
 
     /// The default description (and its folder) is made only when the descriptions are read

@@ -143,6 +143,8 @@ struct MergingTests {
         #expect((change.userInfo?[NSDeletedObjectsKey] as? Set<NSManagedObject>)?.contains(b) == true)
         #expect((change.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject>)?.count == 1)
         #expect((didMerge.notes.first?.userInfo?[NSDeletedObjectIDsKey] as? Set<NSManagedObjectID>)?.count == 1)
+        // As Apple's: the updated IDs too (they were left out).
+        #expect((didMerge.notes.first?.userInfo?[NSUpdatedObjectIDsKey] as? Set<NSManagedObjectID>) == [a.objectID])
         let reopened = try stack.reopen()
         let stored = try reopened.fetch("Car") { $0.predicate = NSPredicate(format: "name == 'a'") }.first
         #expect(stored?.value(forKey: "year") as? Int == 1999)
