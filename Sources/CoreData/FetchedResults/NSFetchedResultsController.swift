@@ -41,9 +41,17 @@ open class NSFetchedResultsController<ResultType>: NSObject {
     /// ``fetchedObjects`` as `ResultType`s, made when asked for, with the core's version.
     private var typedObjects: (version: Int, objects: [ResultType]?)?
 
-    /// The request whose results the controller holds. Do not change it after the controller
-    /// used it, as on Apple platforms.
-    public let fetchRequest: NSFetchRequest<ResultType>
+    /// The request whose results the controller holds. To change the results, change it (and
+    /// ``NSFetchedResultsController/deleteCache(withName:)`` the cache, if any), then call
+    /// ``performFetch()`` again, as Apple documents.
+    ///
+    /// Linux difference: the controller a delegate is handed for a typed controller answers a
+    /// copy of the typed controller's request as it is now (its predicate, sort descriptors);
+    /// changing that copy changes nothing.
+    public var fetchRequest: NSFetchRequest<ResultType> { current?() ?? request }
+    private let request: NSFetchRequest<ResultType>
+    /// For the delegate's twin of a typed controller: a copy of the typed controller's request.
+    private let current: (() -> NSFetchRequest<ResultType>)?
 
     /// Makes a controller of a request's results in a context, in sections by the values of
     /// `sectionNameKeyPath` (nil: one section). Call ``performFetch()`` to fetch.
@@ -54,7 +62,8 @@ open class NSFetchedResultsController<ResultType>: NSObject {
     /// ```
     public init(fetchRequest: NSFetchRequest<ResultType>, managedObjectContext context: NSManagedObjectContext,
                 sectionNameKeyPath: String?, cacheName name: String?) {
-        self.fetchRequest = fetchRequest
+        request = fetchRequest
+        current = nil
         core = FetchedResultsCore(context: context, sectionNameKeyPath: sectionNameKeyPath, cacheName: name,
                                   fetch: Self.fetcher(fetchRequest, context: context, sectionNameKeyPath: sectionNameKeyPath))
         super.init()
@@ -63,16 +72,17 @@ open class NSFetchedResultsController<ResultType>: NSObject {
         if let same = self as? NSFetchedResultsController<NSFetchRequestResult> {
             core.erased = same
         } else {
-            let twin = NSFetchedResultsController<NSFetchRequestResult>(sharing: core, request: fetchRequest.copiedRequest(as: NSFetchRequestResult.self))
+            let twin = NSFetchedResultsController<NSFetchRequestResult>(sharing: core, request: { fetchRequest.copiedRequest(as: NSFetchRequestResult.self) })
             erased = twin
             core.erased = twin
         }
     }
 
     /// The twin of a typed controller, for its delegate.
-    private init(sharing core: FetchedResultsCore, request: NSFetchRequest<ResultType>) {
+    private init(sharing core: FetchedResultsCore, request: @escaping () -> NSFetchRequest<ResultType>) {
         self.core = core
-        self.fetchRequest = request
+        self.request = request()
+        current = request
         super.init()
     }
 

@@ -25,8 +25,9 @@ import Foundation
 ///
 /// Linux difference: the controller passed is a `NSFetchedResultsController<NSFetchRequestResult>`
 /// sharing the results of the typed controller you made (Swift's generic classes do not convert),
-/// so it is not `===` to that controller; compare ``NSFetchedResultsController/fetchRequest`` or
-/// keep one delegate per controller.
+/// so it is not `===` to that controller, and its ``NSFetchedResultsController/fetchRequest`` is a
+/// copy of the typed controller's (an `NSFetchRequest` compares by identity): keep one delegate
+/// per controller, or tell them apart by their requests' contents (`entityName`, `predicate`).
 public protocol NSFetchedResultsControllerDelegate: AnyObject {
     /// Called before the controller reports a batch of changes.
     func controllerWillChangeContent(_ controller: NSFetchedResultsController<NSFetchRequestResult>)

@@ -229,4 +229,19 @@ struct FetchedResultsRollbackAndUndoTests {
         let changes = recorder.objectChanges.filter { $0.type != .update } // (the others were refreshed)
         #expect(changes.map(\.type) == [.delete] && changes.first?.old == IndexPath(row: 1, section: 0), "\(recorder.objectChanges.map(\.type))")
     }
+
+    /// The controller a typed controller's delegate is handed answers the typed controller's
+    /// request as it is now: Apple's way to change the results (change the request, fetch again)
+    /// left it showing the request of the controller's making.
+    @Test func theDelegatesControllerShowsTheRequestAsItIsNow() throws {
+        let stack = try TestStack()
+        let (controller, recorder, request) = try Self.setUp(stack)
+        defer { withExtendedLifetime(recorder) {} }
+        let twin = try #require(controller.core.erased)
+        request.predicate = NSPredicate(format: "year < 2003")
+        try controller.performFetch()
+        #expect(Self.names(controller.fetchedObjects) == ["car0", "car1"])
+        #expect(twin.fetchRequest.predicate == NSPredicate(format: "year < 2003"))
+        #expect(twin.fetchRequest.entityName == "Car" && twin.fetchRequest.sortDescriptors == request.sortDescriptors)
+    }
 }
