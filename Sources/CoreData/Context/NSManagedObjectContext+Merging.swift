@@ -107,6 +107,10 @@ extension NSManagedObjectContext {
         var refreshedObjects: [NSManagedObject] = []
         var deletedObjects: [NSManagedObject] = []
         for id in ids.inserted {
+            // Another chain's temporary ID (a save of a child of another context) names no row
+            // and no object here: its object would be a fault nothing fulfils, reported inserted,
+            // and the row arrives later under its permanent ID.
+            if id.isTemporaryID && parent == nil && registered(id.key) == nil { continue }
             let object = object(with: id)
             if object._context === self && !object._isInserted { insertedObjects.append(object) }
         }

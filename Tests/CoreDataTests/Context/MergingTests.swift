@@ -151,6 +151,32 @@ struct MergingTests {
         #expect(stored?.value(forKey: "price") as? Double == 12.5)
     }
 
+    /// A save of a child of another context names its new objects by temporary IDs, which no
+    /// other chain knows: merged, they made faults nothing fulfils, reported inserted.
+    @Test func anotherChainsTemporaryIDsAreNotMerged() throws {
+        let stack = try TestStack()
+        let background = stack.newContext()
+        let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        child.parent = background
+        let main = stack.newContext()
+        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: child, queue: nil) { note in
+            main.mergeChanges(fromContextDidSave: note)
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        let changes = Recorder(.NSManagedObjectContextObjectsDidChange, from: main)
+        NSEntityDescription.insertNewObject(forEntityName: "Car", into: child).setValue("new", forKey: "name")
+        try child.save()
+        #expect(main.registeredObjects.isEmpty)
+        #expect(changes.notes.allSatisfy { ($0.userInfo?[NSInsertedObjectsKey] as? Set<NSManagedObject>)?.isEmpty ?? true })
+        // Saved on by its parent, the row is merged under its permanent ID.
+        let token2 = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: background, queue: nil) { note in
+            main.mergeChanges(fromContextDidSave: note)
+        }
+        defer { NotificationCenter.default.removeObserver(token2) }
+        try background.save()
+        #expect(main.registeredObjects.count == 1 && main.registeredObjects.first?.objectID.isTemporaryID == false)
+    }
+
     @Test func mergeFromARemoteSaveTakesIDsOrURIs() throws {
         let stack = try TestStack()
         stack.insert("Car", ["name": "a"])
