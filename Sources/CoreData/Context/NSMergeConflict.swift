@@ -34,7 +34,10 @@ open class NSMergeConflict: NSObject {
         self.persistedSnapshot = persnap
         var current: [String: Any] = [:]
         // Attributes and to-one relationships (as object IDs), as Apple's snapshots hold them.
-        for property in srcObject.entity.properties where !property.isTransient {
+        // A fault (a merge or refresh turned it into one) is not fired for it: firing inside the
+        // save read another version of the row, or found it gone; its values are the cached ones.
+        if srcObject._isFault { current = cachesnap ?? [:] }
+        for property in srcObject.entity.properties where !property.isTransient && !srcObject._isFault {
             if property is NSAttributeDescription {
                 current[property.name] = srcObject.value(forKey: property.name) ?? NSNull()
             } else if let relationship = property as? NSRelationshipDescription, !relationship.isToMany {

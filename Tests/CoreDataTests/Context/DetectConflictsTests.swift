@@ -45,6 +45,25 @@ import TestSupport
         #expect(try stack.rawRows("SELECT \"Z_OPT\" FROM \"ZCAR\"") == [["2"]], "the car was not written")
     }
 
+    /// A marked object a refresh turned into a fault, whose row is then deleted elsewhere: the
+    /// conflict is made without firing it (firing inside the save stopped the process with
+    /// `shouldDeleteInaccessibleFaults` off, or left the object marked deleted).
+    @Test(arguments: TestStoreKind.available)
+    func aMarkedFaultWhoseRowIsGoneFailsTheSaveWithoutFiring(_ kind: TestStoreKind) throws {
+        let (stack, other, car, person) = try readCarAndPerson(kind)
+        stack.context.detectConflicts(for: car)
+        stack.context.refresh(car, mergeChanges: false)
+        #expect(car.isFault)
+        other.context.delete(try #require(try other.fetch("Car").first))
+        try other.context.save()
+        stack.context.shouldDeleteInaccessibleFaults = false
+        person.setValue("Bea", forKey: "name")
+        let error = try #require(throws: NSError.self) { try stack.context.save() }
+        #expect(error.code == NSManagedObjectMergeError)
+        #expect(car.isFault && !car.isDeleted && !stack.context.deletedObjects.contains(car))
+        #expect(try personName(stack) == "Ann")
+    }
+
     @Test(arguments: TestStoreKind.available)
     func unmarkedTheSameSaveSucceeds(_ kind: TestStoreKind) throws {
         let (stack, other, _, person) = try readCarAndPerson(kind)
