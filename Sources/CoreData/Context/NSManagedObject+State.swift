@@ -130,9 +130,11 @@ extension NSManagedObject {
     /// adds and removes (its list against the members it read) applied; the list is kept as it
     /// is if the members can't be read.
     private func mergeChangedToMany(at index: Int) {
-        guard case .toMany(let local)? = _relations[index], contextReadingStoredRelationships != nil else { return }
-        let read = Set(local.original)
-        let now = Set(local.objects.map(\.objectID))
+        guard case .toMany(let local)? = _relations[index], let context = contextReadingStoredRelationships else { return }
+        // By object, not ID: an ID read while temporary is permanent now (the object follows).
+        let read = Set(local.original.map { ObjectIdentifier(context.object(with: $0)) })
+        let now = Set(local.objects.map(ObjectIdentifier.init))
+        let relationship = layout.properties[index] as? NSRelationshipDescription
         _relations[index] = nil
         let stored: ObjectList
         do {
@@ -142,9 +144,19 @@ extension NSManagedObject {
             _relations[index] = .toMany(local) // (as before the merge: nothing of this context's lost)
             return
         }
-        let members = stored.objects.filter { !read.contains($0.objectID) || now.contains($0.objectID) }
-            + local.objects.filter { !read.contains($0.objectID) && !stored.contains($0) }
+        // A member others added stays unless this context gave it another owner.
+        let members = stored.objects.filter { now.contains(ObjectIdentifier($0)) || !read.contains(ObjectIdentifier($0)) && !$0.hasOtherOwner(than: self, through: relationship) }
+            + local.objects.filter { !read.contains(ObjectIdentifier($0)) && !stored.contains($0) }
         _relations[index] = .toMany(ObjectList(members, original: stored.original))
+    }
+
+    /// Whether this object, a member of `owner`'s to-many `relationship`, names another owner in
+    /// the inverse to-one, changed in its context: a list that keeps it would disagree with it
+    /// (and a cascade from `owner` would delete another owner's object).
+    internal func hasOtherOwner(than owner: NSManagedObject, through relationship: NSRelationshipDescription?) -> Bool {
+        guard let inverse = relationship?.inverseRelationship, !inverse.isToMany, Self.has(inverse, self),
+              _changed.contains(inverse.index) else { return false }
+        return toOneObject(at: inverse.index) !== owner
     }
 
     /// After a successful save: the saved values become the snapshot.

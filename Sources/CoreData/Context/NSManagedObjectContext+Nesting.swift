@@ -152,16 +152,22 @@ extension NSManagedObjectContext {
         for (object, item) in touched {
             for (index, value) in item.attributes { object.setStoreValue(value, at: index) }
             for (index, id) in item.toOne { object.rawSetToOne(id.map { self.object(with: $0) }, at: index) }
+        }
+        // The to-manys once every to-one is in: a member kept from the parent's list is checked
+        // against its owner as the child left it.
+        for (object, item) in touched {
             for (index, ids, read) in item.toMany {
                 let current = object.toManyList(at: index)
                 var members = ids.map { self.object(with: $0) }
                 if let read {
                     // The child's adds and removes, on top of the parent's list as it is now: the
                     // parent's own unsaved changes and a sibling's saved ones stay (the child's
-                    // whole list, read earlier, dropped them).
+                    // whole list, read earlier, dropped them), unless the member names another owner now.
+                    let relationship = object.layout.properties[index] as? NSRelationshipDescription
                     let before = Set(read.map { ObjectIdentifier(self.object(with: $0)) })
                     let after = Set(members.map(ObjectIdentifier.init))
-                    members = current.objects.filter { after.contains(ObjectIdentifier($0)) || !before.contains(ObjectIdentifier($0)) }
+                    members = current.objects.filter { after.contains(ObjectIdentifier($0))
+                        || !before.contains(ObjectIdentifier($0)) && !$0.hasOtherOwner(than: object, through: relationship) }
                         + members.filter { !before.contains(ObjectIdentifier($0)) && !current.contains($0) }
                 }
                 object._relations[index] = .toMany(ObjectList(members, original: current.original))

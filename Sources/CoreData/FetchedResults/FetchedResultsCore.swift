@@ -153,18 +153,23 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
         // A change posted while one is applied (an `awakeFromFetch` of a fault the predicate or
         // sort keys fired changed and fetched) waits for it: `list` is being changed in place,
         // and reading it then stopped the process (overlapping accesses).
-        guard !isApplying else { return deferredChanges.append(userInfo) }
+        // (With the rows a merge updated that no object here stands for, read now: the merge
+        // forgets them once its notification is delivered.)
+        guard !isApplying else { return deferredChanges.append((userInfo, context.mergedUnregisteredUpdates)) }
         isApplying = true
         defer { isApplying = false }
-        apply(userInfo)
-        while !deferredChanges.isEmpty { apply(deferredChanges.removeFirst()) }
+        apply(userInfo, mergedUpdates: context.mergedUnregisteredUpdates)
+        while !deferredChanges.isEmpty {
+            let (deferred, merged) = deferredChanges.removeFirst()
+            apply(deferred, mergedUpdates: merged)
+        }
     }
 
     /// Changes posted while ``isApplying``, applied after.
-    private var deferredChanges: [[AnyHashable: Any]] = []
+    private var deferredChanges: [(userInfo: [AnyHashable: Any], mergedUpdates: [NSManagedObjectID])] = []
     private var isApplying = false
 
-    private func apply(_ userInfo: [AnyHashable: Any]) {
+    private func apply(_ userInfo: [AnyHashable: Any], mergedUpdates: [NSManagedObjectID]) {
         // (`list` is changed in place: a copy would copy its arrays, O(n) per change.)
         guard delegate != nil, list != nil, let tracked else { return }
         let changes: FetchedListChanges
@@ -179,7 +184,7 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
                     changed.append(object)
                 }
             }
-            changed += mergedMatches(context.mergedUnregisteredUpdates, tracked)
+            changed += mergedMatches(mergedUpdates, tracked)
             changed += Self.objects(userInfo, NSInsertedObjectsKey)
             changed += Self.objects(userInfo, NSDeletedObjectsKey)
             changed += Self.objects(userInfo, NSInvalidatedObjectsKey)

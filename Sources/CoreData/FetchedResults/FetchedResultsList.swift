@@ -327,17 +327,19 @@ internal struct FetchedResultsList {
     mutating func removeAll() -> FetchedListChanges {
         // Every object deleted at its path, every section with it, read off the list as it is
         // (finding each object by its placement cost a scan of its ties: quadratic when many sort alike).
+        // Deletions from the end, as `apply` reports them; a list without sections keeps its one
+        // section, "", as an empty list has it.
         var changes = FetchedListChanges()
-        changes.deletedSections = sections.enumerated().map { (index: $0.offset, name: $0.element.name) }
-        for (section, range) in sections.enumerated() {
-            for offset in range.start..<range.end {
+        if sectionPath != nil { changes.deletedSections = sections.enumerated().map { (index: $0.offset, name: $0.element.name) } }
+        for (section, range) in sections.enumerated().reversed() {
+            for offset in (range.start..<range.end).reversed() {
                 changes.objects.append(FetchedObjectChange(object: objects[offset], type: .delete, oldPath: IndexPath(indexes: [section, offset - range.start]),
                                                            newPath: nil, oldOffset: offset, newOffset: nil))
             }
         }
         objects = []
         placements = [:]
-        sections = []
+        sections = findSections()
         return changes
     }
 

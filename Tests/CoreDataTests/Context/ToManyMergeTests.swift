@@ -76,4 +76,87 @@ struct ToManyMergeTests {
         let fresh = stack.newContext()
         #expect(Self.names(try fresh.existingObject(with: ann.objectID).value(forKey: "cars")) == ["first", "one", "two"])
     }
+
+    /// A member others added to the list, to which this context gave another owner, is not
+    /// kept: the list would disagree with the member, and a cascade delete its other owner's car.
+    @Test func aMemberThisContextGaveAnotherOwnerIsNotKept() throws {
+        let stack = try TestStack()
+        let ann = stack.insert("Person", ["name": "ann"]), carol = stack.insert("Person", ["name": "carol"])
+        let y = stack.insert("Car", ["name": "y"])
+        try stack.context.save()
+
+        let view = stack.newContext()
+        let annHere = try view.existingObject(with: ann.objectID)
+        _ = (annHere.value(forKey: "cars") as? NSSet)?.count
+        try view.existingObject(with: y.objectID).setValue(try view.existingObject(with: carol.objectID), forKey: "owner")
+        let local = NSEntityDescription.insertNewObject(forEntityName: "Car", into: view)
+        local.setValue("local", forKey: "name")
+        local.setValue(annHere, forKey: "owner")
+
+        let other = stack.newContext()
+        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
+            view.mergeChanges(fromContextDidSave: note)
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        try other.existingObject(with: y.objectID).setValue(try other.existingObject(with: ann.objectID), forKey: "owner")
+        try other.save()
+
+        #expect(Self.names(annHere.value(forKey: "cars")) == ["local"])
+        try view.save()
+        view.delete(annHere)
+        try view.save()
+        let fresh = stack.newContext()
+        #expect(Self.names(try fresh.existingObject(with: carol.objectID).value(forKey: "cars")) == ["y"])
+    }
+
+    /// The same in a parent: a child's save that gives a member another owner takes it out of
+    /// the list the parent had added it to.
+    @Test func aChildGivingAMemberAnotherOwnerTakesItOutOfTheParentsList() throws {
+        let stack = try TestStack()
+        let ann = stack.insert("Person", ["name": "ann"]), bob = stack.insert("Person", ["name": "bob"])
+        stack.insert("Car", ["name": "first", "owner": ann])
+        let y = stack.insert("Car", ["name": "y"])
+        try stack.context.save()
+
+        let parent = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        parent.persistentStoreCoordinator = stack.coordinator
+        let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        child.parent = parent
+        let annInChild = try child.existingObject(with: ann.objectID)
+        _ = (annInChild.value(forKey: "cars") as? NSSet)?.count
+        let annInParent = try parent.existingObject(with: ann.objectID)
+        try parent.existingObject(with: y.objectID).setValue(annInParent, forKey: "owner") // unsaved in the parent
+        let yInChild = try child.existingObject(with: y.objectID)
+        yInChild.setValue(try child.existingObject(with: bob.objectID), forKey: "owner")
+        annInChild.mutableSetValue(forKey: "cars").remove(yInChild) // (ann's list marked changed)
+        try child.save()
+        #expect(Self.names(annInParent.value(forKey: "cars")) == ["first"])
+        try parent.save()
+        parent.delete(annInParent)
+        try parent.save()
+        let fresh = stack.newContext()
+        #expect(Self.names(try fresh.existingObject(with: bob.objectID).value(forKey: "cars")) == ["y"])
+    }
+
+    /// In a child, a member read under a temporary ID that is permanent now and then removed
+    /// here stays removed after a merge (IDs compared as read came back as others').
+    @Test func aRemoveOfAMemberReadUnderATemporaryIDSurvivesAMerge() throws {
+        let stack = try TestStack()
+        let ann = stack.insert("Person", ["name": "ann"])
+        try stack.context.save()
+        let parent = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        parent.persistentStoreCoordinator = stack.coordinator
+        let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        child.parent = parent
+        let annInChild = try child.existingObject(with: ann.objectID)
+        let new = NSEntityDescription.insertNewObject(forEntityName: "Car", into: child)
+        new.setValue("new", forKey: "name")
+        new.setValue(annInChild, forKey: "owner")
+        try child.save()
+        try parent.save()
+        #expect(!new.objectID.isTemporaryID)
+        annInChild.mutableSetValue(forKey: "cars").remove(new)
+        child.refresh(annInChild, mergeChanges: true)
+        #expect(Self.names(annInChild.value(forKey: "cars")).isEmpty)
+    }
 }

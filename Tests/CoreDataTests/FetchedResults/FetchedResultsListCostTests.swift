@@ -62,7 +62,20 @@ struct FetchedResultsListCostTests {
         #expect(counter.comparisons == 0)
         #expect(changes.deletedSections.map(\.name) == ["2000", "2001", "2002"])
         #expect(changes.objects.count == 3_000 && changes.objects.allSatisfy { $0.type == .delete && $0.newPath == nil })
-        #expect(changes.objects[1_000].oldPath == IndexPath(row: 0, section: 1) && changes.objects[1_000].oldOffset == 1_000)
+        // From the end, as every batch reports deletions.
+        #expect(changes.objects.map { $0.oldOffset! } == Array((0..<3_000).reversed()))
+        #expect(changes.objects.first { $0.oldOffset == 1_000 }?.oldPath == IndexPath(row: 0, section: 1))
         #expect(list.objects.isEmpty && list.sections.isEmpty)
+
+        // Without sections: the one section, "", stays, as an empty list has it.
+        var flat = FetchedResultsList(sortKeys: [year], sectionPath: nil)
+        try flat.fill(with: objects)
+        let flatChanges = flat.removeAll()
+        #expect(flatChanges.deletedSections.isEmpty && flatChanges.objects.count == 3_000)
+        #expect(flatChanges.objects.first?.oldPath == IndexPath(row: 2_999, section: 0))
+        #expect(flat.sections == [FetchedSectionRange(name: "", start: 0, count: 0)])
+        var empty = FetchedResultsList(sortKeys: [year], sectionPath: nil)
+        try empty.fill(with: [])
+        #expect(empty.removeAll().isEmpty)
     }
 }
