@@ -11,6 +11,19 @@ struct ToManyMergeTests {
         ((set as? NSSet)?.allObjects as? [NSManagedObject] ?? []).compactMap { $0.value(forKey: "name") as? String }.sorted()
     }
 
+    /// Saves `context`, then deletes `owner` (cascading to its cars) and saves again.
+    static func saveThenDelete(_ owner: NSManagedObject, in context: NSManagedObjectContext) throws {
+        try context.save()
+        context.delete(owner)
+        try context.save()
+    }
+
+    /// The names of the cars of the person `id`, read by a new context.
+    static func carNames(of id: NSManagedObjectID, in stack: TestStack) throws -> [String] {
+        let fresh = stack.newContext()
+        return names(try fresh.existingObject(with: id).value(forKey: "cars"))
+    }
+
     @Test func aMergeKeepsLocalAddsAndTakesOthersChanges() throws {
         let stack = try TestStack()
         let ann = stack.insert("Person", ["name": "ann"]), bob = stack.insert("Person", ["name": "bob"])
@@ -102,11 +115,8 @@ struct ToManyMergeTests {
         try other.save()
 
         #expect(Self.names(annHere.value(forKey: "cars")) == ["local"])
-        try view.save()
-        view.delete(annHere)
-        try view.save()
-        let fresh = stack.newContext()
-        #expect(Self.names(try fresh.existingObject(with: carol.objectID).value(forKey: "cars")) == ["y"])
+        try Self.saveThenDelete(annHere, in: view)
+        #expect(try Self.carNames(of: carol.objectID, in: stack) == ["y"])
     }
 
     /// The same in a parent: a child's save that gives a member another owner takes it out of
@@ -131,11 +141,8 @@ struct ToManyMergeTests {
         annInChild.mutableSetValue(forKey: "cars").remove(yInChild) // (ann's list marked changed)
         try child.save()
         #expect(Self.names(annInParent.value(forKey: "cars")) == ["first"])
-        try parent.save()
-        parent.delete(annInParent)
-        try parent.save()
-        let fresh = stack.newContext()
-        #expect(Self.names(try fresh.existingObject(with: bob.objectID).value(forKey: "cars")) == ["y"])
+        try Self.saveThenDelete(annInParent, in: parent)
+        #expect(try Self.carNames(of: bob.objectID, in: stack) == ["y"])
     }
 
     /// In a child, a member read under a temporary ID that is permanent now and then removed
