@@ -257,8 +257,11 @@ extension NSManagedObjectContext {
 
     // MARK: Images
 
-    /// `object`'s state now, its relationships as loaded.
+    /// `object`'s state now, its relationships as loaded. A fault is loaded first: its image of
+    /// no values, restored later, read past the end of them (undo or redo after a refresh, or
+    /// of a delete by ID, stopped the process).
     private func baselineImage(of object: NSManagedObject, generation: Int) -> UndoImage {
+        if object._context === self && !object._isDeleted { object.fireFaultIfNeeded() }
         guard object._context === self && !object._isDeleted else { return UndoImage(absent: object, generation: generation) }
         return UndoImage(object: object, exists: true, values: object._values, relations: object._relations,
                          changed: object._changed, generation: generation, snapshotVersion: object._snapshotVersion)
@@ -267,7 +270,8 @@ extension NSManagedObjectContext {
     /// The state of a saved object that had no changes before this event: its committed values
     /// (its relationships are as committed, not loaded).
     private func committedImage(of object: NSManagedObject, generation: Int) -> UndoImage {
-        UndoImage(object: object, exists: true, values: object._snapshotValues ?? object._values, relations: [:],
+        object.fireFaultIfNeeded() // (as in ``baselineImage(of:generation:)``)
+        return UndoImage(object: object, exists: true, values: object._snapshotValues ?? object._values, relations: [:],
                   changed: PropertyMask(), generation: generation, snapshotVersion: object._snapshotVersion)
     }
 

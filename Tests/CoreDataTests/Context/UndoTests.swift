@@ -557,3 +557,49 @@ final class PricedOnSave: NSManagedObject {
         if !isDeleted && value(forKey: "price") as? Double != price { setValue(price, forKey: "price") }
     }
 }
+
+/// Undo and redo of an object whose image was taken while it was a fault without data: a refresh
+/// after a save, a delete by ID, an edit thrown away by a refresh. The image held no values,
+/// and restoring it read past them (the process stopped).
+@Suite("Undo of objects that were faults")
+struct UndoOfFaultsTests {
+    static func stack() throws -> (TestStack, NSManagedObjectID) {
+        let stack = try TestStack()
+        stack.context.undoManager = UndoManager()
+        let car = stack.insert("Car", ["name": "A"])
+        try stack.context.save()
+        stack.context.undoManager!.removeAllActions()
+        return (stack, car.objectID)
+    }
+
+    @Test func redoAfterARefreshOfAllObjects() throws {
+        let (stack, id) = try Self.stack()
+        let car = try stack.context.existingObject(with: id)
+        car.setValue("B", forKey: "name")
+        try stack.context.save()
+        stack.context.refreshAllObjects()
+        stack.context.undoManager!.undo()
+        #expect(car.value(forKey: "name") as? String == "A")
+        stack.context.undoManager!.redo()
+        #expect(car.value(forKey: "name") as? String == "B")
+    }
+
+    @Test func undoOfADeleteByIDWithoutPropagation() throws {
+        let (stack, id) = try Self.stack()
+        stack.context.propagatesDeletesAtEndOfEvent = false
+        let car = stack.context.object(with: id) // a fault
+        stack.context.delete(car)
+        stack.context.processPendingChanges()
+        stack.context.undoManager!.undo()
+        #expect(!car.isDeleted && car.value(forKey: "name") as? String == "A")
+    }
+
+    @Test func undoOfAnEditARefreshThrewAway() throws {
+        let (stack, id) = try Self.stack()
+        let car = try stack.context.existingObject(with: id)
+        car.setValue("X", forKey: "name")
+        stack.context.refresh(car, mergeChanges: false)
+        stack.context.undoManager!.undo()
+        #expect(car.value(forKey: "name") as? String == "A")
+    }
+}
