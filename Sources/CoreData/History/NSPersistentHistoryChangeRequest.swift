@@ -14,8 +14,10 @@ import Foundation
 ///
 /// A fetch after a token or transaction returns the transactions after it; a purge before one
 /// deletes those before it (the token's own transaction stays, so the token stays valid). A fetch
-/// after a token whose transaction was purged throws `NSPersistentHistoryTokenExpiredError`
-/// (134301); a request to a store that does not record history throws 134091.
+/// after a token throws `NSPersistentHistoryTokenExpiredError` (134301) when a transaction after
+/// it was purged (its own may be gone: what follows it is whole); a request to a store that does
+/// not record history throws 134091. A fetch request's predicate, sort descriptors, offset and
+/// limit apply to what it fetches.
 open class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest {
     /// A copy of the request, with its options (and its own copy of the fetch request).
     open override func copy(with zone: NSZone? = nil) -> Any {
@@ -90,6 +92,15 @@ open class NSPersistentHistoryChangeRequest: NSPersistentStoreRequest {
     /// ```swift
     /// let transactions = NSPersistentHistoryTransaction.fetchRequest!
     /// transactions.predicate = NSPredicate(format: "author == %@", "importer")
+    /// let request = NSPersistentHistoryChangeRequest.fetchHistory(withFetch: transactions)
+    /// ```
+    open class func fetchHistory(withFetch fetchRequest: NSFetchRequest<NSFetchRequestResult>) -> NSPersistentHistoryChangeRequest {
+        fetchHistory(withFetchRequest: fetchRequest)
+    }
+
+    /// ``fetchHistory(withFetch:)`` (the Objective-C selector's full name, which Swift shortens).
+    ///
+    /// ```swift
     /// let request = NSPersistentHistoryChangeRequest.fetchHistory(withFetchRequest: transactions)
     /// ```
     open class func fetchHistory(withFetchRequest fetchRequest: NSFetchRequest<NSFetchRequestResult>) -> NSPersistentHistoryChangeRequest {
@@ -228,16 +239,19 @@ extension NSPersistentHistoryChangeRequest: ContextExecutableRequest {
 }
 
 /// A history request's ``NSPersistentHistoryChangeRequest/fetchRequest``, applied to what the
-/// stores returned: its predicate on the transactions or the changes, its offset and limit.
+/// stores returned: its predicate on the transactions or the changes, its sort descriptors, its
+/// offset and limit.
 private struct HistoryFilter {
     let predicate: PredicateNode?
     let filtersChanges: Bool
     let offset: Int
     let limit: Int
+    /// The request's sort, applied before its offset and limit (the stores give transaction order).
+    let sortKeys: [SortKey]
 
     init(_ request: NSFetchRequest<NSFetchRequestResult>?) throws {
         guard let request else {
-            (predicate, filtersChanges, offset, limit) = (nil, false, 0, 0)
+            (predicate, filtersChanges, offset, limit, sortKeys) = (nil, false, 0, 0, [])
             return
         }
         switch request.entity?.name ?? request.entityName {
@@ -251,6 +265,22 @@ private struct HistoryFilter {
         predicate = filtersChanges ? tree.map(Self.comparingEntitiesByName) : tree
         offset = max(request.fetchOffset, 0)
         limit = request.fetchLimit
+        sortKeys = try PredicateBridge.sortKeys(of: request.sortDescriptors ?? [])
+    }
+
+    /// `items` in the request's sort order (stable: items it does not tell apart keep theirs).
+    func sorted<T>(_ items: [T]) -> [T] {
+        guard !sortKeys.isEmpty else { return items }
+        return items.enumerated().sorted { a, b in
+            for key in sortKeys {
+                switch key.compare(a.element, b.element) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return a.offset < b.offset
+        }.map(\.element)
     }
 
     /// The predicate with `changedEntity` compared with entity descriptions (`changedEntity ==
@@ -308,9 +338,9 @@ private struct HistoryFilter {
         }
     }
 
-    /// `items` from the offset, at most the limit.
+    /// `items` sorted, from the offset, at most the limit.
     func limited<T>(_ items: [T]) -> [T] {
-        let rest = items.dropFirst(offset)
+        let rest = sorted(items).dropFirst(offset)
         return Array(limit > 0 ? rest.prefix(limit) : rest)
     }
 

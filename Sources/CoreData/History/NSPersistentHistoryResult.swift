@@ -11,7 +11,7 @@ public enum NSPersistentHistoryResultType: Int, Sendable {
     case statusOnly = 0
     /// The IDs of the objects that changed, in change order.
     case objectIDs = 1
-    /// How many transactions there are (fetched, or deleted).
+    /// How many changes a fetch returns (as Apple's), or how many transactions a purge deleted.
     case count = 2
     /// The transactions, without their changes.
     case transactionsOnly = 3

@@ -165,4 +165,33 @@ extension HistoryRequestEdgeTests {
         inserts.fetchRequest = fetch
         #expect(try count(inserts) == changes.filter { $0.changeType == .insert }.count)
     }
+
+    /// A transaction fetch request's sort descriptors order what it returns before its limit:
+    /// "the latest transaction" (they were ignored: the oldest came back).
+    @Test(arguments: TestStoreKind.available)
+    func sortDescriptorsApplyBeforeTheLimit(_ kind: TestStoreKind) throws {
+        let stack = try Self.stack(kind)
+        try Self.twoSaves(stack)
+        let request = try #require(NSPersistentHistoryTransaction.fetchRequest)
+        request.fetchLimit = 1
+        request.sortDescriptors = [NSSortDescriptor(key: "timestamp", ascending: false), NSSortDescriptor(key: "token", ascending: false)]
+        #expect(try Self.transactions(.fetchHistory(withFetch: request), in: stack).map(\.transactionNumber) == [2])
+        request.fetchLimit = 0
+        request.sortDescriptors = [NSSortDescriptor(key: "token", ascending: false)]
+        #expect(try Self.transactions(.fetchHistory(withFetch: request), in: stack).map(\.transactionNumber) == [2, 1])
+    }
+
+    /// A token taken before the store had any transaction is checked too: once history after
+    /// it is purged, a fetch after it throws 134301 (it returned what was left, silently).
+    @Test(arguments: TestStoreKind.available)
+    func aTokenTakenBeforeAnyTransactionExpires(_ kind: TestStoreKind) throws {
+        let stack = try Self.stack(kind)
+        let first = try #require(stack.coordinator.currentPersistentHistoryToken(fromStores: nil))
+        try Self.twoSaves(stack)
+        #expect(try Self.transactions(.fetchHistory(after: first), in: stack).count == 2)
+        let all = try Self.transactions(.fetchHistory(after: nil as NSPersistentHistoryToken?), in: stack)
+        _ = try stack.context.execute(NSPersistentHistoryChangeRequest.deleteHistory(before: all[1].token))
+        let error = #expect(throws: NSError.self) { try stack.context.execute(NSPersistentHistoryChangeRequest.fetchHistory(after: first)) }
+        #expect(error?.code == NSPersistentHistoryTokenExpiredError)
+    }
 }

@@ -211,7 +211,7 @@ extension PostgreSQLStore {
     }
 
     func checkHistoryToken(_ number: Int64) throws {
-        guard number >= 1 else { return }
+        guard number >= 0 else { return } // (0: taken before the store had a transaction; checked too)
         let current = try read { connection in
             try connection.execute(HistoryTokenCheck.sql(transactions: "\"ATRANSACTION\"", primaryKeys: "\"Z_PRIMARYKEY\"", pk: "\"Z_PK\"",
                                                          ent: "\"Z_ENT\"", max: "\"Z_MAX\"", parameter: "$1::bigint"),

@@ -30,7 +30,7 @@ extension SQLiteStore {
     /// Throws `NSPersistentHistoryTokenExpiredError` (134301) when history after the
     /// transaction `number` of a token (from 1 on) was purged: ``HistoryTokenCheck``.
     func checkHistoryToken(_ number: Int64) throws {
-        guard number >= 1 else { return }
+        guard number >= 0 else { return } // (0: taken before the store had a transaction; checked too)
         let current = try withReader { db in
             let statement = try db.cached(HistoryTokenCheck.sql(transactions: "ATRANSACTION", primaryKeys: "Z_PRIMARYKEY",
                                                                  pk: "Z_PK", ent: "Z_ENT", max: "Z_MAX", parameter: "?1"))
