@@ -170,7 +170,7 @@ extension NSManagedObjectContext {
                                               keepsStoreOrder: request.fetchBatchSize > 0 && !acrossStores)
         } else if acrossStores {
             // Each store sorted its own rows: the whole is sorted, then limited, here.
-            if !plan.sortKeys.isEmpty { objects = try PredicateBridge.sort(objects, by: plan.sortKeys) }
+            if !plan.sortKeys.isEmpty { objects = PredicateBridge.sort(objects, by: plan.sortKeys) }
             if applyLimits && request.fetchOffset > 0 { objects = Array(objects.dropFirst(request.fetchOffset)) }
             if applyLimits && request.fetchLimit > 0 { objects = Array(objects.prefix(request.fetchLimit)) }
         }
@@ -267,7 +267,7 @@ extension NSManagedObjectContext {
             if try matches(object) { result.append(object) }
         }
         if !plan.sortKeys.isEmpty {
-            result = keepsStoreOrder ? try placeChanged(result, by: plan.sortKeys) : try PredicateBridge.sort(result, by: plan.sortKeys)
+            result = keepsStoreOrder ? try placeChanged(result, by: plan.sortKeys) : PredicateBridge.sort(result, by: plan.sortKeys)
         } else {
             // Primary-key order, as the store returns it, then unsaved inserts (here or in a
             // parent) in insertion order: temporary IDs are numbered in creation order.
@@ -299,7 +299,7 @@ extension NSManagedObjectContext {
             return x.value < y.value
         }
         var result = objects.filter { !isChanged($0) }
-        for object in try PredicateBridge.sort(objects.filter(isChanged), by: keys) {
+        for object in PredicateBridge.sort(objects.filter(isChanged), by: keys) {
             var low = 0, high = result.count
             while low < high {
                 let middle = (low + high) / 2

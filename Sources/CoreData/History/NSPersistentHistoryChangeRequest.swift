@@ -268,21 +268,6 @@ private struct HistoryFilter {
         sortKeys = try PredicateBridge.sortKeys(of: request.sortDescriptors ?? [])
     }
 
-    /// `items` in the request's sort order (stable: items it does not tell apart keep theirs).
-    func sorted<T>(_ items: [T]) -> [T] {
-        guard !sortKeys.isEmpty else { return items }
-        return items.enumerated().sorted { a, b in
-            for key in sortKeys {
-                switch key.compare(a.element, b.element) {
-                case .orderedAscending: return true
-                case .orderedDescending: return false
-                case .orderedSame: continue
-                }
-            }
-            return a.offset < b.offset
-        }.map(\.element)
-    }
-
     /// The predicate with `changedEntity` compared with entity descriptions (`changedEntity ==
     /// %@` with `Post.entity()`, or `IN` a list of them) comparing the changes' entities' names:
     /// a change's `changedEntity` is its store's entity number (`Z_ENT`), which a comparison
@@ -340,7 +325,7 @@ private struct HistoryFilter {
 
     /// `items` sorted, from the offset, at most the limit.
     func limited<T>(_ items: [T]) -> [T] {
-        let rest = sorted(items).dropFirst(offset)
+        let rest = PredicateBridge.sort(items, by: sortKeys).dropFirst(offset)
         return Array(limit > 0 ? rest.prefix(limit) : rest)
     }
 

@@ -22,8 +22,9 @@ internal enum PredicateBridge {
     }
 
     /// `objects` sorted by `keys` in the order the SQL store gives; a stable sort, so objects the
-    /// keys do not tell apart keep their order.
-    static func sort(_ objects: [NSManagedObject], by keys: [SortKey]) throws -> [NSManagedObject] {
+    /// keys do not tell apart keep their order. (Any objects whose keys ``PredicateKeyValue``
+    /// reads: managed objects, history's transactions and changes.)
+    static func sort<T>(_ objects: [T], by keys: [SortKey]) -> [T] {
         guard !keys.isEmpty else { return objects }
         return objects.enumerated().sorted { a, b in
             for key in keys {
