@@ -45,8 +45,9 @@ public struct StoreInspector {
         let tables = Set(try db.tableNames())
         // Apple's ancillary entities (persistent history's: 16001 CHANGE, 16002 TRANSACTION,
         // 16003 TRANSACTIONSTRING) have tables of their own, `A` and their name.
-        let ancillary = entities.filter { Int($0[0] ?? "") ?? 0 > 16000 }
-        entities.removeAll { Int($0[0] ?? "") ?? 0 > 16000 }
+        let isAncillary = { (row: [String?]) in Int(row[0] ?? "") ?? 0 > 16000 }
+        let ancillary = entities.filter(isAncillary)
+        entities.removeAll(where: isAncillary)
         var names: [String: String] = [:]
         for row in entities { if let number = row[0], let name = row[1] { names[number] = name } }
         lines.append("")
@@ -81,8 +82,7 @@ public struct StoreInspector {
         }
         var history: [String] = []
         for row in ancillary {
-            guard let name = row[1], tables.contains("A" + name.uppercased()) else { continue }
-            let table = "A" + name.uppercased()
+            guard let table = row[1].map({ "A" + $0.uppercased() }), tables.contains(table) else { continue }
             history.append("  \(table): \(try db.rows("SELECT count(*) FROM \(Self.quoted(table))").first?[0] ?? "?") rows")
         }
         if !history.isEmpty {

@@ -133,8 +133,6 @@ extension NSManagedObject {
         guard case .toMany(let local)? = _relations[index], let context = contextReadingStoredRelationships else { return }
         // By object, not ID: an ID read while temporary is permanent now (the object follows).
         let read = Set(local.original.map { ObjectIdentifier(context.object(with: $0)) })
-        let now = Set(local.objects.map(ObjectIdentifier.init))
-        let relationship = layout.properties[index] as? NSRelationshipDescription
         _relations[index] = nil
         let stored: ObjectList
         do {
@@ -144,19 +142,25 @@ extension NSManagedObject {
             _relations[index] = .toMany(local) // (as before the merge: nothing of this context's lost)
             return
         }
-        // A member others added stays unless this context gave it another owner.
-        let members = stored.objects.filter { now.contains(ObjectIdentifier($0)) || !read.contains(ObjectIdentifier($0)) && !$0.hasOtherOwner(than: self, through: relationship) }
-            + local.objects.filter { !read.contains(ObjectIdentifier($0)) && !stored.contains($0) }
-        _relations[index] = .toMany(ObjectList(members, original: stored.original))
+        _relations[index] = .toMany(ObjectList(members(of: stored, changedTo: local.objects, from: read, at: index), original: stored.original))
     }
 
-    /// Whether this object, a member of `owner`'s to-many `relationship`, names another owner in
-    /// the inverse to-one, changed in its context: a list that keeps it would disagree with it
-    /// (and a cascade from `owner` would delete another owner's object).
-    internal func hasOtherOwner(than owner: NSManagedObject, through relationship: NSRelationshipDescription?) -> Bool {
-        guard let inverse = relationship?.inverseRelationship, !inverse.isToMany, Self.has(inverse, self),
-              _changed.contains(inverse.index) else { return false }
-        return toOneObject(at: inverse.index) !== owner
+    /// The members of the to-many at `index` a three-way merge gives: `base` (the members as they
+    /// are now), with the adds and removes of a list that was `read` and is `changed` now. A
+    /// member of `base` that the list never read stays, unless it names another owner in the
+    /// inverse to-one, changed in its context: the list would disagree with it (and a cascade
+    /// from this object would delete another owner's object). Used by a merge
+    /// (``merge(_:)``) and by a parent taking its child's save.
+    internal func members(of base: ObjectList, changedTo changed: [NSManagedObject], from read: Set<ObjectIdentifier>,
+                          at index: Int) -> [NSManagedObject] {
+        let now = Set(changed.map(ObjectIdentifier.init))
+        let inverse = (layout.properties[index] as? NSRelationshipDescription)?.inverseRelationship
+        func hasOtherOwner(_ member: NSManagedObject) -> Bool {
+            guard let inverse, !inverse.isToMany, Self.has(inverse, member), member._changed.contains(inverse.index) else { return false }
+            return member.toOneObject(at: inverse.index) !== self
+        }
+        return base.objects.filter { now.contains(ObjectIdentifier($0)) || !read.contains(ObjectIdentifier($0)) && !hasOtherOwner($0) }
+            + changed.filter { !read.contains(ObjectIdentifier($0)) && !base.contains($0) }
     }
 
     /// After a successful save: the saved values become the snapshot.

@@ -163,12 +163,7 @@ extension NSManagedObjectContext {
                     // The child's adds and removes, on top of the parent's list as it is now: the
                     // parent's own unsaved changes and a sibling's saved ones stay (the child's
                     // whole list, read earlier, dropped them), unless the member names another owner now.
-                    let relationship = object.layout.properties[index] as? NSRelationshipDescription
-                    let before = Set(read.map { ObjectIdentifier(self.object(with: $0)) })
-                    let after = Set(members.map(ObjectIdentifier.init))
-                    members = current.objects.filter { after.contains(ObjectIdentifier($0))
-                        || !before.contains(ObjectIdentifier($0)) && !$0.hasOtherOwner(than: object, through: relationship) }
-                        + members.filter { !before.contains(ObjectIdentifier($0)) && !current.contains($0) }
+                    members = object.members(of: current, changedTo: members, from: Set(read.map { ObjectIdentifier(self.object(with: $0)) }), at: index)
                 }
                 object._relations[index] = .toMany(ObjectList(members, original: current.original))
                 object.markChanged(index)

@@ -54,8 +54,7 @@ extension NSPersistentStoreCoordinator {
     /// the order the parts are given.
     private func nested(_ parts: [(store: NSPersistentStore, run: ((() throws -> Void)?) throws -> BatchOutcome)]) throws -> (BatchOutcome, [NSManagedObjectID]) {
         let held = persistentStores
-        let keys = parts.map { part in (path: Self.saveOrderKey(of: part.store), position: held.firstIndex { $0 === part.store } ?? held.count) }
-        let order = parts.count < 2 ? Array(parts.indices) : parts.indices.sorted { keys[$0] < keys[$1] } // (ties as a save breaks them)
+        let order = Self.nestingOrder(of: parts.map(\.store), positions: parts.map { part in held.firstIndex { $0 === part.store } ?? held.count })
         var outcomes = [BatchOutcome](repeating: BatchOutcome(), count: parts.count)
         func run(from step: Int) throws {
             let index = order[step]

@@ -679,16 +679,20 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             }
             positions.append(position)
         }
-        let order: [Int]
-        if writes.count == 1 {
-            order = [0] // one store, in almost every stack: no file paths made to order it by
-        } else {
-            let keys = writes.indices.map { (path: Self.saveOrderKey(of: writes[$0].store), position: positions[$0]) }
-            order = writes.indices.sorted { keys[$0] < keys[$1] }
-        }
+        let order = Self.nestingOrder(of: writes.map(\.store), positions: positions)
         var results = [SaveResult](repeating: SaveResult(), count: writes.count)
         try write(writes, in: order, from: 0, into: &results)
         return results
+    }
+
+    /// The order in which one request writes `stores`, each inside the previous one's transaction
+    /// (a save; a batch update or delete): by ``saveOrderKey(of:)``, ties by `positions` (the
+    /// stores' places among the coordinator's), so that two requests never take two stores'
+    /// locks in opposite orders.
+    static func nestingOrder(of stores: [NSPersistentStore], positions: [Int]) -> [Int] {
+        guard stores.count > 1 else { return Array(stores.indices) } // one store, in almost every stack: no file paths made to order it by
+        let keys = stores.indices.map { (path: saveOrderKey(of: stores[$0]), position: positions[$0]) }
+        return stores.indices.sorted { keys[$0] < keys[$1] }
     }
 
     /// What orders a store among a save's stores: its file's path; for a store that is no file

@@ -204,7 +204,7 @@ internal final class FetchedResultsCore: @unchecked Sendable { // used on its co
                 object.fireFaultIfNeeded()
                 guard !object._isDeleted else { return false }
                 guard let predicate = tracked.predicate else { return true }
-                return PredicateEvaluator.evaluate(predicate, object: object) && !object._isDeleted
+                return PredicateEvaluator.evaluate(predicate, object: object)
             }, updated: { updated.contains(ObjectIdentifier($0)) })
         }
         guard !changes.isEmpty else { return }

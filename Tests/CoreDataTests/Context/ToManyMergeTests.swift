@@ -11,6 +11,27 @@ struct ToManyMergeTests {
         ((set as? NSSet)?.allObjects as? [NSManagedObject] ?? []).compactMap { $0.value(forKey: "name") as? String }.sorted()
     }
 
+    /// A confinement context on the stack's coordinator.
+    static func context(on stack: TestStack) -> NSManagedObjectContext {
+        let context = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        context.persistentStoreCoordinator = stack.coordinator
+        return context
+    }
+
+    /// A confinement context whose parent is `parent`.
+    static func context(childOf parent: NSManagedObjectContext) -> NSManagedObjectContext {
+        let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        child.parent = parent
+        return child
+    }
+
+    /// Merges each save of `other` into `view` as it is posted; remove the observer it returns.
+    static func merging(savesOf other: NSManagedObjectContext, into view: NSManagedObjectContext) -> any NSObjectProtocol {
+        NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
+            view.mergeChanges(fromContextDidSave: note)
+        }
+    }
+
     /// Saves `context`, then deletes `owner` (cascading to its cars) and saves again.
     static func saveThenDelete(_ owner: NSManagedObject, in context: NSManagedObjectContext) throws {
         try context.save()
@@ -40,9 +61,7 @@ struct ToManyMergeTests {
 
         // Elsewhere: "moved" goes to bob, and a car "remote" comes to ann.
         let other = stack.newContext()
-        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
-            view.mergeChanges(fromContextDidSave: note)
-        }
+        let token = Self.merging(savesOf: other, into: view)
         defer { NotificationCenter.default.removeObserver(token) }
         let moved = try other.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car")).first { $0.value(forKey: "name") as? String == "moved" }!
         moved.setValue(try other.existingObject(with: bob.objectID), forKey: "owner")
@@ -67,14 +86,12 @@ struct ToManyMergeTests {
         stack.insert("Car", ["name": "first", "owner": ann])
         try stack.context.save()
 
-        let parent = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
-        parent.persistentStoreCoordinator = stack.coordinator
+        let parent = Self.context(on: stack)
         let annInParent = try parent.existingObject(with: ann.objectID)
         #expect(Self.names(annInParent.value(forKey: "cars")) == ["first"])
         var children: [NSManagedObjectContext] = []
         for name in ["one", "two"] {
-            let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
-            child.parent = parent
+            let child = Self.context(childOf: parent)
             let annHere = try child.existingObject(with: ann.objectID)
             _ = (annHere.value(forKey: "cars") as? NSSet)?.count // read before the sibling saves
             let car = NSEntityDescription.insertNewObject(forEntityName: "Car", into: child)
@@ -107,9 +124,7 @@ struct ToManyMergeTests {
         local.setValue(annHere, forKey: "owner")
 
         let other = stack.newContext()
-        let token = NotificationCenter.default.addObserver(forName: .NSManagedObjectContextDidSave, object: other, queue: nil) { note in
-            view.mergeChanges(fromContextDidSave: note)
-        }
+        let token = Self.merging(savesOf: other, into: view)
         defer { NotificationCenter.default.removeObserver(token) }
         try other.existingObject(with: y.objectID).setValue(try other.existingObject(with: ann.objectID), forKey: "owner")
         try other.save()
@@ -128,10 +143,8 @@ struct ToManyMergeTests {
         let y = stack.insert("Car", ["name": "y"])
         try stack.context.save()
 
-        let parent = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
-        parent.persistentStoreCoordinator = stack.coordinator
-        let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
-        child.parent = parent
+        let parent = Self.context(on: stack)
+        let child = Self.context(childOf: parent)
         let annInChild = try child.existingObject(with: ann.objectID)
         _ = (annInChild.value(forKey: "cars") as? NSSet)?.count
         let annInParent = try parent.existingObject(with: ann.objectID)
@@ -151,10 +164,8 @@ struct ToManyMergeTests {
         let stack = try TestStack()
         let ann = stack.insert("Person", ["name": "ann"])
         try stack.context.save()
-        let parent = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
-        parent.persistentStoreCoordinator = stack.coordinator
-        let child = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
-        child.parent = parent
+        let parent = Self.context(on: stack)
+        let child = Self.context(childOf: parent)
         let annInChild = try child.existingObject(with: ann.objectID)
         let new = NSEntityDescription.insertNewObject(forEntityName: "Car", into: child)
         new.setValue("new", forKey: "name")
