@@ -32,6 +32,24 @@ import Testing
         return folder
     }
 
+    /// A purge committed between reading the transactions and reading their changes does not
+    /// leave the transactions read without their changes: both reads see one snapshot.
+    @Test func aPurgeDuringAFetchLeavesTheTransactionsReadWhole() throws {
+        let stack = try trackingStack()
+        _ = try threeSaves(stack)
+        let store = try #require(stack.coordinator.persistentStores.first as? SQLiteStore)
+        nonisolated(unsafe) var purged = 0
+        SQLiteStore.historyFetchBetweenReadsHook = { reading in
+            guard reading === store, purged == 0 else { return }
+            purged = (try? store.deleteHistory(before: nil)) ?? -1
+        }
+        defer { SQLiteStore.historyFetchBetweenReadsHook = nil }
+        let all = try transactions(.fetchHistory(after: nil as NSPersistentHistoryToken?), in: stack)
+        #expect(purged == 3)
+        #expect(all.map { $0.changes?.count ?? -1 } == [2, 1, 2])
+        #expect(try transactions(.fetchHistory(after: nil as NSPersistentHistoryToken?), in: stack).isEmpty)
+    }
+
     @Test func aFetchReturnsEveryTransactionWithItsChanges() throws {
         let stack = try trackingStack()
         let folder = try threeSaves(stack)

@@ -93,6 +93,13 @@ internal final class SQLiteConnection {
         }
     }
 
+    /// Runs `body` in one read transaction, so that every statement in it reads the same
+    /// snapshot of the file; inside a transaction already open (a pinned query generation's),
+    /// in that one.
+    func snapshot<T>(_ body: () throws -> T) throws -> T {
+        isAutocommit ? try transaction(immediate: false, body) : try body()
+    }
+
     /// Runs a parameterless statement through the statement cache (no parsing per call).
     private func run(_ sql: String) throws {
         let statement = try cached(sql)

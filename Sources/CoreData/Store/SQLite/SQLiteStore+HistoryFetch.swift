@@ -59,7 +59,9 @@ extension SQLiteStore {
         let condition = Self.historyCondition(bound, after: true)
         let whereClause = condition.map { " WHERE " + $0.0 } ?? ""
         let storeID: String = identifier
-        return try withReader { db in
+        // One snapshot for the transactions and their changes: a purge or a save between the
+        // two reads would give a transaction changes it lacks, or none.
+        return try withReader { db in try db.snapshot {
             let names = ["AUTHOR", "BUNDLEID", "CONTEXTNAME", "PROCESSID"]
             let columns = try SQLiteHistory.columns(of: "ATRANSACTION", on: db)
             let hasStrings = try Self.tableExists("ATRANSACTIONSTRING", in: db)
@@ -85,11 +87,15 @@ extension SQLiteStore {
                     transactionNumber: statement.int64(0)))
             }
             if withChanges {
+                Self.historyFetchBetweenReadsHook?(self)
                 try readChanges(into: transactions, whereClause: whereClause, binding: condition?.1, history: history, on: db)
             }
             return transactions
-        }
+        } }
     }
+
+    /// Called between reading the transactions and reading their changes, for tests.
+    nonisolated(unsafe) static var historyFetchBetweenReadsHook: ((SQLiteStore) -> Void)?
 
     /// Reads the changes of `transactions` (those `whereClause` selects) and gives each
     /// transaction its own, in order.
