@@ -261,11 +261,30 @@ private struct HistoryFilter {
             throw CoreDataError.make(.unsupportedRequestType,
                 "A history request's fetch request must be NSPersistentHistoryTransaction.fetchRequest or NSPersistentHistoryChange.fetchRequest, not one of the entity '\(request.entityName ?? "nil")'")
         }
+        let entity = filtersChanges ? HistoryFetchModel.change : HistoryFetchModel.transaction
         let tree = try request.predicate.map { try PredicateBridge.tree(of: $0).runningFetchRequestExpressions() }
+        if let tree { try Self.checkKeys(of: tree, in: entity) }
         predicate = filtersChanges ? tree.map(Self.comparingEntitiesByName) : tree
         offset = max(request.fetchOffset, 0)
         limit = request.fetchLimit
         sortKeys = try PredicateBridge.sortKeys(of: request.sortDescriptors ?? [])
+        if let unknown = sortKeys.first(where: { entity.attributesByName[$0.path[0]] == nil }) {
+            throw PredicateErrors.unsupportedSort("keypath \(unknown.keyPath) not found in entity \(entity.name ?? "")")
+        }
+    }
+
+    /// Refuses a predicate naming a key that `entity` (`Transaction` or `Change`) lacks, which
+    /// would otherwise match nothing without a word (a transaction's `author` in a change's
+    /// predicate), as Apple's store refuses it.
+    private static func checkKeys(of tree: PredicateNode, in entity: NSEntityDescription) throws {
+        var unknown: [String]?
+        _ = tree.containsExpression { expression in
+            guard case .keyPath(let path) = expression, entity.attributesByName[path[0]] == nil else { return false }
+            unknown = path
+            return true
+        }
+        guard let unknown else { return }
+        throw PredicateErrors.unsupportedPredicate("keypath \(unknown.joined(separator: ".")) not found in entity \(entity.name ?? "")", in: tree)
     }
 
     /// The predicate with `changedEntity` compared with entity descriptions (`changedEntity ==

@@ -65,6 +65,26 @@ import Testing
         #expect(noteChanges.map(\.changeType) == [.insert, .update, .delete])
     }
 
+    /// A key the entity lacks (a transaction's `author` in a change's predicate, a misspelled
+    /// sort key) is refused, not matched against nothing.
+    @Test func aKeyTheEntityLacksIsRefused() throws {
+        let (stack, _) = try stack()
+        let changes = try #require(NSPersistentHistoryChange.fetchRequest)
+        changes.predicate = NSPredicate(format: "changeType == 2 OR author == %@", "importer")
+        let request = NSPersistentHistoryChangeRequest.fetchHistory(withFetchRequest: changes)
+        let error = #expect(throws: NSError.self) { try stack.context.execute(request) }
+        #expect(error?.code == NSPersistentStoreUnsupportedRequestTypeError)
+        #expect(error?.localizedDescription.contains("keypath author not found in entity Change") == true)
+        let transactions = try #require(NSPersistentHistoryTransaction.fetchRequest)
+        transactions.sortDescriptors = [NSSortDescriptor(key: "timeStamp", ascending: false)]
+        let sorted = NSPersistentHistoryChangeRequest.fetchHistory(withFetchRequest: transactions)
+        let sortError = #expect(throws: NSError.self) { try stack.context.execute(sorted) }
+        #expect(sortError?.localizedDescription.contains("keypath timeStamp not found in entity Transaction") == true)
+        transactions.sortDescriptors = [NSSortDescriptor(key: "timestamp", ascending: false)]
+        transactions.predicate = NSPredicate(format: "SUBQUERY({1, 2}, $x, $x > 1).@count == 1 AND author != nil")
+        #expect((try result(sorted, stack) as? [NSPersistentHistoryTransaction])?.map(\.transactionNumber) == [3, 2, 1])
+    }
+
     @Test func aFetchRequestOfAnotherEntityIsRefused() throws {
         let (stack, _) = try stack()
         let request = NSPersistentHistoryChangeRequest.fetchHistory(withFetchRequest: NSFetchRequest<NSFetchRequestResult>(entityName: "Note"))
