@@ -30,8 +30,8 @@ import Foundation
 /// is saved. Batch requests, which write rows without objects, leave the computing to the store,
 /// in their transaction (`BatchDerivedAttributes.swift`).
 ///
-/// The derivation does not change ``versionHash``: as Apple documents it, an attribute's hash
-/// covers its name, flags and type. A derivation that stores cannot compute (another function,
+/// ``versionHash`` is Apple's: the SHA-256 of the derivation's format alone (`count:(posts)` for
+/// `posts.@count`), so a store Apple wrote opens here. A derivation that stores cannot compute (another function,
 /// a to-many key path without `@count` or `@sum`, a key that is not a property, a value of
 /// another type) makes `addPersistentStore` throw, as on Apple platforms.
 open class NSDerivedAttributeDescription: NSAttributeDescription, @unchecked Sendable {
@@ -45,6 +45,11 @@ open class NSDerivedAttributeDescription: NSAttributeDescription, @unchecked Sen
 
     /// An empty derived attribute: set its name, type and ``derivationExpression``.
     public required init() { super.init() }
+
+    /// The attribute's hash, as Apple's computes it: the SHA-256 of its derivation's format
+    /// (`count:(posts)` for `posts.@count`, `canonical:(name)`), without its name, flags or
+    /// type.
+    open override var versionHash: Data { VersionHash.derivedHash(self) }
 
     /// A copy of the attribute with its ``derivationExpression``, in no entity.
     open override func copy(with zone: NSZone? = nil) -> Any {

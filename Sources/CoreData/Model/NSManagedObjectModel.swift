@@ -180,7 +180,7 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
               let entities = self.entities(forConfigurationName: configuration) else { return false }
         if Self.namesAllEntities(configuration), stored.count != entities.count { return false }
         for entity in entities {
-            guard let name = entity.name, let hash = stored[name] as? Data, hash == entity.versionHash else { return false }
+            guard let name = entity.name, let hash = stored[name] as? Data, VersionHash.matches(hash, entity) else { return false }
         }
         return true
     }

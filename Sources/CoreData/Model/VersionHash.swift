@@ -10,8 +10,11 @@ import Foundation
 /// - property: `name`, `UInt16` flags (1 optional, 2 transient, 4 read-only), [`versionHashModifier`];
 /// - attribute: property hash, `Int32` attribute type raw value, [`01` if it allows external
 ///   binary storage], [`01` if it preserves its value in history on deletion];
-/// - composite attribute: SHA-256 of its attribute hash and its stored leaf elements' hashes
-///   in leaf-name order;
+/// - composite attribute: its stored leaf elements' hashes (nested composites flattened) in
+///   leaf-name order, and nothing of its own;
+/// - derived attribute: its derivation's `predicateFormat` (a key path ending in `.@count`,
+///   `.@sum` or `.@total` as Apple's setter rewrites it, `count:(posts)`, `sum:(posts.words)`),
+///   and nothing of its own;
 /// - relationship: property hash, [destination entity name], [inverse's name, when the inverse is
 ///   another relationship], `Int32` maxCount, `Int32` minCount, [`01 00` if ordered]. The delete
 ///   rule is not part of the hash;
@@ -60,10 +63,12 @@ internal enum VersionHash {
         return bytes.sha256
     }
 
-    /// A composite attribute: the SHA-256 of its attribute hash followed by the hashes of its
-    /// stored leaf elements (nested composites flattened) in leaf-name order. (From the study of
-    /// Apple's framework; not yet checked against a store Apple wrote.)
-    static func compositeHash(_ c: NSCompositeAttributeDescription) -> Data {
+    /// A composite attribute: the SHA-256 of the hashes of its stored leaf elements (nested
+    /// composites flattened) in leaf-name order; Apple's computes its own attribute hash and
+    /// leaves it out. (From the study of Apple's framework; not yet checked against a store
+    /// Apple wrote.) `legacy`: the hash this package gave before session 37, with the composite's
+    /// attribute hash first, which ``matches(_:_:)`` still accepts.
+    static func compositeHash(_ c: NSCompositeAttributeDescription, legacy: Bool = false) -> Data {
         var leaves: [NSAttributeDescription] = []
         func collect(_ elements: [NSAttributeDescription]) {
             for element in elements {
@@ -72,8 +77,25 @@ internal enum VersionHash {
         }
         collect(c.elements)
         var bytes = Bytes()
-        bytes.bytes(attributeHash(c))
+        if legacy { bytes.bytes(attributeHash(c)) }
         for leaf in leaves.sorted(by: { $0.name < $1.name }) { bytes.bytes(leaf.versionHash) }
+        return bytes.sha256
+    }
+
+    /// A derived attribute: the SHA-256 of its derivation's format, as Apple's computes it (its
+    /// name, flags and type are left out). Apple's `derivationExpression` setter turns a key
+    /// path ending in `.@count` into `count:(path)` and one ending in `.@sum` or `.@total` into
+    /// `sum:(path)`, and hashes that.
+    static func derivedHash(_ d: NSDerivedAttributeDescription) -> Data {
+        var bytes = Bytes()
+        if let expression = d.derivationExpression {
+            var node = expression.node
+            if case .keyPath(let path) = node, path.count > 1 {
+                let function = ["@count": "count:", "@sum": "sum:", "@total": "sum:"][path[path.count - 1]]
+                if let function { node = .function(function, [.keyPath(Array(path.dropLast()))]) }
+            }
+            bytes.string(node.description)
+        }
         return bytes.sha256
     }
 
@@ -103,18 +125,39 @@ internal enum VersionHash {
 
     // MARK: Entities and models
 
-    static func entityHash(_ e: NSEntityDescription) -> Data {
+    static func entityHash(_ e: NSEntityDescription, legacy: Bool = false) -> Data {
         var bytes = Bytes()
         bytes.string(e.name ?? "")
         bytes.uint8(e.isAbstract ? 1 : 0)
-        if let parent = e.superentity { bytes.bytes(entityHash(parent)) }
+        if let parent = e.superentity { bytes.bytes(entityHash(parent, legacy: legacy)) }
         let stored = e.properties
             .filter { !$0.isTransient && ($0 is NSAttributeDescription || $0 is NSRelationshipDescription) }
             .sorted { $0.name < $1.name }
-        for property in stored { bytes.bytes(property.versionHash) }
+        for property in stored {
+            switch property {
+            case let composite as NSCompositeAttributeDescription where legacy: bytes.bytes(compositeHash(composite, legacy: true))
+            case let derived as NSDerivedAttributeDescription where legacy: bytes.bytes(attributeHash(derived))
+            default: bytes.bytes(property.versionHash)
+            }
+        }
         if let modifier = e.versionHashModifier, !modifier.isEmpty { bytes.string(modifier) }
         for constraint in constraintStrings(e).sorted() { bytes.string(constraint) }
         return bytes.sha256
+    }
+
+    /// Whether `stored`, an entity's hash a store's metadata records, is `entity`'s: its
+    /// ``entityHash(_:legacy:)``, or for an entity with composite or derived attributes the
+    /// hash this package recorded for it before it hashed them as Apple does (so that stores it
+    /// wrote then still open; ``SQLiteStore`` records the current hashes when it opens one).
+    static func matches(_ stored: Data, _ entity: NSEntityDescription) -> Bool {
+        if stored == entity.versionHash { return true }
+        var hierarchy: NSEntityDescription? = entity
+        var hasChangedKinds = false
+        while let current = hierarchy, !hasChangedKinds {
+            hasChangedKinds = current.properties.contains { $0 is NSCompositeAttributeDescription || $0 is NSDerivedAttributeDescription }
+            hierarchy = current.superentity
+        }
+        return hasChangedKinds && stored == entityHash(entity, legacy: true)
     }
 
     /// Each uniqueness constraint as its property names joined with ".".

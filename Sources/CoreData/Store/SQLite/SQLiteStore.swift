@@ -154,6 +154,7 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             }
             if isStore {
                 try applyPragmas(connection)
+                try recordCurrentVersionHashes(on: connection, model: model)
             } else {
                 guard !isReadOnly else {
                     throw CoreDataError.make(.persistentStoreOpen, "Can't create a read-only store at \(url.path)")
@@ -288,6 +289,22 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
                                   configuration: configurationName)
         self.metadata = metadata
         self.identifier = metadata[NSStoreUUIDKey] as? String ?? UUID().uuidString
+    }
+
+    /// Records `model`'s version hashes in the metadata of the store just adopted when they
+    /// differ from those it holds, which are then the hashes this package gave composite and
+    /// derived attributes before it hashed them as Apple does (``VersionHash/matches(_:_:)``):
+    /// Apple's framework opens the file afterwards.
+    private func recordCurrentVersionHashes(on connection: SQLiteConnection, model: NSManagedObjectModel) throws {
+        guard var metadata = self.metadata, !isReadOnly, !flag(NSIgnorePersistentStoreVersioningOption),
+              let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any],
+              model.entityVersionHashesByName.contains(where: { stored[$0.key] as? Data != $0.value }) else { return }
+        for (key, value) in Self.makeMetadata(model: model, uuid: identifier)
+        where [NSStoreModelVersionHashesKey, NSStoreModelVersionHashesDigestKey, NSPersistentStoreModelVersionChecksumKey].contains(key) {
+            metadata[key] = value
+        }
+        try connection.transaction { try Self.writeMetadata(metadata, uuid: identifier, to: connection) }
+        self.metadata = metadata
     }
 
     /// Makes a new store in the empty database `connection` opened, unless another connection
@@ -490,7 +507,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             switch (storedHash, currentHash) {
             case (nil, _?): differences.append("\(name) (not in the store)")
             case (_?, nil): differences.append("\(name) (not in the model)")
-            case let (a?, b?) where a != b: differences.append("\(name) (changed)")
+            case let (a?, b?) where a != b && !VersionHash.matches(a, model.entitiesByName[name]!):
+                differences.append("\(name) (changed)")
             default: break
             }
         }
