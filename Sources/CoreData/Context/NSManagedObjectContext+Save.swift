@@ -289,6 +289,13 @@ extension NSManagedObjectContext {
             }
         }
         try savedUpdates.forEachUnretained { try addRelationshipRows(of: $1, into: &groups) }
+        // A member moved between two owners of a to-many without an inverse is taken from the
+        // old one (its key cleared) and given to the new one: the clearings are written first,
+        // whichever owner the save met first, or the member would end with neither.
+        for index in groups.all.indices where groups.all[index].changes.foreignKeyUpdates.contains(where: { $0.owner == nil }) {
+            let updates = groups.all[index].changes.foreignKeyUpdates
+            groups.all[index].changes.foreignKeyUpdates = updates.filter { $0.owner == nil } + updates.filter { $0.owner != nil }
+        }
         for rows in joinRows {
             groups.withChanges(for: rows.store) { changes in
                 changes.joinInserts = rows.inserts.sorted { $0.first.key.value < $1.first.key.value }
