@@ -285,7 +285,8 @@ extension NSManagedObjectContext {
     /// sorted): the changed ones are sorted, then each placed by binary search, comparing with
     /// (and so firing) about log₂(n) of the others. Ties go by primary key, unsaved objects last.
     private func placeChanged(_ objects: [NSManagedObject], by keys: [SortKey]) throws -> [NSManagedObject] {
-        func isChanged(_ object: NSManagedObject) -> Bool { object._isUpdated || object.idKey.store == IDKey.temporaryStore }
+        // (A new object may have a permanent ID already: `obtainPermanentIDs`, a child's save.)
+        func isChanged(_ object: NSManagedObject) -> Bool { object._isUpdated || object._isInserted || object.idKey.store == IDKey.temporaryStore }
         func before(_ a: NSManagedObject, _ b: NSManagedObject) -> Bool {
             for key in keys {
                 switch key.compare(a, b) {

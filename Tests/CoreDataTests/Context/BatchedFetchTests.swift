@@ -50,6 +50,20 @@ struct BatchedFetchTests {
         #expect(stack.objectsWithData == 50)
     }
 
+    /// A new object given its permanent ID before the save (`obtainPermanentIDs`, a child's
+    /// save into its parent) still has its place in a batched, sorted result.
+    @Test func aNewObjectWithAPermanentIDIsSortedIntoABatchedResult() throws {
+        let stack = try TestStack()
+        stack.insert("Car", ["name": "B"]); stack.insert("Car", ["name": "D"])
+        try stack.context.save()
+        let new = stack.insert("Car", ["name": "A"])
+        try stack.context.obtainPermanentIDs(for: [new])
+        let sorted: (NSFetchRequest<NSManagedObject>) -> Void = { $0.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)] }
+        #expect(names(try stack.fetch("Car") { sorted($0); $0.fetchBatchSize = 20 }) == ["A", "B", "D"])
+        #expect(names(try stack.fetch("Car") { sorted($0); $0.fetchBatchSize = 20; $0.fetchLimit = 1 }) == ["A"])
+        #expect(names(try stack.fetch("Car", sorted)) == ["A", "B", "D"])
+    }
+
     @Test func aBatchedFetchSeesPendingChangesAsAnUnbatchedOneDoes() throws {
         let stack = try seeded(40)
         let all = try stack.fetch("Car")
