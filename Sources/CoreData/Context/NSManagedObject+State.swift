@@ -37,7 +37,10 @@ extension NSManagedObject {
     /// values, as Apple's do.
     internal func takeRefetched(_ snapshot: RowSnapshot, refresh: Bool) {
         if _isFault && (!_hasData || !hasChanges) {
+            // Relationships loaded into the fault from an older row (prefetched) go with it.
+            let isNewer = _snapshot?.version != snapshot.version
             adopt(snapshot)
+            if isNewer && !_relations.isEmpty && !hasChanges { _relations.removeAll() }
         } else if refresh {
             if hasChanges {
                 merge(snapshot)

@@ -33,6 +33,9 @@ extension NSManagedObjectContext {
                                     prefetching: [String]?, refresh: Bool = false) -> [NSManagedObject] {
         var objects: [NSManagedObject] = []
         var refetched: [(NSManagedObject, FetchBatch?)] = []
+        // Faults that carry a row an earlier fetch read, and no change: they take the batch's row
+        // (as a fetch that reads rows gives them its own), not keep one that may be older.
+        var carryingRows: [(NSManagedObject, FetchBatch?)] = []
         objects.reserveCapacity(groups.reduce(0) { $0 + $1.keys.count })
         withRegistryLock { registry in
             for (store, keys) in groups {
@@ -50,6 +53,7 @@ extension NSManagedObjectContext {
                         if let existing = registry.object(for: idKey) {
                             if existing._isFault && !existing._hasData && existing._fetchBatch == nil { existing._fetchBatch = batch }
                             else if refresh { refetched.append((existing, batch)) }
+                            else if batch != nil && existing._isFault && !existing.hasChanges { carryingRows.append((existing, batch)) }
                             objects.append(existing)
                             continue
                         }
@@ -67,6 +71,12 @@ extension NSManagedObjectContext {
             }
         }
         if retainsRegisteredObjects { for object in objects { retainRegistered(object) } }
+        // (Here, out of the lock: letting go of a row's related objects may run their `deinit`.)
+        for (object, batch) in carryingRows where object._isFault && object._hasData {
+            object.load(nil)
+            object._relations.removeAll()
+            object._fetchBatch = batch
+        }
         // `shouldRefreshRefetchedObjects`: objects met again take the store's values (their
         // changes kept on top), as in a fetch that reads rows; unchanged ones load with the batch.
         for (object, batch) in refetched where object._context === self && !object._isDeleted {

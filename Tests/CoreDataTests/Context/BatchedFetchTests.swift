@@ -64,6 +64,46 @@ struct BatchedFetchTests {
         #expect(names(try stack.fetch("Car", sorted)) == ["A", "B", "D"])
     }
 
+    /// Objects an earlier fetch returned as faults carrying their rows, never read, take the
+    /// rows a batched fetch reads, as an unbatched fetch gives them its own: their values agree
+    /// with the predicate that found them. Relationships prefetched into such a fault go too.
+    @Test func aBatchedFetchGivesFaultsItMeetsAgainTheirCurrentRows() throws {
+        let stack = try TestStack()
+        let ada = stack.insert("Person", ["name": "Ada"]), bob = stack.insert("Person", ["name": "Bob"])
+        stack.insert("Car", ["name": "old", "owner": ada])
+        try stack.context.save()
+        let reader = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        reader.persistentStoreCoordinator = stack.coordinator
+        let prefetching = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        prefetching.relationshipKeyPathsForPrefetching = ["owner"]
+        let first = try reader.fetch(prefetching)
+        #expect(first.count == 1 && first[0].isFault)
+
+        let car = try stack.fetch("Car")[0]
+        car.setValue("new", forKey: "name")
+        car.setValue(bob, forKey: "owner")
+        try stack.context.save()
+
+        let batched = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        batched.predicate = NSPredicate(format: "name == 'new'")
+        batched.fetchBatchSize = 10
+        let found = try reader.fetch(batched)
+        #expect(found.first === first[0])
+        #expect(found.first?.value(forKey: "name") as? String == "new")
+        #expect((found.first?.value(forKey: "owner") as? NSManagedObject)?.value(forKey: "name") as? String == "Bob")
+
+        // Unbatched, a refetched fault's prefetched relationship goes with its older row too.
+        reader.refreshAllObjects()
+        _ = try reader.fetch(prefetching)
+        car.setValue(ada, forKey: "owner")
+        try stack.context.save()
+        let byOwner = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        byOwner.predicate = NSPredicate(format: "owner.name == 'Ada'")
+        let again = try reader.fetch(byOwner)
+        #expect(again.first === first[0])
+        #expect((again.first?.value(forKey: "owner") as? NSManagedObject)?.value(forKey: "name") as? String == "Ada")
+    }
+
     @Test func aBatchedFetchSeesPendingChangesAsAnUnbatchedOneDoes() throws {
         let stack = try seeded(40)
         let all = try stack.fetch("Car")
