@@ -235,17 +235,28 @@ internal final class EntityLayout: @unchecked Sendable {
 /// Computes every entity's ``EntityLayout`` and every property's index and column.
 internal enum ModelLayoutBuilder {
     static func build(_ entities: [NSEntityDescription]) {
-        // Resolve relationships read from Xcode's XML by name.
+        // Resolve relationships read from Xcode's XML by name, and those of entities copied from
+        // another model, which still point into it (or at nothing, once it is gone), as Apple's
+        // copies keep only the names.
         var byName: [String: NSEntityDescription] = [:]
         for entity in entities { if let name = entity.name { byName[name] = entity } }
         for entity in entities {
+            // (Through the storage: the model, being frozen, refuses changes through the setters.)
             for case let relationship as NSRelationshipDescription in entity.ownProperties {
-                if relationship.destinationEntity == nil, let name = relationship.destinationEntityName {
-                    relationship.destinationEntity = byName[name]
+                if let destination = relationship._destinationEntity, let name = destination.name, byName[name] !== destination {
+                    relationship._destinationEntity = nil
+                    relationship.destinationEntityName = name
                 }
-                if relationship.inverseRelationship == nil, let inverseName = relationship.inverseName,
-                   let destination = relationship.destinationEntity {
-                    relationship.inverseRelationship = destination.propertiesByName[inverseName] as? NSRelationshipDescription
+                if relationship._destinationEntity == nil, let name = relationship.destinationEntityName {
+                    relationship._destinationEntity = byName[name]
+                }
+                if let inverse = relationship._inverseRelationship, byName[inverse.entity?.name ?? ""] !== inverse.entity {
+                    relationship._inverseRelationship = nil
+                    relationship.inverseName = inverse.name
+                }
+                if relationship._inverseRelationship == nil, let inverseName = relationship.inverseName,
+                   let destination = relationship._destinationEntity {
+                    relationship._inverseRelationship = destination.propertiesByName[inverseName] as? NSRelationshipDescription
                 }
             }
         }

@@ -93,10 +93,19 @@ open class NSManagedObjectModel: NSObject, NSCopying, @unchecked Sendable {
     }
 
     /// The model's entities, sub-entities included.
+    ///
+    /// An entity of a model a coordinator uses cannot be put into another (its layout would be
+    /// rebuilt under the first): a programmer error that stops the process, as Apple's raises
+    /// "Can't use an entity in two models". Put a copy in (`entity.copy()`).
     open var entities: [NSEntityDescription] {
         get { lock.withLock { _entities } }
         set {
             assertMutable()
+            for entity in newValue {
+                if let owner = entity.managedObjectModel, owner !== self, owner.isFrozen {
+                    preconditionFailure("Can't use an entity in two models: '\(entity.name ?? "")' belongs to a model in use by a persistent store coordinator; add a copy of it (entity.copy())")
+                }
+            }
             lock.withLock {
                 _entities = newValue
                 for entity in newValue { entity.managedObjectModel = self }

@@ -22,18 +22,32 @@ public enum NSDeleteRule: UInt, Sendable {
 /// owner.deleteRule = .nullifyDeleteRule
 /// ```
 open class NSRelationshipDescription: NSPropertyDescription, @unchecked Sendable {
-    /// The entity at the other end.
-    open unowned var destinationEntity: NSEntityDescription? {
-        willSet { assertMutable() }
-        // The name a model file gave goes with it: set to nil, it is not found again by name.
-        didSet { destinationEntityName = destinationEntity?.name }
+    /// The entity at the other end. (Not retained, as Apple's is not: `nil` once its model is
+    /// gone. A relationship copied into another model finds its destination there by name.)
+    open var destinationEntity: NSEntityDescription? {
+        get { _destinationEntity }
+        set {
+            assertMutable()
+            _destinationEntity = newValue
+            // The name a model file gave goes with it: set to nil, it is not found again by name.
+            destinationEntityName = newValue?.name
+        }
     }
-    /// The relationship that goes the other way, kept in step with this one.
-    open unowned var inverseRelationship: NSRelationshipDescription? {
-        willSet { assertMutable() }
-        // Likewise: a removed inverse is gone from the version hash, and not put back by name.
-        didSet { inverseName = inverseRelationship?.name }
+    /// ``destinationEntity``'s storage, which the model's freezing sets (`ModelLayoutBuilder`).
+    internal weak var _destinationEntity: NSEntityDescription?
+    /// The relationship that goes the other way, kept in step with this one. (Not retained;
+    /// found by name in the model like ``destinationEntity``.)
+    open var inverseRelationship: NSRelationshipDescription? {
+        get { _inverseRelationship }
+        set {
+            assertMutable()
+            _inverseRelationship = newValue
+            // Likewise: a removed inverse is gone from the version hash, and not put back by name.
+            inverseName = newValue?.name
+        }
     }
+    /// ``inverseRelationship``'s storage, which the model's freezing sets (`ModelLayoutBuilder`).
+    internal weak var _inverseRelationship: NSRelationshipDescription?
     /// The largest number of related objects; `1` makes a to-one relationship, `0` means no limit.
     open var maxCount: Int = 0 { willSet { assertMutable() } }
     /// The smallest number of related objects required at save.
