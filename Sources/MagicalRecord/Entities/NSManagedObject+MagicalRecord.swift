@@ -30,6 +30,7 @@ extension NSManagedObject {
     /// let entity = Person.mr_entityDescription(in: context)
     /// ```
     public class func mr_entityDescription(in context: NSManagedObjectContext) -> NSEntityDescription? {
+        MagicalEntityLookup.noteClass(Self.self)
         guard let model = context.persistentStoreCoordinator?.managedObjectModel else { return nil }
         return MagicalEntityLookup.entity(of: self, in: model) ?? model.entitiesByName[mr_entityName()]
     }
@@ -209,6 +210,15 @@ extension NSManagedObject {
 /// `init(context:)` uses (the module-qualified name, or the bare name, Xcode's `.Name` spelling
 /// included; the qualified one wins when several entities name the class).
 internal enum MagicalEntityLookup {
+    /// Makes `objectClass` known to Core Data, as a typed request does: an entity whose class
+    /// name is the class's bare name (`representedClassName="Person"`, as Xcode writes it) then
+    /// makes instances of it, so the finders' `as? Self` keeps what they fetch. (Without it, a
+    /// MagicalRecord request, untyped, would make plain `NSManagedObject`s, and an import would
+    /// insert a second object for a record the store has.)
+    static func noteClass<T: NSManagedObject>(_ objectClass: T.Type) {
+        _ = NSFetchRequest<T>(entityName: "")
+    }
+
     static func entity(of objectClass: NSManagedObject.Type, in model: NSManagedObjectModel) -> NSEntityDescription? {
         guard objectClass != NSManagedObject.self else { return nil }
         let qualified = String(reflecting: objectClass)

@@ -25,7 +25,8 @@ extension NSAttributeDescription {
     /// - a date from a string in the `dateFormat` of the user info (else
     ///   `yyyy-MM-dd'T'HH:mm:ssz`), UTC; nil when the string does not parse; from a number,
     ///   seconds since 1970 (milliseconds with `dateFormat` `UnixTime`);
-    /// - a number from a string's leading number (`-[NSString doubleValue]`: 0 when there is none);
+    /// - a number from a string's leading number (`-[NSString doubleValue]`: 0 when there is none;
+    ///   an integer's digits exactly, for an integer or decimal attribute);
     /// - a Boolean from a string's `-[NSString boolValue]`;
     /// - a string from any other value's description;
     /// - `NSNull` is nil; other types, and attributes with an `attributeValueClassName`, take the
@@ -50,7 +51,13 @@ extension NSAttributeDescription {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
              .decimalAttributeType, .doubleAttributeType, .floatAttributeType:
             if MagicalImportFunctions.isNumber(value) { return value }
-            return NSNumber(value: NSString(string: "\(value)").doubleValue)
+            // An integer's digits exactly (a 64-bit key sent as a string, `id_str`): through a
+            // double, two keys above 2⁵³ would become one, and one record would overwrite another.
+            let text = "\(value)".trimmingCharacters(in: .whitespaces)
+            if attributeType != .doubleAttributeType && attributeType != .floatAttributeType, let integer = Int64(text) {
+                return NSNumber(value: integer)
+            }
+            return NSNumber(value: NSString(string: text).doubleValue)
         case .booleanAttributeType:
             if MagicalImportFunctions.isNumber(value) { return value }
             return NSNumber(value: MagicalStringValue.bool("\(value)"))
@@ -66,10 +73,17 @@ extension NSAttributeDescription {
 extension NSEntityDescription {
     /// The attribute that identifies an imported object: the user info's `relatedByAttribute`,
     /// else `<entityName>ID` (`personID` for `Person`); nil when the entity has no such attribute.
+    /// A `relatedByAttribute` naming no attribute is logged, as MagicalRecord logs it.
     internal func mr_primaryAttributeToRelateBy() -> NSAttributeDescription? {
-        let name = userInfo?[kMagicalRecordImportRelationshipLinkedByKey] as? String
-            ?? MagicalImportFunctions.primaryKeyName(forEntityNamed: self.name ?? "")
-        return attributesByName[name]
+        let named = userInfo?[kMagicalRecordImportRelationshipLinkedByKey] as? String
+        let name = named ?? MagicalImportFunctions.primaryKeyName(forEntityNamed: self.name ?? "")
+        guard let attribute = attributesByName[name] else {
+            if let named {
+                MagicalRecordErrorReport.problem("Invalid value for key '\(kMagicalRecordImportRelationshipLinkedByKey)' in '\(self.name ?? "")' entity. Remove this key or add attribute '\(named)'")
+            }
+            return nil
+        }
+        return attribute
     }
 }
 
@@ -88,7 +102,10 @@ extension NSRelationshipDescription {
     internal func mr_relatedValue(in data: Any) -> Any? {
         let attribute = destinationEntity?.attributesByName[mr_primaryKey()]
         guard MagicalImportFunctions.isDictionary(data) else { return attribute?.mr_converted(data) ?? data }
-        guard let attribute, let key = attribute.mr_lookupKey(in: data) else { return nil }
+        // (Its mapped key, else its name, as 2.3's `MR_lookupKeyForRelationship:` falls back.)
+        guard let attribute,
+              let key = attribute.mr_lookupKey(in: data)
+                ?? (MagicalImportFunctions.value(atKeyPath: attribute.name, in: data) != nil ? attribute.name : nil) else { return nil }
         return attribute.mr_converted(MagicalImportFunctions.value(atKeyPath: key, in: data))
     }
 }

@@ -98,20 +98,37 @@ extension NSManagedObject {
     /// let person = Person.mr_import(from: data, in: context)
     /// ```
     ///
+    /// Data that is not a dictionary (an array, `NSNull`, a string) is logged and nothing is
+    /// inserted: the object returned is in no context. (MagicalRecord raises.)
+    ///
     /// Linux difference: data without a value for the primary attribute makes a new object
     /// (MagicalRecord would update the first object whose primary attribute is nil). A class with
-    /// no entity in the context's model is a programmer error and stops the process
-    /// (MagicalRecord's declared non-nil result would be nil).
+    /// no entity in the context's model, or an entity whose objects are not of this class (its
+    /// class name names another, or a context made them before this class was known), is a
+    /// programmer error and stops the process, naming the entity and the class: MagicalRecord's
+    /// declared result would be nil, or of another class, and an import must not insert a second
+    /// object for a record the store has.
     @discardableResult
     public class func mr_import(from data: Any, in context: NSManagedObjectContext) -> Self {
         context.performAndWait {
             guard let entity = mr_entityDescription(in: context) else {
                 preconditionFailure("mr_import: no entity for class \(String(reflecting: self)) in the context's model")
             }
+            guard MagicalImportFunctions.isDictionary(data) else {
+                MagicalRecordErrorReport.problem("mr_import: the data for \(entity.name ?? "") is not a dictionary (\(type(of: data))); nothing was imported")
+                return self.init(entity: entity, insertInto: nil)
+            }
             var existing: Self?
             if let primary = entity.mr_primaryAttributeToRelateBy(), let keyPath = primary.mr_lookupKey(in: data),
                let value = primary.mr_importedValue(atKeyPath: keyPath, in: data) {
-                existing = mr_findFirst(byAttribute: primary.name, withValue: value, in: context)
+                let request = mr_requestFirst(byAttribute: primary.name, withValue: value, in: context)
+                request.fetchLimit = 1
+                if let found = MagicalFetch.results(of: request, in: context)?.first {
+                    guard let typed = found as? Self else {
+                        preconditionFailure("mr_import: the \(entity.name ?? "") object found for \(primary.name) = \(value) is a \(type(of: found)), not a \(String(reflecting: self)); set the entity's class to \(String(reflecting: self)), or import through the class its objects have")
+                    }
+                    existing = typed
+                }
             }
             let object = existing ?? self.init(entity: entity, insertInto: context)
             object.mr_importValuesForKeys(with: data)
@@ -120,7 +137,8 @@ extension NSManagedObject {
     }
 
     /// The objects an array of dictionaries describes, each found and updated or inserted as
-    /// `mr_import(from:in:)` does for one dictionary, in the array's order.
+    /// `mr_import(from:in:)` does for one dictionary, in the array's order. An element that is not
+    /// a dictionary is logged and left out.
     ///
     /// ```swift
     /// let list = try JSONSerialization.jsonObject(with: json) as? [Any] ?? []
@@ -129,7 +147,13 @@ extension NSManagedObject {
     @discardableResult
     public class func mr_import(from listOfObjectData: [Any], in context: NSManagedObjectContext) -> [NSManagedObject] {
         context.performAndWait {
-            listOfObjectData.map { mr_import(from: $0, in: context) }
+            listOfObjectData.compactMap { data in
+                guard MagicalImportFunctions.isDictionary(data) else {
+                    MagicalRecordErrorReport.problem("mr_import: an element of the data for \(String(reflecting: self)) is not a dictionary (\(type(of: data))); it was left out")
+                    return nil
+                }
+                return mr_import(from: data, in: context)
+            }
         }
     }
 }
