@@ -8,6 +8,23 @@ import Testing
 /// one read.)
 @Suite("The largest row version and key")
 struct LargestRowVersionTests {
+    /// A row another tool wrote without a version (`Z_OPT` NULL) reads as version 0, and a
+    /// save updates or deletes it, rather than meeting a conflict on every attempt.
+    @Test func aRowWithoutAVersionIsUpdatedAndDeleted() throws {
+        let first = try TestStack()
+        first.insert("Car", ["name": "Old"])
+        first.insert("Car", ["name": "Gone"])
+        try first.context.save()
+        let stack = try first.rewritten(by: "UPDATE ZCAR SET Z_OPT = NULL")
+        try withExtendedLifetime(first) {
+            let cars = try stack.fetch("Car") { $0.sortDescriptors = [NSSortDescriptor(key: "name", ascending: false)] }
+            cars[0].setValue("New", forKey: "name")
+            stack.context.delete(cars[1])
+            try stack.context.save()
+            #expect(try stack.rawRows("SELECT Z_OPT, ZNAME FROM ZCAR") == [["1", "New"]])
+        }
+    }
+
     @Test func aRowAtTheLargestVersionIsSavedWithVersionOne() throws {
         let first = try TestStack()
         first.insert("Car", ["name": "Old"])

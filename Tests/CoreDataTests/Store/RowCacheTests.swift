@@ -134,6 +134,24 @@ struct RowCacheTests {
         }
     }
 
+    /// A decimal with more digits than a double holds is stored rounded (the column has numeric
+    /// affinity, as in Apple's files): the row cache does not keep the exact value the file lacks.
+    @Test func aDecimalTheFileRoundsReadsTheSameFromTheCacheAndTheFile() throws {
+        let stack = try TestStack()
+        let exact = Decimal(string: "0.1234567890123456789")!
+        let car = stack.insert("Car", ["name": "a", "cost": exact])
+        let plain = stack.insert("Car", ["name": "b", "cost": Decimal(string: "12345.6789")!])
+        try stack.context.save()
+        let fromCache = NSManagedObjectContext(concurrencyType: .confinementConcurrencyType)
+        fromCache.persistentStoreCoordinator = stack.coordinator
+        let cached = try #require(fromCache.object(with: car.objectID).value(forKey: "cost") as? Decimal)
+        let reopened = try stack.reopen()
+        let read = try #require(try reopened.fetch("Car").first { $0.value(forKey: "name") as? String == "a" }?.value(forKey: "cost") as? Decimal)
+        #expect(cached == read)
+        #expect(read != exact)
+        #expect(stack.coordinator.rowCache.row(for: try #require(cacheKey(plain.objectID, stack))) != nil)
+    }
+
     @Test func aToOneIntoAHierarchyIsCachedWithItsExactEntity() throws {
         let shape = NSEntityDescription(); shape.name = "Shape"
         let circle = NSEntityDescription(); circle.name = "Circle"

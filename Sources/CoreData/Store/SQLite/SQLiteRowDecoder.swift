@@ -308,9 +308,20 @@ extension SQLiteStore {
             case (.date, .date(let date)):
                 row[slot.index] = date.timeIntervalSinceReferenceDate.isNaN ? .null : value
             case (.decimal, .decimal(let decimal)):
-                // Written as its text, read back by parsing it.
-                guard !decimal.isNaN, let read = Decimal(string: decimal.description, locale: Locale(identifier: "en_US_POSIX")) else { return nil }
-                row[slot.index] = .decimal(read)
+                // Written as its text, which the column (`DECIMAL`: numeric affinity) keeps as an
+                // integer, else as a double: cached only when the value reads back as it is, an
+                // integer or a double's shortest text (`0.1`); one with more digits than a double
+                // holds is read back rounded, so the row is left to be read from the file.
+                guard !decimal.isNaN else { return nil }
+                let posix = Locale(identifier: "en_US_POSIX")
+                let text = decimal.description
+                if let integer = Int64(text) {
+                    row[slot.index] = .decimal(Decimal(integer))
+                } else if let double = Double(text), Decimal(string: "\(double)", locale: posix) == decimal {
+                    row[slot.index] = .decimal(decimal)
+                } else {
+                    return nil
+                }
             case (.url, .url(let url)):
                 row[slot.index] = URL(string: url.absoluteString).map(StoreValue.url) ?? .null
             case (.toOne(let destination), .objectID(let id)):

@@ -130,7 +130,7 @@ extension SQLiteStore {
                 let table = schema.table(of: delete.id.entity)
                 let statement: SQLiteStatement
                 if let expectedVersion = delete.expectedVersion {
-                    statement = try db.cached("DELETE FROM \(table) WHERE Z_PK = ? AND Z_OPT = ?")
+                    statement = try db.cached("DELETE FROM \(table) WHERE Z_PK = ? AND ifnull(Z_OPT, 0) = ?")
                     statement.bind(expectedVersion, at: 2)
                 } else {
                     statement = try db.cached("DELETE FROM \(table) WHERE Z_PK = ?") // never read: no version to hold it to
@@ -170,7 +170,7 @@ extension SQLiteStore {
                     slots.append(slot)
                 }
                 let noted = try noteExternalFiles(of: update.id.entity, primaryKey: pk, indexes: update.changedIndexes, on: db)
-                let statement = try db.cached("UPDATE \(storage.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?")
+                let statement = try db.cached("UPDATE \(storage.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND ifnull(Z_OPT, 0) = ?")
                 statement.bind(update.nextVersion, at: 1)
                 var position: Int32 = 2
                 for slot in slots {

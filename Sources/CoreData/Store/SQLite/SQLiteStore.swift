@@ -256,9 +256,18 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// WAL and the ``NSSQLitePragmasOption`` pragmas, which may write to the file: applied once
     /// the file is known to be a store of the model, or a new one.
+    /// On a read-only store a `journal_mode` is left out (logged): changing it writes to the
+    /// file, which a read-only connection cannot (a WAL file opened with Apple's recipe for a
+    /// bundled store, `journal_mode` `DELETE`, would not open at all).
     func applyPragmas(_ connection: SQLiteConnection) throws {
         if !isReadOnly { try switchToWAL(connection) }
-        for pragma in userPragmas { try connection.execute(pragma) }
+        for (name, value) in userPragmaSettings {
+            if isReadOnly && name.lowercased() == "journal_mode" {
+                CoreDataLog.warning("The read-only store at \(url?.path ?? "") keeps its journal mode: NSSQLitePragmasOption's journal_mode \(value) was not applied")
+                continue
+            }
+            try connection.execute("PRAGMA \(name) = \(value)")
+        }
     }
 
     /// `PRAGMA journal_mode = WAL`, tried again for as long as a lock waits (``busyTimeout``,
@@ -313,9 +322,11 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// is adopted instead.
     private func createStore(on connection: SQLiteConnection, model: NSManagedObjectModel) throws {
         if try (connection.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0) == 0 {
-            // Apple's page size and incremental auto-vacuum, set before anything is written.
-            try connection.execute("PRAGMA page_size = 4096")
-            try connection.execute("PRAGMA auto_vacuum = 2")
+            // Apple's page size and incremental auto-vacuum, or the app's (`NSSQLitePragmasOption`),
+            // set before anything is written: the switch to WAL fixes them.
+            let asked = userPragmaSettings.reduce(into: [String: String]()) { $0[$1.name.lowercased()] = $1.value }
+            try connection.execute("PRAGMA page_size = \(asked["page_size"] ?? "4096")")
+            try connection.execute("PRAGMA auto_vacuum = \(asked["auto_vacuum"] ?? "2")")
         }
         try applyPragmas(connection)
         try connection.transaction {
@@ -352,13 +363,16 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
 
     /// The statements of the ``NSSQLitePragmasOption`` option (names and values of letters,
     /// digits, `_` and `-` only; others are skipped).
-    private var userPragmas: [String] {
+    private var userPragmas: [String] { userPragmaSettings.map { "PRAGMA \($0.name) = \($0.value)" } }
+
+    /// The `NSSQLitePragmasOption` pragmas, by name, as text (those safe to put in a statement).
+    private var userPragmaSettings: [(name: String, value: String)] {
         guard let pragmas = options?[NSSQLitePragmasOption] as? [String: Any] else { return [] }
         return pragmas.sorted(by: { $0.key < $1.key }).compactMap { name, value in
             guard name.allSatisfy({ $0.isLetter || $0 == "_" }) else { return nil }
             let text = "\(value)"
             guard text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else { return nil }
-            return "PRAGMA \(name) = \(text)"
+            return (name, text)
         }
     }
 
