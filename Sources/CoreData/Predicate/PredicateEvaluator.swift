@@ -80,7 +80,7 @@ internal struct PredicateEvaluator {
                   let high = PredicateValue.order(lhs, bounds[1], options: options) else { return false }
             return low != .orderedAscending && high != .orderedDescending
         case .in:
-            switch rhs {
+            switch rhs.dictionaryValues {
             case .collection(let items): return items.contains { PredicateValue.equal(lhs, $0, options: options) }
             case .string(let text):
                 guard case .string(let needle) = lhs else { return false }
@@ -322,7 +322,9 @@ internal enum PredicateFunctions {
             for value in values {
                 if let index = counts.firstIndex(where: { PredicateValue.equal($0.0, value) }) { counts[index].1 += 1 } else { counts.append((value, 1)) }
             }
-            return counts.max { $0.1 < $1.1 }?.0 ?? .null
+            // Every most frequent value, in the order met, as Apple's `mode:` gives an array.
+            let most = counts.map(\.1).max() ?? 0
+            return .collection(counts.filter { $0.1 == most }.map(\.0))
         default: break
         }
         var numbers: [Double] = []

@@ -222,7 +222,7 @@ extension PredicateSQLCompiler {
             let high = try compareColumn(column, kind, .lessThanOrEqualTo, bounds[1], options)
             return Self.and(low, high)
         case .in:
-            switch value {
+            switch value.dictionaryValues {
             case .collection(let items):
                 var bound: [SQLFragment] = []
                 var includesNull = false

@@ -109,7 +109,6 @@ extension PredicateValue {
         case let v as NSDate: self = .date(v as Date)
         case let v as Data: self = .data(v)
         case let v as NSData: self = .data(v as Data)
-        case let v as [UInt8] where type(of: any) == [UInt8].self: self = .data(Data(v))
         case let v as UUID: self = .uuid(v)
         case let v as NSUUID: self = .uuid(v as UUID)
         case let v as URL: self = .url(v)
@@ -122,7 +121,12 @@ extension PredicateValue {
         case let v as [String: Any]: self = .other(ValueBox(v))
         case let v as NSDictionary: self = .other(ValueBox(v))
         default:
-            if let collection = PredicateValue.genericCollection(any) {
+            let mirror = Mirror(reflecting: any)
+            if mirror.displayStyle == .optional {
+                // An optional in an `Any` (`[parent as Any]`): nil is nil, as Apple's bridging
+                // makes it `NSNull`; a value is that value. (Every cast above fails only for nil.)
+                self = mirror.children.first.map { PredicateValue($0.value) } ?? .null
+            } else if let collection = PredicateValue.genericCollection(any) {
                 self = .collection(collection)
             } else if type(of: any) is AnyClass {
                 self = .object(ObjectReference(any as AnyObject))
@@ -130,6 +134,15 @@ extension PredicateValue {
                 self = .other(ValueBox(any))
             }
         }
+    }
+
+    /// A dictionary as the collection of its values, as `IN` takes it (Apple's format syntax:
+    /// "in the case of a dictionary, its values are used"); any other value as it is.
+    var dictionaryValues: PredicateValue {
+        guard case .other(let box) = self else { return self }
+        if let dictionary = box.value as? [AnyHashable: Any] { return .collection(dictionary.values.map { PredicateValue($0) }) }
+        if let dictionary = box.value as? NSDictionary { return .collection(dictionary.allValues.map { PredicateValue($0) }) }
+        return self
     }
 
     /// An `NSNumber` as an integer when it holds one, else as a double.

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+@testable import CoreData
+
+/// Format arguments as Apple's bridging hands them to a predicate: a nil optional in an `Any` is
+/// nil, a `[UInt8]` is a list of numbers, a dictionary after `IN` is its values. In memory and
+/// in a fetch alike.
+@Suite struct PredicateArgumentBridgingTests {
+    private func people(_ stack: TestStack, _ predicate: NSPredicate) throws -> (fetched: [String], evaluated: [String]) {
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Person")
+        request.sortDescriptors = [NSSortDescriptor(key: "name", ascending: true)]
+        let all = try stack.context.fetch(request)
+        request.predicate = predicate
+        let names = { (objects: [NSManagedObject]) in objects.map { $0.value(forKey: "name") as? String ?? "?" } }
+        return (names(try stack.context.fetch(request)), names(all.filter { predicate.evaluate(with: $0) }))
+    }
+
+    private func stack() throws -> TestStack {
+        let stack = try TestStack()
+        let ada = stack.insert("Person", ["name": "Ada", "age": 30])
+        stack.insert("Person", ["name": "Bob", "age": 41])
+        stack.insert("Car", ["name": "owned", "owner": ada])
+        stack.insert("Car", ["name": "free"])
+        try stack.context.save()
+        return stack
+    }
+
+    @Test func aNilOptionalInAnArgumentArrayIsNil() throws {
+        let stack = try stack()
+        let nobody: NSManagedObject? = nil
+        let predicate = NSPredicate(format: "owner == %@", argumentArray: [nobody as Any])
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        request.predicate = predicate
+        #expect(try stack.context.fetch(request).map { $0.value(forKey: "name") as? String } == ["free"])
+        let cars = try stack.context.fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
+        #expect(cars.filter { predicate.evaluate(with: $0) }.map { $0.value(forKey: "name") as? String } == ["free"])
+        let substituted = NSPredicate(format: "owner == $OWNER").withSubstitutionVariables(["OWNER": nobody as Any])
+        request.predicate = substituted
+        #expect(try stack.context.fetch(request).map { $0.value(forKey: "name") as? String } == ["free"])
+        #expect(cars.filter { substituted.evaluate(with: $0) }.map { $0.value(forKey: "name") as? String } == ["free"])
+        let constant = NSComparisonPredicate(leftExpression: NSExpression(forKeyPath: "owner"), rightExpression: NSExpression(forConstantValue: nobody as Any),
+                                             modifier: .direct, type: .equalTo)
+        #expect(cars.filter { constant.evaluate(with: $0) }.map { $0.value(forKey: "name") as? String } == ["free"])
+        let named: String? = "Ada"
+        #expect(try people(stack, NSPredicate(format: "name == %@", argumentArray: [named as Any])).fetched == ["Ada"])
+    }
+
+    @Test func aByteArrayIsAListOfNumbers() throws {
+        let stack = try stack()
+        let ages: [UInt8] = [30, 99]
+        let result = try people(stack, NSPredicate(format: "age IN %@", ages))
+        #expect(result.fetched == ["Ada"] && result.evaluated == ["Ada"])
+    }
+
+    @Test func aDictionaryAfterINIsItsValues() throws {
+        let stack = try stack()
+        let result = try people(stack, NSPredicate(format: "name IN %@", ["first": "Bob", "second": "Cy"]))
+        #expect(result.fetched == ["Bob"] && result.evaluated == ["Bob"])
+    }
+}
