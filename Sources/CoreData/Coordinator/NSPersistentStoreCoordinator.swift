@@ -505,6 +505,11 @@ open class NSPersistentStoreCoordinator: NSObject, @unchecked Sendable {
             guard pk < 0, store.references?.reference(for: pk, root: root) != nil else { return nil }
             return NSManagedObjectID(entity: entity, store: store, key: IDKey(store: store.tag, root: root, value: pk))
         }
+        // An integer reference object that is not its own key (0, a negative one).
+        if text.hasPrefix(IncrementalStoreReferences.integerMarker) {
+            guard let value = Int64(text.dropFirst(IncrementalStoreReferences.integerMarker.count)) else { return nil }
+            return store.objectID(forURIReference: value, entity: entity)
+        }
         // A string reference object of a store you write, as `uriRepresentation()` wrote it.
         if text.hasPrefix(IncrementalStoreReferences.stringMarker) { text.removeFirst(IncrementalStoreReferences.stringMarker.count) }
         guard let reference = text.removingPercentEncoding, !reference.isEmpty else { return nil }

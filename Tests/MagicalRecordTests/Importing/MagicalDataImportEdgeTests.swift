@@ -35,7 +35,8 @@ final class FreshlyImportedMember: NSManagedObject {}
             let other = stack.newContext()
             let member = FreshlyImportedMember.mr_import(from: ["remoteID": 1, "name": "Ada L."], in: other)
             let count = FreshlyImportedMember.mr_countOfEntities(with: other)
-            let name = FreshlyImportedMember.mr_findFirst(byAttribute: "remoteID", withValue: 1, in: other)?.value(forKey: "name") as? String
+            let found = FreshlyImportedMember.mr_findFirst(byAttribute: "remoteID", withValue: 1, in: other)
+            let name = other.performAndWait { found?.value(forKey: "name") as? String }
             guard count == 1, other.performAndWait({ !member.isInserted }), name == "Ada L." else { exit(1) }
         }
     }

@@ -8,7 +8,9 @@ import Foundation
 /// `NSNumber`, …) is its own key, so such IDs need no table and their URIs
 /// (`x-coredata://<store>/<Entity>/p<n>`) hold across launches. Any other reference (a `String`,
 /// a `UUID`, …: it must be `Hashable`) gets a negative key from this table, per root entity,
-/// which lasts as long as the store: the same reference always gives the same ID.
+/// which lasts as long as the store: the same reference always gives the same ID. The URIs of
+/// string references (`p<text>`) and of other integers (`p%23-7`) name the reference, so they
+/// hold across launches too.
 internal final class IncrementalStoreReferences: @unchecked Sendable {
     private struct Reference: Hashable {
         var root: Int
@@ -27,8 +29,10 @@ internal final class IncrementalStoreReferences: @unchecked Sendable {
     /// Traps when `reference` is not `Hashable` (a programmer error: Apple's reference objects
     /// are strings and numbers).
     func key(for reference: Any, root: Int) -> Int64 {
-        if let integer = Self.positiveInteger(reference) { return integer }
-        guard let hashable = reference as? AnyHashable else {
+        let integer = Self.integer(reference)
+        if let integer, integer > 0 { return integer }
+        // (Another integer by its value, whatever its type: the same one read back from a URI.)
+        guard let hashable = integer.map(AnyHashable.init) ?? reference as? AnyHashable else {
             preconditionFailure("newObjectID(for:referenceObject:): the reference object \(reference) is not Hashable; use a String or a number")
         }
         let entry = Reference(root: root, value: hashable)
@@ -41,34 +45,44 @@ internal final class IncrementalStoreReferences: @unchecked Sendable {
         return lastKey
     }
 
-    /// The reference object behind `key`: the integer itself for a positive key (as an `Int`),
-    /// else the one `key(for:root:)` recorded; `nil` if none was.
+    /// The reference object behind `key`: an integer as an `NSNumber` (as Apple's reference
+    /// objects are, so `as? Int64` and `as? Int` both read it), else the one `key(for:root:)`
+    /// recorded; `nil` if none was.
     func reference(for key: Int64, root: Int) -> Any? {
-        if key > 0 { return Int(key) }
+        if key > 0 { return NSNumber(value: key) }
         lock.lock()
         defer { lock.unlock() }
-        return references[Key(root: root, value: key)]?.base
+        let reference = references[Key(root: root, value: key)]?.base
+        if let integer = reference as? Int64 { return NSNumber(value: integer) }
+        return reference
     }
 
     /// The percent-encoded URI path form of the string reference behind `key` (what follows
     /// `p` in an ID's URI), or `nil` when its reference is not a `String`: URIs are read back
     /// as strings, so only they round-trip.
     func uriReference(for key: Int64, root: Int) -> String? {
-        guard let reference = reference(for: key, root: root) as? String else { return nil }
+        let reference = reference(for: key, root: root)
+        // An integer that is not its own key (0, a negative one): its value, after its marker.
+        if key <= 0, let number = reference as? NSNumber, let integer = Self.integer(number) { return Self.integerMarker + String(integer) }
+        guard let reference = reference as? String else { return nil }
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove("/")
         guard let encoded = reference.addingPercentEncoding(withAllowedCharacters: allowed) else { return nil }
         // A string that reads as an integer ("42"), or whose form starts with the marker, gets the
         // marker (an encoded quote): "42" is not the integer reference 42.
-        return Int64(reference) != nil || encoded.hasPrefix(Self.stringMarker) ? Self.stringMarker + encoded : encoded
+        let marked = Int64(reference) != nil || encoded.hasPrefix(Self.stringMarker) || encoded.hasPrefix(Self.integerMarker)
+        return marked ? Self.stringMarker + encoded : encoded
     }
 
     /// What ``uriReference(for:root:)`` puts before a string reference that would otherwise read
     /// back as something else.
     static let stringMarker = "%22"
+    /// What ``uriReference(for:root:)`` puts before an integer reference that is not its own key
+    /// (an encoded `#`): `…/Note/p%23-7` for -7.
+    static let integerMarker = "%23"
 
-    /// `value` as a positive integer when it is an integer (or an integral `NSNumber`) above zero.
-    private static func positiveInteger(_ value: Any) -> Int64? {
+    /// `value` as an integer when it is one (or an integral `NSNumber`).
+    static func integer(_ value: Any) -> Int64? {
         let integer: Int64?
         switch value {
         case let v as Int: integer = Int64(v)
@@ -80,7 +94,6 @@ internal final class IncrementalStoreReferences: @unchecked Sendable {
         case let number as NSNumber: integer = Int64(exactly: number.doubleValue).flatMap { NSNumber(value: $0) == number ? $0 : nil }
         default: integer = nil
         }
-        guard let integer, integer > 0 else { return nil }
         return integer
     }
 }

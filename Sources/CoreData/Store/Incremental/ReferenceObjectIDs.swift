@@ -31,6 +31,11 @@ extension NSPersistentStore {
         references.map { objectID(of: entity, referenceObject: reference, in: $0) }
     }
 
+    /// The ID a URI's integer reference names (0 or a negative one, `p%23-7`).
+    func objectID(forURIReference reference: Int64, entity: NSEntityDescription) -> NSManagedObjectID? {
+        references.map { objectID(of: entity, referenceObject: reference, in: $0) }
+    }
+
     /// `ids`, which a store you write (`NSIncrementalStore`, `NSAtomicStore`) made for `objects`
     /// in `method`, checked: one per object, permanent, of this store, of the object's entity
     /// family; else 134030 naming what came back.

@@ -389,6 +389,8 @@ struct IncrementalStoreTests {
         let byInt = stack.store.newObjectID(for: person, referenceObject: 42)
         #expect(byInt == stack.store.newObjectID(for: person, referenceObject: NSNumber(value: 42)))
         #expect(stack.store.referenceObject(for: byInt) as? Int == 42)
+        #expect(stack.store.referenceObject(for: byInt) as? Int64 == 42)
+        #expect(stack.store.referenceObject(for: byInt) is NSNumber)
         #expect(byInt.uriRepresentation().lastPathComponent == "p42")
         #expect(stack.coordinator.managedObjectID(forURIRepresentation: byInt.uriRepresentation()) == byInt)
         let byString = stack.store.newObjectID(for: person, referenceObject: "ada")
@@ -400,17 +402,40 @@ struct IncrementalStoreTests {
         #expect(odd.uriRepresentation().absoluteString == "x-coredata://\(stack.store.identifier!)/Person/pa%2Fb%20c")
         #expect(stack.coordinator.managedObjectID(forURIRepresentation: odd.uriRepresentation()) == odd)
         #expect(stack.coordinator.managedObjectID(forURIRepresentation: byString.uriRepresentation()) == byString)
-        // A string that reads as a number, or starts with the marker, is not the number; other
+        // A string that reads as a number, or starts with a marker, is not the number; other
         // references (a UUID, 0, a negative number) read back while the store is added.
         let uuid = UUID()
-        for reference in ["42", "-7", "\"quoted", "%22", uuid, 0, -3] as [AnyHashable] {
+        for reference in ["42", "-7", "\"quoted", "%22", "#1", "%23", uuid] as [AnyHashable] {
             let id = stack.store.newObjectID(for: person, referenceObject: reference)
             let back = stack.coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation())
             #expect(back == id, "\(reference): \(id.uriRepresentation())")
             #expect(back.map { stack.store.referenceObject(for: $0) as? AnyHashable } == reference, "\(reference)")
         }
+        for reference in [0, -3] {
+            let id = stack.store.newObjectID(for: person, referenceObject: reference)
+            let back = stack.coordinator.managedObjectID(forURIRepresentation: id.uriRepresentation())
+            #expect(back == id, "\(reference): \(id.uriRepresentation())")
+            #expect(back.map { stack.store.referenceObject(for: $0) as? Int } == reference, "\(reference)")
+        }
         #expect(stack.store.newObjectID(for: person, referenceObject: "42") != byInt)
         let unknown = URL(string: "x-coredata://\(stack.store.identifier!)/Person/p-999")!
         #expect(stack.coordinator.managedObjectID(forURIRepresentation: unknown) == nil, "no reference has that key")
+    }
+
+    /// The URI of an integer reference that is not its own key (0, a negative number) names the
+    /// number, so it reads back to that reference in a store added later, whichever references
+    /// that store met first (a key from a table of the first would name another's).
+    @Test func aNegativeIntegerReferencesURIHoldsAcrossLaunches() throws {
+        let first = try Stack()
+        let person = try #require(first.coordinator.managedObjectModel.entitiesByName["Person"])
+        let uri = first.store.newObjectID(for: person, referenceObject: NSNumber(value: -7)).uriRepresentation()
+        #expect(uri.absoluteString.hasSuffix("/Person/p%23-7"))
+        let later = try Stack()
+        _ = later.store.newObjectID(for: person, referenceObject: -2)
+        var components = try #require(URLComponents(url: uri, resolvingAgainstBaseURL: false))
+        components.host = later.store.identifier
+        let moved = try #require(components.url)
+        let id = try #require(later.coordinator.managedObjectID(forURIRepresentation: moved))
+        #expect(later.store.referenceObject(for: id) as? Int == -7)
     }
 }
