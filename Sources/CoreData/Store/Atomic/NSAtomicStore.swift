@@ -278,7 +278,7 @@ open class NSAtomicStore: NSPersistentStore, @unchecked Sendable {
     override func permanentIDs(for objects: [NSManagedObject]) throws -> [NSManagedObjectID] {
         try locked {
             try checkedPermanentIDs(objects.map { objectID(for: $0.entity, withReferenceObject: newReferenceObject(for: $0)) },
-                                    for: objects, from: "newReferenceObject(for:)")
+                                    for: objects, from: "newReferenceObject(for:)", taken: { nodes[$0.key] != nil })
         }
     }
 

@@ -38,14 +38,25 @@ extension NSPersistentStore {
 
     /// `ids`, which a store you write (`NSIncrementalStore`, `NSAtomicStore`) made for `objects`
     /// in `method`, checked: one per object, permanent, of this store, of the object's entity
-    /// family; else 134030 naming what came back.
-    func checkedPermanentIDs(_ ids: [NSManagedObjectID], for objects: [NSManagedObject], from method: String) throws -> [NSManagedObjectID] {
+    /// family, each another (Apple: a reference object "must be unique for an instance within
+    /// its entity's inheritance hierarchy"), and none `taken` (an object the store holds already);
+    /// else 134030 naming what came back. Two new objects given one ID would be saved as one
+    /// row, the second's values over the first's.
+    func checkedPermanentIDs(_ ids: [NSManagedObjectID], for objects: [NSManagedObject], from method: String,
+                             taken: (NSManagedObjectID) -> Bool = { _ in false }) throws -> [NSManagedObjectID] {
         guard ids.count == objects.count else {
             throw CoreDataError.make(.persistentStoreSave, "\(Swift.type(of: self)).\(method) returned \(ids.count) IDs for \(objects.count) objects")
         }
         for (object, id) in zip(objects, ids) where id.persistentStore !== self || id.isTemporaryID || id.entity.layout.rootNumber != object.entity.layout.rootNumber {
             throw CoreDataError.make(.persistentStoreSave,
                 "\(Swift.type(of: self)).\(method) returned \(id) for an object of \(object.entity.name ?? "?"); expected an ID of this store")
+        }
+        var seen = Set<IDKey>()
+        for id in ids {
+            let repeated = !seen.insert(id.key).inserted
+            guard repeated || taken(id) else { continue }
+            throw CoreDataError.make(.persistentStoreSave,
+                "\(Swift.type(of: self)).\(method) returned \(id) for a new object, the ID of \(repeated ? "another new object" : "an object the store holds"); each reference object must be unique within its entity's hierarchy. Nothing was saved")
         }
         return ids
     }

@@ -46,6 +46,29 @@ struct AtomicStoreTests {
 
     static func names(_ objects: [NSManagedObject], _ key: String = "name") -> [String] { objects.map { $0.value(forKey: key) as? String ?? "?" } }
 
+    /// A reference object that names another new object, or an object the store holds (a key
+    /// made of an attribute that repeats), is refused (134030) with nothing saved, rather than
+    /// one row taking the other's values.
+    @Test func aRepeatedReferenceObjectIsRefused() throws {
+        let stack = try Stack()
+        stack.store.referenceObject = { $0.value(forKey: "name") as? String ?? "" }
+        let context = stack.context()
+        _ = stack.insert("Car", ["name": "kept", "year": 1999], in: context)
+        try context.save()
+        _ = stack.insert("Car", ["name": "twin"], in: context)
+        _ = stack.insert("Car", ["name": "twin"], in: context)
+        let twins = #expect(throws: NSError.self) { try context.save() }
+        #expect(twins?.code == NSPersistentStoreSaveError && twins?.localizedDescription.contains("another new object") == true)
+        context.rollback()
+        _ = stack.insert("Car", ["name": "kept", "year": 2024], in: context)
+        let taken = #expect(throws: NSError.self) { try context.save() }
+        #expect(taken?.localizedDescription.contains("an object the store holds") == true)
+        context.rollback()
+        try stack.reopen()
+        let cars = try stack.context().fetch(NSFetchRequest<NSManagedObject>(entityName: "Car"))
+        #expect(cars.map { $0.value(forKey: "year") as? Int } == [1999])
+    }
+
     @Test("Saved objects and relationships are written to the file and read back by a new coordinator")
     func roundTrip() throws {
         let stack = try Stack()

@@ -76,7 +76,10 @@ final class JSONFileStore: NSAtomicStore, @unchecked Sendable {
         try JSONSerialization.data(withJSONObject: document).write(to: url, options: .atomic)
     }
 
-    override func newReferenceObject(for managedObject: NSManagedObject) -> Any { UUID().uuidString }
+    /// How a new object's reference object is made (a UUID by default; a test sets another).
+    var referenceObject: (NSManagedObject) -> Any = { _ in UUID().uuidString }
+
+    override func newReferenceObject(for managedObject: NSManagedObject) -> Any { referenceObject(managedObject) }
 
     override func save() throws {
         if let failure = failNextSave {
