@@ -187,10 +187,12 @@ open class NSExpression: NSObject, NSCopying {
     /// let predicate = NSPredicate(format: "%@.@count > 0", cheap) // or compare NSExpression(format:)
     /// ```
     ///
-    /// A predicate that is not a format, comparison or compound predicate stops the process.
+    /// A block predicate is evaluated in memory (a fetch refuses it, as Apple's SQLite store
+    /// does). A predicate made from a malformed format is a programmer error that stops the
+    /// process, naming the problem.
     public convenience init(forSubquery expression: NSExpression, usingIteratorVariable variable: String, predicate: NSPredicate) {
         do {
-            self.init(node: .subquery(expression.node, variable, try predicate.predicateTree()))
+            self.init(node: .subquery(expression.node, variable, try predicate.inMemoryTree(evaluating: variable)))
         } catch {
             preconditionFailure("NSExpression(forSubquery:): \(error.localizedDescription)")
         }
@@ -203,9 +205,12 @@ open class NSExpression: NSObject, NSCopying {
     ///                          trueExpression: NSExpression(forConstantValue: "dear"),
     ///                          falseExpression: NSExpression(forConstantValue: "cheap"))
     /// ```
+    ///
+    /// A block predicate is evaluated in memory (a fetch refuses it). A predicate made from a
+    /// malformed format is a programmer error that stops the process, naming the problem.
     public convenience init(forConditional predicate: NSPredicate, trueExpression: NSExpression, falseExpression: NSExpression) {
         do {
-            self.init(node: .conditional(try predicate.predicateTree(), trueExpression.node, falseExpression.node))
+            self.init(node: .conditional(try predicate.inMemoryTree(), trueExpression.node, falseExpression.node))
         } catch {
             preconditionFailure("NSExpression(forConditional:): \(error.localizedDescription)")
         }

@@ -106,7 +106,7 @@ extension NSPredicate {
     /// ```
     public func withSubstitutionVariables(_ variables: [String: Any]) -> NSPredicate {
         do {
-            return NSPredicate.make(from: try predicateTree().substituting(variables))
+            return NSPredicate.make(from: try inMemoryTree().substituting(variables))
         } catch {
             return MalformedPredicate(error: error, format: formatText)
         }
@@ -120,6 +120,26 @@ extension NSPredicate {
         if let malformed = self as? MalformedPredicate { return malformed.format }
         if let deferred = self as? KeyPathFormatPredicate { return (try? deferred.parsed().tree)?.description ?? deferred.format }
         return (try? predicateTree())?.description ?? "BLOCKPREDICATE"
+    }
+
+    /// The tree, or for a predicate only Foundation evaluates (a block predicate, or a compound
+    /// holding one) a comparison that evaluates it in memory, with the variables it is given as
+    /// its bindings: what an expression holding it (`forConditional`, `forSubquery`) or its copy
+    /// with variables substituted evaluates. A fetch still refuses it (134091: the store meets a
+    /// block). A malformed format's error is thrown. In a `SUBQUERY`, the block evaluates each
+    /// element (the value of the iterator `variable`).
+    internal func inMemoryTree(evaluating variable: String? = nil) throws -> PredicateNode {
+        do {
+            return try predicateTree()
+        } catch where !(self is MalformedPredicate || self is KeyPathFormatPredicate || self is SwiftPredicate) {
+            let predicate = self
+            let block = ExpressionBlock { object, _, context in
+                var bindings: [String: Any] = [:]
+                for case let (key as String, value) in context ?? [:] { bindings[key] = value }
+                return predicate.evaluate(with: variable.map { bindings[$0] } ?? object, substitutionVariables: bindings)
+            }
+            return .comparison(ComparisonNode(lhs: .block(block, []), op: .equalTo, rhs: .constant(.int(1))))
+        }
     }
 
     /// The predicate for a format, or one that carries its parse error.

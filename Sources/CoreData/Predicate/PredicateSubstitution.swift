@@ -52,7 +52,14 @@ extension ExpressionNode {
             return .fetchRequest(request.substituting(variables, bound: bound), context.substituting(variables, bound: bound),
                                  countOnly: countOnly)
         case .block(let block, let args):
-            return .block(block, args.map { $0.substituting(variables, bound: bound) })
+            // The block is given the variables when it runs, as its context (those it is given
+            // then take precedence): a block predicate reads them from its bindings.
+            let captured = ExpressionBlock { object, arguments, context in
+                let merged = NSMutableDictionary(dictionary: variables)
+                if let context { merged.addEntries(from: context as? [AnyHashable: Any] ?? [:]) }
+                return block.body(object, arguments, merged)
+            }
+            return .block(captured, args.map { $0.substituting(variables, bound: bound) })
         }
     }
 }

@@ -58,3 +58,29 @@ import Testing
         #expect(result.fetched == ["Bob"] && result.evaluated == ["Bob"])
     }
 }
+
+/// Block predicates inside expressions, and with variables substituted: evaluated in memory, as
+/// Apple's are; a fetch still refuses them.
+@Suite struct BlockPredicateExpressionTests {
+    @Test func aBlockPredicateInAConditionalOrASubqueryIsEvaluated() throws {
+        let big = NSPredicate { object, _ in ((object as? NSNumber)?.intValue ?? 0) > 10 }
+        let label = NSExpression(forConditional: big, trueExpression: NSExpression(forConstantValue: "big"),
+                                 falseExpression: NSExpression(forConstantValue: "small"))
+        #expect(label.expressionValue(with: NSNumber(value: 11), context: nil) as? String == "big")
+        #expect(label.expressionValue(with: NSNumber(value: 3), context: nil) as? String == "small")
+        let even = NSPredicate { object, _ in ((object as? NSNumber)?.intValue ?? 1) % 2 == 0 }
+        let evens = NSExpression(forSubquery: NSExpression(forConstantValue: [1, 2, 3, 4]), usingIteratorVariable: "x", predicate: even)
+        #expect((evens.expressionValue(with: nil, context: nil) as? [Any])?.count == 2)
+    }
+
+    @Test func aBlockPredicateGetsTheSubstitutedVariables() throws {
+        let template = NSPredicate { _, bindings in (bindings?["LIMIT"] as? Int) == 1 }
+        #expect(template.withSubstitutionVariables(["LIMIT": 1]).evaluate(with: nil))
+        #expect(!template.withSubstitutionVariables(["LIMIT": 2]).evaluate(with: nil))
+        let stack = try TestStack()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        request.predicate = template.withSubstitutionVariables(["LIMIT": 1])
+        let error = #expect(throws: NSError.self) { try stack.context.fetch(request) }
+        #expect(error?.code == NSPersistentStoreUnsupportedRequestTypeError)
+    }
+}
