@@ -268,8 +268,8 @@ private struct HistoryFilter {
         offset = max(request.fetchOffset, 0)
         limit = request.fetchLimit
         sortKeys = try PredicateBridge.sortKeys(of: request.sortDescriptors ?? [])
-        if let unknown = sortKeys.first(where: { entity.attributesByName[$0.path[0]] == nil }) {
-            throw PredicateErrors.unsupportedSort("keypath \(unknown.keyPath) not found in entity \(entity.name ?? "")")
+        if let unknown = sortKeys.first(where: { $0.path.first.map { entity.attributesByName[$0] == nil } ?? true }) {
+            throw PredicateErrors.unsupportedSort("keypath \(unknown.path.isEmpty ? "self" : unknown.keyPath) not found in entity \(entity.name ?? "")")
         }
     }
 

@@ -56,7 +56,16 @@ extension NSStagedMigrationManager {
                 "Cannot use staged migration with an unknown coordinator model version. (The coordinator's model, version checksum \(destination.versionChecksum), is in none of the stages.)")
         }
         let storeChecksum = VersionHash.versionChecksum(entityHashes: hashes)
-        guard let start = list.checksums.firstIndex(of: storeChecksum) else {
+        var finder = ModelFinder(destination: destination, references: stages.compactMap { $0 as? NSCustomMigrationStage }.flatMap { [$0.currentModel, $0.nextModel] })
+        var start = list.checksums.firstIndex(of: storeChecksum)
+        if start == nil {
+            // A store this package recorded with its earlier hashes of composite and derived
+            // attributes (``VersionHash/matches(_:_:)``): the stage whose model it matches.
+            for (index, checksum) in list.checksums.enumerated() where start == nil {
+                if let model = try? finder.model(checksum), model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { start = index }
+            }
+        }
+        guard let start else {
             throw CoreDataError.make(.migrationMissingSourceModel,
                 "The store at \(location) was written with a model (version checksum \(storeChecksum)) that is in none of the stages, so staged migration cannot migrate it; it was left untouched",
                 extra: [NSFilePathErrorKey: location, "metadata": metadata])
@@ -66,7 +75,6 @@ extension NSStagedMigrationManager {
                 "A store file cannot be migrated backwards with staged migration. (The store at \(location) has a later model version than the coordinator's.)",
                 extra: [NSFilePathErrorKey: location])
         }
-        var finder = ModelFinder(destination: destination, references: stages.compactMap { $0 as? NSCustomMigrationStage }.flatMap { [$0.currentModel, $0.nextModel] })
         let models = try list.checksums[start...target].map { try finder.model($0) }
         let mappings = try zip(models, models.dropFirst()).map { try NSMappingModel.inferredMappingModel(forSourceModel: $0, destinationModel: $1) }
         let migrationKeys: Set<AnyHashable> = [NSPersistentStoreStagedMigrationManagerOptionKey, NSMigratePersistentStoresAutomaticallyOption,

@@ -103,37 +103,44 @@ extension NSManagedObject {
     ///
     /// Linux difference: data without a value for the primary attribute makes a new object
     /// (MagicalRecord would update the first object whose primary attribute is nil). A class with
-    /// no entity in the context's model, or an entity whose objects are not of this class (its
-    /// class name names another, or a context made them before this class was known), is a
-    /// programmer error and stops the process, naming the entity and the class: MagicalRecord's
-    /// declared result would be nil, or of another class, and an import must not insert a second
-    /// object for a record the store has.
+    /// no entity in the context's model is a programmer error and stops the process
+    /// (MagicalRecord's declared non-nil result would be nil). When the object found is not of
+    /// this class (the entity's class name names another, or `NSManagedObject`; or the context
+    /// made it before this class was known), the data is imported into it, as MagicalRecord
+    /// does, and logged, and the object returned is one of this class in no context: Swift cannot
+    /// return the found one as this class. (The array form returns the found one.)
     @discardableResult
     public class func mr_import(from data: Any, in context: NSManagedObjectContext) -> Self {
         context.performAndWait {
             guard let entity = mr_entityDescription(in: context) else {
                 preconditionFailure("mr_import: no entity for class \(String(reflecting: self)) in the context's model")
             }
-            guard MagicalImportFunctions.isDictionary(data) else {
-                MagicalRecordErrorReport.problem("mr_import: the data for \(entity.name ?? "") is not a dictionary (\(type(of: data))); nothing was imported")
-                return self.init(entity: entity, insertInto: nil)
+            let object = mr_importedObject(from: data, entity: entity, in: context)
+            if let typed = object as? Self { return typed }
+            if let object {
+                MagicalRecordErrorReport.problem("mr_import: the \(entity.name ?? "") object \(object.objectID) is a \(type(of: object)), not a \(String(reflecting: self)); the data was imported into it, and an object in no context is returned")
             }
-            var existing: Self?
-            if let primary = entity.mr_primaryAttributeToRelateBy(), let keyPath = primary.mr_lookupKey(in: data),
-               let value = primary.mr_importedValue(atKeyPath: keyPath, in: data) {
-                let request = mr_requestFirst(byAttribute: primary.name, withValue: value, in: context)
-                request.fetchLimit = 1
-                if let found = MagicalFetch.results(of: request, in: context)?.first {
-                    guard let typed = found as? Self else {
-                        preconditionFailure("mr_import: the \(entity.name ?? "") object found for \(primary.name) = \(value) is a \(type(of: found)), not a \(String(reflecting: self)); set the entity's class to \(String(reflecting: self)), or import through the class its objects have")
-                    }
-                    existing = typed
-                }
-            }
-            let object = existing ?? self.init(entity: entity, insertInto: context)
-            object.mr_importValuesForKeys(with: data)
-            return object
+            return self.init(entity: entity, insertInto: nil)
         }
+    }
+
+    /// The object `data` describes, found by its primary attribute and updated, or inserted;
+    /// `nil` for data that is not a dictionary (logged: nothing is imported).
+    private class func mr_importedObject(from data: Any, entity: NSEntityDescription, in context: NSManagedObjectContext) -> NSManagedObject? {
+        guard MagicalImportFunctions.isDictionary(data) else {
+            MagicalRecordErrorReport.problem("mr_import: the data for \(entity.name ?? "") is not a dictionary (\(type(of: data))); nothing was imported")
+            return nil
+        }
+        var existing: NSManagedObject?
+        if let primary = entity.mr_primaryAttributeToRelateBy(), let keyPath = primary.mr_lookupKey(in: data),
+           let value = primary.mr_importedValue(atKeyPath: keyPath, in: data) {
+            let request = mr_requestFirst(byAttribute: primary.name, withValue: value, in: context)
+            request.fetchLimit = 1
+            existing = MagicalFetch.results(of: request, in: context)?.first as? NSManagedObject
+        }
+        let object = existing ?? self.init(entity: entity, insertInto: context)
+        object.mr_importValuesForKeys(with: data)
+        return object
     }
 
     /// The objects an array of dictionaries describes, each found and updated or inserted as
@@ -147,13 +154,10 @@ extension NSManagedObject {
     @discardableResult
     public class func mr_import(from listOfObjectData: [Any], in context: NSManagedObjectContext) -> [NSManagedObject] {
         context.performAndWait {
-            listOfObjectData.compactMap { data in
-                guard MagicalImportFunctions.isDictionary(data) else {
-                    MagicalRecordErrorReport.problem("mr_import: an element of the data for \(String(reflecting: self)) is not a dictionary (\(type(of: data))); it was left out")
-                    return nil
-                }
-                return mr_import(from: data, in: context)
+            guard let entity = mr_entityDescription(in: context) else {
+                preconditionFailure("mr_import: no entity for class \(String(reflecting: self)) in the context's model")
             }
+            return listOfObjectData.compactMap { mr_importedObject(from: $0, entity: entity, in: context) }
         }
     }
 }

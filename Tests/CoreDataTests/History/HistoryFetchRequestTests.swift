@@ -80,6 +80,8 @@ import Testing
         let sorted = NSPersistentHistoryChangeRequest.fetchHistory(withFetchRequest: transactions)
         let sortError = #expect(throws: NSError.self) { try stack.context.execute(sorted) }
         #expect(sortError?.localizedDescription.contains("keypath timeStamp not found in entity Transaction") == true)
+        transactions.sortDescriptors = [NSSortDescriptor(key: "self", ascending: false)]
+        #expect(throws: NSError.self) { try stack.context.execute(sorted) }
         transactions.sortDescriptors = [NSSortDescriptor(key: "timestamp", ascending: false)]
         transactions.predicate = NSPredicate(format: "SUBQUERY({1, 2}, $x, $x > 1).@count == 1 AND author != nil")
         #expect((try result(sorted, stack) as? [NSPersistentHistoryTransaction])?.map(\.transactionNumber) == [3, 2, 1])

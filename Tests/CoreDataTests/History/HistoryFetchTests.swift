@@ -39,11 +39,10 @@ import Testing
         _ = try threeSaves(stack)
         let store = try #require(stack.coordinator.persistentStores.first as? SQLiteStore)
         nonisolated(unsafe) var purged = 0
-        SQLiteStore.historyFetchBetweenReadsHook = { reading in
-            guard reading === store, purged == 0 else { return }
+        store.historyFetchBetweenReadsHook = { [unowned store] in
+            guard purged == 0 else { return }
             purged = (try? store.deleteHistory(before: nil)) ?? -1
         }
-        defer { SQLiteStore.historyFetchBetweenReadsHook = nil }
         let all = try transactions(.fetchHistory(after: nil as NSPersistentHistoryToken?), in: stack)
         #expect(purged == 3)
         #expect(all.map { $0.changes?.count ?? -1 } == [2, 1, 2])

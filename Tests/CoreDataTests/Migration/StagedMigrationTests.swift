@@ -217,6 +217,25 @@ import TestSupport
         #expect(try Self.values(url, v3, ["displayName", "nickname"]) == [["Ada Lovelace", "none"], ["Alan Turing", "none"]])
     }
 
+    /// A store this package recorded with its earlier hash of a derived attribute (before it
+    /// hashed them as Apple does) starts at the stage of the model it matches.
+    @Test func aStoreWithTheEarlierHashOfADerivedAttributeIsMigrated() throws {
+        let folder = try TemporaryFolder()
+        let upper = "<attribute name=\"loud\" optional=\"YES\" attributeType=\"String\" derived=\"YES\" derivationExpression=\"uppercase:(name)\"/>"
+        let models = try Self.versionedModel("Derived", in: folder, [
+            ("Derived", Self.string("name") + upper),
+            ("Derived 2", Self.string("name") + upper + Self.string("nickname")),
+        ])
+        let (v1, v2) = (models[0], models[1])
+        let url = try Self.v1Store(v1, in: folder)
+        var metadata = try NSPersistentStoreCoordinator.metadataForPersistentStore(ofType: NSSQLiteStoreType, at: url)
+        metadata[NSStoreModelVersionHashesKey] = v1.entities.reduce(into: [String: Data]()) { $0[$1.name!] = VersionHash.entityHash($1, legacy: true) }
+        try NSPersistentStoreCoordinator.setMetadata(metadata, forPersistentStoreOfType: NSSQLiteStoreType, at: url)
+        let manager = NSStagedMigrationManager([NSLightweightMigrationStage([v1.versionChecksum, v2.versionChecksum])])
+        try manager.migrateStore(at: url, options: nil, to: v2)
+        #expect(try Self.values(url, v2, ["name", "loud"]) == [["Ada Lovelace", "ADA LOVELACE"], ["Alan Turing", "ALAN TURING"]])
+    }
+
     // MARK: Model references
 
     @Test func referencesResolveByModelFileNameInABundleAndVersionHashes() throws {

@@ -22,7 +22,18 @@ struct LargestRowVersionTests {
             stack.context.delete(cars[1])
             try stack.context.save()
             #expect(try stack.rawRows("SELECT Z_OPT, ZNAME FROM ZCAR") == [["1", "New"]])
+            // A batch update of such a row gives it a version too: a context that read it
+            // before then meets a conflict.
+            _ = try stack.rewritten(by: "UPDATE ZCAR SET Z_OPT = NULL")
         }
+        let again = try first.reopen()
+        let car = try #require(try again.fetch("Car").first)
+        let batch = NSBatchUpdateRequest(entityName: "Car")
+        batch.propertiesToUpdate = ["name": "Batch"]
+        try again.context.execute(batch)
+        #expect(try again.rawRows("SELECT Z_OPT, ZNAME FROM ZCAR") == [["1", "Batch"]])
+        car.setValue("Mine", forKey: "name")
+        #expect(throws: NSError.self) { try again.context.save() }
     }
 
     @Test func aRowAtTheLargestVersionIsSavedWithVersionOne() throws {

@@ -6,6 +6,8 @@ import Testing
 /// A class no typed API has met before its first import: its entity names it by its bare name,
 /// as Xcode writes `representedClassName`.
 final class FreshlyImportedMember: NSManagedObject {}
+/// A class whose entity (of its name) makes plain `NSManagedObject`s.
+final class PlainlyImportedMember: NSManagedObject {}
 
 /// Imports at the edges: a class Core Data has not met yet, a related object keyed by its
 /// primary attribute's own name, data that is not a dictionary, 64-bit keys sent as strings.
@@ -39,6 +41,24 @@ final class FreshlyImportedMember: NSManagedObject {}
             let name = other.performAndWait { found?.value(forKey: "name") as? String }
             guard count == 1, other.performAndWait({ !member.isInserted }), name == "Ada L." else { exit(1) }
         }
+    }
+
+    /// An entity whose objects are plain `NSManagedObject`s: the import updates the record the
+    /// store has (no second one, no stop), and returns an object in no context.
+    @Test func anImportThroughAClassOfAnotherEntityClassUpdatesTheRecord() throws {
+        let model = Self.membersModel()
+        model.entities[0].name = "PlainlyImportedMember"
+        model.entities[0].managedObjectClassName = "NSManagedObject"
+        let stack = try MagicalTestStack(model: model)
+        stack.insert("PlainlyImportedMember", ["remoteID": 1, "name": "Ada"])
+        try stack.save()
+        let returned = PlainlyImportedMember.mr_import(from: ["remoteID": 1, "name": "Ada L."], in: stack.context)
+        #expect(stack.run { returned.managedObjectContext } == nil)
+        let listed = PlainlyImportedMember.mr_import(from: [["remoteID": 1, "name": "Ada M."]], in: stack.context)
+        #expect(stack.values(listed, "name") == ["Ada M."])
+        try stack.save()
+        let rows = try stack.run { try stack.context.fetch(NSFetchRequest<NSManagedObject>(entityName: "PlainlyImportedMember")) }
+        #expect(stack.values(rows, "name") == ["Ada M."])
     }
 
     @Test func aRelatedDictionaryKeyedByThePrimaryAttributesOwnNameFindsTheObject() throws {

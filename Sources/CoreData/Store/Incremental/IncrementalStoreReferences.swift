@@ -57,9 +57,10 @@ internal final class IncrementalStoreReferences: @unchecked Sendable {
         return reference
     }
 
-    /// The percent-encoded URI path form of the string reference behind `key` (what follows
-    /// `p` in an ID's URI), or `nil` when its reference is not a `String`: URIs are read back
-    /// as strings, so only they round-trip.
+    /// The URI path form of the reference behind `key` (what follows `p` in an ID's URI): a
+    /// string percent-encoded, an integer that is not its own key after ``integerMarker``; `nil`
+    /// for another kind of reference (a UUID), whose URI names its key, valid while the store is
+    /// added.
     func uriReference(for key: Int64, root: Int) -> String? {
         let reference = reference(for: key, root: root)
         // An integer that is not its own key (0, a negative one): its value, after its marker.

@@ -19,8 +19,9 @@ extension NSPersistentStore {
         return reference
     }
 
-    /// The string reference object of `objectID` in its URI form (what follows `p`); `nil` for
-    /// a primary key or another kind of reference.
+    /// The string or integer reference object of `objectID` in its URI form (what follows `p`;
+    /// ``IncrementalStoreReferences/uriReference(for:root:)``); `nil` for a primary key or
+    /// another kind of reference.
     func uriReference(of objectID: NSManagedObjectID) -> String? {
         references?.uriReference(for: objectID.key.value, root: objectID.key.root)
     }

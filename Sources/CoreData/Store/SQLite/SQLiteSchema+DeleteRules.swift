@@ -72,7 +72,7 @@ extension SQLiteSchema {
                         if let inverse = relationship.inverseRelationship, case let .foreignKey(_, order?, _)? = toManyStorage(of: inverse) {
                             clearedColumns += ", \(order) = NULL"
                         }
-                        let update = "UPDATE \(table(of: entity)) SET \(column) = NULL\(clearedColumns), \(sql.opt) = \(sql.opt) + 1 WHERE \(column) IN \(sql.keySet)"
+                        let update = "UPDATE \(table(of: entity)) SET \(column) = NULL\(clearedColumns), \(sql.opt) = coalesce(\(sql.opt), 0) + 1 WHERE \(column) IN \(sql.keySet)"
                         guard sql.tracksHistory else { try sql.run(update, all); continue }
                         for key in try sql.readKeys(update + " RETURNING \(sql.pk), \(sql.ent)", all) {
                             cleared[ObjectIdentifier(entity.rootEntity), default: [:]][key.primaryKey, default: (key, [])].changed.append(relationship.index)
@@ -80,7 +80,7 @@ extension SQLiteSchema {
                     } else if relationship.isToMany, entity.rootEntity === root,
                               case let .foreignKey(column, order, true)? = toManyStorage(of: relationship) {
                         let clearOrder = order.map { ", \($0) = NULL" } ?? ""
-                        try sql.run("UPDATE \(table(of: destination)) SET \(column) = NULL\(clearOrder), \(sql.opt) = \(sql.opt) + 1 WHERE \(column) IN \(sql.keySet)", all)
+                        try sql.run("UPDATE \(table(of: destination)) SET \(column) = NULL\(clearOrder), \(sql.opt) = coalesce(\(sql.opt), 0) + 1 WHERE \(column) IN \(sql.keySet)", all)
                     }
                 }
             }

@@ -21,7 +21,7 @@ extension SQLiteStore {
         let constrained = Set(conflictTargets.flatMap(\.columns))
         var sql = "INSERT INTO \(storage.table) (Z_PK, Z_ENT, Z_OPT\(columns.map { ", " + $0 }.joined())) VALUES (?, \(storage.number), 1\(String(repeating: ", ?", count: columns.count)))"
         if !conflictTargets.isEmpty {
-            let assignments = columns.filter { !constrained.contains($0) }.map { "\($0) = excluded.\($0)" } + ["Z_OPT = Z_OPT + 1"]
+            let assignments = columns.filter { !constrained.contains($0) }.map { "\($0) = excluded.\($0)" } + ["Z_OPT = ifnull(Z_OPT, 0) + 1"]
             for target in conflictTargets {
                 sql += " ON CONFLICT (\(target.columns.joined(separator: ", ")))\(target.condition.map { " WHERE " + $0 } ?? "") DO UPDATE SET \(assignments.joined(separator: ", "))"
             }

@@ -13,7 +13,7 @@ extension SQLiteStore {
         let storage = schema.storage(of: entity)
         var compiler = PredicateSQLCompiler(entity: entity, schema: schema, store: self)
         var (assignments, bindings) = try Self.batchAssignments(update, storage: storage, compiler: &compiler)
-        assignments.insert("Z_OPT = Z_OPT + 1", at: 0)
+        assignments.insert("Z_OPT = ifnull(Z_OPT, 0) + 1", at: 0)
         let (condition, conditionBindings) = try self.condition(plan, compiler: &compiler)
         let joins = compiler.joins
         let filter = condition.map { joins.isEmpty ? $0 : "t0.Z_PK IN (SELECT t0.Z_PK FROM \(storage.table) t0 \(joins.joined(separator: " ")) WHERE \($0))" }

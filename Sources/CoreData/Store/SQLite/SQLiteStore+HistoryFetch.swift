@@ -87,15 +87,12 @@ extension SQLiteStore {
                     transactionNumber: statement.int64(0)))
             }
             if withChanges {
-                Self.historyFetchBetweenReadsHook?(self)
+                historyFetchBetweenReadsHook?()
                 try readChanges(into: transactions, whereClause: whereClause, binding: condition?.1, history: history, on: db)
             }
             return transactions
         } }
     }
-
-    /// Called between reading the transactions and reading their changes, for tests.
-    nonisolated(unsafe) static var historyFetchBetweenReadsHook: ((SQLiteStore) -> Void)?
 
     /// Reads the changes of `transactions` (those `whereClause` selects) and gives each
     /// transaction its own, in order.

@@ -25,6 +25,9 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     var pinnedExternalData: PinnedExternalData { PinnedExternalData.forFile(url?.path) }
     /// See ``beforeCommit`` (under ``writeLock``).
     var beforeCommitHook: (@Sendable () -> Void)?
+    /// Called by a history fetch between reading the transactions and reading their changes,
+    /// for tests (set before the store is used).
+    var historyFetchBetweenReadsHook: (() -> Void)?
     /// The writer's `PRAGMA data_version` when the row cache was last known to match the file
     /// (under ``writeLock``); `nil` when unknown. See ``cachedRow(for:in:)``.
     var cacheDataVersion: Int64?
@@ -305,8 +308,12 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     /// derived attributes before it hashed them as Apple does (``VersionHash/matches(_:_:)``):
     /// Apple's framework opens the file afterwards.
     private func recordCurrentVersionHashes(on connection: SQLiteConnection, model: NSManagedObjectModel) throws {
+        // Only when every entity of the model is in the metadata with its hash or its earlier
+        // one, and nothing else is (a store opened with a configuration is compared on some of
+        // them only: others may be of another model).
         guard var metadata = self.metadata, !isReadOnly, !flag(NSIgnorePersistentStoreVersioningOption),
-              let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any],
+              let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any], stored.count == model.entities.count,
+              model.entities.allSatisfy({ entity in (stored[entity.name ?? ""] as? Data).map { VersionHash.matches($0, entity) } ?? false }),
               model.entityVersionHashesByName.contains(where: { stored[$0.key] as? Data != $0.value }) else { return }
         for (key, value) in Self.makeMetadata(model: model, uuid: identifier)
         where [NSStoreModelVersionHashesKey, NSStoreModelVersionHashesDigestKey, NSPersistentStoreModelVersionChecksumKey].contains(key) {
