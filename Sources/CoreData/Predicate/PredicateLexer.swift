@@ -208,13 +208,23 @@ internal struct PredicateLexer {
             case "n": text += "\n"
             case "t": text += "\t"
             case "r": text += "\r"
-            case "0": text += "\0"
+            case "0"..."7":
+                // `\` and three octal digits (Apple's format syntax); `\0` alone is NUL.
+                var octal = String(escaped)
+                while octal.count < 3, let digit = peek(), ("0"..."7").contains(digit) {
+                    octal.unicodeScalars.append(digit)
+                    index += 1
+                }
+                guard octal.count == 3 || octal == "0", let code = UInt32(octal, radix: 8), let scalar = Unicode.Scalar(code) else {
+                    throw PredicateLexError(position: index - octal.count - 1, message: "malformed octal escape \\\(octal) at position \(index - octal.count - 1)")
+                }
+                text.unicodeScalars.append(scalar)
             case "a": text += "\u{07}"
             case "b": text += "\u{08}"
             case "f": text += "\u{0C}"
             case "v": text += "\u{0B}"
-            case "u", "x":
-                let count = escaped == "u" ? 4 : 2
+            case "u", "U", "x", "X":
+                let count = escaped == "u" || escaped == "U" ? 4 : 2
                 var hex = ""
                 for _ in 0..<count {
                     guard let h = peek(), h.properties.isASCIIHexDigit else { break }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// String comparison shared by the in-memory evaluator and the SQL functions the SQLite store
 /// registers, so both give the same answer by construction.
@@ -156,8 +157,27 @@ internal enum PredicateStrings {
         var regexOptions: NSRegularExpression.Options = []
         if options.contains(.caseInsensitive) { regexOptions.insert(.caseInsensitive) }
         let subject = options.contains(.diacriticInsensitive) ? fold(text, [.diacriticInsensitive]) : text
-        guard let regex = try? NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z", options: regexOptions) else { return false }
+        guard let regex = fullMatchRegex(pattern, regexOptions) else { return false }
         let range = NSRange(subject.startIndex..<subject.endIndex, in: subject)
         return regex.firstMatch(in: subject, options: [], range: range) != nil
     }
+
+    /// The regular expression that matches all of a text that `pattern` matches, `nil` for a
+    /// pattern that is not one (Apple's raises): the pattern is checked alone first, so that an
+    /// unbalanced `)` cannot close the group that anchors it (`a)|(b` would match "axyz"). The
+    /// last ones made are kept: a fetch evaluates one pattern for every row.
+    private static func fullMatchRegex(_ pattern: String, _ options: NSRegularExpression.Options) -> NSRegularExpression? {
+        let key = "\(options.rawValue):" + pattern
+        if let cached = regexCache.withLock({ $0[key] }) { return cached.regex }
+        let regex = (try? NSRegularExpression(pattern: pattern, options: options)) == nil
+            ? nil : try? NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z", options: options)
+        regexCache.withLock { cache in
+            if cache.count >= 64 { cache.removeAll() }
+            cache[key] = CachedRegex(regex: regex)
+        }
+        return regex
+    }
+
+    private struct CachedRegex: @unchecked Sendable { let regex: NSRegularExpression? }
+    private static let regexCache = Mutex<[String: CachedRegex]>([:])
 }

@@ -84,3 +84,39 @@ import Testing
         #expect(error?.code == NSPersistentStoreUnsupportedRequestTypeError)
     }
 }
+
+/// `MATCHES` with a pattern that is not a regular expression matches nothing, in memory and in
+/// a fetch, rather than a pattern its anchoring changed the meaning of.
+@Suite struct MatchesPatternTests {
+    @Test func anUnbalancedPatternMatchesNothing() throws {
+        #expect(!NSPredicate(format: "SELF MATCHES %@", "a)|(b").evaluate(with: "axyz"))
+        #expect(!NSPredicate(format: "SELF MATCHES %@", "x)|(.*").evaluate(with: "anything"))
+        #expect(NSPredicate(format: "SELF MATCHES %@", "a|ab").evaluate(with: "ab"))
+        #expect(NSPredicate(format: "SELF MATCHES[c] %@", "A.C").evaluate(with: "abc"))
+        let stack = try TestStack()
+        stack.insert("Car", ["name": "axyz"])
+        try stack.context.save()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        request.predicate = NSPredicate(format: "name MATCHES %@", "a)|(b")
+        #expect(try stack.context.fetch(request).isEmpty)
+        request.predicate = NSPredicate(format: "name MATCHES %@", "a.*")
+        #expect(try stack.context.fetch(request).count == 1)
+    }
+}
+
+/// The string escapes of Apple's format syntax: three octal digits, `\x`/`\X` with two hex
+/// digits, `\u`/`\U` with four.
+@Suite struct PredicateStringEscapeTests {
+    @Test func octalAndUppercaseHexEscapes() throws {
+        func constant(_ format: String) throws -> String? {
+            let predicate = try NSPredicate(validatingFormat: format)
+            return (predicate as? CoreData.NSComparisonPredicate)?.rightExpression.constantValue as? String
+        }
+        #expect(try constant(#"name == '\101da'"#) == "Ada")
+        #expect(try constant(#"name == '\012'"#) == "\n")
+        #expect(try constant(#"name == '\0'"#) == "\0")
+        #expect(try constant(#"name == '\U00E9'"#) == "é")
+        #expect(try constant(#"name == '\X41'"#) == "A")
+        #expect(throws: NSError.self) { try NSPredicate(validatingFormat: #"name == '\19'"#) }
+    }
+}
