@@ -104,6 +104,23 @@ struct BatchedFetchTests {
         #expect((again.first?.value(forKey: "owner") as? NSManagedObject)?.value(forKey: "name") as? String == "Ada")
     }
 
+    /// Paging through a store with one offset after another adds no prepared statement per
+    /// page to the reader connections (the limit and offset are bound, not in the query's text).
+    @Test func pagesShareOnePreparedStatement() throws {
+        let stack = try seeded(5)
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        request.fetchLimit = 1
+        let store = try #require(stack.coordinator.persistentStores.first as? SQLiteStore)
+        let before = try store.withReader { $0.cachedStatementCount }
+        for page in 0..<200 {
+            request.fetchOffset = page % 7
+            request.fetchLimit = 1 + page % 5
+            _ = try stack.context.fetch(request)
+            _ = try stack.context.count(for: request)
+        }
+        #expect(try store.withReader { $0.cachedStatementCount } < before + 20)
+    }
+
     @Test func aBatchedFetchSeesPendingChangesAsAnUnbatchedOneDoes() throws {
         let stack = try seeded(40)
         let all = try stack.fetch("Car")

@@ -72,6 +72,9 @@ internal final class SQLiteConnection {
         return statement
     }
 
+    /// How many prepared statements ``cached(_:)`` keeps (for tests).
+    var cachedStatementCount: Int { statements.count }
+
     /// A new prepared statement that the caller finalizes.
     func prepare(_ sql: String) throws -> SQLiteStatement {
         var stmt: OpaquePointer?

@@ -142,9 +142,7 @@ extension SQLiteStore {
         if !groups.isEmpty { sql = sql + " GROUP BY " + SQLFragment.joined(groups, separator: ", ") }
         if let having { sql = sql + " HAVING " + having }
         if !order.isEmpty { sql = sql + " ORDER BY " + SQLFragment.joined(order, separator: ", ") }
-        if fetch.limit > 0 || fetch.offset > 0 {
-            sql = sql + " LIMIT \(fetch.limit > 0 ? fetch.limit : -1) OFFSET \(max(fetch.offset, 0))"
-        }
+        if let limits = Self.limits(fetch.limit, fetch.offset) { sql = sql + limits }
         return (sql, readers)
     }
 }

@@ -611,15 +611,22 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
             }
             order.append("t0.Z_PK")
         }
-        let whereBindings = bindings
         var sql = "SELECT \(columns) FROM \(schema.table(of: plan.entity)) t0"
         if !compiler.joins.isEmpty { sql += " " + compiler.joins.joined(separator: " ") }
         if let condition { sql += " WHERE " + condition }
         if !order.isEmpty { sql += " ORDER BY " + order.joined(separator: ", ") }
-        if !countOnly && (plan.limit > 0 || plan.offset > 0) {
-            sql += " LIMIT \(plan.limit > 0 ? plan.limit : -1) OFFSET \(max(plan.offset, 0))"
+        if !countOnly, let limits = Self.limits(plan.limit, plan.offset) {
+            sql += limits.sql
+            bindings += limits.bindings
         }
-        return (sql, whereBindings)
+        return (sql, bindings)
+    }
+
+    /// `LIMIT ? OFFSET ?` with its values bound, for a limit or an offset: the text of a query
+    /// is the same for every page, so the connections' statement caches do not gain one per page.
+    static func limits(_ limit: Int, _ offset: Int) -> SQLFragment? {
+        guard limit > 0 || offset > 0 else { return nil }
+        return SQLFragment(" LIMIT ? OFFSET ?", [.int(Int64(limit > 0 ? limit : -1)), .int(Int64(max(offset, 0)))])
     }
 
     override func fetchRows(_ plan: FetchPlan) throws -> [FetchedRow] {
@@ -685,9 +692,12 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
     override func count(_ plan: FetchPlan) throws -> Int {
         var inner = plan
         inner.sortKeys = []
-        let (sql, bindings) = try query(inner, columns: "t0.Z_PK", countOnly: true)
+        var (sql, bindings) = try query(inner, columns: "t0.Z_PK", countOnly: true)
         var wrapped = "SELECT count(*) FROM (\(sql)"
-        if plan.limit > 0 || plan.offset > 0 { wrapped += " LIMIT \(plan.limit > 0 ? plan.limit : -1) OFFSET \(max(plan.offset, 0))" }
+        if let limits = Self.limits(plan.limit, plan.offset) {
+            wrapped += limits.sql
+            bindings += limits.bindings
+        }
         wrapped += ")"
         return try withReader { db in
             let statement = try readStatement(db, wrapped)
