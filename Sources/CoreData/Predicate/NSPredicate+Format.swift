@@ -131,15 +131,29 @@ extension NSPredicate {
     internal func inMemoryTree(evaluating variable: String? = nil) throws -> PredicateNode {
         do {
             return try predicateTree()
-        } catch where !(self is MalformedPredicate || self is KeyPathFormatPredicate || self is SwiftPredicate) {
+        } catch where isOnlyForFoundation {
             let predicate = self
-            let block = ExpressionBlock { object, _, context in
+            // The element comes as the block's argument (the iterator variable's value, read by
+            // the evaluator); without one (the predicate read back and evaluated alone), the object.
+            let block = ExpressionBlock(evaluatesPredicate: true) { object, arguments, context in
                 var bindings: [String: Any] = [:]
                 for case let (key as String, value) in context ?? [:] { bindings[key] = value }
-                return predicate.evaluate(with: variable.map { bindings[$0] } ?? object, substitutionVariables: bindings)
+                let element = arguments.first.flatMap { $0 is NSNull ? nil : $0 } ?? object
+                return predicate.evaluate(with: element, substitutionVariables: bindings)
             }
-            return .comparison(ComparisonNode(lhs: .block(block, []), op: .equalTo, rhs: .constant(.int(1))))
+            return .comparison(ComparisonNode(lhs: .block(block, variable.map { [.variable($0)] } ?? []), op: .equalTo, rhs: .constant(.int(1))))
         }
+    }
+
+    /// Whether the predicate has no tree only because of block predicates in it (not a malformed
+    /// format, an unsupported operator, a key path that does not resolve): Foundation evaluates it.
+    private var isOnlyForFoundation: Bool {
+        if self is MalformedPredicate || self is KeyPathFormatPredicate || self is SwiftPredicate { return false }
+        if self is NSComparisonPredicate { return false } // (a custom selector)
+        if let compound = self as? NSCompoundPredicate {
+            return compound.subpredicates.allSatisfy { part in (try? part.predicateTree()) != nil || part.isOnlyForFoundation }
+        }
+        return true // a block predicate (Foundation's `NSPredicate(block:)`)
     }
 
     /// The predicate for a format, or one that carries its parse error.

@@ -70,6 +70,8 @@ extension PredicateSQLCompiler {
             throw CompileError(reason: "MATCHES with a pattern that is not a constant is not supported by the PostgreSQL store yet")
         }
         do {
+            // The pattern alone first: an unbalanced `)` would close the anchoring group.
+            _ = try NSRegularExpression(pattern: regex)
             _ = try NSRegularExpression(pattern: "\\A(?:" + regex + ")\\z")
         } catch {
             return .alwaysFalse   // ICU rejects it: it matches nothing, as in memory

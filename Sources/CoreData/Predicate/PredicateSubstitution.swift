@@ -51,15 +51,17 @@ extension ExpressionNode {
         case .fetchRequest(let request, let context, let countOnly):
             return .fetchRequest(request.substituting(variables, bound: bound), context.substituting(variables, bound: bound),
                                  countOnly: countOnly)
-        case .block(let block, let args):
-            // The block is given the variables when it runs, as its context (those it is given
-            // then take precedence): a block predicate reads them from its bindings.
-            let captured = ExpressionBlock { object, arguments, context in
+        case .block(let block, let args) where block.evaluatesPredicate:
+            // A block predicate is given the variables when it runs, as its bindings (those it is
+            // given then take precedence).
+            let captured = ExpressionBlock(evaluatesPredicate: true) { object, arguments, context in
                 let merged = NSMutableDictionary(dictionary: variables)
                 if let context { merged.addEntries(from: context as? [AnyHashable: Any] ?? [:]) }
                 return block.body(object, arguments, merged)
             }
             return .block(captured, args.map { $0.substituting(variables, bound: bound) })
+        case .block(let block, let args):
+            return .block(block, args.map { $0.substituting(variables, bound: bound) })
         }
     }
 }

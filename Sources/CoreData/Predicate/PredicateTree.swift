@@ -52,7 +52,13 @@ internal indirect enum ExpressionNode: Sendable {
 /// The closure of a block expression, shared by the tree's copies.
 internal final class ExpressionBlock: @unchecked Sendable {
     let body: (Any?, [Any], NSMutableDictionary?) -> Any
-    init(_ body: @escaping (Any?, [Any], NSMutableDictionary?) -> Any) { self.body = body }
+    /// Whether the block evaluates a block predicate (`NSPredicate.inMemoryTree`), which takes
+    /// substituted variables as its bindings; a block expression of the app's is left as it is.
+    let evaluatesPredicate: Bool
+    init(evaluatesPredicate: Bool = false, _ body: @escaping (Any?, [Any], NSMutableDictionary?) -> Any) {
+        self.evaluatesPredicate = evaluatesPredicate
+        self.body = body
+    }
 }
 
 /// One comparison: `[modifier] lhs op[options] rhs`.

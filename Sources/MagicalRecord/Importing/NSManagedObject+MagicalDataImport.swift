@@ -104,23 +104,25 @@ extension NSManagedObject {
     /// Linux difference: data without a value for the primary attribute makes a new object
     /// (MagicalRecord would update the first object whose primary attribute is nil). A class with
     /// no entity in the context's model is a programmer error and stops the process
-    /// (MagicalRecord's declared non-nil result would be nil). When the object found is not of
-    /// this class (the entity's class name names another, or `NSManagedObject`; or the context
-    /// made it before this class was known), the data is imported into it, as MagicalRecord
-    /// does, and logged, and the object returned is one of this class in no context: Swift cannot
-    /// return the found one as this class. (The array form returns the found one.)
+    /// (MagicalRecord's declared non-nil result would be nil). So is an object found that is not
+    /// of this class (the entity's class name names another, or `NSManagedObject`; or the
+    /// context made it before this class was known): Swift cannot return it as this class, and
+    /// a stand-in would lose what the caller then does with it. The process stops naming both
+    /// after the data is imported into the found object; import through the array form (which
+    /// returns `NSManagedObject`s), or set the entity's class.
     @discardableResult
     public class func mr_import(from data: Any, in context: NSManagedObjectContext) -> Self {
         context.performAndWait {
             guard let entity = mr_entityDescription(in: context) else {
                 preconditionFailure("mr_import: no entity for class \(String(reflecting: self)) in the context's model")
             }
-            let object = mr_importedObject(from: data, entity: entity, in: context)
-            if let typed = object as? Self { return typed }
-            if let object {
-                MagicalRecordErrorReport.problem("mr_import: the \(entity.name ?? "") object \(object.objectID) is a \(type(of: object)), not a \(String(reflecting: self)); the data was imported into it, and an object in no context is returned")
+            guard let object = mr_importedObject(from: data, entity: entity, in: context) else {
+                return self.init(entity: entity, insertInto: nil) // (not a dictionary: logged, nothing imported)
             }
-            return self.init(entity: entity, insertInto: nil)
+            guard let typed = object as? Self else {
+                preconditionFailure("mr_import: the \(entity.name ?? "") object \(object.objectID) is a \(type(of: object)), not a \(String(reflecting: self)); set the entity's class to \(String(reflecting: self)), or import through the array form")
+            }
+            return typed
         }
     }
 

@@ -71,6 +71,21 @@ import Testing
         let even = NSPredicate { object, _ in ((object as? NSNumber)?.intValue ?? 1) % 2 == 0 }
         let evens = NSExpression(forSubquery: NSExpression(forConstantValue: [1, 2, 3, 4]), usingIteratorVariable: "x", predicate: even)
         #expect((evens.expressionValue(with: nil, context: nil) as? [Any])?.count == 2)
+        // With a context of the caller's, each element still reaches the block.
+        #expect((evens.expressionValue(with: nil, context: NSMutableDictionary()) as? [Any])?.count == 2)
+        // The predicate read back evaluates an object alone.
+        #expect(evens.predicate.evaluate(with: NSNumber(value: 2)))
+    }
+
+    /// A compound holding a malformed format keeps its parse error through substitution: a fetch
+    /// reports it, not a block.
+    @Test func aMalformedPartIsNotTakenForABlock() throws {
+        let template = NSCompoundPredicate(andPredicateWithSubpredicates: [NSPredicate(format: "name == $N"), NSPredicate(format: "year >")])
+        let stack = try TestStack()
+        let request = NSFetchRequest<NSManagedObject>(entityName: "Car")
+        request.predicate = template.withSubstitutionVariables(["N": "a"])
+        let error = #expect(throws: NSError.self) { try stack.context.fetch(request) }
+        #expect(error?.code == 2048)
     }
 
     @Test func aBlockPredicateGetsTheSubstitutedVariables() throws {
