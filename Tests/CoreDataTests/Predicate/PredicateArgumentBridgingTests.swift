@@ -135,3 +135,13 @@ import Testing
         #expect(throws: NSError.self) { try NSPredicate(validatingFormat: #"name == '\19'"#) }
     }
 }
+
+/// A dictionary subscripted by a key in a format (`SELF['color']`) gives its value for the key.
+@Suite struct DictionarySubscriptTests {
+    @Test func aDictionarySubscriptGivesTheKeysValue() {
+        #expect(NSPredicate(format: "SELF['color'] == 'red'").evaluate(with: ["color": "red"]))
+        #expect(!NSPredicate(format: "SELF['color'] == 'red'").evaluate(with: ["color": "blue"]))
+        #expect(NSPredicate(format: "SELF['size'] == nil").evaluate(with: ["color": "red"]))
+        #expect(NSPredicate(format: "SELF[0] == 'a'").evaluate(with: ["a", "b"]))
+    }
+}
