@@ -50,7 +50,7 @@ extension NSStagedMigrationManager {
                 extra: [NSFilePathErrorKey: location])
         }
         let hashes = stored.compactMapValues { $0 as? Data }
-        if hashes == destination.entityVersionHashesByName || destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return }
+        if destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) { return }
         guard let target = list.checksums.firstIndex(of: destination.versionChecksum) else {
             throw CoreDataError.make(.managedObjectModelReferenceNotFound,
                 "Cannot use staged migration with an unknown coordinator model version. (The coordinator's model, version checksum \(destination.versionChecksum), is in none of the stages.)")

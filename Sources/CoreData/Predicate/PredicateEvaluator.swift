@@ -239,10 +239,7 @@ internal enum PredicateFunctions {
         case "noindex:": return args[0]
         case "objectFrom:withIndex:":
             // A dictionary's value for a key (`info['color']`), as Apple's format syntax has it.
-            if case .other(let box) = args[0], case .string(let key) = args[1] {
-                if let dictionary = box.value as? [AnyHashable: Any] { return PredicateValue(dictionary[key]) }
-                if let dictionary = box.value as? NSDictionary { return PredicateValue(dictionary[key]) }
-            }
+            if let dictionary = args[0].dictionary, case .string(let key) = args[1] { return PredicateValue(dictionary[key]) }
             guard case .collection(let items) = args[0] else { return .null }
             switch args[1] {
             case .string("FIRST"): return items.first ?? .null

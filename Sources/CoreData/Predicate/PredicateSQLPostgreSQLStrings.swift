@@ -69,11 +69,7 @@ extension PredicateSQLCompiler {
         guard pattern.sql == "?", pattern.bindings.count == 1, case .string(let regex) = pattern.bindings[0] else {
             throw CompileError(reason: "MATCHES with a pattern that is not a constant is not supported by the PostgreSQL store yet")
         }
-        do {
-            // The pattern alone first: an unbalanced `)` would close the anchoring group.
-            _ = try NSRegularExpression(pattern: regex)
-            _ = try NSRegularExpression(pattern: "\\A(?:" + regex + ")\\z")
-        } catch {
+        guard PredicateStrings.fullMatchRegex(regex, []) != nil else {
             return .alwaysFalse   // ICU rejects it: it matches nothing, as in memory
         }
         guard let translated = Self.postgreSQLRegex(regex) else {

@@ -166,7 +166,7 @@ internal enum PredicateStrings {
     /// pattern that is not one (Apple's raises): the pattern is checked alone first, so that an
     /// unbalanced `)` cannot close the group that anchors it (`a)|(b` would match "axyz"). The
     /// last ones made are kept: a fetch evaluates one pattern for every row.
-    private static func fullMatchRegex(_ pattern: String, _ options: NSRegularExpression.Options) -> NSRegularExpression? {
+    static func fullMatchRegex(_ pattern: String, _ options: NSRegularExpression.Options) -> NSRegularExpression? {
         let key = "\(options.rawValue):" + pattern
         if let cached = regexCache.withLock({ $0[key] }) { return cached.regex }
         let regex = (try? NSRegularExpression(pattern: pattern, options: options)) == nil

@@ -139,10 +139,20 @@ extension PredicateValue {
     /// A dictionary as the collection of its values, as `IN` takes it (Apple's format syntax:
     /// "in the case of a dictionary, its values are used"); any other value as it is.
     var dictionaryValues: PredicateValue {
-        guard case .other(let box) = self else { return self }
-        if let dictionary = box.value as? [AnyHashable: Any] { return .collection(dictionary.values.map { PredicateValue($0) }) }
-        if let dictionary = box.value as? NSDictionary { return .collection(dictionary.allValues.map { PredicateValue($0) }) }
-        return self
+        dictionary.map { .collection($0.values.map { PredicateValue($0) }) } ?? self
+    }
+
+    /// The dictionary this value holds (a Swift dictionary or an `NSDictionary`), if it is one.
+    var dictionary: [AnyHashable: Any]? {
+        guard case .other(let box) = self else { return nil }
+        if let dictionary = box.value as? [AnyHashable: Any] { return dictionary }
+        guard let dictionary = box.value as? NSDictionary else { return nil }
+        var result: [AnyHashable: Any] = [:]
+        for (key, value) in dictionary {
+            // (An `NSString` key as a `String`, so that a lookup by a `String` finds it.)
+            if let text = key as? String { result[text] = value } else if let key = key as? AnyHashable { result[key] = value }
+        }
+        return result
     }
 
     /// An `NSNumber` as an integer when it holds one, else as a double.

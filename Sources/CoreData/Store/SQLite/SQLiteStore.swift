@@ -312,8 +312,8 @@ internal final class SQLiteStore: NSPersistentStore, @unchecked Sendable {
         // one, and nothing else is (a store opened with a configuration is compared on some of
         // them only: others may be of another model).
         guard var metadata = self.metadata, !isReadOnly, !flag(NSIgnorePersistentStoreVersioningOption),
-              let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any], stored.count == model.entities.count,
-              model.entities.allSatisfy({ entity in (stored[entity.name ?? ""] as? Data).map { VersionHash.matches($0, entity) } ?? false }),
+              model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata),
+              let stored = metadata[NSStoreModelVersionHashesKey] as? [String: Any],
               model.entityVersionHashesByName.contains(where: { stored[$0.key] as? Data != $0.value }) else { return }
         for (key, value) in Self.makeMetadata(model: model, uuid: identifier)
         where [NSStoreModelVersionHashesKey, NSStoreModelVersionHashesDigestKey, NSPersistentStoreModelVersionChecksumKey].contains(key) {
